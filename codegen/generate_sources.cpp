@@ -1,0 +1,114 @@
+#include <aotc/aotc.h>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "../compiler/ir/error.h"
+#include "../compiler/ops/op_registry.h"
+#include "aotc_config.h"
+#include "codegen.h"
+#include "template_text.h"
+#include "templates_embedded.h"
+
+namespace aotc::codegen {
+namespace {
+
+constexpr int64_t kWeightAlignment = 64;
+
+std::string tensor_desc(const std::string& name, const ir::Value& v) {
+  std::ostringstream os;
+  os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size() << ", {";
+  for (size_t i = 0; i < v.shape.size(); ++i) os << (i ? ", " : "") << v.shape[i];
+  os << "}},";
+  return os.str();
+}
+
+// Constants actually read by ops or returned, in first-use order, packed with alignment.
+std::vector<uint8_t> layout_weights(ir::Graph& graph) {
+  std::vector<int> order;
+  std::set<int> seen;
+  auto visit = [&](int id) {
+    if (id < 0) return;
+    const ir::Value& root = graph.value(graph.storage_root(id));
+    if (root.storage == ir::Storage::Constant && seen.insert(root.constant_index).second)
+      order.push_back(root.constant_index);
+  };
+  for (const ir::Op& op : graph.ops)
+    for (int in : op.inputs) visit(in);
+  for (const ir::GraphOutput& out : graph.outputs) visit(out.value);
+  std::vector<uint8_t> blob;
+  for (int index : order) {
+    ir::Constant& c = graph.constants[static_cast<size_t>(index)];
+    blob.resize(static_cast<size_t>((static_cast<int64_t>(blob.size()) + kWeightAlignment - 1) / kWeightAlignment *
+                                    kWeightAlignment),
+                0);
+    c.offset = static_cast<int64_t>(blob.size());
+    blob.insert(blob.end(), c.bytes.begin(), c.bytes.end());
+  }
+  return blob;
+}
+
+}  // namespace
+
+std::string cpp_string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?') {
+      out += static_cast<char>(c);
+    } else {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\%03o", c);
+      out += buffer;
+    }
+  }
+  return out + "\"";
+}
+
+Sources generate_sources(ir::Graph& graph, const std::string& source_name) {
+  Sources sources;
+  sources.weights_bin = layout_weights(graph);
+
+  const ops::Registry& registry = ops::Registry::get();
+  ops::EmitContext emit(graph);
+  std::string body;
+  for (const ir::Op& op : graph.ops) {
+    const ops::EmitFn* fn = registry.find_ir_op(op.kind);
+    if (!fn) throw CompileError("internal: no code generator for IR op '" + op.kind + "'");
+    body += (*fn)(emit, op);
+  }
+
+  std::string input_descs, output_descs, copies;
+  for (int id : graph.inputs) input_descs += tensor_desc(graph.value(id).name, graph.value(id)) + "\n";
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const ir::GraphOutput& out = graph.outputs[i];
+    const ir::Value& v = graph.value(out.value);
+    output_descs += tensor_desc(out.name, v) + "\n";
+    copies += "  std::memcpy(args.outputs[" + std::to_string(i) + "], " + emit.in(out.value) + ", " +
+              std::to_string(v.bytes()) + ");\n";
+  }
+  // C++ has no empty arrays: a model without inputs still gets one (unused) entry.
+  if (graph.inputs.empty()) input_descs = "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
+
+  // The source name is model-derived text: keep it a harmless single comment line.
+  std::string safe_name;
+  for (unsigned char c : source_name) safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
+
+  sources.model_cpp = fill_template(templates::model_cpp_in,
+                                    {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                     {"SOURCE_NAME", safe_name},
+                                     {"OP_COUNT", std::to_string(graph.ops.size())},
+                                     {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
+                                     {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
+                                     {"INPUT_DESCS", input_descs},
+                                     {"OUTPUT_DESCS", output_descs},
+                                     {"NUM_INPUTS", std::to_string(graph.inputs.size())},
+                                     {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
+                                     {"RUN_BODY", body},
+                                     {"OUTPUT_COPIES", copies}});
+  sources.weights_s = std::string(templates::weights_S_in);
+  sources.exports_map = std::string(templates::exports_map);
+  return sources;
+}
+
+}  // namespace aotc::codegen

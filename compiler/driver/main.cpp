@@ -1,0 +1,168 @@
+// aotc: compiles a TorchScript file into a self-contained model .so.
+//   aotc model.pt -o model.so --input x:1x3x224x224 [--input ids:2x128:int64] ...
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../../codegen/codegen.h"
+#include "../frontend/frontend.h"
+#include "../ir/error.h"
+#include "../ops/op_registry.h"
+#include "../passes/passes.h"
+#include "aotc_config.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: aotc MODEL.pt -o MODEL.so --input NAME:DIMS[:DTYPE] [--input ...] [options]
+
+Compiles a TorchScript module (torch.jit.script or torch.jit.trace, saved with
+torch.jit.save) into a shared library with a C ABI (see aotc/aotc.h). No LibTorch
+is needed to run it.
+
+  -o PATH                  the .so to write (written atomically; never left half-done)
+  --input NAME:DIMS[:DTYPE]
+                           one per argument of the method, in order. NAME is the Python
+                           argument name, DIMS like 1x3x224x224, DTYPE one of float32
+                           (default), float16, bfloat16, int64, int32, bool
+  --method NAME            the method to compile (default: forward)
+  --emit-source DIR        keep the generated sources and build.ninja in DIR
+  --list-ops               print the TorchScript ops aotc can lower, one per line
+  -v, --verbose            print the graph, the passes, the memory plan and timings
+  -h, --help               this help
+  --version                the version
+)";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+aotc::frontend::InputSpec parse_input(const std::string& text) {
+  const size_t c1 = text.find(':');
+  if (c1 == std::string::npos || c1 == 0)
+    throw UsageError("--input '" + text + "': expected NAME:DIMS[:DTYPE], e.g. x:1x3x224x224");
+  aotc::frontend::InputSpec spec;
+  spec.name = text.substr(0, c1);
+  const size_t c2 = text.find(':', c1 + 1);
+  const std::string dims = text.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
+  if (c2 != std::string::npos) {
+    const std::string dtype = text.substr(c2 + 1);
+    auto parsed = aotc::ir::parse_dtype(dtype);
+    if (!parsed)
+      throw UsageError("--input '" + text + "': unknown dtype '" + dtype +
+                       "' (float32, float16, bfloat16, int64, int32, bool)");
+    spec.dtype = *parsed;
+  }
+  if (dims.empty()) throw UsageError("--input '" + text + "': DIMS is empty");
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    const size_t x = dims.find('x', pos);
+    const std::string part = dims.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--input '" + text + "': '" + dims + "' is not a list of sizes like 1x3x224x224");
+    const long long size = std::stoll(part);
+    if (size <= 0) throw UsageError("--input '" + text + "': sizes must be positive");
+    spec.shape.push_back(size);
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  if (spec.shape.size() > 8) throw UsageError("--input '" + text + "': at most 8 dimensions are supported");
+  int64_t total = 1;
+  for (int64_t d : spec.shape) {
+    if (total > (int64_t{1} << 40) / d) throw UsageError("--input '" + text + "': the tensor is too large");
+    total *= d;
+  }
+  return spec;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int compile(int argc, char** argv) {
+  aotc::frontend::Options options;
+  std::string output, emit_dir;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::string {
+      if (i + 1 >= argc) throw UsageError(std::string(flag) + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("aotc %s\n", AOTC_VERSION_STRING);
+      return 0;
+    } else if (arg == "--list-ops") {
+      for (const std::string& name : aotc::ops::Registry::get().lowering_names()) std::printf("%s\n", name.c_str());
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      output = value("-o");
+    } else if (arg == "--input") {
+      options.inputs.push_back(parse_input(value("--input")));
+    } else if (arg == "--method") {
+      options.method = value("--method");
+    } else if (arg == "--emit-source") {
+      emit_dir = value("--emit-source");
+    } else if (arg == "-v" || arg == "--verbose") {
+      verbose = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "'");
+    } else if (options.model_path.empty()) {
+      options.model_path = arg;
+    } else {
+      throw UsageError("more than one model file given ('" + options.model_path + "' and '" + arg + "')");
+    }
+  }
+  if (options.model_path.empty()) throw UsageError("no model file given");
+  if (output.empty()) throw UsageError("no output file given (-o MODEL.so)");
+  for (size_t i = 0; i < options.inputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (options.inputs[i].name == options.inputs[j].name)
+        throw UsageError("--input '" + options.inputs[i].name + "' is given twice");
+  options.verbose = verbose;
+
+  const auto start = std::chrono::steady_clock::now();
+  aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
+  const double t_frontend = seconds_since(start);
+  if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
+  aotc::passes::run_default_passes(graph, verbose);
+  if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
+  aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path);
+  const double t_codegen = seconds_since(start);
+  aotc::codegen::build_shared_library(sources, {output, emit_dir, verbose});
+  const double t_total = seconds_since(start);
+  if (verbose) {
+    std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
+    std::fprintf(stderr, "aotc: arena %lld bytes, lower bound %lld bytes (%.3fx)\n",
+                 static_cast<long long>(graph.arena_bytes), static_cast<long long>(graph.arena_lower_bound),
+                 graph.arena_lower_bound ? static_cast<double>(graph.arena_bytes) / static_cast<double>(graph.arena_lower_bound) : 1.0);
+    std::fprintf(stderr, "aotc: time: frontend %.2f s, passes+codegen %.2f s, build %.2f s, total %.2f s\n",
+                 t_frontend, t_codegen - t_frontend, t_total - t_codegen, t_total);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return compile(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "aotc: error: %s\n(run 'aotc --help' for usage)\n", e.what());
+    return 2;
+  } catch (const aotc::CompileError& e) {
+    std::fprintf(stderr, "aotc: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    std::fprintf(stderr, "aotc: error: %s\n", message.substr(0, message.find('\n')).c_str());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "aotc: error: unexpected failure\n");
+    return 1;
+  }
+}

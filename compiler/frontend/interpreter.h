@@ -1,0 +1,26 @@
+// interpreter.h - lowers a cleaned-up TorchScript graph to aotc IR by abstract
+// interpretation: every TorchScript value is either known at compile time (an IValue:
+// ints, shapes, lists, constant tensors, ...), a tensor computed at run time (an IR
+// value), or a sequence/dict of those. Control flow on known values is folded as it is
+// interpreted; nodes whose inputs are all known are executed with LibTorch's own
+// operator at compile time; the rest go to the lowerings in compiler/ops.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <memory>
+
+#include "../ir/graph.h"
+#include "frontend.h"
+
+namespace aotc::frontend {
+
+// graph: the method's graph after freezing, inlining and clean-up; its first input is
+// the (unused) module self. ir_graph: already holds the IR inputs, in order.
+void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph,
+                 bool verbose);
+
+// The user's source location of a node, from its TorchScript source range.
+ir::SourceLocation source_location(const torch::jit::Node* node);
+
+}  // namespace aotc::frontend

@@ -1,0 +1,123 @@
+// graph.h - aotc's own IR: values with static dtype and shape, ops with typed attributes,
+// constants (weights). No LibTorch types: everything after the frontend works on this.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace aotc::ir {
+
+enum class DType { Float32, Float16, BFloat16, Int64, Int32, Bool };
+
+const char* dtype_name(DType dtype);  // "float32", ...
+int64_t dtype_size(DType dtype);
+std::optional<DType> parse_dtype(const std::string& name);
+// The enumerator name in aotc.h, e.g. "AOTC_DTYPE_FLOAT32", for generated code.
+const char* dtype_abi_name(DType dtype);
+
+using Shape = std::vector<int64_t>;
+int64_t numel(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "[1, 3, 224, 224]"
+
+// Where an op came from in the user's Python (from TorchScript source ranges).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  std::string text;  // the source line itself, trimmed, when known
+  std::string str() const;  // "file.py:12" or "<unknown location>"
+};
+
+enum class Storage {
+  Arena,     // an intermediate: placed in the activation arena by the memory planner
+  Input,     // a model input: the caller's buffer
+  Constant,  // a weight: in the weights blob
+  Alias,     // a view of another value's bytes (reshape, flatten, squeeze, ...)
+};
+
+struct Value {
+  int id = -1;
+  DType dtype = DType::Float32;
+  Shape shape;
+  std::string name;  // for messages and generated comments
+  Storage storage = Storage::Arena;
+  int input_index = -1;     // Storage::Input
+  int constant_index = -1;  // Storage::Constant
+  int alias_of = -1;        // Storage::Alias: the value whose bytes this one views
+  int64_t alias_byte_offset = 0;
+  int64_t arena_offset = -1;  // Storage::Arena, set by the memory planner
+
+  int64_t bytes() const { return numel(shape) * dtype_size(dtype); }
+};
+
+using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
+                          std::vector<double>>;
+
+struct Op {
+  std::string kind;  // an IR op kind registered in compiler/ops (e.g. "conv2d", "unary")
+  std::vector<int> inputs;   // value ids; -1 for an absent optional input
+  std::vector<int> outputs;  // value ids
+  std::map<std::string, Attr> attrs;
+  SourceLocation loc;
+  int64_t scratch_bytes = 0;    // arena scratch the kernel needs while it runs
+  int64_t scratch_offset = -1;  // set by the memory planner
+
+  int64_t i(const std::string& key) const;
+  double f(const std::string& key) const;
+  bool b(const std::string& key) const;
+  const std::string& s(const std::string& key) const;
+  const std::vector<int64_t>& ints(const std::string& key) const;
+  bool has(const std::string& key) const { return attrs.count(key) != 0; }
+};
+
+struct Constant {
+  DType dtype = DType::Float32;
+  Shape shape;
+  std::vector<uint8_t> bytes;  // dense row-major
+  int64_t offset = -1;         // in the weights blob, set by codegen (64-byte aligned)
+  const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
+  float* f32() { return reinterpret_cast<float*>(bytes.data()); }
+};
+
+struct GraphOutput {
+  int value = -1;
+  std::string name;
+};
+
+class Graph {
+ public:
+  std::vector<Value> values;
+  std::vector<Op> ops;
+  std::vector<Constant> constants;
+  std::vector<int> inputs;  // value ids, in forward()'s argument order
+  std::vector<GraphOutput> outputs;
+  int64_t arena_bytes = 0;        // set by the memory planner
+  int64_t arena_lower_bound = 0;  // peak of simultaneously live bytes
+
+  int add_value(DType dtype, Shape shape, std::string name = {});
+  int add_input(DType dtype, Shape shape, std::string name);
+  int add_constant(DType dtype, Shape shape, std::vector<uint8_t> bytes, std::string name = {});
+  int add_f32_constant(Shape shape, std::vector<float> data, std::string name = {});
+  // A value viewing src's bytes with a new shape (same dtype, same element count or a
+  // sub-range starting at byte_offset).
+  int add_alias(int src, Shape shape, int64_t byte_offset = 0);
+  Op& add_op(std::string kind, std::vector<int> inputs, std::vector<int> outputs,
+             SourceLocation loc = {});
+
+  Value& value(int id) { return values.at(static_cast<size_t>(id)); }
+  const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }
+  // The value that owns the bytes of id (follows alias chains).
+  int storage_root(int id) const;
+  bool is_constant(int id) const { return value(storage_root(id)).storage == Storage::Constant; }
+  Constant& constant_of(int id);
+  const Constant& constant_of(int id) const;
+  // Number of ops reading value id (aliases count as their own readers).
+  std::vector<int> use_counts() const;
+
+  std::string dump() const;  // human-readable, for -v and tests
+};
+
+}  // namespace aotc::ir

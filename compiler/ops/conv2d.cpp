@@ -1,0 +1,142 @@
+// conv2d: aten::conv2d / conv1d / _convolution / convolution -> IR "conv2d" -> conv2d_f32.
+// 1-d and unbatched convolutions are views of the 2-d batched case (no copies).
+#include <aotc/rt/kernels.h>
+
+#include "op_helpers.h"
+
+namespace aotc::ops {
+namespace {
+
+struct ConvArgs {
+  int x, w, bias;
+  std::vector<int64_t> stride, padding, dilation;
+  std::string padding_mode;  // "", "same" or "valid" (string overloads of conv1d/conv2d)
+  int64_t groups;
+};
+
+void lower_conv(LowerContext& ctx, const ConvArgs& a) {
+  ctx.require_float32({0, 1, 2});
+  const ir::Value& xv = ctx.graph.value(a.x);
+  const ir::Value& wv = ctx.graph.value(a.w);
+  const size_t spatial = wv.shape.size() - 2;
+  if (wv.shape.size() != 3 && wv.shape.size() != 4)
+    ctx.fail("only 1-d and 2-d convolutions are supported, weight has shape " + ir::shape_str(wv.shape));
+  const bool batched = xv.shape.size() == spatial + 2;
+  if (!batched && xv.shape.size() != spatial + 1)
+    ctx.fail("input of shape " + ir::shape_str(xv.shape) + " does not fit a weight of shape " + ir::shape_str(wv.shape));
+  // View everything as 4-d NCHW with H = 1 for 1-d convolutions.
+  auto as4d = [&](const ir::Shape& s, bool has_batch) {
+    ir::Shape r = s;
+    if (!has_batch) r.insert(r.begin(), 1);
+    if (spatial == 1) r.insert(r.end() - 1, 1);
+    return r;
+  };
+  const ir::Shape x4 = as4d(xv.shape, batched);
+  const ir::Shape w4 = spatial == 1 ? ir::Shape{wv.shape[0], wv.shape[1], 1, wv.shape[2]} : wv.shape;
+  auto expand = [&](std::vector<int64_t> v, int64_t fill) {
+    if (v.size() == 1) v.assign(spatial, v[0]);
+    if (v.size() != spatial) ctx.fail("convolution parameters must have " + std::to_string(spatial) + " values");
+    if (spatial == 1) v.insert(v.begin(), fill);
+    return v;
+  };
+  std::vector<int64_t> stride = expand(a.stride, 1), dilation = expand(a.dilation, 1);
+  std::vector<int64_t> padding;
+  if (a.padding_mode == "valid") {
+    padding = {0, 0};
+  } else if (a.padding_mode == "same") {
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t total = dilation[d] * (w4[2 + d] - 1);
+      if (total % 2) ctx.fail("padding='same' with an even kernel size needs asymmetric padding, which is not supported yet");
+      padding.push_back(total / 2);
+    }
+  } else {
+    padding = expand(a.padding, 0);
+  }
+  const int64_t groups = a.groups;
+  if (groups < 1 || x4[1] % groups || w4[0] % groups || x4[1] / groups != w4[1])
+    ctx.fail("input channels " + std::to_string(x4[1]) + ", weight " + ir::shape_str(wv.shape) +
+             " and groups " + std::to_string(groups) + " do not agree");
+  rt::Conv2dParams p;
+  p.n = x4[0]; p.c_in = x4[1]; p.h_in = x4[2]; p.w_in = x4[3];
+  p.c_out = w4[0]; p.kernel_h = w4[2]; p.kernel_w = w4[3];
+  p.stride_h = stride[0]; p.stride_w = stride[1];
+  p.pad_h = padding[0]; p.pad_w = padding[1];
+  p.dilation_h = dilation[0]; p.dilation_w = dilation[1];
+  p.groups = groups;
+  p.h_out = (p.h_in + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
+  p.w_out = (p.w_in + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  if (p.h_out <= 0 || p.w_out <= 0)
+    ctx.fail("input " + ir::shape_str(xv.shape) + " is smaller than the kernel " + ir::shape_str(wv.shape));
+  if (a.bias >= 0 && ir::numel(ctx.graph.value(a.bias).shape) != p.c_out)
+    ctx.fail("bias has " + std::to_string(ir::numel(ctx.graph.value(a.bias).shape)) + " values for " +
+             std::to_string(p.c_out) + " output channels");
+
+  const int x_in = ctx.graph.add_alias(a.x, x4);
+  const int w_in = spatial == 1 ? ctx.graph.add_alias(a.w, w4) : a.w;
+  const int y4 = ctx.new_value(ir::DType::Float32, {p.n, p.c_out, p.h_out, p.w_out});
+  ir::Op& op = ctx.add_op("conv2d", {x_in, w_in, a.bias}, {y4});
+  op.attrs = {{"n", p.n}, {"c_in", p.c_in}, {"h_in", p.h_in}, {"w_in", p.w_in},
+              {"c_out", p.c_out}, {"h_out", p.h_out}, {"w_out", p.w_out},
+              {"kernel", std::vector<int64_t>{p.kernel_h, p.kernel_w}},
+              {"stride", std::vector<int64_t>{p.stride_h, p.stride_w}},
+              {"padding", std::vector<int64_t>{p.pad_h, p.pad_w}},
+              {"dilation", std::vector<int64_t>{p.dilation_h, p.dilation_w}},
+              {"groups", groups}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+  op.scratch_bytes = rt::conv2d_scratch_bytes(p);
+  ir::Shape y_shape = {p.n, p.c_out};
+  if (spatial == 2) y_shape.push_back(p.h_out);
+  y_shape.push_back(p.w_out);
+  if (!batched) y_shape.erase(y_shape.begin());
+  ctx.set_tensor_output(0, ctx.graph.add_alias(y4, y_shape));
+}
+
+std::string padding_mode(const LowerContext& ctx, size_t i) {
+  return ctx.arg(i).kind == Operand::Kind::String ? ctx.arg(i).s : "";
+}
+
+std::vector<int64_t> padding_values(const LowerContext& ctx, size_t i) {
+  return ctx.arg(i).kind == Operand::Kind::String ? std::vector<int64_t>{} : ctx.ints_arg(i);
+}
+
+// aten::conv1d / conv2d(input, weight, bias, stride, padding, dilation, groups)
+void lower_convnd(LowerContext& ctx) {
+  lower_conv(ctx, {ctx.tensor(0), ctx.tensor(1), ctx.is_none(2) ? -1 : ctx.tensor(2), ctx.ints_arg(3),
+                   padding_values(ctx, 4), ctx.ints_arg(5), padding_mode(ctx, 4), ctx.int_arg(6)});
+}
+
+// aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+// groups) and aten::_convolution (same first nine, then backend flags).
+void lower_convolution(LowerContext& ctx) {
+  if (ctx.bool_arg(6)) ctx.fail("transposed convolution is not supported yet");
+  lower_conv(ctx, {ctx.tensor(0), ctx.tensor(1), ctx.is_none(2) ? -1 : ctx.tensor(2), ctx.ints_arg(3),
+                   ctx.ints_arg(4), ctx.ints_arg(5), "", ctx.int_arg(8)});
+}
+
+std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
+  const auto& k = op.ints("kernel");
+  const auto& s = op.ints("stride");
+  const auto& pad = op.ints("padding");
+  const auto& d = op.ints("dilation");
+  ParamsCode p("aotc::rt::Conv2dParams");
+  p.set("n", op.i("n")).set("c_in", op.i("c_in")).set("h_in", op.i("h_in")).set("w_in", op.i("w_in"))
+      .set("c_out", op.i("c_out")).set("h_out", op.i("h_out")).set("w_out", op.i("w_out"))
+      .set("kernel_h", k[0]).set("kernel_w", k[1]).set("stride_h", s[0]).set("stride_w", s[1])
+      .set("pad_h", pad[0]).set("pad_w", pad[1]).set("dilation_h", d[0]).set("dilation_w", d[1])
+      .set("groups", op.i("groups")).set_bool("has_bias", op.inputs[2] >= 0)
+      .set_f32("clamp_lo", op.f("clamp_lo")).set_f32("clamp_hi", op.f("clamp_hi"));
+  return kernel_call(op, p.str(),
+                     "aotc::rt::conv2d_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
+                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) + ");");
+}
+
+}  // namespace
+
+void register_conv2d(Registry& r) {
+  r.add_lowering("aten::conv1d", lower_convnd);
+  r.add_lowering("aten::conv2d", lower_convnd);
+  r.add_lowering("aten::convolution", lower_convolution);
+  r.add_lowering("aten::_convolution", lower_convolution);
+  r.add_ir_op("conv2d", emit_conv2d);
+}
+
+}  // namespace aotc::ops

@@ -1,0 +1,21 @@
+// gemm.h - what the matrix-product lowerings share: one call that adds a gemm IR op.
+#pragma once
+
+#include <aotc/rt/kernels.h>
+
+#include "op_registry.h"
+
+namespace aotc::ops {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 1.0;
+  rt::BiasKind bias_kind = rt::BiasKind::None;
+  int64_t batch = 1, stride_a = 0, stride_b = 0;  // batched when batch > 1
+};
+
+// y = alpha * op(a) op(b) + beta * bias with dense operands; bias may be -1.
+ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y);
+
+}  // namespace aotc::ops

@@ -1,0 +1,56 @@
+// op_helpers.h - small shared pieces of the op files: dims, broadcasting, and building
+// the kernel parameter structs in generated code.
+#pragma once
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "op_registry.h"
+
+namespace aotc::ops {
+
+// A dim in [-rank, rank) made non-negative; fails on the op's context otherwise.
+int64_t normalize_dim(const LowerContext& ctx, int64_t dim, int64_t rank);
+
+// Numpy/torch broadcasting of two shapes; fails with both shapes in the message.
+ir::Shape broadcast_shapes(const LowerContext& ctx, const ir::Shape& a, const ir::Shape& b);
+
+// Element strides of a dense row-major tensor of this shape.
+std::vector<int64_t> dense_strides(const ir::Shape& shape);
+
+// Strides for reading `shape` as if broadcast to `out` (0 along broadcast dims).
+std::vector<int64_t> broadcast_strides(const ir::Shape& shape, const ir::Shape& out);
+
+// A 1-element float32 constant, for scalar operands.
+int scalar_constant(ir::Graph& graph, double value);
+
+// Builds "Type name{}; name.a = 1; ..." for one kernel call in generated code.
+class ParamsCode {
+ public:
+  ParamsCode(std::string type, std::string var = "p") : var_(std::move(var)) {
+    code_ << type << " " << var_ << "{};";
+  }
+  ParamsCode& set(const std::string& field, int64_t v) { return raw(field, std::to_string(v)); }
+  ParamsCode& set_bool(const std::string& field, bool v) { return raw(field, v ? "true" : "false"); }
+  ParamsCode& set_f32(const std::string& field, double v) { return raw(field, EmitContext::f32(v)); }
+  ParamsCode& raw(const std::string& field, const std::string& expr) {
+    code_ << " " << var_ << "." << field << " = " << expr << ";";
+    return *this;
+  }
+  ParamsCode& set_array(const std::string& field, const std::vector<int64_t>& v) {
+    for (size_t i = 0; i < v.size(); ++i) raw(field + "[" + std::to_string(i) + "]", std::to_string(v[i]));
+    return *this;
+  }
+  std::string str() const { return code_.str(); }
+
+ private:
+  std::string var_;
+  std::ostringstream code_;
+};
+
+// "{ <params> <call> }\n" with a comment naming the op's source line.
+std::string kernel_call(const ir::Op& op, const std::string& params, const std::string& call);
+
+}  // namespace aotc::ops

@@ -1,0 +1,206 @@
+#include "op_registry.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace aotc::ops {
+
+void register_all_ops(Registry& r) {
+  register_conv2d(r);
+  register_gemm(r);
+  register_linear(r);
+  register_addmm(r);
+  register_matmul(r);
+  register_batch_norm(r);
+  register_unary(r);
+  register_binary(r);
+  register_pool2d(r);
+  register_adaptive_avg_pool2d(r);
+  register_views(r);
+  register_copy(r);
+  register_permute(r);
+  register_cat(r);
+  register_softmax(r);
+  register_reduce(r);
+}
+
+Registry& Registry::get() {
+  static Registry* registry = [] {
+    auto* r = new Registry;
+    register_all_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void Registry::add_lowering(const std::string& torch_name, LowerFn fn) {
+  lowerings_[torch_name] = std::move(fn);
+}
+void Registry::add_ir_op(const std::string& kind, EmitFn emit) { ir_ops_[kind] = std::move(emit); }
+
+const LowerFn* Registry::find_lowering(const std::string& torch_name) const {
+  auto it = lowerings_.find(torch_name);
+  return it == lowerings_.end() ? nullptr : &it->second;
+}
+const EmitFn* Registry::find_ir_op(const std::string& kind) const {
+  auto it = ir_ops_.find(kind);
+  return it == ir_ops_.end() ? nullptr : &it->second;
+}
+std::vector<std::string> Registry::lowering_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : lowerings_) names.push_back(name);
+  return names;
+}
+
+std::string Operand::describe() const {
+  switch (kind) {
+    case Kind::None: return "None";
+    case Kind::Bool: return std::string("bool ") + (b ? "True" : "False");
+    case Kind::Int: return "int " + std::to_string(i);
+    case Kind::Double: return "float " + std::to_string(d);
+    case Kind::String: return "str '" + s + "'";
+    case Kind::IntList: return "int[] " + ir::shape_str(ints);
+    case Kind::DoubleList: return "float[] of " + std::to_string(doubles.size());
+    case Kind::BoolList: return "bool[] of " + std::to_string(bools.size());
+    case Kind::Tensor: return "Tensor";
+    case Kind::TensorList: return "Tensor[] of " + std::to_string(tensors.size());
+    case Kind::Device: return "Device " + s;
+    case Kind::Other: return s;
+  }
+  return "?";
+}
+
+const Operand& LowerContext::arg(size_t i) const {
+  if (i >= inputs.size())
+    fail("expected at least " + std::to_string(i + 1) + " arguments, got " + std::to_string(inputs.size()));
+  return inputs[i];
+}
+
+int LowerContext::tensor(size_t i) const {
+  const Operand& o = arg(i);
+  if (o.kind != Operand::Kind::Tensor)
+    fail("argument " + std::to_string(i) + " must be a Tensor, got " + o.describe());
+  return o.tensor;
+}
+
+int64_t LowerContext::int_arg(size_t i) const {
+  const Operand& o = arg(i);
+  if (o.kind == Operand::Kind::Int) return o.i;
+  if (o.kind == Operand::Kind::Bool) return o.b ? 1 : 0;
+  fail("argument " + std::to_string(i) + " must be an int known at compile time, got " + o.describe());
+}
+
+double LowerContext::double_arg(size_t i) const {
+  const Operand& o = arg(i);
+  if (o.kind == Operand::Kind::Double) return o.d;
+  if (o.kind == Operand::Kind::Int) return static_cast<double>(o.i);
+  if (o.kind == Operand::Kind::Bool) return o.b ? 1.0 : 0.0;
+  fail("argument " + std::to_string(i) + " must be a number known at compile time, got " + o.describe());
+}
+
+bool LowerContext::bool_arg(size_t i) const {
+  const Operand& o = arg(i);
+  if (o.kind == Operand::Kind::Bool) return o.b;
+  if (o.kind == Operand::Kind::Int) return o.i != 0;
+  fail("argument " + std::to_string(i) + " must be a bool known at compile time, got " + o.describe());
+}
+
+std::vector<int64_t> LowerContext::ints_arg(size_t i, size_t expand_to) const {
+  const Operand& o = arg(i);
+  std::vector<int64_t> v;
+  if (o.kind == Operand::Kind::IntList) v = o.ints;
+  else if (o.kind == Operand::Kind::Int) v = {o.i};
+  else fail("argument " + std::to_string(i) + " must be an int list known at compile time, got " + o.describe());
+  if (expand_to && v.size() == 1) v.assign(expand_to, v[0]);
+  if (expand_to && v.size() != expand_to)
+    fail("argument " + std::to_string(i) + " must have " + std::to_string(expand_to) +
+         " values, got " + ir::shape_str(v));
+  return v;
+}
+
+ir::Op& LowerContext::add_op(std::string kind, std::vector<int> in, std::vector<int> out) {
+  return graph.add_op(std::move(kind), std::move(in), std::move(out), loc);
+}
+
+void LowerContext::fail(const std::string& what) const {
+  std::string message = op_name + " at " + loc.str() + ": " + what;
+  if (!loc.text.empty()) message += "\n    " + loc.text;
+  throw CompileError(message);
+}
+
+void LowerContext::require_float32(std::initializer_list<size_t> args) const {
+  for (size_t i : args) {
+    if (is_none(i)) continue;
+    const ir::Value& v = value(i);
+    if (v.dtype != ir::DType::Float32)
+      fail("argument " + std::to_string(i) + " has dtype " + ir::dtype_name(v.dtype) +
+           "; this op supports float32 only");
+  }
+}
+
+std::string EmitContext::c_type(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::Float32: return "float";
+    case ir::DType::Float16: return "uint16_t";
+    case ir::DType::BFloat16: return "uint16_t";
+    case ir::DType::Int64: return "int64_t";
+    case ir::DType::Int32: return "int32_t";
+    case ir::DType::Bool: return "bool";
+  }
+  return "void";
+}
+
+namespace {
+// Byte address of a value's data as a C++ expression over the generated run function's
+// locals: arena, w (weights), in (inputs).
+std::string address(const ir::Graph& g, int id) {
+  int64_t offset = 0;
+  while (g.value(id).storage == ir::Storage::Alias) {
+    offset += g.value(id).alias_byte_offset;
+    id = g.value(id).alias_of;
+  }
+  const ir::Value& v = g.value(id);
+  switch (v.storage) {
+    case ir::Storage::Arena:
+      if (v.arena_offset < 0) throw CompileError("internal: value %" + std::to_string(id) + " has no arena offset");
+      return "(arena + " + std::to_string(v.arena_offset + offset) + ")";
+    case ir::Storage::Constant:
+      return "(w + " + std::to_string(g.constants.at(static_cast<size_t>(v.constant_index)).offset + offset) + ")";
+    case ir::Storage::Input:
+      return "(static_cast<const unsigned char*>(in[" + std::to_string(v.input_index) + "]) + " +
+             std::to_string(offset) + ")";
+    case ir::Storage::Alias: break;
+  }
+  throw CompileError("internal: bad storage");
+}
+}  // namespace
+
+std::string EmitContext::in(int id) const {
+  if (id < 0) return "nullptr";
+  return "reinterpret_cast<const " + c_type(graph.value(id).dtype) + "*>" + address(graph, id);
+}
+
+std::string EmitContext::out(int id) const {
+  const ir::Value& root = graph.value(graph.storage_root(id));
+  if (root.storage != ir::Storage::Arena)
+    throw CompileError("internal: op writes to a value that is not in the arena (%" + std::to_string(id) + ")");
+  return "reinterpret_cast<" + c_type(graph.value(id).dtype) + "*>" + address(graph, id);
+}
+
+std::string EmitContext::scratch(const ir::Op& op) const {
+  if (op.scratch_bytes == 0) return "nullptr";
+  return "reinterpret_cast<float*>(arena + " + std::to_string(op.scratch_offset) + ")";
+}
+
+std::string EmitContext::f32(double v) {
+  if (std::isnan(v)) return "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9gf", static_cast<double>(static_cast<float>(v)));
+  std::string s = buffer;
+  // "1f" is not a float literal; "1.f" is.
+  if (s.find_first_of(".eE") == std::string::npos) s.insert(s.size() - 1, ".");
+  return s;
+}
+
+}  // namespace aotc::ops

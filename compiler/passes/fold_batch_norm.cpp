@@ -1,0 +1,50 @@
+// fold_batch_norm: conv2d -> channel_affine becomes one conv2d with scaled weights:
+//   w'[o] = w[o] * scale[o],  b'[o] = b[o] * scale[o] + shift[o].
+// Freezing already folds the common cases; this catches the rest (e.g. batch norms that
+// torch.jit.freeze could not see through).
+#include <cmath>
+
+#include "passes.h"
+
+namespace aotc::passes {
+
+void fold_batch_norm(ir::Graph& graph) {
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    ir::Op& affine = graph.ops[i];
+    if (affine.kind != "channel_affine" || affine.f("clamp_lo") != -INFINITY || affine.f("clamp_hi") != INFINITY) continue;
+    const int p = producer_of(graph, affine.inputs[0]);
+    if (p < 0 || graph.ops[static_cast<size_t>(p)].kind != "conv2d") continue;
+    ir::Op& conv = graph.ops[static_cast<size_t>(p)];
+    const std::vector<int> readers = readers_of_storage(graph, affine.inputs[0]);
+    if (readers.size() != 1 || conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
+    if (!graph.is_constant(conv.inputs[1]) || (conv.inputs[2] >= 0 && !graph.is_constant(conv.inputs[2]))) continue;
+    const int64_t c_out = conv.i("c_out");
+    if (affine.i("c") != c_out) continue;
+    const float* scale = graph.constant_of(affine.inputs[1]).f32();
+    const float* shift = graph.constant_of(affine.inputs[2]).f32();
+    const ir::Constant& w = graph.constant_of(conv.inputs[1]);
+    const int64_t per_out = ir::numel(w.shape) / c_out;
+    std::vector<float> weights(w.f32(), w.f32() + ir::numel(w.shape));
+    std::vector<float> bias(static_cast<size_t>(c_out), 0.0f);
+    if (conv.inputs[2] >= 0) {
+      const float* b = graph.constant_of(conv.inputs[2]).f32();
+      bias.assign(b, b + c_out);
+    }
+    for (int64_t o = 0; o < c_out; ++o) {
+      for (int64_t j = 0; j < per_out; ++j) weights[static_cast<size_t>(o * per_out + j)] *= scale[o];
+      bias[static_cast<size_t>(o)] = bias[static_cast<size_t>(o)] * scale[o] + shift[o];
+    }
+    const ir::Shape w_shape = graph.value(conv.inputs[1]).shape;
+    const int new_w = graph.add_f32_constant(w_shape, std::move(weights));
+    const int new_b = graph.add_f32_constant({c_out}, std::move(bias));
+    ir::Op& conv_again = graph.ops[static_cast<size_t>(p)];  // add_* may not move ops, but be safe
+    conv_again.inputs[1] = new_w;
+    conv_again.inputs[2] = new_b;
+    // The conv now writes the batch norm's result directly.
+    conv_again.outputs[0] = graph.ops[i].outputs[0];
+    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    --i;
+  }
+}
+
+}  // namespace aotc::passes

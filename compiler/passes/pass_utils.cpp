@@ -1,0 +1,39 @@
+#include <cstdio>
+
+#include "passes.h"
+
+namespace aotc::passes {
+
+std::vector<int> readers_of_storage(const ir::Graph& graph, int id) {
+  const int root = graph.storage_root(id);
+  std::vector<int> readers;
+  for (size_t i = 0; i < graph.ops.size(); ++i)
+    for (int in : graph.ops[i].inputs)
+      if (in >= 0 && graph.storage_root(in) == root) readers.push_back(static_cast<int>(i));
+  for (const ir::GraphOutput& out : graph.outputs)
+    if (graph.storage_root(out.value) == root) readers.push_back(-1);
+  return readers;
+}
+
+int producer_of(const ir::Graph& graph, int id) {
+  const int root = graph.storage_root(id);
+  for (size_t i = 0; i < graph.ops.size(); ++i)
+    for (int out : graph.ops[i].outputs)
+      if (out == root) return static_cast<int>(i);
+  return -1;
+}
+
+void run_default_passes(ir::Graph& graph, bool verbose) {
+  auto step = [&](const char* name, void (*pass)(ir::Graph&)) {
+    const size_t before = graph.ops.size();
+    pass(graph);
+    if (verbose) std::fprintf(stderr, "aotc: pass %-20s %zu -> %zu ops\n", name, before, graph.ops.size());
+  };
+  step("eliminate_dead_ops", eliminate_dead_ops);
+  step("fold_batch_norm", fold_batch_norm);
+  step("fuse_activation", fuse_activation);
+  step("eliminate_dead_ops", eliminate_dead_ops);
+  step("plan_memory", plan_memory);
+}
+
+}  // namespace aotc::passes

@@ -1,0 +1,32 @@
+// passes.h - graph-to-graph transformations on aotc IR, one per file, run in this order
+// by run_default_passes().
+#pragma once
+
+#include <string>
+
+#include "../ir/graph.h"
+
+namespace aotc::passes {
+
+// A batch norm (channel_affine) reading only a convolution's output is folded into the
+// convolution's weights and bias.
+void fold_batch_norm(ir::Graph& graph);
+// relu / relu6 / hardtanh / clamp after conv, gemm or channel_affine become the
+// producer's clamp epilogue.
+void fuse_activation(ir::Graph& graph);
+// Removes ops whose results nobody reads.
+void eliminate_dead_ops(ir::Graph& graph);
+// Places every intermediate (and kernel scratch) in one arena by liveness; sets
+// arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
+void plan_memory(ir::Graph& graph);
+
+// The pipeline the driver runs; verbose prints what each pass did.
+void run_default_passes(ir::Graph& graph, bool verbose);
+
+// Shared by the fusion passes: the ops that read value `id` or any alias of its storage,
+// counting graph outputs as a reader (returned as -1).
+std::vector<int> readers_of_storage(const ir::Graph& graph, int id);
+// The index of the op producing value id's storage root, or -1.
+int producer_of(const ir::Graph& graph, int id);
+
+}  // namespace aotc::passes

@@ -1,0 +1,108 @@
+// plan_memory: static placement of every intermediate in one arena.
+// Each buffer lives from the op that first writes it to the last op that reads it (graph
+// outputs live to the end, when they are copied out); kernel scratch lives during its op.
+// Buffers are placed largest first at the lowest 64-byte-aligned offset that does not
+// overlap any placed buffer whose lifetime intersects; the result is compared with the
+// lower bound, the peak of bytes live at the same time.
+#include <algorithm>
+#include <map>
+
+#include "passes.h"
+
+namespace aotc::passes {
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int64_t align_up(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+
+struct Buffer {
+  int64_t size = 0;
+  int first = 0, last = 0;  // op indices, inclusive
+  int value = -1;           // value id, or -1 for an op's scratch
+  int op = -1;              // op index for scratch
+  int64_t offset = -1;
+};
+
+}  // namespace
+
+void plan_memory(ir::Graph& graph) {
+  const int end = static_cast<int>(graph.ops.size());
+  std::map<int, Buffer> by_root;
+  std::vector<Buffer> buffers;
+  for (int t = 0; t < end; ++t) {
+    const ir::Op& op = graph.ops[static_cast<size_t>(t)];
+    for (int out : op.outputs) {
+      const int root = graph.storage_root(out);
+      if (graph.value(root).storage != ir::Storage::Arena) continue;
+      auto [it, fresh] = by_root.try_emplace(root);
+      if (fresh) {
+        it->second.first = it->second.last = t;
+        it->second.value = root;
+        it->second.size = graph.value(root).bytes();
+      }
+      it->second.last = std::max(it->second.last, t);
+    }
+    for (int in : op.inputs) {
+      if (in < 0) continue;
+      auto it = by_root.find(graph.storage_root(in));
+      if (it != by_root.end()) it->second.last = std::max(it->second.last, t);
+    }
+    if (op.scratch_bytes > 0) {
+      Buffer scratch;
+      scratch.size = op.scratch_bytes;
+      scratch.first = scratch.last = t;
+      scratch.op = t;
+      buffers.push_back(scratch);
+    }
+  }
+  for (const ir::GraphOutput& out : graph.outputs) {
+    auto it = by_root.find(graph.storage_root(out.value));
+    if (it != by_root.end()) it->second.last = end;
+  }
+  for (auto& [root, b] : by_root) buffers.push_back(b);
+
+  // Lower bound: the most bytes alive at any one step.
+  int64_t lower_bound = 0;
+  for (int t = 0; t <= end; ++t) {
+    int64_t live = 0;
+    for (const Buffer& b : buffers)
+      if (b.first <= t && t <= b.last) live += b.size;
+    lower_bound = std::max(lower_bound, live);
+  }
+
+  std::vector<size_t> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].size != buffers[b].size) return buffers[a].size > buffers[b].size;
+    return buffers[a].first < buffers[b].first;
+  });
+  int64_t arena = 0;
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    Buffer& b = buffers[i];
+    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of overlapping lifetimes
+    for (size_t j : placed) {
+      const Buffer& o = buffers[j];
+      if (o.first <= b.last && b.first <= o.last) taken.emplace_back(o.offset, o.offset + align_up(o.size));
+    }
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (const auto& [start, stop] : taken) {
+      if (offset + align_up(b.size) <= start) break;
+      offset = std::max(offset, stop);
+    }
+    b.offset = offset;
+    arena = std::max(arena, offset + align_up(b.size));
+    placed.push_back(i);
+  }
+
+  for (const Buffer& b : buffers) {
+    if (b.value >= 0) graph.value(b.value).arena_offset = b.offset;
+    else graph.ops[static_cast<size_t>(b.op)].scratch_offset = b.offset;
+  }
+  graph.arena_bytes = arena;
+  graph.arena_lower_bound = lower_bound;
+}
+
+}  // namespace aotc::passes

@@ -1,0 +1,305 @@
+// abi.cpp - the C ABI of a model .so (declared in aotc/aotc.h), over the model
+// description that generated code provides. Every entry point catches everything:
+// no exception may cross into the caller.
+#include <aotc/aotc.h>
+#include <aotc/rt/model_desc.h>
+#include <aotc/rt/thread_pool.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "status.h"
+
+using aotc::rt::fail;
+
+namespace {
+
+constexpr uint64_t kModelMagic = 0x6c65646f6d63746fULL;    // "otcmodel"
+constexpr uint64_t kContextMagic = 0x747874636374746fULL;  // "ottcctxt"
+constexpr size_t kArenaAlignment = 64;
+
+}  // namespace
+
+struct aotc_model {
+  uint64_t magic;
+  const aotc::rt::ModelDesc* desc;
+  // Dense byte sizes of each input and output, computed once at create.
+  uint64_t* input_bytes;
+  uint64_t* output_bytes;
+};
+
+struct aotc_context {
+  uint64_t magic;
+  const aotc_model* model;
+  unsigned char* arena;
+  aotc::rt::ThreadPool* pool;
+  const void** input_ptrs;
+  void** output_ptrs;
+};
+
+namespace {
+
+uint64_t dense_bytes(const aotc::rt::TensorDesc& t) {
+  uint64_t count = 1;
+  for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
+  return count * aotc_dtype_size(t.dtype);
+}
+
+aotc_status check_model(const aotc_model* model) {
+  if (!model) return fail(AOTC_ERR_NULL_POINTER, "model is NULL");
+  if (model->magic != kModelMagic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "model is not a live aotc_model (destroyed or garbage)");
+  return AOTC_OK;
+}
+
+aotc_status fill_info(const aotc::rt::TensorDesc& t, uint64_t bytes, aotc_tensor_info* out) {
+  std::memset(out, 0, sizeof *out);
+  out->name = t.name;
+  out->dtype = t.dtype;
+  out->rank = t.rank;
+  out->dims = t.dims;
+  out->size_bytes = bytes;
+  return AOTC_OK;
+}
+
+void format_dims(char* buffer, size_t size, int32_t rank, const int64_t* dims) {
+  size_t used = static_cast<size_t>(std::snprintf(buffer, size, "["));
+  for (int32_t d = 0; d < rank && used < size; ++d) {
+    used += static_cast<size_t>(
+        std::snprintf(buffer + used, size - used, d ? ", %lld" : "%lld", static_cast<long long>(dims[d])));
+  }
+  if (used < size) std::snprintf(buffer + used, size - used, "]");
+}
+
+// Checks one caller tensor against the model's description of it.
+aotc_status check_tensor(const char* role, size_t index, const aotc::rt::TensorDesc& want,
+                         uint64_t want_bytes, const aotc_tensor& got) {
+  if (got.dtype != want.dtype)
+    return fail(AOTC_ERR_WRONG_DTYPE, "%s %zu ('%s'): expected dtype %s, got %s", role, index,
+                want.name, aotc_dtype_name(want.dtype), aotc_dtype_name(got.dtype));
+  bool same_shape = got.rank == want.rank && (got.rank == 0 || got.dims != nullptr);
+  for (int32_t d = 0; same_shape && d < want.rank; ++d) same_shape = got.dims[d] == want.dims[d];
+  if (!same_shape) {
+    char expected[256], actual[256];
+    format_dims(expected, sizeof expected, want.rank, want.dims);
+    if (got.rank > 0 && got.dims == nullptr)
+      return fail(AOTC_ERR_NULL_POINTER, "%s %zu ('%s'): dims is NULL for rank %d", role, index,
+                  want.name, got.rank);
+    if (got.rank < 0 || got.rank > AOTC_MAX_RANK)
+      return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got rank %d", role,
+                  index, want.name, expected, got.rank);
+    format_dims(actual, sizeof actual, got.rank, got.dims);
+    return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got %s", role, index,
+                want.name, expected, actual);
+  }
+  if (want_bytes > 0 && got.data == nullptr)
+    return fail(AOTC_ERR_NULL_POINTER, "%s %zu ('%s'): data is NULL", role, index, want.name);
+  if (got.size_bytes < want_bytes)
+    return fail(AOTC_ERR_BUFFER_TOO_SMALL, "%s %zu ('%s'): buffer holds %llu bytes, needs %llu",
+                role, index, want.name, static_cast<unsigned long long>(got.size_bytes),
+                static_cast<unsigned long long>(want_bytes));
+  return AOTC_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTC_API uint32_t aotc_abi_version(void) { return AOTC_ABI_VERSION; }
+
+AOTC_API size_t aotc_dtype_size(aotc_dtype dtype) {
+  switch (dtype) {
+    case AOTC_DTYPE_FLOAT32: return 4;
+    case AOTC_DTYPE_FLOAT16: return 2;
+    case AOTC_DTYPE_BFLOAT16: return 2;
+    case AOTC_DTYPE_INT64: return 8;
+    case AOTC_DTYPE_INT32: return 4;
+    case AOTC_DTYPE_BOOL: return 1;
+  }
+  return 0;
+}
+
+AOTC_API const char* aotc_dtype_name(aotc_dtype dtype) {
+  switch (dtype) {
+    case AOTC_DTYPE_FLOAT32: return "float32";
+    case AOTC_DTYPE_FLOAT16: return "float16";
+    case AOTC_DTYPE_BFLOAT16: return "bfloat16";
+    case AOTC_DTYPE_INT64: return "int64";
+    case AOTC_DTYPE_INT32: return "int32";
+    case AOTC_DTYPE_BOOL: return "bool";
+  }
+  return "unknown";
+}
+
+AOTC_API aotc_status aotc_model_create(aotc_model** out_model) {
+  if (!out_model) return fail(AOTC_ERR_NULL_POINTER, "out_model is NULL");
+  *out_model = nullptr;
+  const aotc::rt::ModelDesc* desc = aotc_internal_model_desc();
+  if (!desc || desc->abi_version != AOTC_ABI_VERSION)
+    return fail(AOTC_ERR_ABI_MISMATCH, "model code was generated for ABI %u, runtime is ABI %u",
+                desc ? desc->abi_version : 0u, AOTC_ABI_VERSION);
+  auto* model = static_cast<aotc_model*>(std::calloc(1, sizeof(aotc_model)));
+  auto* in_bytes = static_cast<uint64_t*>(std::calloc(desc->num_inputs + 1, sizeof(uint64_t)));
+  auto* out_bytes = static_cast<uint64_t*>(std::calloc(desc->num_outputs + 1, sizeof(uint64_t)));
+  if (!model || !in_bytes || !out_bytes) {
+    std::free(model);
+    std::free(in_bytes);
+    std::free(out_bytes);
+    return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating the model");
+  }
+  for (size_t i = 0; i < desc->num_inputs; ++i) in_bytes[i] = dense_bytes(desc->inputs[i]);
+  for (size_t i = 0; i < desc->num_outputs; ++i) out_bytes[i] = dense_bytes(desc->outputs[i]);
+  model->magic = kModelMagic;
+  model->desc = desc;
+  model->input_bytes = in_bytes;
+  model->output_bytes = out_bytes;
+  *out_model = model;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_destroy(aotc_model* model) {
+  if (!model) return AOTC_OK;  // like free(NULL)
+  if (aotc_status s = check_model(model)) return s;
+  model->magic = 0;
+  std::free(model->input_bytes);
+  std::free(model->output_bytes);
+  std::free(model);
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_num_inputs(const aotc_model* model, size_t* out_count) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_count) return fail(AOTC_ERR_NULL_POINTER, "out_count is NULL");
+  *out_count = model->desc->num_inputs;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_num_outputs(const aotc_model* model, size_t* out_count) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_count) return fail(AOTC_ERR_NULL_POINTER, "out_count is NULL");
+  *out_count = model->desc->num_outputs;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index,
+                                           aotc_tensor_info* out_info) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_info) return fail(AOTC_ERR_NULL_POINTER, "out_info is NULL");
+  if (index >= model->desc->num_inputs)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "input index %zu out of range: the model has %zu inputs",
+                index, model->desc->num_inputs);
+  return fill_info(model->desc->inputs[index], model->input_bytes[index], out_info);
+}
+
+AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t index,
+                                            aotc_tensor_info* out_info) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_info) return fail(AOTC_ERR_NULL_POINTER, "out_info is NULL");
+  if (index >= model->desc->num_outputs)
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "output index %zu out of range: the model has %zu outputs", index,
+                model->desc->num_outputs);
+  return fill_info(model->desc->outputs[index], model->output_bytes[index], out_info);
+}
+
+AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* out_bytes) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_bytes) return fail(AOTC_ERR_NULL_POINTER, "out_bytes is NULL");
+  *out_bytes = model->desc->arena_bytes;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_options* options,
+                                         aotc_context** out_context) {
+  if (!out_context) return fail(AOTC_ERR_NULL_POINTER, "out_context is NULL");
+  *out_context = nullptr;
+  if (aotc_status s = check_model(model)) return s;
+  int threads = options ? options->num_threads : 1;
+  if (threads < 0 || threads > 1024)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "num_threads must be in [0, 1024], got %d", threads);
+  if (threads == 0) threads = 1;
+  const aotc::rt::ModelDesc* desc = model->desc;
+  auto* ctx = static_cast<aotc_context*>(std::calloc(1, sizeof(aotc_context)));
+  if (!ctx) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
+  const size_t arena_bytes =
+      (static_cast<size_t>(desc->arena_bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  ctx->arena = arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes))
+                           : nullptr;
+  ctx->input_ptrs = static_cast<const void**>(std::calloc(desc->num_inputs + 1, sizeof(void*)));
+  ctx->output_ptrs = static_cast<void**>(std::calloc(desc->num_outputs + 1, sizeof(void*)));
+  try {
+    ctx->pool = new aotc::rt::ThreadPool(threads);
+  } catch (const std::bad_alloc&) {
+    ctx->pool = nullptr;
+  } catch (...) {
+    ctx->pool = nullptr;
+  }
+  if ((arena_bytes && !ctx->arena) || !ctx->input_ptrs || !ctx->output_ptrs || !ctx->pool) {
+    const bool no_pool = ctx->pool == nullptr;
+    delete ctx->pool;
+    std::free(ctx->arena);
+    std::free(ctx->input_ptrs);
+    std::free(ctx->output_ptrs);
+    std::free(ctx);
+    if (no_pool) return fail(AOTC_ERR_SYSTEM, "could not start %d worker threads", threads - 1);
+    return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
+  }
+  ctx->magic = kContextMagic;
+  ctx->model = model;
+  *out_context = ctx;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
+  if (!context) return AOTC_OK;
+  if (context->magic != kContextMagic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
+  context->magic = 0;
+  delete context->pool;
+  std::free(context->arena);
+  std::free(context->input_ptrs);
+  std::free(context->output_ptrs);
+  std::free(context);
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context,
+                              const aotc_tensor* inputs, size_t num_inputs, aotc_tensor* outputs,
+                              size_t num_outputs) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!context) return fail(AOTC_ERR_NULL_POINTER, "context is NULL");
+  if (context->magic != kContextMagic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
+  if (context->model != model)
+    return fail(AOTC_ERR_WRONG_MODEL, "context was created for another model");
+  const aotc::rt::ModelDesc* desc = model->desc;
+  if (num_inputs != desc->num_inputs)
+    return fail(AOTC_ERR_WRONG_COUNT, "expected %zu inputs, got %zu", desc->num_inputs, num_inputs);
+  if (num_outputs != desc->num_outputs)
+    return fail(AOTC_ERR_WRONG_COUNT, "expected %zu outputs, got %zu", desc->num_outputs, num_outputs);
+  if (num_inputs && !inputs) return fail(AOTC_ERR_NULL_POINTER, "inputs is NULL");
+  if (num_outputs && !outputs) return fail(AOTC_ERR_NULL_POINTER, "outputs is NULL");
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i]))
+      return s;
+    context->input_ptrs[i] = inputs[i].data;
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (aotc_status s =
+            check_tensor("output", i, desc->outputs[i], model->output_bytes[i], outputs[i]))
+      return s;
+    context->output_ptrs[i] = outputs[i].data;
+  }
+  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, desc->weights,
+                         context->pool};
+  try {
+    desc->run(args);
+  } catch (...) {
+    return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
+  }
+  return AOTC_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,191 @@
+// reduce.cpp - sum / mean / max / min over any set of dims of a dense tensor.
+// Neighbouring dims with the same role are merged first, which turns most reductions
+// into one of: a full reduction, rows (reduce the contiguous dim), or the generic walk
+// that folds contiguous input rows into output rows. Every output element is folded in
+// the same order whatever the thread count, so results are deterministic.
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include "kernel_util.h"
+
+namespace aotc::rt {
+namespace {
+
+struct Layout {
+  int rank = 0;
+  int64_t dims[8];
+  bool reduced[8];
+  int64_t in_strides[8];   // dense input
+  int64_t out_strides[8];  // dense over the kept dims, 0 for reduced ones
+};
+
+float identity_of(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Max:
+      return -__builtin_inff();
+    case ReduceOp::Min:
+      return __builtin_inff();
+    default:
+      return 0.0f;
+  }
+}
+
+template <ReduceOp Op>
+constexpr float (*combine_fn())(float, float) {
+  if constexpr (Op == ReduceOp::Max) {
+    return detail::max_nan;
+  } else if constexpr (Op == ReduceOp::Min) {
+    return detail::min_nan;
+  } else {
+    return detail::add_f32;
+  }
+}
+
+// Folds every input element of the layout into its output in y, which already holds the
+// identity. The last dim is walked as rows: folded into one output when it is reduced,
+// folded elementwise into an output row when it is kept.
+template <ReduceOp Op>
+void fold_walk(const Layout& l, const float* x, float* y) {
+  constexpr auto combine = combine_fn<Op>();
+  const int inner = l.rank - 1;
+  const int64_t row = l.dims[inner];
+  int64_t outer = 1;
+  for (int d = 0; d < inner; ++d) outer *= l.dims[d];
+  int64_t idx[8] = {};
+  int64_t off_x = 0, off_y = 0;
+  for (int64_t r = 0; r < outer; ++r) {
+    const float* xr = x + off_x;
+    if (l.reduced[inner]) {
+      y[off_y] = combine(y[off_y], detail::reduce_contiguous<combine>(xr, row, identity_of(Op)));
+    } else {
+      float* yr = y + off_y;
+      for (int64_t j = 0; j < row; ++j) yr[j] = combine(yr[j], xr[j]);
+    }
+    // Next row: odometer over the outer dims.
+    for (int d = inner - 1; d >= 0; --d) {
+      off_x += l.in_strides[d];
+      off_y += l.out_strides[d];
+      if (++idx[d] < l.dims[d]) break;
+      off_x -= l.dims[d] * l.in_strides[d];
+      off_y -= l.dims[d] * l.out_strides[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <ReduceOp Op>
+void reduce_run(ThreadPool& pool, const Layout& l, int64_t total_in, int64_t total_out,
+                const float* x, float* y) {
+  constexpr auto combine = combine_fn<Op>();
+  const float init = identity_of(Op);
+  const int64_t count = total_in / total_out;  // elements folded into each output
+  const float count_f = static_cast<float>(count);
+
+  if (l.rank == 1) {
+    // Full reduction: fixed chunks (independent of the thread count) into partials.
+    constexpr int64_t kMaxChunks = 1024;
+    const int64_t chunk = detail::max_i64(65536, detail::ceil_div(total_in, kMaxChunks));
+    const int64_t chunks = detail::ceil_div(total_in, chunk);
+    float partial[kMaxChunks];
+    pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t begin = c * chunk;
+        partial[c] = detail::reduce_contiguous<combine>(x + begin, detail::min_i64(chunk, total_in - begin), init);
+      }
+    });
+    float v = init;
+    for (int64_t c = 0; c < chunks; ++c) v = combine(v, partial[c]);
+    y[0] = Op == ReduceOp::Mean ? v / count_f : v;
+    return;
+  }
+
+  if (l.rank == 2 && !l.reduced[0]) {
+    // Rows: each output is one contiguous run.
+    const int64_t row = l.dims[1];
+    pool.parallel_for(l.dims[0], detail::min_chunk_for(row), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float v = detail::reduce_contiguous<combine>(x + r * row, row, init);
+        y[r] = Op == ReduceOp::Mean ? v / count_f : v;
+      }
+    });
+    return;
+  }
+
+  // Generic: split the largest kept dim over threads (its outputs are disjoint).
+  int split = -1;
+  for (int d = 0; d < l.rank; ++d)
+    if (!l.reduced[d] && (split < 0 || l.dims[d] > l.dims[split])) split = d;
+  const int64_t per_item = total_in / l.dims[split];
+  pool.parallel_for(total_out, detail::kElementwiseMinChunk, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) y[o] = init;
+  });
+  pool.parallel_for(l.dims[split], detail::min_chunk_for(per_item), [&](int64_t s0, int64_t s1) {
+    Layout part = l;
+    part.dims[split] = s1 - s0;
+    fold_walk<Op>(part, x + s0 * l.in_strides[split], y + s0 * l.out_strides[split]);
+  });
+  if (Op == ReduceOp::Mean) {
+    pool.parallel_for(total_out, detail::kElementwiseMinChunk, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) y[o] /= count_f;
+    });
+  }
+}
+
+}  // namespace
+
+void reduce_f32(ThreadPool& pool, const ReduceParams& p, const float* x, float* y) {
+  if (p.rank < 0 || p.rank > 8) return;
+  // Merge neighbouring dims of the same role; size-1 dims play no role at all.
+  Layout l;
+  int64_t total_in = 1, total_out = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    total_in *= p.dims[d];
+    if (!p.reduce_mask[d]) total_out *= p.dims[d];
+    if (p.dims[d] == 1) continue;
+    if (l.rank > 0 && l.reduced[l.rank - 1] == p.reduce_mask[d]) {
+      l.dims[l.rank - 1] *= p.dims[d];
+      continue;
+    }
+    l.dims[l.rank] = p.dims[d];
+    l.reduced[l.rank] = p.reduce_mask[d];
+    ++l.rank;
+  }
+  if (total_out <= 0) return;
+  if (total_in <= 0) {
+    // Reducing an empty set: the identity (mean of nothing is NaN, as in torch).
+    const float v = p.op == ReduceOp::Mean ? __builtin_nanf("") : identity_of(p.op);
+    for (int64_t o = 0; o < total_out; ++o) y[o] = v;
+    return;
+  }
+  bool any_reduced = false;
+  for (int d = 0; d < l.rank; ++d) any_reduced = any_reduced || l.reduced[d];
+  if (!any_reduced) {  // nothing to fold: every output is its one input
+    pool.parallel_for(total_out, detail::kElementwiseMinChunk, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) y[o] = x[o];
+    });
+    return;
+  }
+  int64_t in_stride = 1, out_stride = 1;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    l.in_strides[d] = in_stride;
+    in_stride *= l.dims[d];
+    l.out_strides[d] = l.reduced[d] ? 0 : out_stride;
+    if (!l.reduced[d]) out_stride *= l.dims[d];
+  }
+  switch (p.op) {
+    case ReduceOp::Sum:
+      reduce_run<ReduceOp::Sum>(pool, l, total_in, total_out, x, y);
+      break;
+    case ReduceOp::Mean:
+      reduce_run<ReduceOp::Mean>(pool, l, total_in, total_out, x, y);
+      break;
+    case ReduceOp::Max:
+      reduce_run<ReduceOp::Max>(pool, l, total_in, total_out, x, y);
+      break;
+    case ReduceOp::Min:
+      reduce_run<ReduceOp::Min>(pool, l, total_in, total_out, x, y);
+      break;
+  }
+}
+
+}  // namespace aotc::rt

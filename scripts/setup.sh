@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for aotc and builds it. Idempotent: what is already
+# installed or built is kept. Used by both README commands (scripts/demo.sh, scripts/test.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages, and why each is here.
+packages=(
+  g++ pkg-config          # compiles aotc, the runtime library and aotc-run
+  meson ninja-build       # builds the project; ninja also builds every generated model
+  clang lld               # clang++ and lld compile and link each model .so
+  libeigen3-dev           # Eigen: the CPU kernels' matrix products
+  doctest-dev             # doctest: the unit tests
+  python3 python3-venv    # a venv for torch (LibTorch for aotc; making test models)
+  binutils                # readelf/nm: tests check what a model .so needs and exports
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python: torch 2.11.0 from PyPI, pinned. The compiler links only the CPU part of the
+# LibTorch inside the wheel, so the wheel is installed without its ~3 GB of CUDA wheels;
+# `import torch` (to make test models) then needs only three small NVIDIA libraries that
+# the CUDA toolkit does not ship. On a machine without the CUDA toolkit that is not
+# enough, and the full CUDA dependency set is installed instead.
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+requirements="torch==2.11.0 torchvision==0.26.0 numpy<3 pillow nvidia-cufile==1.15.1.6.* nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 v1"
+if [ "$(cat .venv/.aotc-requirements 2>/dev/null)" != "$requirements" ]; then
+  pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
+  "${pip[@]}" --no-deps torch==2.11.0 torchvision==0.26.0
+  "${pip[@]}" "numpy<3" pillow filelock "typing-extensions>=4.10.0" "setuptools<82" "sympy>=1.13.3" \
+    "networkx>=2.5.1" jinja2 "fsspec>=0.8.5"
+  "${pip[@]}" --no-deps "nvidia-cufile==1.15.1.6.*" nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5
+  if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+    echo "setup: torch needs its CUDA libraries here; installing the full torch dependency set"
+    "${pip[@]}" torch==2.11.0 torchvision==0.26.0
+  fi
+  .venv/bin/python -c "import torch, torchvision; assert torch.__version__.startswith('2.11.0'), torch.__version__"
+  echo "$requirements" > .venv/.aotc-requirements
+fi
+
+# Build (meson finds python3, and through it torch, on PATH: the venv's).
+export PATH="$PWD/.venv/bin:$PATH"
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release
+fi
+meson compile -C build

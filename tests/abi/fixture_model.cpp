@@ -1,0 +1,82 @@
+// fixture_model.cpp - a hand-written "generated" model for testing the C ABI and aotc-run
+// without the compiler. Linked with aotc_runtime and templates/exports.map exactly like a
+// real model .so.
+//
+//   inputs:  x: float32 [2, 3], ids: int64 [4]
+//   outputs: y = x * 2 + 1 (float32 [2, 3]), s = float(sum(ids)) (float32 [1])
+//
+// The scale and bias come from the weights, and the run goes through the arena and the
+// thread pool, so that each of those paths is exercised. Two deliberate traps:
+//   - the run throws if the runtime hands it a misaligned arena or weights (a runtime bug
+//     that the ABI turns into AOTC_ERR_INTERNAL);
+//   - ids[0] == kThrowSentinel makes the run throw, to test that no exception crosses
+//     the ABI (AOTC_ERR_INTERNAL instead).
+#include <aotc/rt/model_desc.h>
+#include <aotc/rt/thread_pool.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+namespace {
+
+constexpr int64_t kThrowSentinel = -777;
+
+// Weights: {scale, bias}, padded to one 64-byte line like generated code aligns them.
+alignas(64) const float kWeights[16] = {2.0f, 1.0f};
+
+const aotc::rt::TensorDesc kInputs[] = {
+    {"x", AOTC_DTYPE_FLOAT32, 2, {2, 3}},
+    {"ids", AOTC_DTYPE_INT64, 1, {4}},
+};
+
+const aotc::rt::TensorDesc kOutputs[] = {
+    {"y", AOTC_DTYPE_FLOAT32, 2, {2, 3}},
+    {"s", AOTC_DTYPE_FLOAT32, 1, {1}},
+};
+
+// Arena layout: [0, 24) x * scale, [64, 72) the int64 sum. Deliberately bigger than used.
+constexpr uint64_t kArenaBytes = 256;
+
+bool aligned64(const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; }
+
+void run(const aotc::rt::RunArgs& args) {
+  if (!args.arena || !aligned64(args.arena) || !aligned64(args.weights) || !args.pool)
+    throw std::logic_error("runtime passed a bad arena, weights or pool");
+  const auto* x = static_cast<const float*>(args.inputs[0]);
+  const auto* ids = static_cast<const int64_t*>(args.inputs[1]);
+  auto* y = static_cast<float*>(args.outputs[0]);
+  auto* s = static_cast<float*>(args.outputs[1]);
+  if (ids[0] == kThrowSentinel) throw std::runtime_error("fixture: sentinel id");
+  const auto* weights = reinterpret_cast<const float*>(args.weights);
+  auto* scaled = reinterpret_cast<float*>(args.arena);
+  auto* sum = reinterpret_cast<int64_t*>(args.arena + 64);
+
+  // Chunks of one element, so that with 2 threads both really take part.
+  args.pool->parallel_for(6, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) scaled[i] = x[i] * weights[0];
+  });
+  args.pool->parallel_for(6, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = scaled[i] + weights[1];
+  });
+  *sum = 0;
+  for (int i = 0; i < 4; ++i) *sum += ids[i];
+  s[0] = static_cast<float>(*sum);
+}
+
+const aotc::rt::ModelDesc kModel = {
+    AOTC_ABI_VERSION,
+    kInputs,
+    2,
+    kOutputs,
+    2,
+    kArenaBytes,
+    reinterpret_cast<const unsigned char*>(kWeights),
+    sizeof kWeights,
+    &run,
+};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("hidden"))) const aotc::rt::ModelDesc* aotc_internal_model_desc(void) {
+  return &kModel;
+}

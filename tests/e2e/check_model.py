@@ -1,0 +1,108 @@
+"""End-to-end check of one test model: torch makes the TorchScript file and the expected
+outputs; aotc compiles it; aotc-run (no LibTorch) runs the .so; outputs must match torch
+within a relative L2 error of 1e-4, and the .so must not need LibTorch."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import MODELS  # noqa: E402
+
+TOLERANCE = 1e-4
+DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
+
+
+def flatten(value, out):
+    if isinstance(value, torch.Tensor):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            flatten(v, out)
+    else:
+        raise TypeError(f"unexpected output type {type(value)}")
+    return out
+
+
+def rel_l2(got, want):
+    want = want.astype(np.float64)
+    diff = np.linalg.norm(got.astype(np.float64) - want)
+    norm = np.linalg.norm(want)
+    return diff / norm if norm > 0 else diff
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True, choices=sorted(MODELS))
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--aotc-run", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+
+    work = os.path.join(args.workdir, args.model)
+    os.makedirs(work, exist_ok=True)
+    module, inputs = MODELS[args.model]()
+    pt = os.path.join(work, "model.pt")
+    torch.jit.save(module, pt)
+    loaded = torch.jit.load(pt)
+    with torch.no_grad():
+        expected = flatten(loaded(*[t for _, t in inputs]), [])
+
+    so = os.path.join(work, "model.so")
+    if os.path.exists(so):
+        os.remove(so)
+    cmd = [args.aotc, pt, "-o", so, "-v"]
+    for name, t in inputs:
+        cmd += ["--input", f"{name}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
+    start = time.monotonic()
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    compile_s = time.monotonic() - start
+    if result.returncode != 0:
+        print(result.stderr[-6000:])
+        print(f"FAIL {args.model}: aotc exited with {result.returncode}")
+        return 1
+    plan = [line for line in result.stderr.splitlines() if "arena" in line and "lower bound" in line]
+    print(f"{args.model}: compiled in {compile_s:.2f} s; {plan[0] if plan else ''}")
+
+    needed = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    bad = [line for line in needed.splitlines() if "NEEDED" in line and ("torch" in line or "c10" in line)]
+    if bad:
+        print(f"FAIL {args.model}: the .so needs LibTorch: {bad}")
+        return 1
+
+    run = [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
+    for name, t in inputs:
+        path = os.path.join(work, f"in_{name}.npy")
+        np.save(path, t.numpy())
+        run += ["--input", f"{name}={path}"]
+    result = subprocess.run(run, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stdout, result.stderr)
+        print(f"FAIL {args.model}: aotc-run exited with {result.returncode}")
+        return 1
+
+    failed = False
+    for i, want in enumerate(expected):
+        got = np.load(os.path.join(work, "out", f"out{i}.npy"))
+        want = want.detach().numpy()
+        if got.shape != want.shape:
+            print(f"FAIL {args.model}: output {i} has shape {got.shape}, torch gives {want.shape}")
+            failed = True
+            continue
+        err = rel_l2(got, want)
+        status = "ok" if err <= TOLERANCE else "FAIL"
+        failed |= err > TOLERANCE
+        print(f"  output {i} {list(want.shape)}: relative L2 error {err:.3e} {status}")
+    print(("FAIL " if failed else "PASS ") + args.model)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Test models for the end-to-end suite: each builder returns (module, inputs), where
+module is a scripted or traced TorchScript module in eval mode and inputs is a list of
+(name, tensor) in forward()'s order. Weights and inputs are seeded: runs are repeatable."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(37, 64)
+        self.fc2 = nn.Linear(64, 19)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc2(self.drop(F.relu(self.fc1(x))))
+
+
+class SmallCNN(nn.Module):
+    """Conv + BatchNorm (folded), a standalone BatchNorm, every pooling kind, groups."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, (3, 5), padding=(1, 2), dilation=1, groups=2, bias=False)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.bn_standalone = nn.BatchNorm2d(16)
+        self.dw = nn.Conv2d(16, 16, 3, padding=2, dilation=2, groups=16)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)
+        x = F.relu6(self.bn2(self.conv2(x)))
+        x = self.bn_standalone(F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False))
+        x = F.hardswish(self.dw(x))
+        x = F.adaptive_avg_pool2d(x, (1, 1)).flatten(1)
+        return F.log_softmax(self.fc(x), dim=1)
+
+
+class TwoInputs(nn.Module):
+    """Two inputs, a tuple of three outputs; matmul, bmm, addmm, cat, views, reductions."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(24, 16))
+        self.b = nn.Parameter(torch.randn(16))
+
+    def forward(self, x, y):
+        h = torch.matmul(x, self.w)                      # [2, 5, 16]
+        g = torch.bmm(h, y.transpose(1, 2))              # [2, 5, 7]
+        a = torch.addmm(self.b, x.reshape(-1, 24), self.w)  # [10, 16]
+        c = torch.cat([h, h - 1.0], dim=-1)  # [2, 5, 32]
+        s = torch.softmax(g, dim=-1).mean(dim=(0, 2), keepdim=True)
+        return g.permute(2, 0, 1).contiguous(), a.view(2, 5, 16).sum(-1) / 3.0, (c.unsqueeze(0).squeeze(0), s)
+
+
+class Activations(nn.Module):
+    def forward(self, x):
+        outs = [torch.relu(x), F.relu6(x * 4), F.hardtanh(x, -0.5, 0.7), F.leaky_relu(x, 0.2),
+                torch.sigmoid(x), torch.tanh(x), F.gelu(x), F.gelu(x, approximate="tanh"), F.silu(x),
+                F.hardswish(x * 3), F.hardsigmoid(x * 3), torch.clamp(x, min=-0.1, max=0.3)]
+        y = outs[0]
+        for o in outs[1:]:
+            y = y + o
+        return y - 2 * x / 3 + 1, (x + 1) - x.mean(1, keepdim=True)
+
+
+class DictOut(nn.Module):
+    def forward(self, x):
+        return {"doubled": x * 2, "flat": torch.flatten(x, 1), "t": x.transpose(-1, -2) + 0.0}
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.jit.script(MLP().eval()), [("x", torch.randn(5, 37))]
+
+
+def small_cnn():
+    torch.manual_seed(1)
+    m = SmallCNN()
+    for bn in [m.bn1, m.bn2, m.bn_standalone]:  # non-trivial running statistics
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.data.uniform_(0.5, 1.5)
+        bn.bias.data.uniform_(-0.2, 0.2)
+    m.eval()
+    x = torch.randn(2, 3, 37, 29)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
+def small_cnn_scripted():
+    m, inputs = small_cnn()
+    torch.manual_seed(1)
+    return m, inputs
+
+
+def two_inputs():
+    torch.manual_seed(2)
+    return torch.jit.script(TwoInputs().eval()), [("x", torch.randn(2, 5, 24)), ("y", torch.randn(2, 7, 16))]
+
+
+def activations():
+    torch.manual_seed(3)
+    x = torch.randn(3, 17, 9) * 3
+    return torch.jit.script(Activations().eval()), [("x", x)]
+
+
+def dict_out():
+    torch.manual_seed(4)
+    x = torch.randn(2, 3, 5)
+    return torch.jit.script(DictOut().eval()), [("x", x)]
+
+
+def resnet18():
+    import torchvision
+    torch.manual_seed(5)
+    m = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 224, 224)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
+def mobilenet_v2():
+    import torchvision
+    torch.manual_seed(6)
+    m = torchvision.models.mobilenet_v2().eval()
+    return torch.jit.script(m), [("x", torch.randn(1, 3, 224, 224))]
+
+
+MODELS = {
+    "mlp": mlp,
+    "small_cnn": small_cnn,
+    "two_inputs": two_inputs,
+    "activations": activations,
+    "dict_out": dict_out,
+    "resnet18": resnet18,
+    "mobilenet_v2": mobilenet_v2,
+}

@@ -1,0 +1,173 @@
+// gemm_f32 and batched_gemm_f32 against the naive reference.
+#include <doctest/doctest.h>
+
+#include "kernel_reference.h"
+
+namespace {
+
+using aotc::rt::BiasKind;
+using aotc::rt::GemmParams;
+using aotc::rt::ThreadPool;
+using namespace aotc::test;
+
+struct Epilogue {
+  float alpha, beta, lo, hi;
+};
+
+const Epilogue kEpilogues[] = {
+    {1.0f, 1.0f, -INFINITY, INFINITY},
+    {0.5f, 2.0f, 0.0f, INFINITY},   // relu
+    {1.5f, -1.0f, -0.25f, 0.25f},   // hardtanh-like
+    {1.0f, 0.0f, -INFINITY, INFINITY},  // beta 0: the bias must be ignored, even NaN
+};
+
+size_t bias_size(BiasKind kind, int64_t m, int64_t n) {
+  switch (kind) {
+    case BiasKind::None:
+      return 0;
+    case BiasKind::PerColumn:
+      return static_cast<size_t>(n);
+    case BiasKind::PerRow:
+      return static_cast<size_t>(m);
+    case BiasKind::Full:
+      return static_cast<size_t>(m * n);
+  }
+  return 0;
+}
+
+// Runs one product with padded leading dimensions and checks values and guards,
+// including the padding between rows of C, which must stay untouched.
+void check_gemm(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool ta, bool tb, BiasKind bk,
+                const Epilogue& e, uint32_t seed) {
+  GemmParams p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.trans_a = ta;
+  p.trans_b = tb;
+  p.lda = (ta ? m : k) + 3;
+  p.ldb = (tb ? k : n) + 1;
+  p.ldc = n + 2;
+  p.alpha = e.alpha;
+  p.beta = e.beta;
+  p.bias_kind = bk;
+  p.clamp_lo = e.lo;
+  p.clamp_hi = e.hi;
+  const auto a = random_floats(static_cast<size_t>((ta ? k : m) * p.lda), seed);
+  const auto b = random_floats(static_cast<size_t>((tb ? n : k) * p.ldb), seed + 1);
+  auto bias = random_floats(bias_size(bk, m, n), seed + 2);
+  if (e.beta == 0.0f)
+    for (float& v : bias) v = NAN;
+  Guarded c(static_cast<size_t>(m * p.ldc));
+  aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data());
+
+  const auto want = ref_gemm(p, a.data(), b.data(), bias.data());
+  std::vector<float> got(static_cast<size_t>(m * n));
+  bool gaps_intact = true;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) got[i * n + j] = c.data()[i * p.ldc + j];
+    for (int64_t j = n; j < p.ldc && i + 1 < m; ++j)
+      gaps_intact = gaps_intact && Guarded::is_sentinel(c.data()[i * p.ldc + j]);
+  }
+  INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
+            << " bias=" << int(bk) << " alpha=" << e.alpha << " beta=" << e.beta
+            << " threads=" << pool.size());
+  CHECK(rel_l2(got, want) <= kTolerance);
+  CHECK(c.guards_intact());
+  CHECK(gaps_intact);
+}
+
+}  // namespace
+
+TEST_CASE("gemm_f32: shapes x transposes x bias kinds x epilogues") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},    {3, 7, 13},   {17, 33, 5},   {33, 17, 64},
+                          {64, 64, 64}, {150, 130, 70}, {5, 1000, 300}, {700, 3, 500},
+                          {1, 1000, 512}, {13, 1, 33}};
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 1;
+    int epi = 0;
+    for (const Shape& s : shapes)
+      for (int t = 0; t < 4; ++t)
+        for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::PerRow, BiasKind::Full})
+          check_gemm(pool, s.m, s.n, s.k, t & 1, t & 2, bk, kEpilogues[epi++ % 4], seed += 3);
+  }
+}
+
+TEST_CASE("gemm_f32: k == 0 gives beta * bias") {
+  ThreadPool pool(1);
+  GemmParams p;
+  p.m = 3;
+  p.n = 4;
+  p.k = 0;
+  p.lda = 1;
+  p.ldb = 4;
+  p.ldc = 4;
+  p.beta = 2.0f;
+  p.bias_kind = BiasKind::PerColumn;
+  const float bias[4] = {1, 2, 3, 4};
+  const float dummy[1] = {0};
+  Guarded c(12);
+  aotc::rt::gemm_f32(pool, p, dummy, dummy, bias, c.data());
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) CHECK(c.data()[i * 4 + j] == 2.0f * bias[j]);
+  CHECK(c.guards_intact());
+}
+
+TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool ta, tb;
+    bool broadcast_a, broadcast_b;
+    BiasKind bias;
+  };
+  const Case cases[] = {
+      {1, 7, 5, 3, false, false, false, false, BiasKind::None},
+      {3, 17, 13, 33, false, true, false, false, BiasKind::PerColumn},
+      {7, 33, 17, 9, true, false, true, false, BiasKind::Full},
+      {4, 5, 64, 32, false, false, false, true, BiasKind::PerRow},
+      {12, 64, 64, 64, true, true, false, false, BiasKind::None},  // many: parallel over batch
+      {2, 200, 150, 100, false, false, false, false, BiasKind::PerColumn},  // few large: split
+  };
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 100;
+    for (const Case& cs : cases) {
+      aotc::rt::BatchedGemmParams bp;
+      GemmParams& p = bp.gemm;
+      p.m = cs.m;
+      p.n = cs.n;
+      p.k = cs.k;
+      p.trans_a = cs.ta;
+      p.trans_b = cs.tb;
+      p.lda = cs.ta ? cs.m : cs.k;
+      p.ldb = cs.tb ? cs.k : cs.n;
+      p.ldc = cs.n;
+      p.bias_kind = cs.bias;
+      p.clamp_lo = -0.5f;
+      p.clamp_hi = INFINITY;
+      bp.batch = cs.batch;
+      bp.stride_a = cs.broadcast_a ? 0 : cs.m * cs.k;
+      bp.stride_b = cs.broadcast_b ? 0 : cs.k * cs.n;
+      bp.stride_c = cs.m * cs.n;
+      const auto a = random_floats(static_cast<size_t>((cs.broadcast_a ? 1 : cs.batch) * cs.m * cs.k), ++seed);
+      const auto b = random_floats(static_cast<size_t>((cs.broadcast_b ? 1 : cs.batch) * cs.k * cs.n), ++seed);
+      const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
+      Guarded c(static_cast<size_t>(cs.batch * cs.m * cs.n));
+      aotc::rt::batched_gemm_f32(pool, bp, a.data(), b.data(), bias.empty() ? nullptr : bias.data(),
+                                 c.data());
+      std::vector<double> want;
+      for (int64_t i = 0; i < cs.batch; ++i) {
+        const auto one = ref_gemm(p, a.data() + i * bp.stride_a, b.data() + i * bp.stride_b, bias.data());
+        want.insert(want.end(), one.begin(), one.end());
+      }
+      INFO("batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n << " k=" << cs.k
+                    << " threads=" << threads);
+      CHECK(rel_l2(c.values(), want) <= kTolerance);
+      CHECK(c.guards_intact());
+    }
+  }
+}

@@ -1,0 +1,559 @@
+// aotc-run - runs any model .so built by aotc on .npy inputs, or describes it.
+//
+// It uses nothing but the C ABI of aotc/aotc.h, looked up with dlsym, exactly as a user
+// program would: no LibTorch and no aotc runtime linked in, so it works with any model.
+//
+// Exit status: 0 success, 1 error, 2 usage error; errors are one line on stderr.
+#include <aotc/aotc.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "npy.h"
+
+#ifndef AOTC_VERSION
+#define AOTC_VERSION "unknown"
+#endif
+
+namespace {
+
+namespace npy = aotc::npy;
+
+constexpr const char* kUsage =
+    "usage: aotc-run MODEL.so --info [--json]\n"
+    "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N]\n"
+    "       aotc-run --help | --version\n"
+    "\n"
+    "Loads a model library built by aotc through its C ABI (aotc.h) and either describes\n"
+    "it or runs it once.\n"
+    "\n"
+    "  --info               print the inputs, outputs (names, dtypes, shapes) and arena size\n"
+    "  --json               with --info: print the same as one JSON object\n"
+    "  --input NAME=FILE    the .npy file for the model input NAME; give every input once\n"
+    "  --output-dir DIR     where to write out0.npy, out1.npy, ... (created if missing)\n"
+    "  --threads N          threads for the run, 1 to 1024 (default 1)\n"
+    "  --help, --version\n"
+    "\n"
+    "Input files must match the model input exactly: dtype and shape, little-endian,\n"
+    "C order (.npy format 1.0, 2.0 or 3.0). bfloat16 tensors, which .npy cannot name, are\n"
+    "read and written as uint16 arrays holding the raw bits.\n"
+    "Exit status: 0 success, 1 error, 2 usage error.\n";
+
+// A mistake in the command line itself (exit status 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Any other failure (exit status 1).
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---- command line ---------------------------------------------------------------------
+
+struct InputArg {
+  std::string name;
+  std::string path;
+};
+
+struct Options {
+  bool help = false;
+  bool version = false;
+  std::string model_path;
+  bool info = false;
+  bool json = false;
+  std::vector<InputArg> inputs;
+  std::optional<std::string> output_dir;
+  int threads = 1;
+};
+
+Options parse_args(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::optional<std::string> inline_value;
+    // Accept both "--flag value" and "--flag=value".
+    if (arg.rfind("--", 0) == 0) {
+      if (const size_t eq = arg.find('='); eq != std::string::npos) {
+        inline_value = arg.substr(eq + 1);
+        arg.resize(eq);
+      }
+    }
+    const auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= argc) throw UsageError("option '" + arg + "' needs a value");
+      return argv[++i];
+    };
+    const auto no_value = [&] {
+      if (inline_value) throw UsageError("option '" + arg + "' takes no value");
+    };
+    if (arg == "--help" || arg == "-h") {
+      no_value();
+      options.help = true;
+    } else if (arg == "--version") {
+      no_value();
+      options.version = true;
+    } else if (arg == "--info") {
+      no_value();
+      options.info = true;
+    } else if (arg == "--json") {
+      no_value();
+      options.json = true;
+    } else if (arg == "--input") {
+      const std::string spec = value();
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw UsageError("--input needs NAME=FILE.npy, got '" + spec + "'");
+      options.inputs.push_back({spec.substr(0, eq), spec.substr(eq + 1)});
+    } else if (arg == "--output-dir") {
+      options.output_dir = value();
+      if (options.output_dir->empty()) throw UsageError("--output-dir needs a directory");
+    } else if (arg == "--threads") {
+      const std::string text = value();
+      char* end = nullptr;
+      errno = 0;
+      const long n = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1024)
+        throw UsageError("--threads needs an integer from 1 to 1024, got '" + text + "'");
+      options.threads = static_cast<int>(n);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "'");
+    } else if (options.model_path.empty()) {
+      options.model_path = arg;
+    } else {
+      throw UsageError("unexpected argument '" + arg + "' (the model is '" +
+                       options.model_path + "')");
+    }
+  }
+  if (options.help || options.version) return options;
+  if (options.model_path.empty()) throw UsageError("no model given");
+  if (options.json && !options.info) throw UsageError("--json goes with --info");
+  if (options.info) {
+    if (!options.inputs.empty() || options.output_dir)
+      throw UsageError("--info does not run the model: drop --input/--output-dir");
+  } else {
+    if (!options.output_dir) throw UsageError("missing --output-dir (or use --info)");
+  }
+  return options;
+}
+
+// ---- the model library ----------------------------------------------------------------
+
+// The ABI functions of one loaded model library.
+struct Api {
+  uint32_t (*abi_version)(void);
+  const char* (*last_error)(void);
+  const char* (*status_name)(aotc_status);
+  size_t (*dtype_size)(aotc_dtype);
+  const char* (*dtype_name)(aotc_dtype);
+  aotc_status (*model_create)(aotc_model**);
+  aotc_status (*model_destroy)(aotc_model*);
+  aotc_status (*model_num_inputs)(const aotc_model*, size_t*);
+  aotc_status (*model_num_outputs)(const aotc_model*, size_t*);
+  aotc_status (*model_input_info)(const aotc_model*, size_t, aotc_tensor_info*);
+  aotc_status (*model_output_info)(const aotc_model*, size_t, aotc_tensor_info*);
+  aotc_status (*model_arena_size)(const aotc_model*, uint64_t*);
+  aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
+  aotc_status (*context_destroy)(aotc_context*);
+  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*,
+                     size_t);
+};
+
+// Owns the dlopen handle, the model and its context; releases them in reverse order
+// (the context's worker threads must stop before the code they run is unmapped).
+class Library {
+ public:
+  explicit Library(const std::string& path) : path_(path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      throw RunError("cannot open model '" + path + "': " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw RunError("cannot open model '" + path + "': is a directory");
+    // Without a slash dlopen would search the library path instead of the current directory.
+    const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+    handle_.reset(::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL));
+    if (!handle_) {
+      const char* why = ::dlerror();
+      throw RunError("cannot load model '" + path + "' (not a shared library for this machine?): " +
+                     (why ? why : "unknown dlopen error"));
+    }
+    resolve("aotc_abi_version", api_.abi_version);
+    // Check the version before trusting any other signature.
+    const uint32_t version = api_.abi_version();
+    if (version != AOTC_ABI_VERSION)
+      throw RunError("model '" + path + "' has ABI version " + std::to_string(version) +
+                     ", this aotc-run supports version " + std::to_string(AOTC_ABI_VERSION));
+    resolve("aotc_last_error", api_.last_error);
+    resolve("aotc_status_name", api_.status_name);
+    resolve("aotc_dtype_size", api_.dtype_size);
+    resolve("aotc_dtype_name", api_.dtype_name);
+    resolve("aotc_model_create", api_.model_create);
+    resolve("aotc_model_destroy", api_.model_destroy);
+    resolve("aotc_model_num_inputs", api_.model_num_inputs);
+    resolve("aotc_model_num_outputs", api_.model_num_outputs);
+    resolve("aotc_model_input_info", api_.model_input_info);
+    resolve("aotc_model_output_info", api_.model_output_info);
+    resolve("aotc_model_arena_size", api_.model_arena_size);
+    resolve("aotc_context_create", api_.context_create);
+    resolve("aotc_context_destroy", api_.context_destroy);
+    resolve("aotc_run", api_.run);
+    check(api_.model_create(&model_), "aotc_model_create");
+  }
+
+  ~Library() {
+    if (context_) api_.context_destroy(context_);
+    if (model_) api_.model_destroy(model_);
+    // handle_ closes last, being the first member.
+  }
+
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const Api& api() const { return api_; }
+  aotc_model* model() const { return model_; }
+
+  aotc_context* context(int threads) {
+    if (!context_) {
+      aotc_context_options options{};
+      options.num_threads = threads;
+      check(api_.context_create(model_, &options, &context_), "aotc_context_create");
+    }
+    return context_;
+  }
+
+  // Throws RunError with the model's own message if status is not AOTC_OK.
+  void check(aotc_status status, const char* call) const {
+    if (status == AOTC_OK) return;
+    throw RunError(std::string(call) + " failed with " + api_.status_name(status) + ": " +
+                   api_.last_error());
+  }
+
+ private:
+  template <class Fn>
+  void resolve(const char* name, Fn& fn) {
+    ::dlerror();
+    void* symbol = ::dlsym(handle_.get(), name);
+    if (!symbol)
+      throw RunError("'" + path_ + "' is not an aotc model: it does not export " + name);
+    static_assert(sizeof fn == sizeof symbol);
+    std::memcpy(&fn, &symbol, sizeof fn);  // POSIX guarantees the conversion works
+  }
+
+  struct Closer {
+    void operator()(void* handle) const { ::dlclose(handle); }
+  };
+  // Declared first so it is destroyed last, and also when the constructor throws.
+  std::unique_ptr<void, Closer> handle_;
+  std::string path_;
+  Api api_{};
+  aotc_model* model_ = nullptr;
+  aotc_context* context_ = nullptr;
+};
+
+struct TensorSig {
+  std::string name;
+  aotc_dtype dtype;
+  std::vector<int64_t> dims;
+  uint64_t size_bytes;
+};
+
+struct Signature {
+  std::vector<TensorSig> inputs;
+  std::vector<TensorSig> outputs;
+  uint64_t arena_bytes = 0;
+};
+
+Signature read_signature(const Library& lib) {
+  const Api& api = lib.api();
+  Signature sig;
+  size_t count = 0;
+  const auto read = [&](bool input, size_t index) {
+    aotc_tensor_info info{};
+    lib.check(input ? api.model_input_info(lib.model(), index, &info)
+                    : api.model_output_info(lib.model(), index, &info),
+              input ? "aotc_model_input_info" : "aotc_model_output_info");
+    if (info.rank < 0 || info.rank > AOTC_MAX_RANK || (info.rank > 0 && !info.dims))
+      throw RunError("the model reports an invalid rank for " +
+                     std::string(input ? "input " : "output ") + std::to_string(index));
+    return TensorSig{info.name ? info.name : "", info.dtype,
+                     std::vector<int64_t>(info.dims, info.dims + info.rank), info.size_bytes};
+  };
+  lib.check(api.model_num_inputs(lib.model(), &count), "aotc_model_num_inputs");
+  for (size_t i = 0; i < count; ++i) sig.inputs.push_back(read(true, i));
+  lib.check(api.model_num_outputs(lib.model(), &count), "aotc_model_num_outputs");
+  for (size_t i = 0; i < count; ++i) sig.outputs.push_back(read(false, i));
+  lib.check(api.model_arena_size(lib.model(), &sig.arena_bytes), "aotc_model_arena_size");
+  return sig;
+}
+
+// The .npy element type that holds an aotc dtype (bfloat16: its raw bits as uint16).
+std::optional<npy::DType> npy_dtype_of(aotc_dtype dtype) {
+  switch (dtype) {
+    case AOTC_DTYPE_FLOAT32: return npy::DType::Float32;
+    case AOTC_DTYPE_FLOAT16: return npy::DType::Float16;
+    case AOTC_DTYPE_BFLOAT16: return npy::DType::UInt16;
+    case AOTC_DTYPE_INT64: return npy::DType::Int64;
+    case AOTC_DTYPE_INT32: return npy::DType::Int32;
+    case AOTC_DTYPE_BOOL: return npy::DType::Bool;
+  }
+  return std::nullopt;
+}
+
+// ---- --info -----------------------------------------------------------------------------
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void print_info(const Options& options, const Library& lib, const Signature& sig) {
+  const Api& api = lib.api();
+  std::string out;
+  if (options.json) {
+    const auto tensors = [&](const std::vector<TensorSig>& list) {
+      std::string text = "[";
+      for (size_t i = 0; i < list.size(); ++i) {
+        const TensorSig& t = list[i];
+        std::string dims;
+        for (size_t d = 0; d < t.dims.size(); ++d) dims += (d ? ", " : "") + std::to_string(t.dims[d]);
+        text += std::string(i ? ", " : "") + "{\"name\": " + json_string(t.name) +
+                ", \"dtype\": " + json_string(api.dtype_name(t.dtype)) + ", \"shape\": [" + dims +
+                "], \"size_bytes\": " + std::to_string(t.size_bytes) + "}";
+      }
+      return text + "]";
+    };
+    out = "{\"model\": " + json_string(options.model_path) +
+          ", \"abi_version\": " + std::to_string(api.abi_version()) +
+          ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) +
+          ", \"inputs\": " + tensors(sig.inputs) + ", \"outputs\": " + tensors(sig.outputs) + "}\n";
+  } else {
+    const auto tensors = [&](const char* title, const std::vector<TensorSig>& list) {
+      std::string text = std::string(title) + ":\n";
+      for (size_t i = 0; i < list.size(); ++i) {
+        const TensorSig& t = list[i];
+        text += "  " + std::to_string(i) + " " + t.name + ": " + api.dtype_name(t.dtype) + " " +
+                npy::shape_string(t.dims) + " (" + std::to_string(t.size_bytes) + " bytes)\n";
+      }
+      return text;
+    };
+    out = "model: " + options.model_path + "\nabi version: " + std::to_string(api.abi_version()) +
+          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" +
+          tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
+  }
+  if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
+    throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));
+}
+
+// ---- running ----------------------------------------------------------------------------
+
+std::string describe(const char* dtype_name, const std::vector<int64_t>& shape) {
+  return std::string(dtype_name) + " " + npy::shape_string(shape);
+}
+
+std::string input_names(const Signature& sig) {
+  std::string names;
+  for (const TensorSig& t : sig.inputs) names += (names.empty() ? "" : ", ") + t.name;
+  return names.empty() ? "(none)" : names;
+}
+
+// Reads the file given for each model input, in model order, checking it matches.
+std::vector<npy::Array> load_inputs(const Options& options, const Library& lib,
+                                    const Signature& sig) {
+  const Api& api = lib.api();
+  std::vector<const InputArg*> given(sig.inputs.size(), nullptr);
+  for (const InputArg& arg : options.inputs) {
+    size_t index = 0;
+    while (index < sig.inputs.size() && sig.inputs[index].name != arg.name) ++index;
+    if (index == sig.inputs.size())
+      throw RunError("unknown input '" + arg.name + "' (in --input " + arg.name + "=" + arg.path +
+                     "); the model's inputs are: " + input_names(sig));
+    if (given[index])
+      throw RunError("input '" + arg.name + "' is given twice (" + given[index]->path + " and " +
+                     arg.path + ")");
+    given[index] = &arg;
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!given[i]) {
+      const TensorSig& t = sig.inputs[i];
+      throw RunError("missing input '" + t.name + "' (" + describe(api.dtype_name(t.dtype), t.dims) +
+                     "): give --input " + t.name + "=FILE.npy");
+    }
+  }
+  std::vector<npy::Array> arrays;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSig& t = sig.inputs[i];
+    const std::string& path = given[i]->path;
+    npy::Array array;
+    try {
+      array = npy::read_file(path);
+    } catch (const npy::Error& e) {
+      throw RunError("input '" + t.name + "': " + e.what());
+    }
+    const std::optional<npy::DType> want = npy_dtype_of(t.dtype);
+    if (!want)
+      throw RunError("input '" + t.name + "' has dtype " + api.dtype_name(t.dtype) +
+                     ", which aotc-run cannot feed");
+    const bool dtype_ok = array.dtype == *want;
+    if (!dtype_ok || array.shape != t.dims) {
+      // Name the expected type in numpy's terms when they differ (bfloat16 as uint16 bits).
+      std::string expected = describe(api.dtype_name(t.dtype), t.dims);
+      if (t.dtype == AOTC_DTYPE_BFLOAT16) expected += " (as uint16 bits)";
+      throw RunError("input '" + t.name + "': expected " + expected + ", got " +
+                     describe(npy::dtype_name(array.dtype), array.shape) + " in " + path);
+    }
+    arrays.push_back(std::move(array));
+  }
+  return arrays;
+}
+
+// Removes temporary output files that were not renamed into place.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    for (const std::string& path : paths) std::remove(path.c_str());
+  }
+};
+
+void run_model(const Options& options, Library& lib, const Signature& sig) {
+  const Api& api = lib.api();
+  std::vector<npy::Array> inputs = load_inputs(options, lib, sig);
+
+  std::vector<aotc_tensor> in_tensors(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    aotc_tensor& t = in_tensors[i];
+    t.data = inputs[i].data.data();
+    t.dtype = sig.inputs[i].dtype;
+    t.rank = static_cast<int32_t>(sig.inputs[i].dims.size());
+    t.dims = sig.inputs[i].dims.data();
+    t.size_bytes = inputs[i].data.size();
+  }
+  std::vector<npy::AlignedBytes> outputs;
+  std::vector<aotc_tensor> out_tensors(sig.outputs.size());
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    const TensorSig& sig_out = sig.outputs[i];
+    if (!npy_dtype_of(sig_out.dtype))
+      throw RunError("output '" + sig_out.name + "' has dtype " + api.dtype_name(sig_out.dtype) +
+                     ", which aotc-run cannot write");
+    try {
+      outputs.emplace_back(static_cast<size_t>(sig_out.size_bytes));
+    } catch (const std::bad_alloc&) {
+      throw RunError("out of memory allocating output '" + sig_out.name + "' (" +
+                     std::to_string(sig_out.size_bytes) + " bytes)");
+    }
+    aotc_tensor& t = out_tensors[i];
+    t.data = outputs[i].data();
+    t.dtype = sig_out.dtype;
+    t.rank = static_cast<int32_t>(sig_out.dims.size());
+    t.dims = sig_out.dims.data();
+    t.size_bytes = outputs[i].size();
+  }
+
+  aotc_context* context = lib.context(options.threads);
+  lib.check(api.run(lib.model(), context, in_tensors.data(), in_tensors.size(), out_tensors.data(),
+                    out_tensors.size()),
+            "aotc_run");
+
+  const std::filesystem::path dir = *options.output_dir;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir))
+    throw RunError("cannot create output directory '" + dir.string() + "': " +
+                   (error ? error.message() : "not a directory"));
+  // All outputs or none: write every temporary file first, then rename them in place.
+  TempFiles temps;
+  std::vector<std::string> finals;
+  try {
+    for (size_t i = 0; i < sig.outputs.size(); ++i) {
+      const std::string path = (dir / ("out" + std::to_string(i) + ".npy")).string();
+      temps.paths.push_back(npy::write_temp_file(path, *npy_dtype_of(sig.outputs[i].dtype),
+                                                 sig.outputs[i].dims,
+                                                 {outputs[i].data(), outputs[i].size()}));
+      finals.push_back(path);
+    }
+    for (size_t i = 0; i < finals.size(); ++i) {
+      npy::commit_temp_file(temps.paths[i], finals[i]);
+      temps.paths[i].clear();  // nothing left to clean up
+    }
+  } catch (const npy::Error& e) {
+    throw RunError(e.what());
+  }
+  for (size_t i = 0; i < finals.size(); ++i) {
+    std::printf("wrote %s (%s: %s)\n", finals[i].c_str(), sig.outputs[i].name.c_str(),
+                describe(api.dtype_name(sig.outputs[i].dtype), sig.outputs[i].dims).c_str());
+  }
+  std::fflush(stdout);
+}
+
+int real_main(int argc, char** argv) {
+  const Options options = parse_args(argc, argv);
+  if (options.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (options.version) {
+    std::printf("aotc-run %s (C ABI version %u)\n", AOTC_VERSION, AOTC_ABI_VERSION);
+    return 0;
+  }
+  Library lib(options.model_path);
+  const Signature sig = read_signature(lib);
+  if (options.info)
+    print_info(options, lib, sig);
+  else
+    run_model(options, lib, sig);
+  return 0;
+}
+
+// One line on stderr, whatever the message holds.
+void report(const char* message, const char* hint = "") {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fprintf(stderr, "aotc-run: error: %s%s\n", line.c_str(), hint);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return real_main(argc, argv);
+  } catch (const UsageError& e) {
+    report(e.what(), " (see aotc-run --help)");
+    return 2;
+  } catch (const std::bad_alloc&) {
+    report("out of memory");
+    return 1;
+  } catch (const std::exception& e) {
+    report(e.what());
+    return 1;
+  } catch (...) {
+    report("unexpected internal error");
+    return 1;
+  }
+}
