@@ -279,7 +279,11 @@ class Interpreter {
     }
     if (kind == prim::If) return interpret_if(node);
     if (kind == prim::Loop) return interpret_loop(node);
-    if (any_poison) return poison_outputs(node);
+    if (any_poison) {
+      // Still list a missing op downstream of another one: users get the full list at once.
+      if (kind.is_aten() && !ops::Registry::get().find_lowering(kind.toQualString())) record_unsupported(node);
+      return poison_outputs(node);
+    }
     if (interpret_structural(node)) return;
     if (interpret_tensor_query(node)) return;
     if (kind == prim::RaiseException) {
@@ -289,6 +293,10 @@ class Interpreter {
       fail_at(node, "the model raises for these input shapes: " + message);
     }
     if (kind == aten::warn || kind == prim::Print) return;
+    if (any_tensor && (kind == aten::Bool || kind == aten::Int || kind == aten::Float || kind == aten::item ||
+                       kind == aten::ScalarImplicit))
+      fail_at(node, "this turns a tensor computed at run time into a Python value; aotc needs control "
+                    "flow and shapes decided at compile time (by input shapes and constants)");
     if (all_known && !any_tensor && node->maybeOperator() && !node->isNondeterministic() &&
         (kind.is_aten() || kind.is_prim()))
       return evaluate_with_torch(node);
@@ -482,18 +490,7 @@ class Interpreter {
     const std::string name = node->kind().toQualString();
     const ops::LowerFn* lowering = ops::Registry::get().find_lowering(name);
     if (!lowering) {
-      UnsupportedUse& use = unsupported_[name];
-      if (use.schema.empty()) {
-        if (const c10::FunctionSchema* schema = node->maybeSchema()) {
-          std::ostringstream os;
-          os << *schema;
-          use.schema = os.str();
-        } else {
-          use.schema = name;
-        }
-      }
-      ++use.count;
-      if (use.locations.size() < 20) use.locations.push_back(source_location(node).str());
+      record_unsupported(node);
       return poison_outputs(node);
     }
     std::vector<ops::Operand> operands;
@@ -504,9 +501,41 @@ class Interpreter {
     // In-place ops (x.relu_(), x += y) left after RemoveTensorMutation: later readers of
     // the mutated input see the result.
     if (name.back() == '_' && !node->inputs().empty() && lookup(node->input(0)).kind == Binding::Kind::Tensor &&
-        !node->outputs().empty())
+        !node->outputs().empty()) {
+      check_no_live_view(node);
       bind(node->input(0), lookup(node->output(0)));
+    }
     if (verbose_) std::fprintf(stderr, "aotc: lowered %s at %s\n", name.c_str(), ctx.loc.str().c_str());
+  }
+
+  // Rebinding the result of an in-place op is only right when no other tensor that is
+  // still read later shares the mutated storage (a view such as x.view(...) would have to
+  // see the change too).
+  void check_no_live_view(Node* node) {
+    const int root = graph_.storage_root(lookup(node->input(0)).tensor);
+    for (const auto& [value, b] : env_) {
+      if (value == node->input(0) || b.kind != Binding::Kind::Tensor || graph_.storage_root(b.tensor) != root) continue;
+      for (const torch::jit::Use& use : value->uses())
+        if (use.user != node && use.user->isAfter(node))
+          fail_at(node, "in-place update of a tensor that has a view read later (%" + value->debugName() +
+                            "); aotc does not support mutating views yet");
+    }
+  }
+
+  void record_unsupported(Node* node) {
+    const std::string name = node->kind().toQualString();
+    UnsupportedUse& use = unsupported_[name];
+    if (use.schema.empty()) {
+      if (const c10::FunctionSchema* schema = node->maybeSchema()) {
+        std::ostringstream os;
+        os << *schema;
+        use.schema = os.str();
+      } else {
+        use.schema = name;
+      }
+    }
+    ++use.count;
+    if (use.locations.size() < 20) use.locations.push_back(source_location(node).str());
   }
 
   void report_unsupported() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -89,7 +90,8 @@ struct GraphOutput {
 
 class Graph {
  public:
-  std::vector<Value> values;
+  // A deque so that references to values stay valid while lowerings add more.
+  std::deque<Value> values;
   std::vector<Op> ops;
   std::vector<Constant> constants;
   std::vector<int> inputs;  // value ids, in forward()'s argument order

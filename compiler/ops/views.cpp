@@ -1,5 +1,5 @@
 // Ops that only change how the same bytes are seen: flatten, view, reshape, squeeze,
-// unsqueeze, contiguous, clone, detach, and dropout in eval mode. Every tensor aotc
+// unsqueeze, contiguous, detach, and dropout in eval mode (clone copies). Every tensor aotc
 // computes is dense, so these are aliases in the IR and cost nothing at run time.
 #include "op_helpers.h"
 
@@ -87,6 +87,17 @@ void lower_unsqueeze(LowerContext& ctx) {
 
 void lower_identity(LowerContext& ctx) { set_view(ctx, ctx.value(0).shape); }
 
+// clone() is a new tensor in torch (unlike contiguous() of a dense tensor, which is the same
+// one): a real copy keeps an in-place update of the clone from reaching the original.
+void lower_clone(LowerContext& ctx) {
+  const ir::Value& x = ctx.value(0);
+  const int out = ctx.new_value(x.dtype, x.shape);
+  ir::Op& op = ctx.add_op("copy", {ctx.tensor(0)}, {out});
+  op.attrs = {{"dims", x.shape}, {"src_strides", dense_strides(x.shape)}, {"dst_strides", dense_strides(x.shape)},
+              {"elem_size", ir::dtype_size(x.dtype)}};
+  ctx.set_tensor_output(0, out);
+}
+
 // dropout(input, p, train): identity in eval mode.
 void lower_dropout(LowerContext& ctx) {
   if (ctx.bool_arg(2)) ctx.fail("dropout in training mode is not supported; call model.eval() before saving");
@@ -107,7 +118,7 @@ void register_views(Registry& r) {
   r.add_lowering("aten::unsqueeze", lower_unsqueeze);
   r.add_lowering("aten::unsqueeze_", lower_unsqueeze);
   r.add_lowering("aten::contiguous", lower_identity);
-  r.add_lowering("aten::clone", lower_identity);
+  r.add_lowering("aten::clone", lower_clone);
   r.add_lowering("aten::detach", lower_identity);
   r.add_lowering("aten::dropout", lower_dropout);
   r.add_lowering("aten::dropout_", lower_dropout);

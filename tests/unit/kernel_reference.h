@@ -60,7 +60,8 @@ class Guarded {
     for (float& x : storage_) x = sentinel();
   }
   Guarded(size_t count, const std::vector<float>& init) : Guarded(count) {
-    std::memcpy(data(), init.data(), sizeof(float) * (init.size() < count ? init.size() : count));
+    if (!init.empty())
+      std::memcpy(data(), init.data(), sizeof(float) * (init.size() < count ? init.size() : count));
   }
 
   static float sentinel() {

@@ -28,8 +28,9 @@ Bytes make_npy(int major, const std::string& header, const Bytes& data = {},
   const uint64_t len = header_len >= 0 ? static_cast<uint64_t>(header_len) : header.size();
   const int length_bytes = major == 1 ? 2 : 4;
   for (int i = 0; i < length_bytes; ++i) out.push_back(static_cast<unsigned char>(len >> (8 * i)));
-  out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), data.begin(), data.end());
+  // push_back rather than insert: GCC 12 -O3 warns falsely (stringop-overflow) on insert here.
+  for (char c : header) out.push_back(static_cast<unsigned char>(c));
+  for (unsigned char b : data) out.push_back(b);
   return out;
 }
 

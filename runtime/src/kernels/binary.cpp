@@ -52,9 +52,9 @@ void binary_row(F f, const float* a, int64_t sa, const float* b, int64_t sb, flo
 // The simplified index space: dims[rank - 1] is the row.
 struct Layout {
   int rank = 0;
-  int64_t dims[8];
-  int64_t sa[8];
-  int64_t sb[8];
+  int64_t dims[8] = {};
+  int64_t sa[8] = {};
+  int64_t sb[8] = {};
 };
 
 // Drops size-1 dims and merges dim d into d + 1 where both inputs step through them as

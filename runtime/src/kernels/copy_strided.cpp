@@ -14,9 +14,9 @@ namespace {
 
 struct Layout {
   int rank = 0;
-  int64_t dims[8];
-  int64_t ss[8];  // source strides (elements)
-  int64_t ds[8];  // destination strides (elements)
+  int64_t dims[8] = {};
+  int64_t ss[8] = {};  // source strides (elements)
+  int64_t ds[8] = {};  // destination strides (elements)
 };
 
 // Drops size-1 dims and merges neighbours that both views step through as one.
@@ -104,10 +104,40 @@ void copy_range(const Layout& l, int64_t elem, const unsigned char* src, unsigne
   }
 }
 
-constexpr int64_t kTile = 32;
+// Tile of a transpose-like copy: kTileT along the dim contiguous on the other side,
+// kTileInner along the inner dim. Narrow inner tiles keep the strided side to a few
+// cache lines, which matters when the stride is a power of two (cache-set conflicts).
+constexpr int64_t kTileT = 64;
+constexpr int64_t kTileInner = 8;
+
+template <class T>
+inline T load(const unsigned char* p, int64_t index) {
+  T v;
+  std::memcpy(&v, p + index * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+template <class T>
+inline void store(unsigned char* p, int64_t index, T v) {
+  std::memcpy(p + index * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+// One tile: rows i in [i0, i1) of dim t, columns j in [j0, j1) of the inner dim; the
+// inner stride is 1 on the side given by DstInner (the loop over j is contiguous there).
+template <class T, bool DstInner>
+void copy_tile(const unsigned char* src, int64_t ss_t, int64_t ss_i, unsigned char* dst,
+               int64_t ds_t, int64_t ds_i, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t s = i * ss_t, d = i * ds_t;
+    if constexpr (DstInner) {
+      for (int64_t j = j0; j < j1; ++j) store<T>(dst, d + j, load<T>(src, s + j * ss_i));
+    } else {
+      for (int64_t j = j0; j < j1; ++j) store<T>(dst, d + j * ds_i, load<T>(src, s + j));
+    }
+  }
+}
 
 // The inner dim is contiguous on one side only and dim t is contiguous on the other:
-// copy (t, inner) in kTile x kTile tiles. Work items are (outer index, tile row of t).
+// copy (t, inner) in tiles. Work items are (outer index, tile row of t).
 template <class T>
 void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* src,
                 unsigned char* dst) {
@@ -121,10 +151,10 @@ void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* s
     outer_dims[n_outer++] = d;
     outer_count *= l.dims[d];
   }
-  const int64_t t_tiles = detail::ceil_div(l.dims[t], kTile);
+  const int64_t t_tiles = detail::ceil_div(l.dims[t], kTileT);
   const int64_t n_in = l.dims[inner];
-  const int64_t ss_t = l.ss[t], ds_t = l.ds[t], ss_i = l.ss[inner], ds_i = l.ds[inner];
-  pool.parallel_for(outer_count * t_tiles, detail::min_chunk_for(kTile * n_in),
+  const bool dst_inner = l.ds[inner] == 1;
+  pool.parallel_for(outer_count * t_tiles, detail::min_chunk_for(kTileT * n_in),
                     [&](int64_t w0, int64_t w1) {
     for (int64_t w = w0; w < w1; ++w) {
       int64_t rem = w / t_tiles;
@@ -136,14 +166,16 @@ void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* s
         off_s += i * l.ss[d];
         off_d += i * l.ds[d];
       }
-      const int64_t t0 = (w % t_tiles) * kTile;
-      const int64_t t1 = detail::min_i64(l.dims[t], t0 + kTile);
-      for (int64_t j0 = 0; j0 < n_in; j0 += kTile) {
-        const int64_t j1 = detail::min_i64(n_in, j0 + kTile);
-        for (int64_t i = t0; i < t1; ++i) {
-          const unsigned char* s = src + (off_s + i * ss_t) * elem;
-          unsigned char* d = dst + (off_d + i * ds_t) * elem;
-          for (int64_t j = j0; j < j1; ++j) copy_elem<T>(s + j * ss_i * elem, d + j * ds_i * elem);
+      const unsigned char* s = src + off_s * elem;
+      unsigned char* d = dst + off_d * elem;
+      const int64_t i0 = (w % t_tiles) * kTileT;
+      const int64_t i1 = detail::min_i64(l.dims[t], i0 + kTileT);
+      for (int64_t j0 = 0; j0 < n_in; j0 += kTileInner) {
+        const int64_t j1 = detail::min_i64(n_in, j0 + kTileInner);
+        if (dst_inner) {
+          copy_tile<T, true>(s, l.ss[t], l.ss[inner], d, l.ds[t], 1, i0, i1, j0, j1);
+        } else {
+          copy_tile<T, false>(s, l.ss[t], 1, d, l.ds[t], l.ds[inner], i0, i1, j0, j1);
         }
       }
     }

@@ -13,10 +13,10 @@ namespace {
 
 struct Layout {
   int rank = 0;
-  int64_t dims[8];
-  bool reduced[8];
-  int64_t in_strides[8];   // dense input
-  int64_t out_strides[8];  // dense over the kept dims, 0 for reduced ones
+  int64_t dims[8] = {};
+  bool reduced[8] = {};
+  int64_t in_strides[8] = {};   // dense input
+  int64_t out_strides[8] = {};  // dense over the kept dims, 0 for reduced ones
 };
 
 float identity_of(ReduceOp op) {
