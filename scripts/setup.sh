@@ -36,6 +36,7 @@ requirements="torch==2.11.0 torchvision==0.26.0 numpy<3 pillow nvidia-cufile==1.
 if [ "$(cat .venv/.aotc-requirements 2>/dev/null)" != "$requirements" ]; then
   pip=(.venv/bin/python -m pip install -q --disable-pip-version-check)
   "${pip[@]}" --no-deps torch==2.11.0 torchvision==0.26.0
+  echo "setup: torch is installed without its CUDA wheels on purpose; pip may complain about them below"
   "${pip[@]}" "numpy<3" pillow filelock "typing-extensions>=4.10.0" "setuptools<82" "sympy>=1.13.3" \
     "networkx>=2.5.1" jinja2 "fsspec>=0.8.5"
   "${pip[@]}" --no-deps "nvidia-cufile==1.15.1.6.*" nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5
