@@ -24,6 +24,31 @@ struct Buffer {
   int64_t offset = -1;
 };
 
+// Places buffers in the given order, each at the lowest offset free during its lifetime;
+// returns the arena size.
+int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& order, std::vector<int64_t>& offsets) {
+  int64_t arena = 0;
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    const Buffer& b = buffers[i];
+    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of overlapping lifetimes
+    for (size_t j : placed) {
+      const Buffer& o = buffers[j];
+      if (o.first <= b.last && b.first <= o.last) taken.emplace_back(offsets[j], offsets[j] + align_up(o.size));
+    }
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (const auto& [start, stop] : taken) {
+      if (offset + align_up(b.size) <= start) break;
+      offset = std::max(offset, stop);
+    }
+    offsets[i] = offset;
+    arena = std::max(arena, offset + align_up(b.size));
+    placed.push_back(i);
+  }
+  return arena;
+}
+
 }  // namespace
 
 void plan_memory(ir::Graph& graph) {
@@ -71,31 +96,35 @@ void plan_memory(ir::Graph& graph) {
     lower_bound = std::max(lower_bound, live);
   }
 
-  std::vector<size_t> order(buffers.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].size != buffers[b].size) return buffers[a].size > buffers[b].size;
-    return buffers[a].first < buffers[b].first;
-  });
-  int64_t arena = 0;
-  std::vector<size_t> placed;
-  for (size_t i : order) {
-    Buffer& b = buffers[i];
-    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of overlapping lifetimes
-    for (size_t j : placed) {
-      const Buffer& o = buffers[j];
-      if (o.first <= b.last && b.first <= o.last) taken.emplace_back(o.offset, o.offset + align_up(o.size));
+  // Greedy placement is order-sensitive; a few classic orders are tried and the smallest
+  // arena wins (largest first, longest-lived first, largest size x lifetime first).
+  using Less = bool (*)(const Buffer&, const Buffer&);
+  const Less orders[] = {
+      [](const Buffer& a, const Buffer& b) { return a.size != b.size ? a.size > b.size : a.first < b.first; },
+      [](const Buffer& a, const Buffer& b) {
+        const int la = a.last - a.first, lb = b.last - b.first;
+        return la != lb ? la > lb : a.size > b.size;
+      },
+      [](const Buffer& a, const Buffer& b) {
+        const int64_t ka = a.size * (a.last - a.first + 1), kb = b.size * (b.last - b.first + 1);
+        return ka != kb ? ka > kb : a.first < b.first;
+      },
+  };
+  std::vector<int64_t> best_offsets;
+  int64_t arena = -1;
+  for (Less less : orders) {
+    std::vector<size_t> order(buffers.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return less(buffers[a], buffers[b]); });
+    std::vector<int64_t> offsets(buffers.size(), -1);
+    const int64_t size = place(buffers, order, offsets);
+    if (arena < 0 || size < arena) {
+      arena = size;
+      best_offsets = offsets;
     }
-    std::sort(taken.begin(), taken.end());
-    int64_t offset = 0;
-    for (const auto& [start, stop] : taken) {
-      if (offset + align_up(b.size) <= start) break;
-      offset = std::max(offset, stop);
-    }
-    b.offset = offset;
-    arena = std::max(arena, offset + align_up(b.size));
-    placed.push_back(i);
   }
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = best_offsets[i];
+  if (arena < 0) arena = 0;
 
   for (const Buffer& b : buffers) {
     if (b.value >= 0) graph.value(b.value).arena_offset = b.offset;
