@@ -23,8 +23,7 @@ inline const int kThreadCounts[] = {1, 3};
 
 constexpr double kTolerance = 1e-5;
 
-inline std::vector<float> random_floats(size_t count, uint32_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
+inline std::vector<float> random_floats(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(count);
@@ -196,8 +195,8 @@ inline std::vector<double> ref_avg_pool2d(const rt::Pool2dParams& p, const float
           for (int64_t j = 0; j < p.kernel_w; ++j) {
             const int64_t ih = oh * p.stride_h - p.pad_h + i;
             const int64_t iw = ow * p.stride_w - p.pad_w + j;
-            const bool in_padded = ih >= -p.pad_h && ih < p.h_in + p.pad_h && iw >= -p.pad_w &&
-                                   iw < p.w_in + p.pad_w;
+            const bool in_padded =
+                ih >= -p.pad_h && ih < p.h_in + p.pad_h && iw >= -p.pad_w && iw < p.w_in + p.pad_w;
             if (in_padded) ++padded;
             if (ih < 0 || ih >= p.h_in || iw < 0 || iw >= p.w_in) continue;
             ++inside;
@@ -264,8 +263,7 @@ inline int64_t index_space_size(int32_t rank, const int64_t* dims) {
 }
 
 // Offset of the linear (row-major) index `linear` of dims through strides.
-inline int64_t strided_offset(int32_t rank, const int64_t* dims, const int64_t* strides,
-                              int64_t linear) {
+inline int64_t strided_offset(int32_t rank, const int64_t* dims, const int64_t* strides, int64_t linear) {
   int64_t off = 0;
   for (int32_t d = rank - 1; d >= 0; --d) {
     off += (linear % dims[d]) * strides[d];
@@ -310,8 +308,7 @@ inline void ref_copy(const rt::CopyParams& p, const unsigned char* src, unsigned
   }
 }
 
-inline std::vector<double> ref_softmax(int64_t outer, int64_t axis, int64_t inner, bool log,
-                                       const float* x) {
+inline std::vector<double> ref_softmax(int64_t outer, int64_t axis, int64_t inner, bool log, const float* x) {
   std::vector<double> y(static_cast<size_t>(outer * axis * inner));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {
@@ -375,7 +372,10 @@ inline void dense_strides(int32_t rank, const int64_t* dims, int64_t* strides) {
 
 inline std::string dims_str(int32_t rank, const int64_t* dims) {
   std::string s = "[";
-  for (int32_t d = 0; d < rank; ++d) s += (d ? "," : "") + std::to_string(dims[d]);
+  for (int32_t d = 0; d < rank; ++d) {
+    if (d > 0) s += ',';
+    s += std::to_string(dims[d]);
+  }
   return s + "]";
 }
 

@@ -49,7 +49,7 @@ struct OpCase {
   BinaryOp op;
   float alpha;
 };
-const OpCase kOps[] = {{BinaryOp::Add, 1.0f}, {BinaryOp::Add, 2.5f}, {BinaryOp::Sub, 1.0f},
+const OpCase kOps[] = {{BinaryOp::Add, 1.0f},  {BinaryOp::Add, 2.5f}, {BinaryOp::Sub, 1.0f},
                        {BinaryOp::Sub, -0.5f}, {BinaryOp::Mul, 1.0f}, {BinaryOp::Div, 1.0f}};
 
 void check_binary(ThreadPool& pool, const BinaryParams& p, const std::vector<float>& a,

@@ -24,14 +24,12 @@ void check_copy(ThreadPool& pool, const CopyParams& p, size_t src_elems, size_t 
   want = dst;
   ref_copy(p, src.data(), want.data());
   aotc::rt::copy_strided(pool, p, src.data(), dst.data());
-  INFO(what << " dims=" << dims_str(p.rank, p.dims) << " elem=" << p.elem_size
-            << " threads=" << pool.size());
+  INFO(what << " dims=" << dims_str(p.rank, p.dims) << " elem=" << p.elem_size << " threads=" << pool.size());
   CHECK(dst == want);
 }
 
 // dst (dense, out dims) = src permuted: out dim d is src dim perm[d].
-CopyParams permute_params(const std::vector<int64_t>& src_dims, const std::vector<int>& perm,
-                          int64_t elem) {
+CopyParams permute_params(const std::vector<int64_t>& src_dims, const std::vector<int>& perm, int64_t elem) {
   CopyParams p;
   p.rank = static_cast<int32_t>(src_dims.size());
   p.elem_size = elem;
@@ -57,13 +55,13 @@ TEST_CASE("copy_strided: permutations x element sizes") {
     std::vector<int> perm;
   };
   const Case cases[] = {
-      {{2, 3, 4, 5}, {0, 2, 3, 1}},   // NCHW -> NHWC
-      {{2, 3, 4, 5}, {3, 2, 1, 0}},   // reverse
-      {{2, 5, 7, 3}, {0, 2, 1, 3}},   // swap heads/sequence: rows stay contiguous
-      {{33, 65}, {1, 0}},             // transpose (tiled)
-      {{300, 257}, {1, 0}},           // large transpose, several tiles per thread
+      {{2, 3, 4, 5}, {0, 2, 3, 1}},     // NCHW -> NHWC
+      {{2, 3, 4, 5}, {3, 2, 1, 0}},     // reverse
+      {{2, 5, 7, 3}, {0, 2, 1, 3}},     // swap heads/sequence: rows stay contiguous
+      {{33, 65}, {1, 0}},               // transpose (tiled)
+      {{300, 257}, {1, 0}},             // large transpose, several tiles per thread
       {{2, 64, 17, 17}, {0, 2, 3, 1}},  // NCHW -> NHWC, tiled
-      {{7, 1, 13}, {2, 1, 0}},        // size-1 dims
+      {{7, 1, 13}, {2, 1, 0}},          // size-1 dims
       {{1}, {0}},
       {{2, 2, 2, 2, 2, 2, 2, 3}, {7, 6, 5, 4, 3, 2, 1, 0}},  // rank 8
   };

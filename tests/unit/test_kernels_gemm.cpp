@@ -16,8 +16,8 @@ struct Epilogue {
 
 const Epilogue kEpilogues[] = {
     {1.0f, 1.0f, -INFINITY, INFINITY},
-    {0.5f, 2.0f, 0.0f, INFINITY},   // relu
-    {1.5f, -1.0f, -0.25f, 0.25f},   // hardtanh-like
+    {0.5f, 2.0f, 0.0f, INFINITY},       // relu
+    {1.5f, -1.0f, -0.25f, 0.25f},       // hardtanh-like
     {1.0f, 0.0f, -INFINITY, INFINITY},  // beta 0: the bias must be ignored, even NaN
 };
 
@@ -69,9 +69,8 @@ void check_gemm(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool ta, bool
     for (int64_t j = n; j < p.ldc && i + 1 < m; ++j)
       gaps_intact = gaps_intact && Guarded::is_sentinel(c.data()[i * p.ldc + j]);
   }
-  INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
-            << " bias=" << int(bk) << " alpha=" << e.alpha << " beta=" << e.beta
-            << " threads=" << pool.size());
+  INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " bias=" << int(bk)
+            << " alpha=" << e.alpha << " beta=" << e.beta << " threads=" << pool.size());
   CHECK(rel_l2(got, want) <= kTolerance);
   CHECK(c.guards_intact());
   CHECK(gaps_intact);
@@ -83,9 +82,8 @@ TEST_CASE("gemm_f32: shapes x transposes x bias kinds x epilogues") {
   struct Shape {
     int64_t m, n, k;
   };
-  const Shape shapes[] = {{1, 1, 1},    {3, 7, 13},   {17, 33, 5},   {33, 17, 64},
-                          {64, 64, 64}, {150, 130, 70}, {5, 1000, 300}, {700, 3, 500},
-                          {1, 1000, 512}, {13, 1, 33}};
+  const Shape shapes[] = {{1, 1, 1},      {3, 7, 13},     {17, 33, 5},   {33, 17, 64},   {64, 64, 64},
+                          {150, 130, 70}, {5, 1000, 300}, {700, 3, 500}, {1, 1000, 512}, {13, 1, 33}};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 1;
@@ -129,7 +127,7 @@ TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
       {3, 17, 13, 33, false, true, false, false, BiasKind::PerColumn},
       {7, 33, 17, 9, true, false, true, false, BiasKind::Full},
       {4, 5, 64, 32, false, false, false, true, BiasKind::PerRow},
-      {12, 64, 64, 64, true, true, false, false, BiasKind::None},  // many: parallel over batch
+      {12, 64, 64, 64, true, true, false, false, BiasKind::None},           // many: parallel over batch
       {2, 200, 150, 100, false, false, false, false, BiasKind::PerColumn},  // few large: split
   };
   for (int threads : kThreadCounts) {
@@ -153,8 +151,10 @@ TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
       bp.stride_a = cs.broadcast_a ? 0 : cs.m * cs.k;
       bp.stride_b = cs.broadcast_b ? 0 : cs.k * cs.n;
       bp.stride_c = cs.m * cs.n;
-      const auto a = random_floats(static_cast<size_t>((cs.broadcast_a ? 1 : cs.batch) * cs.m * cs.k), ++seed);
-      const auto b = random_floats(static_cast<size_t>((cs.broadcast_b ? 1 : cs.batch) * cs.k * cs.n), ++seed);
+      const auto a =
+          random_floats(static_cast<size_t>((cs.broadcast_a ? 1 : cs.batch) * cs.m * cs.k), ++seed);
+      const auto b =
+          random_floats(static_cast<size_t>((cs.broadcast_b ? 1 : cs.batch) * cs.k * cs.n), ++seed);
       const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
       Guarded c(static_cast<size_t>(cs.batch * cs.m * cs.n));
       aotc::rt::batched_gemm_f32(pool, bp, a.data(), b.data(), bias.empty() ? nullptr : bias.data(),
@@ -164,8 +164,7 @@ TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
         const auto one = ref_gemm(p, a.data() + i * bp.stride_a, b.data() + i * bp.stride_b, bias.data());
         want.insert(want.end(), one.begin(), one.end());
       }
-      INFO("batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n << " k=" << cs.k
-                    << " threads=" << threads);
+      INFO("batch=" << cs.batch << " m=" << cs.m << " n=" << cs.n << " k=" << cs.k << " threads=" << threads);
       CHECK(rel_l2(c.values(), want) <= kTolerance);
       CHECK(c.guards_intact());
     }

@@ -109,8 +109,7 @@ TEST_CASE("avg_pool2d_f32: count_include_pad, ceil_mode border, divisor_override
           const auto x = random_floats(static_cast<size_t>(p.n * p.c * p.h_in * p.w_in), ++seed);
           Guarded y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
           aotc::rt::avg_pool2d_f32(pool, p, x.data(), y.data());
-          INFO(pc.name << " include_pad=" << include_pad << " divisor=" << divisor
-                       << " threads=" << threads);
+          INFO(pc.name << " include_pad=" << include_pad << " divisor=" << divisor << " threads=" << threads);
           CHECK(rel_l2(y.values(), ref_avg_pool2d(p, x.data())) <= kTolerance);
           CHECK(y.guards_intact());
         }

@@ -10,8 +10,8 @@ TEST_CASE("softmax_f32: softmax and log_softmax, contiguous and strided axis") {
   struct Case {
     int64_t outer, axis, inner;
   };
-  const Case cases[] = {{1, 1, 1},   {3, 7, 1},     {5, 1000, 1}, {2, 13, 17}, {4, 3, 300},
-                        {7, 33, 5},  {64, 1000, 1}, {2, 100, 300}, {1, 1, 33}, {1, 4097, 1}};
+  const Case cases[] = {{1, 1, 1},  {3, 7, 1},     {5, 1000, 1},  {2, 13, 17}, {4, 3, 300},
+                        {7, 33, 5}, {64, 1000, 1}, {2, 100, 300}, {1, 1, 33},  {1, 4097, 1}};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 71;

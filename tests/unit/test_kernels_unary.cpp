@@ -91,8 +91,8 @@ TEST_CASE("channel_affine_f32: per-channel scale/shift with clamp") {
           const auto scale = random_floats(static_cast<size_t>(c.c), ++seed, -2.0f, 2.0f);
           const auto shift = random_floats(static_cast<size_t>(c.c), ++seed);
           Guarded y(total, in_place ? x : std::vector<float>{});
-          aotc::rt::channel_affine_f32(pool, c.n, c.c, c.spatial, scale.data(), shift.data(), cl[0],
-                                       cl[1], in_place ? y.data() : x.data(), y.data());
+          aotc::rt::channel_affine_f32(pool, c.n, c.c, c.spatial, scale.data(), shift.data(), cl[0], cl[1],
+                                       in_place ? y.data() : x.data(), y.data());
           std::vector<double> want(total);
           for (size_t i = 0; i < total; ++i) {
             const size_t ch = (i / static_cast<size_t>(c.spatial)) % static_cast<size_t>(c.c);

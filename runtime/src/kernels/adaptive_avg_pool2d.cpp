@@ -13,9 +13,8 @@ inline int64_t bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * i
 
 }  // namespace
 
-void adaptive_avg_pool2d_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t h_in,
-                             int64_t w_in, int64_t h_out, int64_t w_out, const float* x,
-                             float* y) {
+void adaptive_avg_pool2d_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
+                             int64_t h_out, int64_t w_out, const float* x, float* y) {
   if (n <= 0 || c <= 0 || h_out <= 0 || w_out <= 0) return;
   const int64_t hw_in = h_in * w_in, hw_out = h_out * w_out;
   // Each plane reads all of its input once, whatever the bins are.
@@ -25,7 +24,7 @@ void adaptive_avg_pool2d_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t h_i
       const float* xp = x + plane * hw_in;
       float* yp = y + plane * hw_out;
       if (hw_out == 1) {  // global average pooling
-        yp[0] = detail::reduce_contiguous<detail::add_f32>(xp, hw_in, 0.0f) / static_cast<float>(hw_in);
+        yp[0] = detail::sum_contiguous(xp, hw_in) / static_cast<float>(hw_in);
         continue;
       }
       for (int64_t oh = 0; oh < h_out; ++oh) {

@@ -6,8 +6,8 @@
 
 namespace aotc::rt {
 
-void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& bp, const float* a,
-                      const float* b, const float* bias, float* c) {
+void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& bp, const float* a, const float* b,
+                      const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
   if (bp.batch <= 0 || p.m <= 0 || p.n <= 0) return;
   if (bp.batch == 1) {

@@ -31,8 +31,7 @@ struct Div {
 // One row of count outputs; the stride of each input is 1 (contiguous), 0 (broadcast)
 // or anything else.
 template <class F>
-void binary_row(F f, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
-                int64_t count) {
+void binary_row(F f, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t count) {
   if (sa == 1 && sb == 1) {
     for (int64_t i = 0; i < count; ++i) y[i] = f(a[i], b[i]);
   } else if (sa == 1 && sb == 0) {
@@ -120,15 +119,13 @@ template <class F>
 void binary_run(ThreadPool& pool, F f, const Layout& l, const float* a, const float* b, float* y) {
   int64_t total = 1;
   for (int d = 0; d < l.rank; ++d) total *= l.dims[d];
-  pool.parallel_for(total, detail::kElementwiseMinChunk, [&](int64_t begin, int64_t end) {
-    binary_range(f, l, a, b, y, begin, end);
-  });
+  pool.parallel_for(total, detail::kElementwiseMinChunk,
+                    [&](int64_t begin, int64_t end) { binary_range(f, l, a, b, y, begin, end); });
 }
 
 }  // namespace
 
-void binary_f32(ThreadPool& pool, const BinaryParams& p, const float* a, const float* b,
-                float* y) {
+void binary_f32(ThreadPool& pool, const BinaryParams& p, const float* a, const float* b, float* y) {
   Layout l;
   if (p.rank < 0 || p.rank > 8 || !simplify(p, l)) return;
   switch (p.op) {

@@ -7,9 +7,8 @@
 
 namespace aotc::rt {
 
-void channel_affine_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t spatial,
-                        const float* scale, const float* shift, float clamp_lo, float clamp_hi,
-                        const float* x, float* y) {
+void channel_affine_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t spatial, const float* scale,
+                        const float* shift, float clamp_lo, float clamp_hi, const float* x, float* y) {
   if (n <= 0 || c <= 0 || spatial <= 0) return;
   if (spatial == 1) {
     // n x c rows (batch norm 1-d): vectorise along the channels instead.

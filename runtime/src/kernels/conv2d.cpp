@@ -42,8 +42,7 @@ void conv2d_depthwise(ThreadPool& pool, const Conv2dParams& p, const float* x, c
             if (p.stride_w == 1) {
               for (int64_t ow = cols.lo; ow < cols.hi; ++ow) yrow[ow] += wv * xrow[ow + off];
             } else {
-              for (int64_t ow = cols.lo; ow < cols.hi; ++ow)
-                yrow[ow] += wv * xrow[ow * p.stride_w + off];
+              for (int64_t ow = cols.lo; ow < cols.hi; ++ow) yrow[ow] += wv * xrow[ow * p.stride_w + off];
             }
           }
         }
@@ -55,8 +54,7 @@ void conv2d_depthwise(ThreadPool& pool, const Conv2dParams& p, const float* x, c
 
 // col[r, oh * w_out + ow] = x[ci, oh*sh - ph + i*dh, ow*sw - pw + j*dw] for r = (ci, i, j),
 // zero where the tap falls into the padding.
-void im2col(ThreadPool& pool, const Conv2dParams& p, const float* xg, int64_t channels,
-            float* col) {
+void im2col(ThreadPool& pool, const Conv2dParams& p, const float* xg, int64_t channels, float* col) {
   const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
   const int64_t taps = p.kernel_h * p.kernel_w;
   pool.parallel_for(channels * taps, detail::min_chunk_for(hw_out), [&](int64_t r0, int64_t r1) {
@@ -75,9 +73,8 @@ void im2col(ThreadPool& pool, const Conv2dParams& p, const float* xg, int64_t ch
         }
         const float* src = xp + ih * p.w_in;
         for (int64_t ow = 0; ow < cols.lo; ++ow) dst[ow] = 0.0f;
-        if (p.stride_w == 1) {
-          std::memcpy(dst + cols.lo, src + cols.lo + off,
-                      static_cast<size_t>(cols.hi - cols.lo) * sizeof(float));
+        if (p.stride_w == 1) {  // a plain loop: rows are short, a memcpy call costs more
+          for (int64_t ow = cols.lo; ow < cols.hi; ++ow) dst[ow] = src[ow + off];
         } else {
           for (int64_t ow = cols.lo; ow < cols.hi; ++ow) dst[ow] = src[ow * p.stride_w + off];
         }
@@ -89,11 +86,11 @@ void im2col(ThreadPool& pool, const Conv2dParams& p, const float* xg, int64_t ch
 
 }  // namespace
 
-void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
-                const float* bias, float* y, float* scratch) {
+void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch) {
   if (p.n <= 0 || p.c_out <= 0 || p.h_out <= 0 || p.w_out <= 0 || p.groups <= 0) return;
-  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 &&
-                         p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                         p.pad_h == 0 && p.pad_w == 0;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
   if (depthwise) {
     conv2d_depthwise(pool, p, x, w, bias, y);
@@ -115,8 +112,7 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
   g.clamp_lo = p.clamp_lo;
   g.clamp_hi = p.clamp_hi;
   const int64_t items = p.n * p.groups;
-  auto item_ptrs = [&](int64_t item, const float*& xg, const float*& wg, const float*& bg,
-                       float*& yg) {
+  auto item_ptrs = [&](int64_t item, const float*& xg, const float*& wg, const float*& bg, float*& yg) {
     const int64_t img = item / p.groups, grp = item % p.groups;
     xg = x + (img * p.c_in + grp * cin_g) * hw_in;
     wg = w + grp * cout_g * depth;
@@ -126,8 +122,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 
   if (pointwise) {
     // The input image-group is already the dense depth x hw_out right-hand side.
-    const double flops = 2.0 * static_cast<double>(cout_g) * static_cast<double>(hw_out) *
-                         static_cast<double>(depth);
+    const double flops =
+        2.0 * static_cast<double>(cout_g) * static_cast<double>(hw_out) * static_cast<double>(depth);
     if (pool.size() > 1 && items >= 2 * pool.size()) {
       const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / flops) + 1;
       pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1) {

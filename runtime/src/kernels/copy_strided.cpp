@@ -77,8 +77,8 @@ void copy_row(const unsigned char* src, int64_t ss, unsigned char* dst, int64_t 
 
 // Elements [begin, end) of the index space in row-major order, row piece by row piece.
 template <class T>
-void copy_range(const Layout& l, int64_t elem, const unsigned char* src, unsigned char* dst,
-                int64_t begin, int64_t end) {
+void copy_range(const Layout& l, int64_t elem, const unsigned char* src, unsigned char* dst, int64_t begin,
+                int64_t end) {
   const int inner = l.rank - 1;
   int64_t idx[8];
   int64_t off_s = 0, off_d = 0, rem = begin;
@@ -124,8 +124,8 @@ inline void store(unsigned char* p, int64_t index, T v) {
 // One tile: rows i in [i0, i1) of dim t, columns j in [j0, j1) of the inner dim; the
 // inner stride is 1 on the side given by DstInner (the loop over j is contiguous there).
 template <class T, bool DstInner>
-void copy_tile(const unsigned char* src, int64_t ss_t, int64_t ss_i, unsigned char* dst,
-               int64_t ds_t, int64_t ds_i, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+void copy_tile(const unsigned char* src, int64_t ss_t, int64_t ss_i, unsigned char* dst, int64_t ds_t,
+               int64_t ds_i, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   for (int64_t i = i0; i < i1; ++i) {
     const int64_t s = i * ss_t, d = i * ds_t;
     if constexpr (DstInner) {
@@ -139,8 +139,7 @@ void copy_tile(const unsigned char* src, int64_t ss_t, int64_t ss_i, unsigned ch
 // The inner dim is contiguous on one side only and dim t is contiguous on the other:
 // copy (t, inner) in tiles. Work items are (outer index, tile row of t).
 template <class T>
-void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* src,
-                unsigned char* dst) {
+void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* src, unsigned char* dst) {
   constexpr int64_t elem = sizeof(T);
   const int inner = l.rank - 1;
   int outer_dims[8];
@@ -154,8 +153,7 @@ void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* s
   const int64_t t_tiles = detail::ceil_div(l.dims[t], kTileT);
   const int64_t n_in = l.dims[inner];
   const bool dst_inner = l.ds[inner] == 1;
-  pool.parallel_for(outer_count * t_tiles, detail::min_chunk_for(kTileT * n_in),
-                    [&](int64_t w0, int64_t w1) {
+  pool.parallel_for(outer_count * t_tiles, detail::min_chunk_for(kTileT * n_in), [&](int64_t w0, int64_t w1) {
     for (int64_t w = w0; w < w1; ++w) {
       int64_t rem = w / t_tiles;
       int64_t off_s = 0, off_d = 0;
@@ -183,8 +181,7 @@ void copy_tiled(ThreadPool& pool, const Layout& l, int t, const unsigned char* s
 }
 
 template <class T>
-void copy_run(ThreadPool& pool, const Layout& l, int64_t elem, const unsigned char* src,
-              unsigned char* dst) {
+void copy_run(ThreadPool& pool, const Layout& l, int64_t elem, const unsigned char* src, unsigned char* dst) {
   const int inner = l.rank - 1;
   // A transpose-like copy: the inner dim is contiguous on exactly one side and another
   // dim is contiguous on the other side. Tiles only pay with rows of some length, and
@@ -201,9 +198,8 @@ void copy_run(ThreadPool& pool, const Layout& l, int64_t elem, const unsigned ch
   }
   int64_t total = 1;
   for (int d = 0; d < l.rank; ++d) total *= l.dims[d];
-  pool.parallel_for(total, detail::kElementwiseMinChunk, [&](int64_t begin, int64_t end) {
-    copy_range<T>(l, elem, src, dst, begin, end);
-  });
+  pool.parallel_for(total, detail::kElementwiseMinChunk,
+                    [&](int64_t begin, int64_t end) { copy_range<T>(l, elem, src, dst, begin, end); });
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ using OutMap = Eigen::Map<RowMajorMat, Eigen::Unaligned, Eigen::OuterStride<>>;
 
 // c (+)= alpha * a * b. Eigen folds alpha into the kernel instead of a second pass.
 template <class AMat, class BMat>
-void product(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
-             int64_t cols, int64_t depth, float alpha, bool accumulate, float* c, int64_t ldc) {
+void product(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t cols,
+             int64_t depth, float alpha, bool accumulate, float* c, int64_t ldc) {
   const ConstMap<AMat> am(a, rows, depth, Eigen::OuterStride<>(lda));
   const ConstMap<BMat> bm(b, depth, cols, Eigen::OuterStride<>(ldb));
   OutMap cm(c, rows, cols, Eigen::OuterStride<>(ldc));
@@ -101,8 +101,8 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
 
 }  // namespace detail
 
-void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b,
-              const float* bias, float* c) {
+void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b, const float* bias,
+              float* c) {
   using detail::ceil_div;
   if (p.m <= 0 || p.n <= 0) return;
   const double depth = static_cast<double>(p.k > 0 ? p.k : 1);
@@ -118,16 +118,14 @@ void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float
     const double unit_flops = 2.0 * kRowUnit * static_cast<double>(p.n) * depth;
     const int64_t min_units = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / unit_flops) + 1;
     pool.parallel_for(ceil_div(p.m, kRowUnit), min_units, [&](int64_t u0, int64_t u1) {
-      detail::gemm_block_f32(p, u0 * kRowUnit, detail::min_i64(p.m, u1 * kRowUnit), 0, p.n, a, b,
-                             bias, c);
+      detail::gemm_block_f32(p, u0 * kRowUnit, detail::min_i64(p.m, u1 * kRowUnit), 0, p.n, a, b, bias, c);
     });
   } else {
     constexpr int64_t kColUnit = 16;
     const double unit_flops = 2.0 * kColUnit * static_cast<double>(p.m) * depth;
     const int64_t min_units = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / unit_flops) + 1;
     pool.parallel_for(ceil_div(p.n, kColUnit), min_units, [&](int64_t u0, int64_t u1) {
-      detail::gemm_block_f32(p, 0, p.m, u0 * kColUnit, detail::min_i64(p.n, u1 * kColUnit), a, b,
-                             bias, c);
+      detail::gemm_block_f32(p, 0, p.m, u0 * kColUnit, detail::min_i64(p.n, u1 * kColUnit), a, b, bias, c);
     });
   }
 }

@@ -3,7 +3,16 @@
 
 #include <aotc/rt/kernels.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define AOTC_KERNELS_AVX2 1
+#else
+#define AOTC_KERNELS_AVX2 0
+#endif
 
 namespace aotc::rt::detail {
 
@@ -57,24 +66,79 @@ inline TapRange valid_outputs(int64_t offset, int64_t stride, int64_t count, int
 // max/min as torch reduces: a NaN wins over everything.
 inline float max_nan(float m, float v) { return (v > m || v != v) ? v : m; }
 inline float min_nan(float m, float v) { return (v < m || v != v) ? v : m; }
-inline float add_f32(float m, float v) { return m + v; }
 
-// Folds a contiguous run with 16 independent accumulators: the loop vectorises (the
+// Sum of a contiguous run with 16 independent accumulators: the loop vectorises (the
 // compiler may not reassociate a single accumulator) and a long sum gathers less
-// rounding error. Combine is one of the functions above; init is its identity.
-template <float (*Combine)(float, float)>
-inline float reduce_contiguous(const float* x, int64_t count, float init) {
+// rounding error.
+inline float sum_contiguous(const float* x, int64_t count) {
   constexpr int kLanes = 16;
-  float acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = init;
+  float acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= count; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] = Combine(acc[l], x[i + l]);
-  for (int l = 0; i + l < count; ++l) acc[l] = Combine(acc[l], x[i + l]);
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l];
+  for (int l = 0; i + l < count; ++l) acc[l] += x[i + l];
   for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int l = 0; l < width; ++l) acc[l] = Combine(acc[l], acc[l + width]);
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
   return acc[0];
 }
+
+// exp for float, Cephes-style: exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln2 / 2,
+// with a degree-6 polynomial (max error about 1.4 ulp). Inputs are clamped to
+// [-88, 88.376]: the result saturates at 2.4e38 above and flushes to 0 below about -87.7
+// (where exp is subnormal); NaN stays NaN. Written by hand because the compilers do not
+// vectorise std::exp without -ffast-math, and Eigen's exp is about twice as slow.
+namespace exp_consts {
+constexpr float kHi = 88.3762626647949f;
+constexpr float kLo = -88.0f;  // rounds to n = -127, whose scale 2^-127 is built as 0
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;  // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi exact in few bits
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f;
+constexpr float kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
+}  // namespace exp_consts
+
+inline float exp_f32(float x) {
+  using namespace exp_consts;
+  x = x > kHi ? kHi : x;  // comparisons with NaN are false: NaN passes through
+  x = x < kLo ? kLo : x;
+  const float n = std::nearbyint(x * kLog2e);
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float p = kP0;
+  p = p * r + kP1;
+  p = p * r + kP2;
+  p = p * r + kP3;
+  p = p * r + kP4;
+  p = p * r + kP5;
+  const float y = p * r * r + r + 1.0f;
+  const float n_safe = n > -127.0f ? n : -127.0f;  // never converts NaN to int
+  return y * std::bit_cast<float>((static_cast<int32_t>(n_safe) + 127) << 23);
+}
+
+#if AOTC_KERNELS_AVX2
+inline __m256 exp_f32x8(__m256 x) {
+  using namespace exp_consts;
+  // min/max return their second operand when either is NaN: x goes second.
+  x = _mm256_max_ps(_mm256_set1_ps(kLo), _mm256_min_ps(_mm256_set1_ps(kHi), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kP0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  // 2^n from the exponent bits; n = -127 gives 0. (NaN lanes: y is NaN already.)
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+#endif
+
+// NaN-propagating max / min of a contiguous run (-inf / +inf when empty); in reduce.cpp.
+float max_contiguous(const float* x, int64_t count);
+float min_contiguous(const float* x, int64_t count);
 
 // Computes rows [row0, row1) x columns [col0, col1) of the product described by p on
 // the calling thread (one Eigen product). gemm_f32 splits a product into such blocks.

@@ -6,9 +6,25 @@
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
+#include <Eigen/Core>
+
 #include "kernel_util.h"
 
 namespace aotc::rt {
+namespace detail {
+
+// Eigen's NaN-propagating reductions vectorise with every compiler and -O level.
+float max_contiguous(const float* x, int64_t count) {
+  if (count <= 0) return -__builtin_inff();
+  return Eigen::Map<const Eigen::ArrayXf>(x, count).maxCoeff<Eigen::PropagateNaN>();
+}
+float min_contiguous(const float* x, int64_t count) {
+  if (count <= 0) return __builtin_inff();
+  return Eigen::Map<const Eigen::ArrayXf>(x, count).minCoeff<Eigen::PropagateNaN>();
+}
+
+}  // namespace detail
+
 namespace {
 
 struct Layout {
@@ -31,13 +47,39 @@ float identity_of(ReduceOp op) {
 }
 
 template <ReduceOp Op>
-constexpr float (*combine_fn())(float, float) {
+inline float combine(float m, float v) {
   if constexpr (Op == ReduceOp::Max) {
-    return detail::max_nan;
+    return detail::max_nan(m, v);
   } else if constexpr (Op == ReduceOp::Min) {
-    return detail::min_nan;
+    return detail::min_nan(m, v);
   } else {
-    return detail::add_f32;
+    return m + v;
+  }
+}
+
+// Folds a contiguous run into one value.
+template <ReduceOp Op>
+float fold_contiguous(const float* x, int64_t count) {
+  if constexpr (Op == ReduceOp::Max) {
+    return detail::max_contiguous(x, count);
+  } else if constexpr (Op == ReduceOp::Min) {
+    return detail::min_contiguous(x, count);
+  } else {
+    return detail::sum_contiguous(x, count);
+  }
+}
+
+// y[j] = combine(y[j], x[j]) over a row.
+template <ReduceOp Op>
+void fold_row(const float* x, float* y, int64_t count) {
+  const Eigen::Map<const Eigen::ArrayXf> xa(x, count);
+  Eigen::Map<Eigen::ArrayXf> ya(y, count);
+  if constexpr (Op == ReduceOp::Max) {
+    ya = ya.binaryExpr(xa, Eigen::internal::scalar_max_op<float, float, Eigen::PropagateNaN>());
+  } else if constexpr (Op == ReduceOp::Min) {
+    ya = ya.binaryExpr(xa, Eigen::internal::scalar_min_op<float, float, Eigen::PropagateNaN>());
+  } else {
+    for (int64_t j = 0; j < count; ++j) y[j] += x[j];
   }
 }
 
@@ -46,7 +88,6 @@ constexpr float (*combine_fn())(float, float) {
 // folded elementwise into an output row when it is kept.
 template <ReduceOp Op>
 void fold_walk(const Layout& l, const float* x, float* y) {
-  constexpr auto combine = combine_fn<Op>();
   const int inner = l.rank - 1;
   const int64_t row = l.dims[inner];
   int64_t outer = 1;
@@ -56,10 +97,9 @@ void fold_walk(const Layout& l, const float* x, float* y) {
   for (int64_t r = 0; r < outer; ++r) {
     const float* xr = x + off_x;
     if (l.reduced[inner]) {
-      y[off_y] = combine(y[off_y], detail::reduce_contiguous<combine>(xr, row, identity_of(Op)));
+      y[off_y] = combine<Op>(y[off_y], fold_contiguous<Op>(xr, row));
     } else {
-      float* yr = y + off_y;
-      for (int64_t j = 0; j < row; ++j) yr[j] = combine(yr[j], xr[j]);
+      fold_row<Op>(xr, y + off_y, row);
     }
     // Next row: odometer over the outer dims.
     for (int d = inner - 1; d >= 0; --d) {
@@ -74,9 +114,8 @@ void fold_walk(const Layout& l, const float* x, float* y) {
 }
 
 template <ReduceOp Op>
-void reduce_run(ThreadPool& pool, const Layout& l, int64_t total_in, int64_t total_out,
-                const float* x, float* y) {
-  constexpr auto combine = combine_fn<Op>();
+void reduce_run(ThreadPool& pool, const Layout& l, int64_t total_in, int64_t total_out, const float* x,
+                float* y) {
   const float init = identity_of(Op);
   const int64_t count = total_in / total_out;  // elements folded into each output
   const float count_f = static_cast<float>(count);
@@ -90,11 +129,11 @@ void reduce_run(ThreadPool& pool, const Layout& l, int64_t total_in, int64_t tot
     pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t begin = c * chunk;
-        partial[c] = detail::reduce_contiguous<combine>(x + begin, detail::min_i64(chunk, total_in - begin), init);
+        partial[c] = fold_contiguous<Op>(x + begin, detail::min_i64(chunk, total_in - begin));
       }
     });
     float v = init;
-    for (int64_t c = 0; c < chunks; ++c) v = combine(v, partial[c]);
+    for (int64_t c = 0; c < chunks; ++c) v = combine<Op>(v, partial[c]);
     y[0] = Op == ReduceOp::Mean ? v / count_f : v;
     return;
   }
@@ -104,7 +143,7 @@ void reduce_run(ThreadPool& pool, const Layout& l, int64_t total_in, int64_t tot
     const int64_t row = l.dims[1];
     pool.parallel_for(l.dims[0], detail::min_chunk_for(row), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float v = detail::reduce_contiguous<combine>(x + r * row, row, init);
+        const float v = fold_contiguous<Op>(x + r * row, row);
         y[r] = Op == ReduceOp::Mean ? v / count_f : v;
       }
     });

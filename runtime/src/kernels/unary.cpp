@@ -1,5 +1,6 @@
-// unary.cpp - elementwise activations. Transcendental ones go through Eigen's
-// vectorised exp/tanh; GELU (erf) uses std::erf. y may alias x.
+// unary.cpp - elementwise activations. sigmoid/silu use the vectorised exp of
+// kernel_util.h, tanh goes through Eigen's vectorised tanh; GELU (erf) uses std::erf.
+// y may alias x.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -14,6 +15,37 @@ namespace {
 
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+
+#if AOTC_KERNELS_AVX2
+// 1 + exp(-x), the denominator of sigmoid and silu.
+inline __m256 one_plus_exp_neg(__m256 x) {
+  const __m256 neg = _mm256_xor_ps(x, _mm256_set1_ps(-0.0f));
+  return _mm256_add_ps(_mm256_set1_ps(1.0f), detail::exp_f32x8(neg));
+}
+#endif
+
+// Activations built on exp: a scalar form, and an 8-lane form where AVX2 is there.
+struct SigmoidOp {
+  static float scalar(float v) { return 1.0f / (1.0f + detail::exp_f32(-v)); }
+#if AOTC_KERNELS_AVX2
+  static __m256 vec(__m256 v) { return _mm256_div_ps(_mm256_set1_ps(1.0f), one_plus_exp_neg(v)); }
+#endif
+};
+struct SiluOp {
+  static float scalar(float v) { return v / (1.0f + detail::exp_f32(-v)); }
+#if AOTC_KERNELS_AVX2
+  static __m256 vec(__m256 v) { return _mm256_div_ps(v, one_plus_exp_neg(v)); }
+#endif
+};
+
+template <class Op>
+void map_exp_op(const float* x, float* y, int64_t count) {
+  int64_t i = 0;
+#if AOTC_KERNELS_AVX2
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(y + i, Op::vec(_mm256_loadu_ps(x + i)));
+#endif
+  for (; i < count; ++i) y[i] = Op::scalar(x[i]);
+}
 
 void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, float* y) {
   const ConstArrayMap xa(x, count);
@@ -32,7 +64,7 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
       for (int64_t i = 0; i < count; ++i) y[i] = x[i] >= 0.0f ? x[i] : a * x[i];
       break;
     case UnaryOp::Sigmoid:
-      ya = (1.0f + (-xa).exp()).inverse();
+      map_exp_op<SigmoidOp>(x, y, count);
       break;
     case UnaryOp::Tanh:
       ya = xa.tanh();
@@ -49,7 +81,7 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
       break;
     }
     case UnaryOp::Silu:
-      ya = xa / (1.0f + (-xa).exp());
+      map_exp_op<SiluOp>(x, y, count);
       break;
     case UnaryOp::Hardswish:
       for (int64_t i = 0; i < count; ++i) {
@@ -65,8 +97,7 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
 
 }  // namespace
 
-void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x,
-               float* y) {
+void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x, float* y) {
   if (count <= 0) return;
   if (op == UnaryOp::Identity && x == y) return;
   pool.parallel_for(count, detail::kElementwiseMinChunk, [&](int64_t begin, int64_t end) {

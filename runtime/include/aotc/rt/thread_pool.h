@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace aotc::rt {
 
@@ -24,9 +25,9 @@ class ThreadPool {
   template <class F>
   void parallel_for(int64_t n, int64_t min_chunk, F&& fn) {
     auto trampoline = [](void* state, int64_t begin, int64_t end) {
-      (*static_cast<F*>(state))(begin, end);
+      (*static_cast<std::remove_reference_t<F>*>(state))(begin, end);
     };
-    run_ranges(n, min_chunk, trampoline, &fn);
+    run_ranges(n, min_chunk, trampoline, const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
  private:
