@@ -36,9 +36,12 @@ void write_text(const fs::path& path, const std::string& text) { write_file(path
 std::string shell_arg(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else if (c == '$') out += "$$";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else if (c == '$')
+      out += "$$";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -106,7 +109,8 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
     if (ec) throw CompileError("cannot create " + work.string() + ": " + ec.message());
   } else {
     std::string pattern = (fs::temp_directory_path() / "aotc-build-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw CompileError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+    if (!mkdtemp(pattern.data()))
+      throw CompileError(std::string("cannot create a temporary directory: ") + std::strerror(errno));
     work = pattern;
     temporary = true;
   }
@@ -126,23 +130,26 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   write_text(work / "weights.S", sources.weights_s);
   write_file(work / "weights.bin", sources.weights_bin.data(), sources.weights_bin.size());
   write_text(work / "exports.map", sources.exports_map);
-  std::string ninja = fill_template(templates::build_ninja_in,
-                                    {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                     {"CXX", shell_arg(cxx)},
-                                     {"TARGET_FLAGS", AOTC_TARGET_FLAGS},
-                                     {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
-                                     {"RUNTIME_LIB", ninja_path(runtime_lib)}});
+  std::string ninja =
+      fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                                {"CXX", shell_arg(cxx)},
+                                                {"TARGET_FLAGS", AOTC_TARGET_FLAGS},
+                                                {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
+                                                {"RUNTIME_LIB", ninja_path(runtime_lib)}});
   write_text(work / "build.ninja", ninja);
 
   std::string output;
-  const std::string command = shell_arg(getenv_or("AOTC_NINJA", AOTC_NINJA)) + " -C " + shell_arg(work.string());
+  const std::string command =
+      shell_arg(getenv_or("AOTC_NINJA", AOTC_NINJA)) + " -C " + shell_arg(work.string());
   if (options.verbose) std::fprintf(stderr, "aotc: %s\n", command.c_str());
   const int status = run_command(command, output);
   if (options.verbose) std::fprintf(stderr, "%s", output.c_str());
   if (status != 0) {
     if (output.size() > 4000) output = "..." + output.substr(output.size() - 4000);
-    throw CompileError("building the model library failed (this is a bug in aotc; sources kept with "
-                       "--emit-source DIR):\n" + output);
+    throw CompileError(
+        "building the model library failed (this is a bug in aotc; sources kept with "
+        "--emit-source DIR):\n" +
+        output);
   }
   publish(work / "model.so", options.output_path);
 }

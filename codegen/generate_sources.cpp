@@ -18,7 +18,8 @@ constexpr int64_t kWeightAlignment = 64;
 
 std::string tensor_desc(const std::string& name, const ir::Value& v) {
   std::ostringstream os;
-  os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size() << ", {";
+  os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size()
+     << ", {";
   for (size_t i = 0; i < v.shape.size(); ++i) os << (i ? ", " : "") << v.shape[i];
   os << "}},";
   return os.str();
@@ -40,8 +41,8 @@ std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   std::vector<uint8_t> blob;
   for (int index : order) {
     ir::Constant& c = graph.constants[static_cast<size_t>(index)];
-    blob.resize(static_cast<size_t>((static_cast<int64_t>(blob.size()) + kWeightAlignment - 1) / kWeightAlignment *
-                                    kWeightAlignment),
+    blob.resize(static_cast<size_t>((static_cast<int64_t>(blob.size()) + kWeightAlignment - 1) /
+                                    kWeightAlignment * kWeightAlignment),
                 0);
     c.offset = static_cast<int64_t>(blob.size());
     blob.insert(blob.end(), c.bytes.begin(), c.bytes.end());
@@ -92,20 +93,21 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name) {
 
   // The source name is model-derived text: keep it a harmless single comment line.
   std::string safe_name;
-  for (unsigned char c : source_name) safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
+  for (unsigned char c : source_name)
+    safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
 
-  sources.model_cpp = fill_template(templates::model_cpp_in,
-                                    {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                     {"SOURCE_NAME", safe_name},
-                                     {"OP_COUNT", std::to_string(graph.ops.size())},
-                                     {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
-                                     {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-                                     {"INPUT_DESCS", input_descs},
-                                     {"OUTPUT_DESCS", output_descs},
-                                     {"NUM_INPUTS", std::to_string(graph.inputs.size())},
-                                     {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
-                                     {"RUN_BODY", body},
-                                     {"OUTPUT_COPIES", copies}});
+  sources.model_cpp =
+      fill_template(templates::model_cpp_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                              {"SOURCE_NAME", safe_name},
+                                              {"OP_COUNT", std::to_string(graph.ops.size())},
+                                              {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
+                                              {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
+                                              {"INPUT_DESCS", input_descs},
+                                              {"OUTPUT_DESCS", output_descs},
+                                              {"NUM_INPUTS", std::to_string(graph.inputs.size())},
+                                              {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
+                                              {"RUN_BODY", body},
+                                              {"OUTPUT_COPIES", copies}});
   sources.weights_s = std::string(templates::weights_S_in);
   sources.exports_map = std::string(templates::exports_map);
   return sources;

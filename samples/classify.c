@@ -38,8 +38,7 @@ typedef struct Api {
   aotc_status (*model_arena_size)(const aotc_model*, uint64_t*);
   aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
   aotc_status (*context_destroy)(aotc_context*);
-  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*,
-                     size_t);
+  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*, size_t);
 } Api;
 
 static Api api;
@@ -67,14 +66,13 @@ static int load_api(void* handle) {
   }
   return RESOLVE(last_error, "aotc_last_error") && RESOLVE(status_name, "aotc_status_name") &&
          RESOLVE(dtype_name, "aotc_dtype_name") && RESOLVE(model_create, "aotc_model_create") &&
-         RESOLVE(model_destroy, "aotc_model_destroy") &&
-         RESOLVE(model_num_inputs, "aotc_model_num_inputs") &&
+         RESOLVE(model_destroy, "aotc_model_destroy") && RESOLVE(model_num_inputs, "aotc_model_num_inputs") &&
          RESOLVE(model_num_outputs, "aotc_model_num_outputs") &&
          RESOLVE(model_input_info, "aotc_model_input_info") &&
          RESOLVE(model_output_info, "aotc_model_output_info") &&
          RESOLVE(model_arena_size, "aotc_model_arena_size") &&
-         RESOLVE(context_create, "aotc_context_create") &&
-         RESOLVE(context_destroy, "aotc_context_destroy") && RESOLVE(run, "aotc_run");
+         RESOLVE(context_create, "aotc_context_create") && RESOLVE(context_destroy, "aotc_context_destroy") &&
+         RESOLVE(run, "aotc_run");
 }
 
 /* Prints the failure of an ABI call; returns 0 so call sites read `if (!ok(...)) goto done;`. */
@@ -121,8 +119,8 @@ static int read_raw_file(const char* path, void* data, uint64_t bytes) {
     return 0;
   }
   if ((uint64_t)size != bytes) {
-    fprintf(stderr, "classify: %s has %ld bytes, input 0 needs exactly %llu (raw float32)\n", path,
-            size, (unsigned long long)bytes);
+    fprintf(stderr, "classify: %s has %ld bytes, input 0 needs exactly %llu (raw float32)\n", path, size,
+            (unsigned long long)bytes);
     fclose(file);
     return 0;
   }

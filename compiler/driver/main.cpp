@@ -15,7 +15,8 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: aotc MODEL.pt -o MODEL.so --input NAME:DIMS[:DTYPE] [--input ...] [options]
+constexpr const char* kUsage =
+    R"(usage: aotc MODEL.pt -o MODEL.so --input NAME:DIMS[:DTYPE] [--input ...] [options]
 
 Compiles a TorchScript module (torch.jit.script or torch.jit.trace, saved with
 torch.jit.save) into a shared library with a C ABI (see aotc/aotc.h). No LibTorch
@@ -97,7 +98,8 @@ int compile(int argc, char** argv) {
       std::printf("aotc %s\n", AOTC_VERSION_STRING);
       return 0;
     } else if (arg == "--list-ops") {
-      for (const std::string& name : aotc::ops::Registry::get().lowering_names()) std::printf("%s\n", name.c_str());
+      for (const std::string& name : aotc::ops::Registry::get().lowering_names())
+        std::printf("%s\n", name.c_str());
       return 0;
     } else if (arg == "-o" || arg == "--output") {
       output = value("-o");
@@ -139,7 +141,9 @@ int compile(int argc, char** argv) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
     std::fprintf(stderr, "aotc: arena %lld bytes, lower bound %lld bytes (%.3fx)\n",
                  static_cast<long long>(graph.arena_bytes), static_cast<long long>(graph.arena_lower_bound),
-                 graph.arena_lower_bound ? static_cast<double>(graph.arena_bytes) / static_cast<double>(graph.arena_lower_bound) : 1.0);
+                 graph.arena_lower_bound
+                     ? static_cast<double>(graph.arena_bytes) / static_cast<double>(graph.arena_lower_bound)
+                     : 1.0);
     std::fprintf(stderr, "aotc: time: frontend %.2f s, passes+codegen %.2f s, build %.2f s, total %.2f s\n",
                  t_frontend, t_codegen - t_frontend, t_total - t_codegen, t_total);
   }

@@ -34,15 +34,16 @@ torch::jit::Module load_module(const std::string& path) {
     char magic[4] = {};
     file.read(magic, sizeof magic);
     if (file.gcount() < 4 || magic[0] != 'P' || magic[1] != 'K')
-      throw CompileError(path + ": not a TorchScript file (expected a zip archive as written by "
-                                "torch.jit.save)");
+      throw CompileError(path +
+                         ": not a TorchScript file (expected a zip archive as written by "
+                         "torch.jit.save)");
   }
   try {
     return torch::jit::load(path);
   } catch (const c10::Error& e) {
     const std::string message = first_line(e.what_without_backtrace());
-    if (message.find("constants.pkl") != std::string::npos ||
-        message.find("code/") != std::string::npos || message.find("PytorchStreamReader") != std::string::npos)
+    if (message.find("constants.pkl") != std::string::npos || message.find("code/") != std::string::npos ||
+        message.find("PytorchStreamReader") != std::string::npos)
       throw CompileError(path + ": not a loadable TorchScript archive (" + message +
                          "); a file made by torch.save() must be converted with torch.jit.script "
                          "or torch.jit.trace and saved with torch.jit.save");
@@ -71,9 +72,10 @@ void check_signature(const torch::jit::Method& method, const Options& options) {
     signature += (i ? ", " : "") + args[i]->name() + ": " + args[i]->type()->annotation_str();
   signature += ")";
   if (args.size() != options.inputs.size())
-    throw CompileError(options.model_path + ": " + signature + " takes " + std::to_string(args.size()) +
-                       " argument(s), but " + std::to_string(options.inputs.size()) +
-                       " --input option(s) were given; give one --input NAME:DIMS[:DTYPE] per argument, in order");
+    throw CompileError(
+        options.model_path + ": " + signature + " takes " + std::to_string(args.size()) +
+        " argument(s), but " + std::to_string(options.inputs.size()) +
+        " --input option(s) were given; give one --input NAME:DIMS[:DTYPE] per argument, in order");
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& arg = *args[i];
     if (arg.type()->kind() != c10::TypeKind::TensorType)

@@ -49,8 +49,9 @@ std::optional<ir::SourceLocation> location_of(const torch::jit::SourceRange& raw
 // torch's own modules and the serialized code of a TorchScript file are not where the
 // user should look.
 bool is_library_location(const ir::SourceLocation& loc) {
-  return loc.file.find("/torch/") != std::string::npos || loc.file.find("/torchvision/") != std::string::npos ||
-         loc.file.rfind("code/__torch__", 0) == 0 || loc.file.find("<string>") != std::string::npos;
+  return loc.file.find("/torch/") != std::string::npos ||
+         loc.file.find("/torchvision/") != std::string::npos || loc.file.rfind("code/__torch__", 0) == 0 ||
+         loc.file.find("<string>") != std::string::npos;
 }
 
 }  // namespace
@@ -75,37 +76,60 @@ namespace {
 struct Binding {
   enum class Kind { Known, Tensor, Seq, Dict, Poison };
   Kind kind = Kind::Poison;
-  c10::IValue known;           // Known: a compile-time value, constant tensors included
-  int tensor = -1;             // Tensor: an IR value computed at run time
-  std::vector<Binding> items;  // Seq (list or tuple) and Dict values
+  c10::IValue known;              // Known: a compile-time value, constant tensors included
+  int tensor = -1;                // Tensor: an IR value computed at run time
+  std::vector<Binding> items;     // Seq (list or tuple) and Dict values
   std::vector<c10::IValue> keys;  // Dict keys
 
-  static Binding of_known(c10::IValue v) { Binding b; b.kind = Kind::Known; b.known = std::move(v); return b; }
-  static Binding of_tensor(int id) { Binding b; b.kind = Kind::Tensor; b.tensor = id; return b; }
+  static Binding of_known(c10::IValue v) {
+    Binding b;
+    b.kind = Kind::Known;
+    b.known = std::move(v);
+    return b;
+  }
+  static Binding of_tensor(int id) {
+    Binding b;
+    b.kind = Kind::Tensor;
+    b.tensor = id;
+    return b;
+  }
   static Binding poison() { return {}; }
   bool is_known() const { return kind == Kind::Known; }
 };
 
 std::optional<ir::DType> dtype_of(c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Float: return ir::DType::Float32;
-    case c10::ScalarType::Half: return ir::DType::Float16;
-    case c10::ScalarType::BFloat16: return ir::DType::BFloat16;
-    case c10::ScalarType::Long: return ir::DType::Int64;
-    case c10::ScalarType::Int: return ir::DType::Int32;
-    case c10::ScalarType::Bool: return ir::DType::Bool;
-    default: return std::nullopt;
+    case c10::ScalarType::Float:
+      return ir::DType::Float32;
+    case c10::ScalarType::Half:
+      return ir::DType::Float16;
+    case c10::ScalarType::BFloat16:
+      return ir::DType::BFloat16;
+    case c10::ScalarType::Long:
+      return ir::DType::Int64;
+    case c10::ScalarType::Int:
+      return ir::DType::Int32;
+    case c10::ScalarType::Bool:
+      return ir::DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
 c10::ScalarType scalar_type_of(ir::DType t) {
   switch (t) {
-    case ir::DType::Float32: return c10::ScalarType::Float;
-    case ir::DType::Float16: return c10::ScalarType::Half;
-    case ir::DType::BFloat16: return c10::ScalarType::BFloat16;
-    case ir::DType::Int64: return c10::ScalarType::Long;
-    case ir::DType::Int32: return c10::ScalarType::Int;
-    case ir::DType::Bool: return c10::ScalarType::Bool;
+    case ir::DType::Float32:
+      return c10::ScalarType::Float;
+    case ir::DType::Float16:
+      return c10::ScalarType::Half;
+    case ir::DType::BFloat16:
+      return c10::ScalarType::BFloat16;
+    case ir::DType::Int64:
+      return c10::ScalarType::Long;
+    case ir::DType::Int32:
+      return c10::ScalarType::Int;
+    case ir::DType::Bool:
+      return c10::ScalarType::Bool;
   }
   return c10::ScalarType::Float;
 }
@@ -123,8 +147,7 @@ class Interpreter {
   void run(const std::shared_ptr<torch::jit::Graph>& g) {
     auto inputs = g->inputs();
     // inputs[0] is the frozen module's self, unused after freezing.
-    for (size_t i = 1; i < inputs.size(); ++i)
-      bind(inputs[i], Binding::of_tensor(graph_.inputs.at(i - 1)));
+    for (size_t i = 1; i < inputs.size(); ++i) bind(inputs[i], Binding::of_tensor(graph_.inputs.at(i - 1)));
     interpret_block(g->block());
     report_unsupported();
     Binding result = lookup(g->outputs().at(0));
@@ -195,7 +218,8 @@ class Interpreter {
     using K = ops::Operand::Kind;
     ops::Operand o;
     switch (b.kind) {
-      case Binding::Kind::Tensor: return ops::Operand::of_tensor(b.tensor);
+      case Binding::Kind::Tensor:
+        return ops::Operand::of_tensor(b.tensor);
       case Binding::Kind::Seq: {
         std::vector<int> ids;
         for (const Binding& item : b.items) {
@@ -209,18 +233,33 @@ class Interpreter {
         }
         return ops::Operand::of_tensors(std::move(ids));
       }
-      case Binding::Kind::Dict: o.kind = K::Other; o.s = "Dict"; return o;
-      case Binding::Kind::Poison: o.kind = K::Other; o.s = "unknown"; return o;
-      case Binding::Kind::Known: break;
+      case Binding::Kind::Dict:
+        o.kind = K::Other;
+        o.s = "Dict";
+        return o;
+      case Binding::Kind::Poison:
+        o.kind = K::Other;
+        o.s = "unknown";
+        return o;
+      case Binding::Kind::Known:
+        break;
     }
     const c10::IValue& v = b.known;
     if (v.isNone()) return ops::Operand::none();
     if (v.isBool()) return ops::Operand::of_bool(v.toBool());
     if (v.isInt()) return ops::Operand::of_int(v.toInt());
     if (v.isDouble()) return ops::Operand::of_double(v.toDouble());
-    if (v.isString()) { o.kind = K::String; o.s = v.toStringRef(); return o; }
+    if (v.isString()) {
+      o.kind = K::String;
+      o.s = v.toStringRef();
+      return o;
+    }
     if (v.isIntList()) return ops::Operand::of_ints(v.toIntVector());
-    if (v.isDoubleList()) { o.kind = K::DoubleList; o.doubles = v.toDoubleVector(); return o; }
+    if (v.isDoubleList()) {
+      o.kind = K::DoubleList;
+      o.doubles = v.toDoubleVector();
+      return o;
+    }
     if (v.isBoolList()) {
       o.kind = K::BoolList;
       for (bool x : v.toBoolList()) o.bools.push_back(x);
@@ -232,7 +271,11 @@ class Interpreter {
       for (const at::Tensor& t : v.toTensorVector()) ids.push_back(constant_tensor(t));
       return ops::Operand::of_tensors(std::move(ids));
     }
-    if (v.isDevice()) { o.kind = K::Device; o.s = v.toDevice().str(); return o; }
+    if (v.isDevice()) {
+      o.kind = K::Device;
+      o.s = v.toDevice().str();
+      return o;
+    }
     if (v.isScalar()) return ops::Operand::of_double(v.toScalar().toDouble());
     o.kind = K::Other;
     o.s = v.tagKind();
@@ -242,19 +285,26 @@ class Interpreter {
   Binding from_operand(const ops::Operand& o) {
     using K = ops::Operand::Kind;
     switch (o.kind) {
-      case K::Tensor: return Binding::of_tensor(o.tensor);
+      case K::Tensor:
+        return Binding::of_tensor(o.tensor);
       case K::TensorList: {
         Binding b;
         b.kind = Binding::Kind::Seq;
         for (int id : o.tensors) b.items.push_back(Binding::of_tensor(id));
         return b;
       }
-      case K::None: return Binding::of_known(c10::IValue());
-      case K::Bool: return Binding::of_known(o.b);
-      case K::Int: return Binding::of_known(o.i);
-      case K::Double: return Binding::of_known(o.d);
-      case K::IntList: return Binding::of_known(c10::IValue(o.ints));
-      default: return Binding::poison();
+      case K::None:
+        return Binding::of_known(c10::IValue());
+      case K::Bool:
+        return Binding::of_known(o.b);
+      case K::Int:
+        return Binding::of_known(o.i);
+      case K::Double:
+        return Binding::of_known(o.d);
+      case K::IntList:
+        return Binding::of_known(c10::IValue(o.ints));
+      default:
+        return Binding::poison();
     }
   }
 
@@ -281,7 +331,8 @@ class Interpreter {
     if (kind == prim::Loop) return interpret_loop(node);
     if (any_poison) {
       // Still list a missing op downstream of another one: users get the full list at once.
-      if (kind.is_aten() && !ops::Registry::get().find_lowering(kind.toQualString())) record_unsupported(node);
+      if (kind.is_aten() && !ops::Registry::get().find_lowering(kind.toQualString()))
+        record_unsupported(node);
       return poison_outputs(node);
     }
     if (interpret_structural(node)) return;
@@ -295,8 +346,9 @@ class Interpreter {
     if (kind == aten::warn || kind == prim::Print) return;
     if (any_tensor && (kind == aten::Bool || kind == aten::Int || kind == aten::Float || kind == aten::item ||
                        kind == aten::ScalarImplicit))
-      fail_at(node, "this turns a tensor computed at run time into a Python value; aotc needs control "
-                    "flow and shapes decided at compile time (by input shapes and constants)");
+      fail_at(node,
+              "this turns a tensor computed at run time into a Python value; aotc needs control "
+              "flow and shapes decided at compile time (by input shapes and constants)");
     if (all_known && !any_tensor && node->maybeOperator() && !node->isNondeterministic() &&
         (kind.is_aten() || kind.is_prim()))
       return evaluate_with_torch(node);
@@ -311,8 +363,9 @@ class Interpreter {
     const Binding& cond = lookup(node->input(0));
     if (cond.kind == Binding::Kind::Poison) return poison_outputs(node);
     if (!cond.is_known() || !cond.known.isBool())
-      fail_at(node, "this `if` depends on tensor values computed at run time; aotc needs control "
-                    "flow that is decided by shapes and constants");
+      fail_at(node,
+              "this `if` depends on tensor values computed at run time; aotc needs control "
+              "flow that is decided by shapes and constants");
     Block* taken = node->blocks().at(cond.known.toBool() ? 0 : 1);
     interpret_block(taken);
     for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), lookup(taken->outputs()[i]));
@@ -324,15 +377,15 @@ class Interpreter {
     if (trips.kind == Binding::Kind::Poison || start.kind == Binding::Kind::Poison)
       return poison_outputs(node);
     if (!trips.is_known() || !trips.known.isInt() || !start.is_known() || !start.known.isBool())
-      fail_at(node, "this loop's trip count or condition depends on values computed at run time; "
-                    "aotc unrolls loops whose trip count is known at compile time");
+      fail_at(node,
+              "this loop's trip count or condition depends on values computed at run time; "
+              "aotc unrolls loops whose trip count is known at compile time");
     Block* body = node->blocks().at(0);
     std::vector<Binding> carried;
     for (size_t i = 2; i < node->inputs().size(); ++i) carried.push_back(lookup(node->input(i)));
     bool go_on = start.known.toBool();
     for (int64_t iter = 0; go_on && iter < trips.known.toInt(); ++iter) {
-      if (++loop_iterations_ > 100000)
-        fail_at(node, "loop unrolling exceeded 100000 iterations in total");
+      if (++loop_iterations_ > 100000) fail_at(node, "loop unrolling exceeded 100000 iterations in total");
       bind(body->inputs()[0], Binding::of_known(iter));
       for (size_t i = 0; i < carried.size(); ++i) bind(body->inputs()[i + 1], carried[i]);
       interpret_block(body);
@@ -399,7 +452,9 @@ class Interpreter {
       int64_t i = index.known.toInt();
       const int64_t n = static_cast<int64_t>(seq.items.size());
       if (i < 0) i += n;
-      if (i < 0 || i >= n) fail_at(node, "index " + std::to_string(index.known.toInt()) + " out of range for length " + std::to_string(n));
+      if (i < 0 || i >= n)
+        fail_at(node, "index " + std::to_string(index.known.toInt()) + " out of range for length " +
+                          std::to_string(n));
       bind(node->output(), seq.items[static_cast<size_t>(i)]);
       return true;
     }
@@ -429,8 +484,9 @@ class Interpreter {
       return true;
     }
     if (kind == prim::GetAttr)
-      fail_at(node, "module attribute access remains after freezing (attributes mutated in "
-                    "forward are not supported)");
+      fail_at(node,
+              "module attribute access remains after freezing (attributes mutated in "
+              "forward are not supported)");
     return false;
   }
 
@@ -452,12 +508,14 @@ class Interpreter {
       int64_t dim = d.known.toInt();
       if (dim < 0) dim += rank;
       if (dim < 0 || dim >= rank)
-        fail_at(node, "dim " + std::to_string(d.known.toInt()) + " out of range for a tensor of rank " + std::to_string(rank));
+        fail_at(node, "dim " + std::to_string(d.known.toInt()) + " out of range for a tensor of rank " +
+                          std::to_string(rank));
       bind(node->output(), Binding::of_known(v.shape[static_cast<size_t>(dim)]));
       return true;
     }
     if (kind == aten::dim) return bind(node->output(), Binding::of_known(rank)), true;
-    if (kind == c10::Symbol::fromQualString("aten::numel")) return bind(node->output(), Binding::of_known(ir::numel(v.shape))), true;
+    if (kind == c10::Symbol::fromQualString("aten::numel"))
+      return bind(node->output(), Binding::of_known(ir::numel(v.shape))), true;
     if (kind == aten::len) {
       if (rank == 0) fail_at(node, "len() of a 0-d tensor");
       return bind(node->output(), Binding::of_known(v.shape[0])), true;
@@ -467,7 +525,8 @@ class Interpreter {
     if (kind == prim::device) return bind(node->output(), Binding::of_known(c10::Device(c10::kCPU))), true;
     if (kind == prim::is_cuda) return bind(node->output(), Binding::of_known(false)), true;
     if (kind == aten::is_floating_point) {
-      const bool fp = v.dtype == ir::DType::Float32 || v.dtype == ir::DType::Float16 || v.dtype == ir::DType::BFloat16;
+      const bool fp =
+          v.dtype == ir::DType::Float32 || v.dtype == ir::DType::Float16 || v.dtype == ir::DType::BFloat16;
       return bind(node->output(), Binding::of_known(fp)), true;
     }
     return false;
@@ -500,8 +559,8 @@ class Interpreter {
     for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), from_operand(ctx.outputs[i]));
     // In-place ops (x.relu_(), x += y) left after RemoveTensorMutation: later readers of
     // the mutated input see the result.
-    if (name.back() == '_' && !node->inputs().empty() && lookup(node->input(0)).kind == Binding::Kind::Tensor &&
-        !node->outputs().empty()) {
+    if (name.back() == '_' && !node->inputs().empty() &&
+        lookup(node->input(0)).kind == Binding::Kind::Tensor && !node->outputs().empty()) {
       check_no_live_view(node);
       bind(node->input(0), lookup(node->output(0)));
     }
@@ -514,7 +573,8 @@ class Interpreter {
   void check_no_live_view(Node* node) {
     const int root = graph_.storage_root(lookup(node->input(0)).tensor);
     for (const auto& [value, b] : env_) {
-      if (value == node->input(0) || b.kind != Binding::Kind::Tensor || graph_.storage_root(b.tensor) != root) continue;
+      if (value == node->input(0) || b.kind != Binding::Kind::Tensor || graph_.storage_root(b.tensor) != root)
+        continue;
       for (const torch::jit::Use& use : value->uses())
         if (use.user != node && use.user->isAfter(node))
           fail_at(node, "in-place update of a tensor that has a view read later (%" + value->debugName() +
@@ -555,7 +615,9 @@ class Interpreter {
   void flatten_output(const Binding& b, const std::string& name,
                       std::vector<std::pair<std::string, Binding>>& out) {
     switch (b.kind) {
-      case Binding::Kind::Tensor: out.emplace_back(name, b); return;
+      case Binding::Kind::Tensor:
+        out.emplace_back(name, b);
+        return;
       case Binding::Kind::Seq:
         for (const Binding& item : b.items) flatten_output(item, "", out);
         return;
@@ -563,8 +625,10 @@ class Interpreter {
         for (size_t i = 0; i < b.items.size(); ++i)
           flatten_output(b.items[i], b.keys[i].isString() ? b.keys[i].toStringRef() : "", out);
         return;
-      case Binding::Kind::Poison: throw CompileError("internal: poisoned output");
-      case Binding::Kind::Known: break;
+      case Binding::Kind::Poison:
+        throw CompileError("internal: poisoned output");
+      case Binding::Kind::Known:
+        break;
     }
     const c10::IValue& v = b.known;
     if (v.isTensor()) return out.emplace_back(name, b), void();
@@ -578,7 +642,8 @@ class Interpreter {
     }
     if (v.isGenericDict()) {
       for (const auto& entry : v.toGenericDict())
-        flatten_output(Binding::of_known(entry.value()), entry.key().isString() ? entry.key().toStringRef() : "", out);
+        flatten_output(Binding::of_known(entry.value()),
+                       entry.key().isString() ? entry.key().toStringRef() : "", out);
       return;
     }
     throw CompileError(std::string("the model returns a value of type ") + v.tagKind() +

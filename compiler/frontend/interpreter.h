@@ -17,8 +17,7 @@ namespace aotc::frontend {
 
 // graph: the method's graph after freezing, inlining and clean-up; its first input is
 // the (unused) module self. ir_graph: already holds the IR inputs, in order.
-void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph,
-                 bool verbose);
+void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose);
 
 // The user's source location of a node, from its TorchScript source range.
 ir::SourceLocation source_location(const torch::jit::Node* node);

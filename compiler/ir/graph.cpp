@@ -8,43 +8,60 @@ namespace aotc::ir {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int64: return "int64";
-    case DType::Int32: return "int32";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Int64:
+      return "int64";
+    case DType::Int32:
+      return "int32";
+    case DType::Bool:
+      return "bool";
   }
   return "unknown";
 }
 
 const char* dtype_abi_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "AOTC_DTYPE_FLOAT32";
-    case DType::Float16: return "AOTC_DTYPE_FLOAT16";
-    case DType::BFloat16: return "AOTC_DTYPE_BFLOAT16";
-    case DType::Int64: return "AOTC_DTYPE_INT64";
-    case DType::Int32: return "AOTC_DTYPE_INT32";
-    case DType::Bool: return "AOTC_DTYPE_BOOL";
+    case DType::Float32:
+      return "AOTC_DTYPE_FLOAT32";
+    case DType::Float16:
+      return "AOTC_DTYPE_FLOAT16";
+    case DType::BFloat16:
+      return "AOTC_DTYPE_BFLOAT16";
+    case DType::Int64:
+      return "AOTC_DTYPE_INT64";
+    case DType::Int32:
+      return "AOTC_DTYPE_INT32";
+    case DType::Bool:
+      return "AOTC_DTYPE_BOOL";
   }
   return "AOTC_DTYPE_FLOAT32";
 }
 
 int64_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return 4;
-    case DType::Float16: return 2;
-    case DType::BFloat16: return 2;
-    case DType::Int64: return 8;
-    case DType::Int32: return 4;
-    case DType::Bool: return 1;
+    case DType::Float32:
+      return 4;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 2;
+    case DType::Int64:
+      return 8;
+    case DType::Int32:
+      return 4;
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
 
 std::optional<DType> parse_dtype(const std::string& name) {
-  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Int64, DType::Int32,
-                  DType::Bool}) {
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Int64, DType::Int32, DType::Bool}) {
     if (name == dtype_name(d)) return d;
   }
   return std::nullopt;

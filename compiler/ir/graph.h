@@ -28,7 +28,7 @@ std::string shape_str(const Shape& shape);  // "[1, 3, 224, 224]"
 struct SourceLocation {
   std::string file;
   int line = 0;
-  std::string text;  // the source line itself, trimmed, when known
+  std::string text;         // the source line itself, trimmed, when known
   std::string str() const;  // "file.py:12" or "<unknown location>"
 };
 
@@ -54,11 +54,10 @@ struct Value {
   int64_t bytes() const { return numel(shape) * dtype_size(dtype); }
 };
 
-using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
-                          std::vector<double>>;
+using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
 
 struct Op {
-  std::string kind;  // an IR op kind registered in compiler/ops (e.g. "conv2d", "unary")
+  std::string kind;          // an IR op kind registered in compiler/ops (e.g. "conv2d", "unary")
   std::vector<int> inputs;   // value ids; -1 for an absent optional input
   std::vector<int> outputs;  // value ids
   std::map<std::string, Attr> attrs;
@@ -106,8 +105,7 @@ class Graph {
   // A value viewing src's bytes with a new shape (same dtype, same element count or a
   // sub-range starting at byte_offset).
   int add_alias(int src, Shape shape, int64_t byte_offset = 0);
-  Op& add_op(std::string kind, std::vector<int> inputs, std::vector<int> outputs,
-             SourceLocation loc = {});
+  Op& add_op(std::string kind, std::vector<int> inputs, std::vector<int> outputs, SourceLocation loc = {});
 
   Value& value(int id) { return values.at(static_cast<size_t>(id)); }
   const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }

@@ -22,7 +22,8 @@ void lower_adaptive_avg_pool2d(LowerContext& ctx) {
 
 std::string emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op) {
   std::string args;
-  for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"}) args += std::to_string(op.i(key)) + ", ";
+  for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"})
+    args += std::to_string(op.i(key)) + ", ";
   return kernel_call(op, "",
                      "aotc::rt::adaptive_avg_pool2d_f32(pool, " + args + e.in(op.inputs[0]) + ", " +
                          e.out(op.outputs[0]) + ");");

@@ -19,11 +19,15 @@ void lower_addmm(LowerContext& ctx) {
   g.alpha = ctx.num_inputs() > 4 ? ctx.double_arg(4) : 1.0;
   const ir::Shape out_shape = {g.m, g.n};
   if (broadcast_shapes(ctx, s, out_shape) != out_shape)
-    ctx.fail("self " + ir::shape_str(s) + " does not broadcast to the product's shape " + ir::shape_str(out_shape));
+    ctx.fail("self " + ir::shape_str(s) + " does not broadcast to the product's shape " +
+             ir::shape_str(out_shape));
   const int64_t count = ir::numel(s);
-  if (count == g.n && (s.size() == 1 || s[0] == 1) && g.n > 1) g.bias_kind = rt::BiasKind::PerColumn;
-  else if (s.size() == 2 && s[0] == g.m && s[1] == 1 && g.m > 1) g.bias_kind = rt::BiasKind::PerRow;
-  else if (count == g.m * g.n) g.bias_kind = rt::BiasKind::Full;
+  if (count == g.n && (s.size() == 1 || s[0] == 1) && g.n > 1)
+    g.bias_kind = rt::BiasKind::PerColumn;
+  else if (s.size() == 2 && s[0] == g.m && s[1] == 1 && g.m > 1)
+    g.bias_kind = rt::BiasKind::PerRow;
+  else if (count == g.m * g.n)
+    g.bias_kind = rt::BiasKind::Full;
   const int out = ctx.new_value(ir::DType::Float32, out_shape);
   if (g.bias_kind != rt::BiasKind::None) {
     make_gemm(ctx, g, ctx.tensor(1), ctx.tensor(2), ctx.tensor(0), out);

@@ -12,7 +12,8 @@ namespace {
 // eps, cudnn_enabled)
 void lower_batch_norm(LowerContext& ctx) {
   ctx.require_float32({0, 1, 2, 3, 4});
-  if (ctx.bool_arg(5)) ctx.fail("batch_norm in training mode is not supported; call model.eval() before saving");
+  if (ctx.bool_arg(5))
+    ctx.fail("batch_norm in training mode is not supported; call model.eval() before saving");
   const ir::Shape x = ctx.value(0).shape;
   if (x.size() < 2) ctx.fail("input must have at least 2 dimensions, got " + ir::shape_str(x));
   const int64_t channels = x[1];
@@ -21,10 +22,12 @@ void lower_batch_norm(LowerContext& ctx) {
     std::vector<float> v(static_cast<size_t>(channels), fill);
     if (ctx.is_none(i)) return v;
     const int id = ctx.tensor(i);
-    if (!ctx.graph.is_constant(id)) ctx.fail("argument " + std::to_string(i) + " must be a constant (a frozen parameter or buffer)");
+    if (!ctx.graph.is_constant(id))
+      ctx.fail("argument " + std::to_string(i) + " must be a constant (a frozen parameter or buffer)");
     if (ir::numel(ctx.graph.value(id).shape) != channels)
-      ctx.fail("argument " + std::to_string(i) + " has " + std::to_string(ir::numel(ctx.graph.value(id).shape)) +
-               " values for " + std::to_string(channels) + " channels");
+      ctx.fail("argument " + std::to_string(i) + " has " +
+               std::to_string(ir::numel(ctx.graph.value(id).shape)) + " values for " +
+               std::to_string(channels) + " channels");
     const float* data = ctx.graph.constant_of(id).f32();
     v.assign(data, data + channels);
     return v;
@@ -43,8 +46,11 @@ void lower_batch_norm(LowerContext& ctx) {
   const int shift_id = ctx.graph.add_f32_constant({channels}, std::move(shift));
   const int out = ctx.new_value(ir::DType::Float32, x);
   ir::Op& op = ctx.add_op("channel_affine", {ctx.tensor(0), scale_id, shift_id}, {out});
-  op.attrs = {{"n", x[0]}, {"c", channels}, {"spatial", ir::numel(x) / (x[0] * channels)},
-              {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+  op.attrs = {{"n", x[0]},
+              {"c", channels},
+              {"spatial", ir::numel(x) / (x[0] * channels)},
+              {"clamp_lo", -INFINITY},
+              {"clamp_hi", INFINITY}};
   ctx.set_tensor_output(0, out);
 }
 
@@ -52,9 +58,9 @@ std::string emit_channel_affine(const EmitContext& e, const ir::Op& op) {
   return kernel_call(op, "",
                      "aotc::rt::channel_affine_f32(pool, " + std::to_string(op.i("n")) + ", " +
                          std::to_string(op.i("c")) + ", " + std::to_string(op.i("spatial")) + ", " +
-                         e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + EmitContext::f32(op.f("clamp_lo")) +
-                         ", " + EmitContext::f32(op.f("clamp_hi")) + ", " + e.in(op.inputs[0]) + ", " +
-                         e.out(op.outputs[0]) + ");");
+                         e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+                         EmitContext::f32(op.f("clamp_lo")) + ", " + EmitContext::f32(op.f("clamp_hi")) +
+                         ", " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

@@ -62,8 +62,8 @@ std::string emit_binary(const EmitContext& e, const ir::Op& op) {
       .set_array("a_strides", broadcast_strides(e.graph.value(op.inputs[0]).shape, out))
       .set_array("b_strides", broadcast_strides(e.graph.value(op.inputs[1]).shape, out));
   return kernel_call(op, p.str(),
-                     "aotc::rt::binary_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " +
-                         e.out(op.outputs[0]) + ");");
+                     "aotc::rt::binary_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
+                         ", " + e.out(op.outputs[0]) + ");");
 }
 
 void with_inplace(Registry& r, const std::string& name, LowerFn fn) {

@@ -26,9 +26,11 @@ void lower_cat(LowerContext& ctx) {
     const ir::Value& v = ctx.graph.value(id);
     if (v.dtype != first.dtype) ctx.fail("tensors of different dtypes cannot be concatenated yet");
     bool ok = v.shape.size() == first.shape.size();
-    for (size_t d = 0; ok && d < v.shape.size(); ++d) ok = d == static_cast<size_t>(dim) || v.shape[d] == first.shape[d];
-    if (!ok) ctx.fail("shapes " + ir::shape_str(first.shape) + " and " + ir::shape_str(v.shape) +
-                      " differ outside dimension " + std::to_string(dim));
+    for (size_t d = 0; ok && d < v.shape.size(); ++d)
+      ok = d == static_cast<size_t>(dim) || v.shape[d] == first.shape[d];
+    if (!ok)
+      ctx.fail("shapes " + ir::shape_str(first.shape) + " and " + ir::shape_str(v.shape) +
+               " differ outside dimension " + std::to_string(dim));
     y[static_cast<size_t>(dim)] += v.shape[static_cast<size_t>(dim)];
   }
   const int out = ctx.new_value(first.dtype, y);
@@ -47,8 +49,11 @@ std::string emit_concat(const EmitContext& e, const ir::Op& op) {
   for (int id : op.inputs) {
     const ir::Shape& s = e.graph.value(id).shape;
     ParamsCode p("aotc::rt::CopyParams");
-    p.set("rank", static_cast<int64_t>(s.size())).set("elem_size", elem).set_array("dims", s)
-        .set_array("src_strides", dense_strides(s)).set_array("dst_strides", dst);
+    p.set("rank", static_cast<int64_t>(s.size()))
+        .set("elem_size", elem)
+        .set_array("dims", s)
+        .set_array("src_strides", dense_strides(s))
+        .set_array("dst_strides", dst);
     const std::string target = "reinterpret_cast<unsigned char*>(" + e.out(op.outputs[0]) + ") + " +
                                std::to_string(offset * dst[dim] * elem);
     code += kernel_call(op, p.str(), "aotc::rt::copy_strided(pool, p, " + e.in(id) + ", " + target + ");");

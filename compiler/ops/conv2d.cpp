@@ -23,7 +23,8 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
     ctx.fail("only 1-d and 2-d convolutions are supported, weight has shape " + ir::shape_str(wv.shape));
   const bool batched = xv.shape.size() == spatial + 2;
   if (!batched && xv.shape.size() != spatial + 1)
-    ctx.fail("input of shape " + ir::shape_str(xv.shape) + " does not fit a weight of shape " + ir::shape_str(wv.shape));
+    ctx.fail("input of shape " + ir::shape_str(xv.shape) + " does not fit a weight of shape " +
+             ir::shape_str(wv.shape));
   // View everything as 4-d NCHW with H = 1 for 1-d convolutions.
   auto as4d = [&](const ir::Shape& s, bool has_batch) {
     ir::Shape r = s;
@@ -35,7 +36,8 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   const ir::Shape w4 = spatial == 1 ? ir::Shape{wv.shape[0], wv.shape[1], 1, wv.shape[2]} : wv.shape;
   auto expand = [&](std::vector<int64_t> v, int64_t fill) {
     if (v.size() == 1) v.assign(spatial, v[0]);
-    if (v.size() != spatial) ctx.fail("convolution parameters must have " + std::to_string(spatial) + " values");
+    if (v.size() != spatial)
+      ctx.fail("convolution parameters must have " + std::to_string(spatial) + " values");
     if (spatial == 1) v.insert(v.begin(), fill);
     return v;
   };
@@ -46,7 +48,9 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   } else if (a.padding_mode == "same") {
     for (size_t d = 0; d < 2; ++d) {
       const int64_t total = dilation[d] * (w4[2 + d] - 1);
-      if (total % 2) ctx.fail("padding='same' with an even kernel size needs asymmetric padding, which is not supported yet");
+      if (total % 2)
+        ctx.fail(
+            "padding='same' with an even kernel size needs asymmetric padding, which is not supported yet");
       padding.push_back(total / 2);
     }
   } else {
@@ -57,11 +61,19 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
     ctx.fail("input channels " + std::to_string(x4[1]) + ", weight " + ir::shape_str(wv.shape) +
              " and groups " + std::to_string(groups) + " do not agree");
   rt::Conv2dParams p;
-  p.n = x4[0]; p.c_in = x4[1]; p.h_in = x4[2]; p.w_in = x4[3];
-  p.c_out = w4[0]; p.kernel_h = w4[2]; p.kernel_w = w4[3];
-  p.stride_h = stride[0]; p.stride_w = stride[1];
-  p.pad_h = padding[0]; p.pad_w = padding[1];
-  p.dilation_h = dilation[0]; p.dilation_w = dilation[1];
+  p.n = x4[0];
+  p.c_in = x4[1];
+  p.h_in = x4[2];
+  p.w_in = x4[3];
+  p.c_out = w4[0];
+  p.kernel_h = w4[2];
+  p.kernel_w = w4[3];
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  p.pad_h = padding[0];
+  p.pad_w = padding[1];
+  p.dilation_h = dilation[0];
+  p.dilation_w = dilation[1];
   p.groups = groups;
   p.h_out = (p.h_in + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
   p.w_out = (p.w_in + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
@@ -75,13 +87,20 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   const int w_in = spatial == 1 ? ctx.graph.add_alias(a.w, w4) : a.w;
   const int y4 = ctx.new_value(ir::DType::Float32, {p.n, p.c_out, p.h_out, p.w_out});
   ir::Op& op = ctx.add_op("conv2d", {x_in, w_in, a.bias}, {y4});
-  op.attrs = {{"n", p.n}, {"c_in", p.c_in}, {"h_in", p.h_in}, {"w_in", p.w_in},
-              {"c_out", p.c_out}, {"h_out", p.h_out}, {"w_out", p.w_out},
+  op.attrs = {{"n", p.n},
+              {"c_in", p.c_in},
+              {"h_in", p.h_in},
+              {"w_in", p.w_in},
+              {"c_out", p.c_out},
+              {"h_out", p.h_out},
+              {"w_out", p.w_out},
               {"kernel", std::vector<int64_t>{p.kernel_h, p.kernel_w}},
               {"stride", std::vector<int64_t>{p.stride_h, p.stride_w}},
               {"padding", std::vector<int64_t>{p.pad_h, p.pad_w}},
               {"dilation", std::vector<int64_t>{p.dilation_h, p.dilation_w}},
-              {"groups", groups}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+              {"groups", groups},
+              {"clamp_lo", -INFINITY},
+              {"clamp_hi", INFINITY}};
   op.scratch_bytes = rt::conv2d_scratch_bytes(p);
   ir::Shape y_shape = {p.n, p.c_out};
   if (spatial == 2) y_shape.push_back(p.h_out);
@@ -118,15 +137,29 @@ std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
   const auto& pad = op.ints("padding");
   const auto& d = op.ints("dilation");
   ParamsCode p("aotc::rt::Conv2dParams");
-  p.set("n", op.i("n")).set("c_in", op.i("c_in")).set("h_in", op.i("h_in")).set("w_in", op.i("w_in"))
-      .set("c_out", op.i("c_out")).set("h_out", op.i("h_out")).set("w_out", op.i("w_out"))
-      .set("kernel_h", k[0]).set("kernel_w", k[1]).set("stride_h", s[0]).set("stride_w", s[1])
-      .set("pad_h", pad[0]).set("pad_w", pad[1]).set("dilation_h", d[0]).set("dilation_w", d[1])
-      .set("groups", op.i("groups")).set_bool("has_bias", op.inputs[2] >= 0)
-      .set_f32("clamp_lo", op.f("clamp_lo")).set_f32("clamp_hi", op.f("clamp_hi"));
+  p.set("n", op.i("n"))
+      .set("c_in", op.i("c_in"))
+      .set("h_in", op.i("h_in"))
+      .set("w_in", op.i("w_in"))
+      .set("c_out", op.i("c_out"))
+      .set("h_out", op.i("h_out"))
+      .set("w_out", op.i("w_out"))
+      .set("kernel_h", k[0])
+      .set("kernel_w", k[1])
+      .set("stride_h", s[0])
+      .set("stride_w", s[1])
+      .set("pad_h", pad[0])
+      .set("pad_w", pad[1])
+      .set("dilation_h", d[0])
+      .set("dilation_w", d[1])
+      .set("groups", op.i("groups"))
+      .set_bool("has_bias", op.inputs[2] >= 0)
+      .set_f32("clamp_lo", op.f("clamp_lo"))
+      .set_f32("clamp_hi", op.f("clamp_hi"));
   return kernel_call(op, p.str(),
                      "aotc::rt::conv2d_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
-                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) + ");");
+                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) +
+                         ");");
 }
 
 }  // namespace

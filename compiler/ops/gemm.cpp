@@ -10,11 +10,22 @@ namespace aotc::ops {
 ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y) {
   const bool batched = g.batch > 1 || g.stride_a || g.stride_b;
   ir::Op& op = ctx.add_op(batched ? "batched_gemm" : "gemm", {a, b, bias}, {y});
-  op.attrs = {{"m", g.m}, {"n", g.n}, {"k", g.k}, {"trans_a", g.trans_a}, {"trans_b", g.trans_b},
-              {"lda", g.trans_a ? g.m : g.k}, {"ldb", g.trans_b ? g.k : g.n}, {"ldc", g.n},
-              {"alpha", g.alpha}, {"beta", g.beta}, {"bias_kind", static_cast<int64_t>(g.bias_kind)},
-              {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY},
-              {"batch", g.batch}, {"stride_a", g.stride_a}, {"stride_b", g.stride_b},
+  op.attrs = {{"m", g.m},
+              {"n", g.n},
+              {"k", g.k},
+              {"trans_a", g.trans_a},
+              {"trans_b", g.trans_b},
+              {"lda", g.trans_a ? g.m : g.k},
+              {"ldb", g.trans_b ? g.k : g.n},
+              {"ldc", g.n},
+              {"alpha", g.alpha},
+              {"beta", g.beta},
+              {"bias_kind", static_cast<int64_t>(g.bias_kind)},
+              {"clamp_lo", -INFINITY},
+              {"clamp_hi", INFINITY},
+              {"batch", g.batch},
+              {"stride_a", g.stride_a},
+              {"stride_b", g.stride_b},
               {"stride_c", g.m * g.n}};
   return op;
 }
@@ -23,17 +34,25 @@ namespace {
 
 ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::string& prefix) {
   ParamsCode p(type);
-  p.set(prefix + "m", op.i("m")).set(prefix + "n", op.i("n")).set(prefix + "k", op.i("k"))
-      .set_bool(prefix + "trans_a", op.b("trans_a")).set_bool(prefix + "trans_b", op.b("trans_b"))
-      .set(prefix + "lda", op.i("lda")).set(prefix + "ldb", op.i("ldb")).set(prefix + "ldc", op.i("ldc"))
-      .set_f32(prefix + "alpha", op.f("alpha")).set_f32(prefix + "beta", op.f("beta"))
+  p.set(prefix + "m", op.i("m"))
+      .set(prefix + "n", op.i("n"))
+      .set(prefix + "k", op.i("k"))
+      .set_bool(prefix + "trans_a", op.b("trans_a"))
+      .set_bool(prefix + "trans_b", op.b("trans_b"))
+      .set(prefix + "lda", op.i("lda"))
+      .set(prefix + "ldb", op.i("ldb"))
+      .set(prefix + "ldc", op.i("ldc"))
+      .set_f32(prefix + "alpha", op.f("alpha"))
+      .set_f32(prefix + "beta", op.f("beta"))
       .raw(prefix + "bias_kind", "static_cast<aotc::rt::BiasKind>(" + std::to_string(op.i("bias_kind")) + ")")
-      .set_f32(prefix + "clamp_lo", op.f("clamp_lo")).set_f32(prefix + "clamp_hi", op.f("clamp_hi"));
+      .set_f32(prefix + "clamp_lo", op.f("clamp_lo"))
+      .set_f32(prefix + "clamp_hi", op.f("clamp_hi"));
   return p;
 }
 
 std::string operands(const EmitContext& e, const ir::Op& op) {
-  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]);
+  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+         e.out(op.outputs[0]);
 }
 
 std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
@@ -43,7 +62,9 @@ std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
 
 std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
   ParamsCode p = gemm_params(op, "aotc::rt::BatchedGemmParams", "gemm.");
-  p.set("batch", op.i("batch")).set("stride_a", op.i("stride_a")).set("stride_b", op.i("stride_b"))
+  p.set("batch", op.i("batch"))
+      .set("stride_a", op.i("stride_a"))
+      .set("stride_b", op.i("stride_b"))
       .set("stride_c", op.i("stride_c"));
   return kernel_call(op, p.str(), "aotc::rt::batched_gemm_f32(pool, p, " + operands(e, op) + ");");
 }

@@ -14,10 +14,12 @@ void lower_linear(LowerContext& ctx) {
   const int64_t k = x.back();
   const int64_t n = w.size() == 2 ? w[0] : 1;
   if ((w.size() == 2 ? w[1] : w[0]) != k)
-    ctx.fail("input " + ir::shape_str(x) + " and weight " + ir::shape_str(w) + " do not match in the last dimension");
+    ctx.fail("input " + ir::shape_str(x) + " and weight " + ir::shape_str(w) +
+             " do not match in the last dimension");
   const int bias = ctx.is_none(2) ? -1 : ctx.tensor(2);
   if (bias >= 0 && ir::numel(ctx.graph.value(bias).shape) != n)
-    ctx.fail("bias " + ir::shape_str(ctx.graph.value(bias).shape) + " does not match " + std::to_string(n) + " outputs");
+    ctx.fail("bias " + ir::shape_str(ctx.graph.value(bias).shape) + " does not match " + std::to_string(n) +
+             " outputs");
   ir::Shape y = x;
   y.pop_back();
   if (w.size() == 2) y.push_back(n);

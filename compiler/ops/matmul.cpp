@@ -11,8 +11,10 @@ namespace {
 int expand_to(LowerContext& ctx, int id, const ir::Shape& from, const ir::Shape& to) {
   const int out = ctx.new_value(ir::DType::Float32, to);
   ir::Op& op = ctx.add_op("copy", {id}, {out});
-  op.attrs = {{"dims", to}, {"src_strides", broadcast_strides(from, to)},
-              {"dst_strides", dense_strides(to)}, {"elem_size", int64_t{4}}};
+  op.attrs = {{"dims", to},
+              {"src_strides", broadcast_strides(from, to)},
+              {"dst_strides", dense_strides(to)},
+              {"elem_size", int64_t{4}}};
   return out;
 }
 
@@ -40,18 +42,28 @@ void lower_product(LowerContext& ctx, int a_id, int b_id) {
   if (ir::numel(b_batch) == 1) {
     // b is one matrix: fold all of a's batch into M.
     g.m = m * ir::numel(a_batch);
-    if (ir::numel(a_batch) != batch_count) a_id = expand_to(ctx, a_id, a, [&] { ir::Shape s = batch; s.push_back(m); s.push_back(k); return s; }());
+    if (ir::numel(a_batch) != batch_count)
+      a_id = expand_to(ctx, a_id, a, [&] {
+        ir::Shape s = batch;
+        s.push_back(m);
+        s.push_back(k);
+        return s;
+      }());
     make_gemm(ctx, g, a_id, b_id, -1, out);
   } else {
     g.batch = batch_count;
     g.stride_a = ir::numel(a_batch) == 1 ? 0 : m * k;
     g.stride_b = n * k;
     if (ir::numel(a_batch) != 1 && a_batch != batch) {
-      ir::Shape to = batch; to.push_back(m); to.push_back(k);
+      ir::Shape to = batch;
+      to.push_back(m);
+      to.push_back(k);
       a_id = expand_to(ctx, a_id, a, to);
     }
     if (b_batch != batch) {
-      ir::Shape to = batch; to.push_back(k); to.push_back(n);
+      ir::Shape to = batch;
+      to.push_back(k);
+      to.push_back(n);
       b_id = expand_to(ctx, b_id, b, to);
     }
     make_gemm(ctx, g, a_id, b_id, -1, out);
@@ -73,7 +85,8 @@ void lower_mm(LowerContext& ctx) {
 void lower_bmm(LowerContext& ctx) {
   ctx.require_float32({0, 1});
   const ir::Shape a = ctx.value(0).shape, b = ctx.value(1).shape;
-  if (a.size() != 3 || b.size() != 3 || a[0] != b[0]) ctx.fail("bmm needs two 3-d tensors with the same batch");
+  if (a.size() != 3 || b.size() != 3 || a[0] != b[0])
+    ctx.fail("bmm needs two 3-d tensors with the same batch");
   lower_product(ctx, ctx.tensor(0), ctx.tensor(1));
 }
 

@@ -54,18 +54,30 @@ std::vector<std::string> Registry::lowering_names() const {
 
 std::string Operand::describe() const {
   switch (kind) {
-    case Kind::None: return "None";
-    case Kind::Bool: return std::string("bool ") + (b ? "True" : "False");
-    case Kind::Int: return "int " + std::to_string(i);
-    case Kind::Double: return "float " + std::to_string(d);
-    case Kind::String: return "str '" + s + "'";
-    case Kind::IntList: return "int[] " + ir::shape_str(ints);
-    case Kind::DoubleList: return "float[] of " + std::to_string(doubles.size());
-    case Kind::BoolList: return "bool[] of " + std::to_string(bools.size());
-    case Kind::Tensor: return "Tensor";
-    case Kind::TensorList: return "Tensor[] of " + std::to_string(tensors.size());
-    case Kind::Device: return "Device " + s;
-    case Kind::Other: return s;
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return std::string("bool ") + (b ? "True" : "False");
+    case Kind::Int:
+      return "int " + std::to_string(i);
+    case Kind::Double:
+      return "float " + std::to_string(d);
+    case Kind::String:
+      return "str '" + s + "'";
+    case Kind::IntList:
+      return "int[] " + ir::shape_str(ints);
+    case Kind::DoubleList:
+      return "float[] of " + std::to_string(doubles.size());
+    case Kind::BoolList:
+      return "bool[] of " + std::to_string(bools.size());
+    case Kind::Tensor:
+      return "Tensor";
+    case Kind::TensorList:
+      return "Tensor[] of " + std::to_string(tensors.size());
+    case Kind::Device:
+      return "Device " + s;
+    case Kind::Other:
+      return s;
   }
   return "?";
 }
@@ -108,13 +120,16 @@ bool LowerContext::bool_arg(size_t i) const {
 std::vector<int64_t> LowerContext::ints_arg(size_t i, size_t expand_to) const {
   const Operand& o = arg(i);
   std::vector<int64_t> v;
-  if (o.kind == Operand::Kind::IntList) v = o.ints;
-  else if (o.kind == Operand::Kind::Int) v = {o.i};
-  else fail("argument " + std::to_string(i) + " must be an int list known at compile time, got " + o.describe());
+  if (o.kind == Operand::Kind::IntList)
+    v = o.ints;
+  else if (o.kind == Operand::Kind::Int)
+    v = {o.i};
+  else
+    fail("argument " + std::to_string(i) + " must be an int list known at compile time, got " + o.describe());
   if (expand_to && v.size() == 1) v.assign(expand_to, v[0]);
   if (expand_to && v.size() != expand_to)
-    fail("argument " + std::to_string(i) + " must have " + std::to_string(expand_to) +
-         " values, got " + ir::shape_str(v));
+    fail("argument " + std::to_string(i) + " must have " + std::to_string(expand_to) + " values, got " +
+         ir::shape_str(v));
   return v;
 }
 
@@ -140,12 +155,18 @@ void LowerContext::require_float32(std::initializer_list<size_t> args) const {
 
 std::string EmitContext::c_type(ir::DType dtype) {
   switch (dtype) {
-    case ir::DType::Float32: return "float";
-    case ir::DType::Float16: return "uint16_t";
-    case ir::DType::BFloat16: return "uint16_t";
-    case ir::DType::Int64: return "int64_t";
-    case ir::DType::Int32: return "int32_t";
-    case ir::DType::Bool: return "bool";
+    case ir::DType::Float32:
+      return "float";
+    case ir::DType::Float16:
+      return "uint16_t";
+    case ir::DType::BFloat16:
+      return "uint16_t";
+    case ir::DType::Int64:
+      return "int64_t";
+    case ir::DType::Int32:
+      return "int32_t";
+    case ir::DType::Bool:
+      return "bool";
   }
   return "void";
 }
@@ -162,14 +183,17 @@ std::string address(const ir::Graph& g, int id) {
   const ir::Value& v = g.value(id);
   switch (v.storage) {
     case ir::Storage::Arena:
-      if (v.arena_offset < 0) throw CompileError("internal: value %" + std::to_string(id) + " has no arena offset");
+      if (v.arena_offset < 0)
+        throw CompileError("internal: value %" + std::to_string(id) + " has no arena offset");
       return "(arena + " + std::to_string(v.arena_offset + offset) + ")";
     case ir::Storage::Constant:
-      return "(w + " + std::to_string(g.constants.at(static_cast<size_t>(v.constant_index)).offset + offset) + ")";
+      return "(w + " + std::to_string(g.constants.at(static_cast<size_t>(v.constant_index)).offset + offset) +
+             ")";
     case ir::Storage::Input:
       return "(static_cast<const unsigned char*>(in[" + std::to_string(v.input_index) + "]) + " +
              std::to_string(offset) + ")";
-    case ir::Storage::Alias: break;
+    case ir::Storage::Alias:
+      break;
   }
   throw CompileError("internal: bad storage");
 }
@@ -183,7 +207,8 @@ std::string EmitContext::in(int id) const {
 std::string EmitContext::out(int id) const {
   const ir::Value& root = graph.value(graph.storage_root(id));
   if (root.storage != ir::Storage::Arena)
-    throw CompileError("internal: op writes to a value that is not in the arena (%" + std::to_string(id) + ")");
+    throw CompileError("internal: op writes to a value that is not in the arena (%" + std::to_string(id) +
+                       ")");
   return "reinterpret_cast<" + c_type(graph.value(id).dtype) + "*>" + address(graph, id);
 }
 

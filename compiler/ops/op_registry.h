@@ -18,8 +18,20 @@ namespace aotc::ops {
 // A node argument after the frontend's compile-time evaluation: either a tensor that
 // lives in the IR graph, or a constant known at compile time.
 struct Operand {
-  enum class Kind { None, Bool, Int, Double, String, IntList, DoubleList, BoolList, Tensor,
-                    TensorList, Device, Other };
+  enum class Kind {
+    None,
+    Bool,
+    Int,
+    Double,
+    String,
+    IntList,
+    DoubleList,
+    BoolList,
+    Tensor,
+    TensorList,
+    Device,
+    Other
+  };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;
@@ -32,12 +44,42 @@ struct Operand {
   std::vector<int> tensors;  // TensorList
 
   static Operand none() { return {}; }
-  static Operand of_bool(bool v) { Operand o; o.kind = Kind::Bool; o.b = v; return o; }
-  static Operand of_int(int64_t v) { Operand o; o.kind = Kind::Int; o.i = v; return o; }
-  static Operand of_double(double v) { Operand o; o.kind = Kind::Double; o.d = v; return o; }
-  static Operand of_ints(std::vector<int64_t> v) { Operand o; o.kind = Kind::IntList; o.ints = std::move(v); return o; }
-  static Operand of_tensor(int id) { Operand o; o.kind = Kind::Tensor; o.tensor = id; return o; }
-  static Operand of_tensors(std::vector<int> ids) { Operand o; o.kind = Kind::TensorList; o.tensors = std::move(ids); return o; }
+  static Operand of_bool(bool v) {
+    Operand o;
+    o.kind = Kind::Bool;
+    o.b = v;
+    return o;
+  }
+  static Operand of_int(int64_t v) {
+    Operand o;
+    o.kind = Kind::Int;
+    o.i = v;
+    return o;
+  }
+  static Operand of_double(double v) {
+    Operand o;
+    o.kind = Kind::Double;
+    o.d = v;
+    return o;
+  }
+  static Operand of_ints(std::vector<int64_t> v) {
+    Operand o;
+    o.kind = Kind::IntList;
+    o.ints = std::move(v);
+    return o;
+  }
+  static Operand of_tensor(int id) {
+    Operand o;
+    o.kind = Kind::Tensor;
+    o.tensor = id;
+    return o;
+  }
+  static Operand of_tensors(std::vector<int> ids) {
+    Operand o;
+    o.kind = Kind::TensorList;
+    o.tensors = std::move(ids);
+    return o;
+  }
   bool is_none() const { return kind == Kind::None; }
   bool is_tensor() const { return kind == Kind::Tensor; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Double || kind == Kind::Bool; }
@@ -47,10 +89,13 @@ struct Operand {
 // What a lowering sees and produces for one TorchScript node.
 class LowerContext {
  public:
-  LowerContext(ir::Graph& graph, std::string op_name, std::vector<Operand> inputs,
-               size_t num_outputs, ir::SourceLocation loc)
-      : graph(graph), op_name(std::move(op_name)), inputs(std::move(inputs)),
-        outputs(num_outputs), loc(std::move(loc)) {}
+  LowerContext(ir::Graph& graph, std::string op_name, std::vector<Operand> inputs, size_t num_outputs,
+               ir::SourceLocation loc)
+      : graph(graph),
+        op_name(std::move(op_name)),
+        inputs(std::move(inputs)),
+        outputs(num_outputs),
+        loc(std::move(loc)) {}
 
   ir::Graph& graph;
   const std::string op_name;  // e.g. "aten::conv2d"
@@ -94,7 +139,7 @@ class EmitContext {
   std::string out(int value_id) const;
   std::string scratch(const ir::Op& op) const;
   static std::string c_type(ir::DType dtype);  // "float", "int64_t", ...
-  static std::string f32(double v);             // exact float literal, inf/nan safe
+  static std::string f32(double v);            // exact float literal, inf/nan safe
 };
 
 using EmitFn = std::function<std::string(const EmitContext&, const ir::Op&)>;
@@ -133,6 +178,5 @@ void register_permute(Registry& r);
 void register_cat(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
-
 
 }  // namespace aotc::ops

@@ -18,7 +18,9 @@ void add_permute(LowerContext& ctx, const std::vector<int64_t>& order) {
   if (identity) return ctx.set_tensor_output(0, ctx.graph.add_alias(ctx.tensor(0), y));
   const int out = ctx.new_value(x.dtype, y);
   ir::Op& op = ctx.add_op("copy", {ctx.tensor(0)}, {out});
-  op.attrs = {{"dims", y}, {"src_strides", src}, {"dst_strides", dense_strides(y)},
+  op.attrs = {{"dims", y},
+              {"src_strides", src},
+              {"dst_strides", dense_strides(y)},
               {"elem_size", ir::dtype_size(x.dtype)}};
   ctx.set_tensor_output(0, out);
 }

@@ -7,7 +7,8 @@
 namespace aotc::ops {
 namespace {
 
-int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
+int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                    bool ceil_mode) {
   const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
   int64_t out = span / stride + 1;  // span >= 0 is checked by the caller
   // The last window must start inside the input or its left padding.
@@ -37,7 +38,8 @@ void lower_pool(LowerContext& ctx, bool is_max) {
   }
   const bool batched = x.size() == 4;
   const int64_t n = batched ? x[0] : 1, c = x[x.size() - 3], h = x[x.size() - 2], w = x[x.size() - 1];
-  if (h + 2 * pad[0] < dilation[0] * (kernel[0] - 1) + 1 || w + 2 * pad[1] < dilation[1] * (kernel[1] - 1) + 1)
+  if (h + 2 * pad[0] < dilation[0] * (kernel[0] - 1) + 1 ||
+      w + 2 * pad[1] < dilation[1] * (kernel[1] - 1) + 1)
     ctx.fail("input " + ir::shape_str(x) + " is smaller than the pooling window");
   const int64_t h_out = pooled_size(h, kernel[0], pad[0], stride[0], dilation[0], ceil_mode);
   const int64_t w_out = pooled_size(w, kernel[1], pad[1], stride[1], dilation[1], ceil_mode);
@@ -45,9 +47,18 @@ void lower_pool(LowerContext& ctx, bool is_max) {
   if (batched) y.insert(y.begin(), n);
   const int out = ctx.new_value(ir::DType::Float32, y);
   ir::Op& op = ctx.add_op(is_max ? "max_pool2d" : "avg_pool2d", {ctx.tensor(0)}, {out});
-  op.attrs = {{"n", n}, {"c", c}, {"h_in", h}, {"w_in", w}, {"h_out", h_out}, {"w_out", w_out},
-              {"kernel", kernel}, {"stride", stride}, {"padding", pad}, {"dilation", dilation},
-              {"count_include_pad", count_include_pad}, {"divisor_override", divisor}};
+  op.attrs = {{"n", n},
+              {"c", c},
+              {"h_in", h},
+              {"w_in", w},
+              {"h_out", h_out},
+              {"w_out", w_out},
+              {"kernel", kernel},
+              {"stride", stride},
+              {"padding", pad},
+              {"dilation", dilation},
+              {"count_include_pad", count_include_pad},
+              {"divisor_override", divisor}};
   ctx.set_tensor_output(0, out);
 }
 
@@ -57,15 +68,25 @@ LowerFn pool_lowering(bool is_max) {
 
 std::string emit_pool(const EmitContext& e, const ir::Op& op) {
   ParamsCode p("aotc::rt::Pool2dParams");
-  p.set("n", op.i("n")).set("c", op.i("c")).set("h_in", op.i("h_in")).set("w_in", op.i("w_in"))
-      .set("h_out", op.i("h_out")).set("w_out", op.i("w_out"))
-      .set("kernel_h", op.ints("kernel")[0]).set("kernel_w", op.ints("kernel")[1])
-      .set("stride_h", op.ints("stride")[0]).set("stride_w", op.ints("stride")[1])
-      .set("pad_h", op.ints("padding")[0]).set("pad_w", op.ints("padding")[1])
-      .set("dilation_h", op.ints("dilation")[0]).set("dilation_w", op.ints("dilation")[1])
-      .set_bool("count_include_pad", op.b("count_include_pad")).set("divisor_override", op.i("divisor_override"));
-  return kernel_call(op, p.str(),
-                     "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  p.set("n", op.i("n"))
+      .set("c", op.i("c"))
+      .set("h_in", op.i("h_in"))
+      .set("w_in", op.i("w_in"))
+      .set("h_out", op.i("h_out"))
+      .set("w_out", op.i("w_out"))
+      .set("kernel_h", op.ints("kernel")[0])
+      .set("kernel_w", op.ints("kernel")[1])
+      .set("stride_h", op.ints("stride")[0])
+      .set("stride_w", op.ints("stride")[1])
+      .set("pad_h", op.ints("padding")[0])
+      .set("pad_w", op.ints("padding")[1])
+      .set("dilation_h", op.ints("dilation")[0])
+      .set("dilation_w", op.ints("dilation")[1])
+      .set_bool("count_include_pad", op.b("count_include_pad"))
+      .set("divisor_override", op.i("divisor_override"));
+  return kernel_call(
+      op, p.str(),
+      "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

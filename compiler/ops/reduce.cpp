@@ -32,8 +32,10 @@ LowerFn reduce_lowering(rt::ReduceOp kind) {
       ctx.fail("a result dtype other than float32 is not supported yet");
     ir::Shape y;
     for (size_t d = 0; d < x.size(); ++d) {
-      if (!mask[d]) y.push_back(x[d]);
-      else if (keepdim) y.push_back(1);
+      if (!mask[d])
+        y.push_back(x[d]);
+      else if (keepdim)
+        y.push_back(1);
     }
     const int out = ctx.new_value(ir::DType::Float32, y);
     ir::Op& op = ctx.add_op("reduce", {ctx.tensor(0)}, {out});
@@ -47,11 +49,13 @@ std::string emit_reduce(const EmitContext& e, const ir::Op& op) {
   const ir::Shape& x = e.graph.value(op.inputs[0]).shape;
   ParamsCode p("aotc::rt::ReduceParams");
   p.raw("op", "static_cast<aotc::rt::ReduceOp>(" + std::to_string(op.i("op")) + ")")
-      .set("rank", static_cast<int64_t>(x.size())).set_array("dims", x);
+      .set("rank", static_cast<int64_t>(x.size()))
+      .set_array("dims", x);
   const auto& mask = op.ints("mask");
   for (size_t d = 0; d < mask.size(); ++d) p.set_bool("reduce_mask[" + std::to_string(d) + "]", mask[d] != 0);
-  return kernel_call(op, p.str(),
-                     "aotc::rt::reduce_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  return kernel_call(
+      op, p.str(),
+      "aotc::rt::reduce_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

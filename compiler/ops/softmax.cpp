@@ -20,7 +20,8 @@ LowerFn softmax_lowering(bool log) {
     for (int64_t d = dim + 1; d < rank; ++d) inner *= x[static_cast<size_t>(d)];
     const int out = ctx.new_value(ir::DType::Float32, x);
     ir::Op& op = ctx.add_op("softmax", {ctx.tensor(0)}, {out});
-    op.attrs = {{"outer", outer}, {"axis", rank ? x[static_cast<size_t>(dim)] : 1}, {"inner", inner}, {"log", log}};
+    op.attrs = {
+        {"outer", outer}, {"axis", rank ? x[static_cast<size_t>(dim)] : 1}, {"inner", inner}, {"log", log}};
     ctx.set_tensor_output(0, out);
   };
 }

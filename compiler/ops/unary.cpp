@@ -40,8 +40,9 @@ void lower_clamp(LowerContext& ctx) {
 
 std::string emit_unary(const EmitContext& e, const ir::Op& op) {
   return kernel_call(op, "",
-                     "aotc::rt::unary_f32(pool, static_cast<aotc::rt::UnaryOp>(" + std::to_string(op.i("op")) + "), " +
-                         EmitContext::f32(op.f("a")) + ", " + EmitContext::f32(op.f("b")) + ", " +
+                     "aotc::rt::unary_f32(pool, static_cast<aotc::rt::UnaryOp>(" +
+                         std::to_string(op.i("op")) + "), " + EmitContext::f32(op.f("a")) + ", " +
+                         EmitContext::f32(op.f("b")) + ", " +
                          std::to_string(ir::numel(e.graph.value(op.outputs[0]).shape)) + ", " +
                          e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
 }
@@ -60,7 +61,8 @@ void register_unary(Registry& r) {
   both(r, "aten::hardtanh", [](LowerContext& c) {
     add_unary(c, UnaryOp::Clamp, optional_number(c, 1, -1.0), optional_number(c, 2, 1.0));
   });
-  both(r, "aten::leaky_relu", [](LowerContext& c) { add_unary(c, UnaryOp::LeakyRelu, optional_number(c, 1, 0.01)); });
+  both(r, "aten::leaky_relu",
+       [](LowerContext& c) { add_unary(c, UnaryOp::LeakyRelu, optional_number(c, 1, 0.01)); });
   both(r, "aten::sigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Sigmoid); });
   both(r, "aten::tanh", [](LowerContext& c) { add_unary(c, UnaryOp::Tanh); });
   both(r, "aten::gelu", lower_gelu);

@@ -25,7 +25,8 @@ ir::Shape infer_shape(const LowerContext& ctx, std::vector<int64_t> shape, int64
     }
   }
   if (infer >= 0) {
-    if (known == 0 || count % known) ctx.fail("shape " + ir::shape_str(shape) + " is invalid for " + std::to_string(count) + " elements");
+    if (known == 0 || count % known)
+      ctx.fail("shape " + ir::shape_str(shape) + " is invalid for " + std::to_string(count) + " elements");
     shape[static_cast<size_t>(infer)] = count / known;
   }
   if (ir::numel(shape) != count)
@@ -49,7 +50,8 @@ void lower_flatten(LowerContext& ctx) {
   if (rank == 0) return set_view(ctx, {1});
   const int64_t start = normalize_dim(ctx, ctx.num_inputs() > 1 ? ctx.int_arg(1) : 0, rank);
   const int64_t end = normalize_dim(ctx, ctx.num_inputs() > 2 ? ctx.int_arg(2) : -1, rank);
-  if (start > end) ctx.fail("flatten start_dim " + std::to_string(start) + " is after end_dim " + std::to_string(end));
+  if (start > end)
+    ctx.fail("flatten start_dim " + std::to_string(start) + " is after end_dim " + std::to_string(end));
   ir::Shape y(x.begin(), x.begin() + start);
   int64_t merged = 1;
   for (int64_t d = start; d <= end; ++d) merged *= x[static_cast<size_t>(d)];
@@ -93,7 +95,9 @@ void lower_clone(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const int out = ctx.new_value(x.dtype, x.shape);
   ir::Op& op = ctx.add_op("copy", {ctx.tensor(0)}, {out});
-  op.attrs = {{"dims", x.shape}, {"src_strides", dense_strides(x.shape)}, {"dst_strides", dense_strides(x.shape)},
+  op.attrs = {{"dims", x.shape},
+              {"src_strides", dense_strides(x.shape)},
+              {"dst_strides", dense_strides(x.shape)},
               {"elem_size", ir::dtype_size(x.dtype)}};
   ctx.set_tensor_output(0, out);
 }

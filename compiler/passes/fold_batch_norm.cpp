@@ -11,13 +11,16 @@ namespace aotc::passes {
 void fold_batch_norm(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& affine = graph.ops[i];
-    if (affine.kind != "channel_affine" || affine.f("clamp_lo") != -INFINITY || affine.f("clamp_hi") != INFINITY) continue;
+    if (affine.kind != "channel_affine" || affine.f("clamp_lo") != -INFINITY ||
+        affine.f("clamp_hi") != INFINITY)
+      continue;
     const int p = producer_of(graph, affine.inputs[0]);
     if (p < 0 || graph.ops[static_cast<size_t>(p)].kind != "conv2d") continue;
     ir::Op& conv = graph.ops[static_cast<size_t>(p)];
     const std::vector<int> readers = readers_of_storage(graph, affine.inputs[0]);
     if (readers.size() != 1 || conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
-    if (!graph.is_constant(conv.inputs[1]) || (conv.inputs[2] >= 0 && !graph.is_constant(conv.inputs[2]))) continue;
+    if (!graph.is_constant(conv.inputs[1]) || (conv.inputs[2] >= 0 && !graph.is_constant(conv.inputs[2])))
+      continue;
     const int64_t c_out = conv.i("c_out");
     if (affine.i("c") != c_out) continue;
     const float* scale = graph.constant_of(affine.inputs[1]).f32();

@@ -16,9 +16,12 @@ void fuse_activation(ir::Graph& graph) {
     if (act.kind != "unary") continue;
     const auto kind = static_cast<rt::UnaryOp>(act.i("op"));
     double lo, hi;
-    if (kind == rt::UnaryOp::Relu) lo = 0, hi = INFINITY;
-    else if (kind == rt::UnaryOp::Clamp) lo = act.f("a"), hi = act.f("b");
-    else continue;
+    if (kind == rt::UnaryOp::Relu)
+      lo = 0, hi = INFINITY;
+    else if (kind == rt::UnaryOp::Clamp)
+      lo = act.f("a"), hi = act.f("b");
+    else
+      continue;
     const int p = producer_of(graph, act.inputs[0]);
     if (p < 0) continue;
     ir::Op& producer = graph.ops[static_cast<size_t>(p)];

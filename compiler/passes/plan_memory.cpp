@@ -26,7 +26,8 @@ struct Buffer {
 
 // Places buffers in the given order, each at the lowest offset free during its lifetime;
 // returns the arena size.
-int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& order, std::vector<int64_t>& offsets) {
+int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& order,
+              std::vector<int64_t>& offsets) {
   int64_t arena = 0;
   std::vector<size_t> placed;
   for (size_t i : order) {
@@ -34,7 +35,8 @@ int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& ord
     std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of overlapping lifetimes
     for (size_t j : placed) {
       const Buffer& o = buffers[j];
-      if (o.first <= b.last && b.first <= o.last) taken.emplace_back(offsets[j], offsets[j] + align_up(o.size));
+      if (o.first <= b.last && b.first <= o.last)
+        taken.emplace_back(offsets[j], offsets[j] + align_up(o.size));
     }
     std::sort(taken.begin(), taken.end());
     int64_t offset = 0;
@@ -115,7 +117,8 @@ void plan_memory(ir::Graph& graph) {
   for (Less less : orders) {
     std::vector<size_t> order(buffers.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return less(buffers[a], buffers[b]); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return less(buffers[a], buffers[b]); });
     std::vector<int64_t> offsets(buffers.size(), -1);
     const int64_t size = place(buffers, order, offsets);
     if (arena < 0 || size < arena) {
@@ -127,8 +130,10 @@ void plan_memory(ir::Graph& graph) {
   if (arena < 0) arena = 0;
 
   for (const Buffer& b : buffers) {
-    if (b.value >= 0) graph.value(b.value).arena_offset = b.offset;
-    else graph.ops[static_cast<size_t>(b.op)].scratch_offset = b.offset;
+    if (b.value >= 0)
+      graph.value(b.value).arena_offset = b.offset;
+    else
+      graph.ops[static_cast<size_t>(b.op)].scratch_offset = b.offset;
   }
   graph.arena_bytes = arena;
   graph.arena_lower_bound = lower_bound;

@@ -77,28 +77,28 @@ void format_dims(char* buffer, size_t size, int32_t rank, const int64_t* dims) {
 aotc_status check_tensor(const char* role, size_t index, const aotc::rt::TensorDesc& want,
                          uint64_t want_bytes, const aotc_tensor& got) {
   if (got.dtype != want.dtype)
-    return fail(AOTC_ERR_WRONG_DTYPE, "%s %zu ('%s'): expected dtype %s, got %s", role, index,
-                want.name, aotc_dtype_name(want.dtype), aotc_dtype_name(got.dtype));
+    return fail(AOTC_ERR_WRONG_DTYPE, "%s %zu ('%s'): expected dtype %s, got %s", role, index, want.name,
+                aotc_dtype_name(want.dtype), aotc_dtype_name(got.dtype));
   bool same_shape = got.rank == want.rank && (got.rank == 0 || got.dims != nullptr);
   for (int32_t d = 0; same_shape && d < want.rank; ++d) same_shape = got.dims[d] == want.dims[d];
   if (!same_shape) {
     char expected[256], actual[256];
     format_dims(expected, sizeof expected, want.rank, want.dims);
     if (got.rank > 0 && got.dims == nullptr)
-      return fail(AOTC_ERR_NULL_POINTER, "%s %zu ('%s'): dims is NULL for rank %d", role, index,
-                  want.name, got.rank);
+      return fail(AOTC_ERR_NULL_POINTER, "%s %zu ('%s'): dims is NULL for rank %d", role, index, want.name,
+                  got.rank);
     if (got.rank < 0 || got.rank > AOTC_MAX_RANK)
-      return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got rank %d", role,
-                  index, want.name, expected, got.rank);
+      return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got rank %d", role, index,
+                  want.name, expected, got.rank);
     format_dims(actual, sizeof actual, got.rank, got.dims);
-    return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got %s", role, index,
-                want.name, expected, actual);
+    return fail(AOTC_ERR_WRONG_SHAPE, "%s %zu ('%s'): expected shape %s, got %s", role, index, want.name,
+                expected, actual);
   }
   if (want_bytes > 0 && got.data == nullptr)
     return fail(AOTC_ERR_NULL_POINTER, "%s %zu ('%s'): data is NULL", role, index, want.name);
   if (got.size_bytes < want_bytes)
-    return fail(AOTC_ERR_BUFFER_TOO_SMALL, "%s %zu ('%s'): buffer holds %llu bytes, needs %llu",
-                role, index, want.name, static_cast<unsigned long long>(got.size_bytes),
+    return fail(AOTC_ERR_BUFFER_TOO_SMALL, "%s %zu ('%s'): buffer holds %llu bytes, needs %llu", role, index,
+                want.name, static_cast<unsigned long long>(got.size_bytes),
                 static_cast<unsigned long long>(want_bytes));
   return AOTC_OK;
 }
@@ -111,24 +111,36 @@ AOTC_API uint32_t aotc_abi_version(void) { return AOTC_ABI_VERSION; }
 
 AOTC_API size_t aotc_dtype_size(aotc_dtype dtype) {
   switch (dtype) {
-    case AOTC_DTYPE_FLOAT32: return 4;
-    case AOTC_DTYPE_FLOAT16: return 2;
-    case AOTC_DTYPE_BFLOAT16: return 2;
-    case AOTC_DTYPE_INT64: return 8;
-    case AOTC_DTYPE_INT32: return 4;
-    case AOTC_DTYPE_BOOL: return 1;
+    case AOTC_DTYPE_FLOAT32:
+      return 4;
+    case AOTC_DTYPE_FLOAT16:
+      return 2;
+    case AOTC_DTYPE_BFLOAT16:
+      return 2;
+    case AOTC_DTYPE_INT64:
+      return 8;
+    case AOTC_DTYPE_INT32:
+      return 4;
+    case AOTC_DTYPE_BOOL:
+      return 1;
   }
   return 0;
 }
 
 AOTC_API const char* aotc_dtype_name(aotc_dtype dtype) {
   switch (dtype) {
-    case AOTC_DTYPE_FLOAT32: return "float32";
-    case AOTC_DTYPE_FLOAT16: return "float16";
-    case AOTC_DTYPE_BFLOAT16: return "bfloat16";
-    case AOTC_DTYPE_INT64: return "int64";
-    case AOTC_DTYPE_INT32: return "int32";
-    case AOTC_DTYPE_BOOL: return "bool";
+    case AOTC_DTYPE_FLOAT32:
+      return "float32";
+    case AOTC_DTYPE_FLOAT16:
+      return "float16";
+    case AOTC_DTYPE_BFLOAT16:
+      return "bfloat16";
+    case AOTC_DTYPE_INT64:
+      return "int64";
+    case AOTC_DTYPE_INT32:
+      return "int32";
+    case AOTC_DTYPE_BOOL:
+      return "bool";
   }
   return "unknown";
 }
@@ -188,8 +200,8 @@ AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index
   if (aotc_status s = check_model(model)) return s;
   if (!out_info) return fail(AOTC_ERR_NULL_POINTER, "out_info is NULL");
   if (index >= model->desc->num_inputs)
-    return fail(AOTC_ERR_INVALID_ARGUMENT, "input index %zu out of range: the model has %zu inputs",
-                index, model->desc->num_inputs);
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "input index %zu out of range: the model has %zu inputs", index,
+                model->desc->num_inputs);
   return fill_info(model->desc->inputs[index], model->input_bytes[index], out_info);
 }
 
@@ -198,8 +210,7 @@ AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t inde
   if (aotc_status s = check_model(model)) return s;
   if (!out_info) return fail(AOTC_ERR_NULL_POINTER, "out_info is NULL");
   if (index >= model->desc->num_outputs)
-    return fail(AOTC_ERR_INVALID_ARGUMENT,
-                "output index %zu out of range: the model has %zu outputs", index,
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
                 model->desc->num_outputs);
   return fill_info(model->desc->outputs[index], model->output_bytes[index], out_info);
 }
@@ -225,8 +236,8 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   if (!ctx) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
   const size_t arena_bytes =
       (static_cast<size_t>(desc->arena_bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  ctx->arena = arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes))
-                           : nullptr;
+  ctx->arena =
+      arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes)) : nullptr;
   ctx->input_ptrs = static_cast<const void**>(std::calloc(desc->num_inputs + 1, sizeof(void*)));
   ctx->output_ptrs = static_cast<void**>(std::calloc(desc->num_outputs + 1, sizeof(void*)));
   try {
@@ -265,15 +276,13 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   return AOTC_OK;
 }
 
-AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context,
-                              const aotc_tensor* inputs, size_t num_inputs, aotc_tensor* outputs,
-                              size_t num_outputs) {
+AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, const aotc_tensor* inputs,
+                              size_t num_inputs, aotc_tensor* outputs, size_t num_outputs) {
   if (aotc_status s = check_model(model)) return s;
   if (!context) return fail(AOTC_ERR_NULL_POINTER, "context is NULL");
   if (context->magic != kContextMagic)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
-  if (context->model != model)
-    return fail(AOTC_ERR_WRONG_MODEL, "context was created for another model");
+  if (context->model != model) return fail(AOTC_ERR_WRONG_MODEL, "context was created for another model");
   const aotc::rt::ModelDesc* desc = model->desc;
   if (num_inputs != desc->num_inputs)
     return fail(AOTC_ERR_WRONG_COUNT, "expected %zu inputs, got %zu", desc->num_inputs, num_inputs);
@@ -282,13 +291,11 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context,
   if (num_inputs && !inputs) return fail(AOTC_ERR_NULL_POINTER, "inputs is NULL");
   if (num_outputs && !outputs) return fail(AOTC_ERR_NULL_POINTER, "outputs is NULL");
   for (size_t i = 0; i < num_inputs; ++i) {
-    if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i]))
-      return s;
+    if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i])) return s;
     context->input_ptrs[i] = inputs[i].data;
   }
   for (size_t i = 0; i < num_outputs; ++i) {
-    if (aotc_status s =
-            check_tensor("output", i, desc->outputs[i], model->output_bytes[i], outputs[i]))
+    if (aotc_status s = check_tensor("output", i, desc->outputs[i], model->output_bytes[i], outputs[i]))
       return s;
     context->output_ptrs[i] = outputs[i].data;
   }

@@ -64,15 +64,8 @@ void run(const aotc::rt::RunArgs& args) {
 }
 
 const aotc::rt::ModelDesc kModel = {
-    AOTC_ABI_VERSION,
-    kInputs,
-    2,
-    kOutputs,
-    2,
-    kArenaBytes,
-    reinterpret_cast<const unsigned char*>(kWeights),
-    sizeof kWeights,
-    &run,
+    AOTC_ABI_VERSION, kInputs, 2, kOutputs, 2, kArenaBytes, reinterpret_cast<const unsigned char*>(kWeights),
+    sizeof kWeights,  &run,
 };
 
 }  // namespace

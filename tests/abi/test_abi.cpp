@@ -44,8 +44,7 @@ struct Api {
   aotc_status (*model_arena_size)(const aotc_model*, uint64_t*);
   aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
   aotc_status (*context_destroy)(aotc_context*);
-  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*,
-                     size_t);
+  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*, size_t);
 };
 
 std::string env_or(const char* name, const char* fallback) {
@@ -100,15 +99,15 @@ const Api& api() {
 // Checks a status and that the thread's message mentions each of the given words.
 // (Words are copied into strings first: some are temporaries, and doctest prints a
 // const char* as a pointer.)
-#define CHECK_FAILS(call, status, ...)                                                     \
-  do {                                                                                     \
-    const aotc_status got_status_ = (call);                                                \
-    const std::string message_ = api().last_error();                                       \
-    CHECK_MESSAGE(got_status_ == (status), "got ", std::string(api().status_name(got_status_)), \
-                  ": ", message_);                                                         \
-    const std::vector<std::string> words_ = {__VA_ARGS__};                                 \
-    for (const std::string& word_ : words_)                                                \
-      CHECK_MESSAGE(message_.find(word_) != std::string::npos, "'", word_, "' not in: ", message_); \
+#define CHECK_FAILS(call, status, ...)                                                                \
+  do {                                                                                                \
+    const aotc_status got_status_ = (call);                                                           \
+    const std::string message_ = api().last_error();                                                  \
+    CHECK_MESSAGE(got_status_ == (status), "got ", std::string(api().status_name(got_status_)), ": ", \
+                  message_);                                                                          \
+    const std::vector<std::string> words_ = {__VA_ARGS__};                                            \
+    for (const std::string& word_ : words_)                                                           \
+      CHECK_MESSAGE(message_.find(word_) != std::string::npos, "'", word_, "' not in: ", message_);   \
   } while (0)
 
 // ---- one model, one context, valid tensors; tests break one thing at a time -------------
@@ -144,8 +143,7 @@ struct Fixture {
   Fixture(const Fixture&) = delete;
   Fixture& operator=(const Fixture&) = delete;
 
-  static aotc_tensor tensor(void* data, aotc_dtype dtype, int32_t rank, const int64_t* dims,
-                            uint64_t bytes) {
+  static aotc_tensor tensor(void* data, aotc_dtype dtype, int32_t rank, const int64_t* dims, uint64_t bytes) {
     aotc_tensor t{};
     t.data = data;
     t.dtype = dtype;
@@ -208,7 +206,7 @@ TEST_CASE("dtype sizes and names") {
     size_t size;
     const char* name;
   } dtypes[] = {
-      {AOTC_DTYPE_FLOAT32, 4, "float32"}, {AOTC_DTYPE_FLOAT16, 2, "float16"},
+      {AOTC_DTYPE_FLOAT32, 4, "float32"},   {AOTC_DTYPE_FLOAT16, 2, "float16"},
       {AOTC_DTYPE_BFLOAT16, 2, "bfloat16"}, {AOTC_DTYPE_INT64, 8, "int64"},
       {AOTC_DTYPE_INT32, 4, "int32"},       {AOTC_DTYPE_BOOL, 1, "bool"},
   };
@@ -324,18 +322,15 @@ TEST_CASE("garbage handles are rejected") {
     CHECK_FAILS(api().model_num_inputs(garbage.model(), &count), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK_FAILS(api().model_num_outputs(garbage.model(), &count), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK_FAILS(api().model_input_info(garbage.model(), 0, &info), AOTC_ERR_INVALID_ARGUMENT, "model");
-    CHECK_FAILS(api().model_output_info(garbage.model(), 0, &info), AOTC_ERR_INVALID_ARGUMENT,
-                "model");
+    CHECK_FAILS(api().model_output_info(garbage.model(), 0, &info), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK_FAILS(api().model_arena_size(garbage.model(), &bytes), AOTC_ERR_INVALID_ARGUMENT, "model");
-    CHECK_FAILS(api().context_create(garbage.model(), nullptr, &context), AOTC_ERR_INVALID_ARGUMENT,
-                "model");
+    CHECK_FAILS(api().context_create(garbage.model(), nullptr, &context), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK(context == nullptr);
     CHECK_FAILS(api().model_destroy(garbage.model()), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK_FAILS(api().context_destroy(garbage.context()), AOTC_ERR_INVALID_ARGUMENT, "context");
 
     Fixture f;
-    CHECK_FAILS(api().run(garbage.model(), f.context, f.in, 2, f.out, 2), AOTC_ERR_INVALID_ARGUMENT,
-                "model");
+    CHECK_FAILS(api().run(garbage.model(), f.context, f.in, 2, f.out, 2), AOTC_ERR_INVALID_ARGUMENT, "model");
     CHECK_FAILS(api().run(f.model, garbage.context(), f.in, 2, f.out, 2), AOTC_ERR_INVALID_ARGUMENT,
                 "context");
   }
@@ -358,8 +353,7 @@ TEST_CASE("info index out of range") {
   CHECK_FAILS(api().model_output_info(model, 2, &info), AOTC_ERR_INVALID_ARGUMENT, "output index 2",
               "2 outputs");
   CHECK_FAILS(api().model_input_info(model, SIZE_MAX, &info), AOTC_ERR_INVALID_ARGUMENT, "out of range");
-  CHECK_FAILS(api().model_output_info(model, SIZE_MAX, &info), AOTC_ERR_INVALID_ARGUMENT,
-              "out of range");
+  CHECK_FAILS(api().model_output_info(model, SIZE_MAX, &info), AOTC_ERR_INVALID_ARGUMENT, "out of range");
   CHECK(api().model_destroy(model) == AOTC_OK);
 }
 
@@ -373,8 +367,8 @@ TEST_CASE("context options") {
     aotc_context_options options{};
     options.num_threads = bad;
     aotc_context* context = reinterpret_cast<aotc_context*>(&options);
-    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT,
-                "num_threads", std::to_string(bad));
+    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "num_threads",
+                std::to_string(bad));
     CHECK(context == nullptr);
   }
   // NULL options, 0 (meaning 1) and a few threads all work.
@@ -431,10 +425,10 @@ TEST_CASE("wrong input and output counts") {
   Fixture f;
   for (const size_t n : {size_t{0}, size_t{1}, size_t{3}}) {
     CAPTURE(n);
-    CHECK_FAILS(api().run(f.model, f.context, f.in, n, f.out, 2), AOTC_ERR_WRONG_COUNT,
-                "expected 2 inputs", "got " + std::to_string(n));
-    CHECK_FAILS(api().run(f.model, f.context, f.in, 2, f.out, n), AOTC_ERR_WRONG_COUNT,
-                "expected 2 outputs", "got " + std::to_string(n));
+    CHECK_FAILS(api().run(f.model, f.context, f.in, n, f.out, 2), AOTC_ERR_WRONG_COUNT, "expected 2 inputs",
+                "got " + std::to_string(n));
+    CHECK_FAILS(api().run(f.model, f.context, f.in, 2, f.out, n), AOTC_ERR_WRONG_COUNT, "expected 2 outputs",
+                "got " + std::to_string(n));
   }
 }
 
@@ -628,8 +622,7 @@ std::string read_text(const std::string& path) {
 
 std::set<std::string> all_matches(const std::string& text, const std::regex& pattern) {
   std::set<std::string> names;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator();
-       ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it)
     names.insert((*it)[1]);
   return names;
 }
@@ -658,11 +651,11 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
 
   CAPTURE(exported_text);
   const std::set<std::string> abi = {
-      "aotc_abi_version",       "aotc_last_error",        "aotc_status_name",
-      "aotc_dtype_size",        "aotc_dtype_name",        "aotc_model_create",
-      "aotc_model_destroy",     "aotc_model_num_inputs",  "aotc_model_num_outputs",
-      "aotc_model_input_info",  "aotc_model_output_info", "aotc_model_arena_size",
-      "aotc_context_create",    "aotc_context_destroy",   "aotc_run",
+      "aotc_abi_version",      "aotc_last_error",        "aotc_status_name",
+      "aotc_dtype_size",       "aotc_dtype_name",        "aotc_model_create",
+      "aotc_model_destroy",    "aotc_model_num_inputs",  "aotc_model_num_outputs",
+      "aotc_model_input_info", "aotc_model_output_info", "aotc_model_arena_size",
+      "aotc_context_create",   "aotc_context_destroy",   "aotc_run",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);
@@ -687,7 +680,8 @@ TEST_CASE("the model .so needs no LibTorch") {
 
   // ldd also lists what the NEEDED libraries pull in. Only names and paths are checked:
   // the load addresses it prints are hex and may well contain "c10".
-  const std::string resolved = command_output(shell_quote(env_or("AOTC_LDD", "ldd")) + " " + shell_quote(model));
+  const std::string resolved =
+      command_output(shell_quote(env_or("AOTC_LDD", "ldd")) + " " + shell_quote(model));
   CAPTURE(resolved);
   const std::regex address(R"(\s*\(0x[0-9a-fA-F]+\))");
   std::istringstream lines(resolved);

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
+#include "../../codegen/codegen.h"
 #include "../../compiler/ir/graph.h"
 #include "../../compiler/passes/passes.h"
-#include "../../codegen/codegen.h"
 
 using namespace aotc;
 

@@ -37,7 +37,10 @@ TEST_CASE("plan_memory: live buffers never overlap and the arena covers the lowe
     passes::plan_memory(g);
     CHECK(g.arena_bytes >= g.arena_lower_bound);
     // Recompute lifetimes and check pairwise disjointness of live intervals.
-    struct Range { int64_t begin, end; int first, last; };
+    struct Range {
+      int64_t begin, end;
+      int first, last;
+    };
     std::vector<Range> ranges;
     const int n = static_cast<int>(g.ops.size());
     for (int t = 0; t < n; ++t) {

@@ -132,8 +132,7 @@ Options parse_args(int argc, char** argv) {
     } else if (options.model_path.empty()) {
       options.model_path = arg;
     } else {
-      throw UsageError("unexpected argument '" + arg + "' (the model is '" +
-                       options.model_path + "')");
+      throw UsageError("unexpected argument '" + arg + "' (the model is '" + options.model_path + "')");
     }
   }
   if (options.help || options.version) return options;
@@ -166,8 +165,7 @@ struct Api {
   aotc_status (*model_arena_size)(const aotc_model*, uint64_t*);
   aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
   aotc_status (*context_destroy)(aotc_context*);
-  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*,
-                     size_t);
+  aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*, size_t);
 };
 
 // Owns the dlopen handle, the model and its context; releases them in reverse order
@@ -184,8 +182,8 @@ class Library {
     handle_.reset(::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL));
     if (!handle_) {
       const char* why = ::dlerror();
-      throw RunError("cannot load model '" + path + "' (not a shared library for this machine?): " +
-                     (why ? why : "unknown dlopen error"));
+      throw RunError("cannot load model '" + path +
+                     "' (not a shared library for this machine?): " + (why ? why : "unknown dlopen error"));
     }
     resolve("aotc_abi_version", api_.abi_version);
     // Check the version before trusting any other signature.
@@ -234,8 +232,7 @@ class Library {
   // Throws RunError with the model's own message if status is not AOTC_OK.
   void check(aotc_status status, const char* call) const {
     if (status == AOTC_OK) return;
-    throw RunError(std::string(call) + " failed with " + api_.status_name(status) + ": " +
-                   api_.last_error());
+    throw RunError(std::string(call) + " failed with " + api_.status_name(status) + ": " + api_.last_error());
   }
 
  private:
@@ -243,8 +240,7 @@ class Library {
   void resolve(const char* name, Fn& fn) {
     ::dlerror();
     void* symbol = ::dlsym(handle_.get(), name);
-    if (!symbol)
-      throw RunError("'" + path_ + "' is not an aotc model: it does not export " + name);
+    if (!symbol) throw RunError("'" + path_ + "' is not an aotc model: it does not export " + name);
     static_assert(sizeof fn == sizeof symbol);
     std::memcpy(&fn, &symbol, sizeof fn);  // POSIX guarantees the conversion works
   }
@@ -283,8 +279,8 @@ Signature read_signature(const Library& lib) {
                     : api.model_output_info(lib.model(), index, &info),
               input ? "aotc_model_input_info" : "aotc_model_output_info");
     if (info.rank < 0 || info.rank > AOTC_MAX_RANK || (info.rank > 0 && !info.dims))
-      throw RunError("the model reports an invalid rank for " +
-                     std::string(input ? "input " : "output ") + std::to_string(index));
+      throw RunError("the model reports an invalid rank for " + std::string(input ? "input " : "output ") +
+                     std::to_string(index));
     return TensorSig{info.name ? info.name : "", info.dtype,
                      std::vector<int64_t>(info.dims, info.dims + info.rank), info.size_bytes};
   };
@@ -299,12 +295,18 @@ Signature read_signature(const Library& lib) {
 // The .npy element type that holds an aotc dtype (bfloat16: its raw bits as uint16).
 std::optional<npy::DType> npy_dtype_of(aotc_dtype dtype) {
   switch (dtype) {
-    case AOTC_DTYPE_FLOAT32: return npy::DType::Float32;
-    case AOTC_DTYPE_FLOAT16: return npy::DType::Float16;
-    case AOTC_DTYPE_BFLOAT16: return npy::DType::UInt16;
-    case AOTC_DTYPE_INT64: return npy::DType::Int64;
-    case AOTC_DTYPE_INT32: return npy::DType::Int32;
-    case AOTC_DTYPE_BOOL: return npy::DType::Bool;
+    case AOTC_DTYPE_FLOAT32:
+      return npy::DType::Float32;
+    case AOTC_DTYPE_FLOAT16:
+      return npy::DType::Float16;
+    case AOTC_DTYPE_BFLOAT16:
+      return npy::DType::UInt16;
+    case AOTC_DTYPE_INT64:
+      return npy::DType::Int64;
+    case AOTC_DTYPE_INT32:
+      return npy::DType::Int32;
+    case AOTC_DTYPE_BOOL:
+      return npy::DType::Bool;
   }
   return std::nullopt;
 }
@@ -315,11 +317,21 @@ std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buffer[8];
@@ -351,8 +363,8 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
     };
     out = "{\"model\": " + json_string(options.model_path) +
           ", \"abi_version\": " + std::to_string(api.abi_version()) +
-          ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) +
-          ", \"inputs\": " + tensors(sig.inputs) + ", \"outputs\": " + tensors(sig.outputs) + "}\n";
+          ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) + ", \"inputs\": " + tensors(sig.inputs) +
+          ", \"outputs\": " + tensors(sig.outputs) + "}\n";
   } else {
     const auto tensors = [&](const char* title, const std::vector<TensorSig>& list) {
       std::string text = std::string(title) + ":\n";
@@ -364,8 +376,8 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       return text;
     };
     out = "model: " + options.model_path + "\nabi version: " + std::to_string(api.abi_version()) +
-          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" +
-          tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
+          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" + tensors("inputs", sig.inputs) +
+          tensors("outputs", sig.outputs);
   }
   if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
     throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));
@@ -384,8 +396,7 @@ std::string input_names(const Signature& sig) {
 }
 
 // Reads the file given for each model input, in model order, checking it matches.
-std::vector<npy::Array> load_inputs(const Options& options, const Library& lib,
-                                    const Signature& sig) {
+std::vector<npy::Array> load_inputs(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   std::vector<const InputArg*> given(sig.inputs.size(), nullptr);
   for (const InputArg& arg : options.inputs) {
@@ -395,8 +406,8 @@ std::vector<npy::Array> load_inputs(const Options& options, const Library& lib,
       throw RunError("unknown input '" + arg.name + "' (in --input " + arg.name + "=" + arg.path +
                      "); the model's inputs are: " + input_names(sig));
     if (given[index])
-      throw RunError("input '" + arg.name + "' is given twice (" + given[index]->path + " and " +
-                     arg.path + ")");
+      throw RunError("input '" + arg.name + "' is given twice (" + given[index]->path + " and " + arg.path +
+                     ")");
     given[index] = &arg;
   }
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
@@ -484,8 +495,8 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir))
-    throw RunError("cannot create output directory '" + dir.string() + "': " +
-                   (error ? error.message() : "not a directory"));
+    throw RunError("cannot create output directory '" + dir.string() +
+                   "': " + (error ? error.message() : "not a directory"));
   // All outputs or none: write every temporary file first, then rename them in place.
   TempFiles temps;
   std::vector<std::string> finals;

@@ -44,12 +44,12 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Bool, 'b', 1, "bool", "|b1"},        {DType::Int8, 'i', 1, "int8", "|i1"},
-    {DType::Int16, 'i', 2, "int16", "<i2"},      {DType::Int32, 'i', 4, "int32", "<i4"},
-    {DType::Int64, 'i', 8, "int64", "<i8"},      {DType::UInt8, 'u', 1, "uint8", "|u1"},
-    {DType::UInt16, 'u', 2, "uint16", "<u2"},    {DType::UInt32, 'u', 4, "uint32", "<u4"},
-    {DType::UInt64, 'u', 8, "uint64", "<u8"},    {DType::Float16, 'f', 2, "float16", "<f2"},
-    {DType::Float32, 'f', 4, "float32", "<f4"},  {DType::Float64, 'f', 8, "float64", "<f8"},
+    {DType::Bool, 'b', 1, "bool", "|b1"},       {DType::Int8, 'i', 1, "int8", "|i1"},
+    {DType::Int16, 'i', 2, "int16", "<i2"},     {DType::Int32, 'i', 4, "int32", "<i4"},
+    {DType::Int64, 'i', 8, "int64", "<i8"},     {DType::UInt8, 'u', 1, "uint8", "|u1"},
+    {DType::UInt16, 'u', 2, "uint16", "<u2"},   {DType::UInt32, 'u', 4, "uint32", "<u4"},
+    {DType::UInt64, 'u', 8, "uint64", "<u8"},   {DType::Float16, 'f', 2, "float16", "<f2"},
+    {DType::Float32, 'f', 4, "float32", "<f4"}, {DType::Float64, 'f', 8, "float64", "<f8"},
 };
 
 const DTypeInfo& info_of(DType dtype) {
@@ -69,8 +69,10 @@ DType parse_descr(const std::string& descr) {
   for (const DTypeInfo& info : kDTypes) {
     if (info.kind != kind || size_text != std::to_string(info.size)) continue;
     if (info.size > 1 && order == '>')
-      throw Error("big-endian data ('" + descr + "') is not supported; convert it with "
-                  "arr.astype('" + info.descr + "')");
+      throw Error("big-endian data ('" + descr +
+                  "') is not supported; convert it with "
+                  "arr.astype('" +
+                  info.descr + "')");
     if (info.size > 1 && order == '|')
       throw Error("invalid dtype descr '" + descr + "': multi-byte types need a byte order");
     return info.dtype;
@@ -100,8 +102,7 @@ class HeaderParser {
       if (key == "descr") {
         if (have_descr) error("duplicate key 'descr'");
         have_descr = true;
-        if (peek() == '[')
-          error("structured dtypes (a list in 'descr') are not supported");
+        if (peek() == '[') error("structured dtypes (a list in 'descr') are not supported");
         header.dtype = parse_descr(parse_string("the 'descr' value"));
       } else if (key == "fortran_order") {
         if (have_order) error("duplicate key 'fortran_order'");
@@ -285,11 +286,10 @@ Array decode_source(Source& source, std::string_view what) {
     fail(what, "truncated .npy file: " + std::to_string(size) + " bytes, shorter than the preamble");
   const int major = preamble[6], minor = preamble[7];
   if (minor != 0 || major < 1 || major > 3)
-    fail(what, "unsupported .npy format version " + std::to_string(major) + "." +
-                   std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+    fail(what, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (supported: 1.0, 2.0, 3.0)");
   const size_t length_bytes = major == 1 ? 2 : 4;
-  if (size < 8 + length_bytes)
-    fail(what, "truncated header: the file ends inside the header length field");
+  if (size < 8 + length_bytes) fail(what, "truncated header: the file ends inside the header length field");
   source.read(8, preamble + 8, length_bytes);
   const uint64_t header_len = load_le(preamble + 8, length_bytes);
   const uint64_t header_start = 8 + length_bytes;
@@ -315,8 +315,9 @@ Array decode_source(Source& source, std::string_view what) {
     fail(what, e.what());
   }
   if (header.fortran_order)
-    fail(what, "fortran_order is True: only C-order arrays are supported "
-               "(save np.ascontiguousarray(arr) instead)");
+    fail(what,
+         "fortran_order is True: only C-order arrays are supported "
+         "(save np.ascontiguousarray(arr) instead)");
 
   // The data: exactly as many bytes as the shape says, no fewer and no more.
   uint64_t want = 0;
@@ -327,14 +328,13 @@ Array decode_source(Source& source, std::string_view what) {
   }
   const uint64_t data_start = header_start + header_len;
   const uint64_t got = size - data_start;
-  const std::string described =
-      std::string(dtype_name(header.dtype)) + " " + shape_string(header.shape);
+  const std::string described = std::string(dtype_name(header.dtype)) + " " + shape_string(header.shape);
   if (got < want)
     fail(what, "data is truncated: the header says " + described + " (" + std::to_string(want) +
                    " bytes), the file has " + std::to_string(got) + " data bytes");
   if (got > want)
-    fail(what, "the file has " + std::to_string(got - want) +
-                   " unexpected bytes after the data of " + described);
+    fail(what,
+         "the file has " + std::to_string(got - want) + " unexpected bytes after the data of " + described);
   if (want > std::numeric_limits<size_t>::max()) fail(what, "array too large for this machine");
 
   Array array;
@@ -440,11 +440,11 @@ Header parse_header_dict(std::string_view text) { return HeaderParser(text).pars
 
 uint64_t element_count(std::span<const int64_t> shape) {
   if (shape.size() > static_cast<size_t>(kMaxRank))
-    throw Error("rank " + std::to_string(shape.size()) + " is above the maximum " +
-                std::to_string(kMaxRank));
+    throw Error("rank " + std::to_string(shape.size()) + " is above the maximum " + std::to_string(kMaxRank));
   uint64_t count = 1;
   for (const int64_t dim : shape) {
-    if (dim < 0) throw Error("negative dimension " + std::to_string(dim) + " in shape " + shape_string(shape));
+    if (dim < 0)
+      throw Error("negative dimension " + std::to_string(dim) + " in shape " + shape_string(shape));
     const auto d = static_cast<uint64_t>(dim);
     if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d)
       throw Error("shape " + shape_string(shape) + " has more elements than fit in 64 bits");
@@ -492,8 +492,8 @@ std::vector<unsigned char> encode(DType dtype, std::span<const int64_t> shape,
                                   std::span<const unsigned char> data) {
   const std::string header = make_header(dtype, shape);
   if (data.size() != byte_count(dtype, shape))
-    throw Error("encode: " + std::to_string(data.size()) + " data bytes do not match " +
-                dtype_name(dtype) + " " + shape_string(shape));
+    throw Error("encode: " + std::to_string(data.size()) + " data bytes do not match " + dtype_name(dtype) +
+                " " + shape_string(shape));
   std::vector<unsigned char> out(header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
@@ -503,8 +503,8 @@ std::string write_temp_file(const std::string& path, DType dtype, std::span<cons
                             std::span<const unsigned char> data) {
   const std::string header = make_header(dtype, shape);
   if (data.size() != byte_count(dtype, shape))
-    throw Error("cannot write '" + path + "': " + std::to_string(data.size()) +
-                " data bytes do not match " + dtype_name(dtype) + " " + shape_string(shape));
+    throw Error("cannot write '" + path + "': " + std::to_string(data.size()) + " data bytes do not match " +
+                dtype_name(dtype) + " " + shape_string(shape));
   // Same directory as the target, so that rename() is atomic.
   std::string temp = path + ".tmp-XXXXXX";
   const int fd = ::mkstemp(temp.data());

@@ -38,9 +38,9 @@ enum class DType {
   Float64,
 };
 
-size_t dtype_size(DType dtype);         // bytes per element
-const char* dtype_name(DType dtype);    // "float32", like numpy's dtype.name
-const char* dtype_descr(DType dtype);   // "<f4", "|b1": what the writer puts in 'descr'
+size_t dtype_size(DType dtype);        // bytes per element
+const char* dtype_name(DType dtype);   // "float32", like numpy's dtype.name
+const char* dtype_descr(DType dtype);  // "<f4", "|b1": what the writer puts in 'descr'
 
 class Error : public std::runtime_error {
  public:

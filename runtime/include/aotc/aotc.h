@@ -109,8 +109,7 @@ AOTC_API aotc_status aotc_model_destroy(aotc_model* model);
 
 AOTC_API aotc_status aotc_model_num_inputs(const aotc_model* model, size_t* out_count);
 AOTC_API aotc_status aotc_model_num_outputs(const aotc_model* model, size_t* out_count);
-AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index,
-                                           aotc_tensor_info* out_info);
+AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index, aotc_tensor_info* out_info);
 AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t index,
                                             aotc_tensor_info* out_info);
 /* Bytes of activation memory each context holds for a run. */
@@ -124,9 +123,8 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context);
 
 /* Runs the model once. inputs and outputs are in the order reported by *_info; every
  * one must match its info's dtype and dims exactly. Outputs are written in place. */
-AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context,
-                              const aotc_tensor* inputs, size_t num_inputs,
-                              aotc_tensor* outputs, size_t num_outputs);
+AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, const aotc_tensor* inputs,
+                              size_t num_inputs, aotc_tensor* outputs, size_t num_outputs);
 
 #ifdef __cplusplus
 }

@@ -27,10 +27,10 @@ enum class BiasKind : int32_t {
 
 struct GemmParams {
   int64_t m = 0, n = 0, k = 0;
-  bool trans_a = false;  // A is stored k x m (row-major) and used transposed
-  bool trans_b = false;  // B is stored n x k (row-major) and used transposed
+  bool trans_a = false;               // A is stored k x m (row-major) and used transposed
+  bool trans_b = false;               // B is stored n x k (row-major) and used transposed
   int64_t lda = 0, ldb = 0, ldc = 0;  // leading dimensions (row strides) as stored
-  float alpha = 1.0f;     // C = alpha * op(A) op(B) + beta * bias, then clamp
+  float alpha = 1.0f;                 // C = alpha * op(A) op(B) + beta * bias, then clamp
   float beta = 1.0f;
   BiasKind bias_kind = BiasKind::None;
   float clamp_lo = -__builtin_inff();
@@ -38,8 +38,8 @@ struct GemmParams {
 };
 
 // C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * bias, clamped.
-void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b,
-              const float* bias, float* c);
+void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b, const float* bias,
+              float* c);
 
 // Batched C[i] = A[i] * B[i] for i < batch; a stride of 0 broadcasts that operand.
 struct BatchedGemmParams {
@@ -47,8 +47,8 @@ struct BatchedGemmParams {
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between matrices
 };
-void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& p, const float* a,
-                      const float* b, const float* bias, float* c);
+void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& p, const float* a, const float* b,
+                      const float* bias, float* c);
 
 // ---------------------------------------------------------------- convolution
 struct Conv2dParams {
@@ -66,8 +66,8 @@ struct Conv2dParams {
 
 // Scratch for the im2col buffer of one image and group (0 when the kernel needs none).
 inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
-  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 &&
-                         p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                         p.pad_h == 0 && p.pad_w == 0;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
   if (pointwise || depthwise) return 0;
   const int64_t rows = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
@@ -76,8 +76,8 @@ inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
 
 // x: n x c_in x h_in x w_in; w: c_out x (c_in/groups) x kernel_h x kernel_w;
 // bias: c_out (when has_bias); y: n x c_out x h_out x w_out.
-void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
-                const float* bias, float* y, float* scratch);
+void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch);
 
 // ---------------------------------------------------------------- pooling
 struct Pool2dParams {
@@ -93,26 +93,24 @@ struct Pool2dParams {
 void max_pool2d_f32(ThreadPool& pool, const Pool2dParams& p, const float* x, float* y);
 void avg_pool2d_f32(ThreadPool& pool, const Pool2dParams& p, const float* x, float* y);
 // Adaptive average pooling: bins as torch computes them (floor start, ceil end).
-void adaptive_avg_pool2d_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t h_in,
-                             int64_t w_in, int64_t h_out, int64_t w_out, const float* x,
-                             float* y);
+void adaptive_avg_pool2d_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
+                             int64_t h_out, int64_t w_out, const float* x, float* y);
 
 // ---------------------------------------------------------------- pointwise
 enum class UnaryOp : int32_t {
   Identity = 0,
   Relu = 1,
-  Clamp = 2,        // min(max(x, a), b): relu6, hardtanh, clamp
-  LeakyRelu = 3,    // x >= 0 ? x : a * x
+  Clamp = 2,      // min(max(x, a), b): relu6, hardtanh, clamp
+  LeakyRelu = 3,  // x >= 0 ? x : a * x
   Sigmoid = 4,
   Tanh = 5,
-  GeluErf = 6,      // 0.5 x (1 + erf(x / sqrt 2))
-  GeluTanh = 7,     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  Silu = 8,         // x * sigmoid(x)
-  Hardswish = 9,    // x * clamp(x + 3, 0, 6) / 6
-  Hardsigmoid = 10, // clamp(x + 3, 0, 6) / 6
+  GeluErf = 6,       // 0.5 x (1 + erf(x / sqrt 2))
+  GeluTanh = 7,      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  Silu = 8,          // x * sigmoid(x)
+  Hardswish = 9,     // x * clamp(x + 3, 0, 6) / 6
+  Hardsigmoid = 10,  // clamp(x + 3, 0, 6) / 6
 };
-void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x,
-               float* y);
+void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x, float* y);
 
 enum class BinaryOp : int32_t { Add = 0, Sub = 1, Mul = 2, Div = 3 };
 
@@ -126,8 +124,7 @@ struct BinaryParams {
   int64_t a_strides[8] = {};
   int64_t b_strides[8] = {};
 };
-void binary_f32(ThreadPool& pool, const BinaryParams& p, const float* a, const float* b,
-                float* y);
+void binary_f32(ThreadPool& pool, const BinaryParams& p, const float* a, const float* b, float* y);
 
 // ---------------------------------------------------------------- data movement
 // Copies a rank-dim index space of elem_size-byte elements between two strided views
@@ -144,14 +141,13 @@ void copy_strided(ThreadPool& pool, const CopyParams& p, const void* src, void* 
 // ---------------------------------------------------------------- normalisation
 // y[n, c, s] = x[n, c, s] * scale[c] + shift[c] (batch norm in eval with folded stats),
 // then clamped.
-void channel_affine_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t spatial,
-                        const float* scale, const float* shift, float clamp_lo, float clamp_hi,
-                        const float* x, float* y);
+void channel_affine_f32(ThreadPool& pool, int64_t n, int64_t c, int64_t spatial, const float* scale,
+                        const float* shift, float clamp_lo, float clamp_hi, const float* x, float* y);
 
 // Softmax over the middle axis of an outer x axis x inner layout; log_softmax when
 // log is true. Numerically stable (subtracts the maximum).
-void softmax_f32(ThreadPool& pool, int64_t outer, int64_t axis, int64_t inner, bool log,
-                 const float* x, float* y);
+void softmax_f32(ThreadPool& pool, int64_t outer, int64_t axis, int64_t inner, bool log, const float* x,
+                 float* y);
 
 // ---------------------------------------------------------------- reductions
 enum class ReduceOp : int32_t { Sum = 0, Mean = 1, Max = 2, Min = 3 };

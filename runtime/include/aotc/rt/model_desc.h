@@ -20,9 +20,9 @@ struct TensorDesc {
 
 // Everything one run needs; pointers are already validated by the runtime.
 struct RunArgs {
-  const void* const* inputs;  // one per model input, dense row-major
-  void* const* outputs;       // one per model output, dense row-major
-  unsigned char* arena;       // arena_bytes, 64-byte aligned
+  const void* const* inputs;     // one per model input, dense row-major
+  void* const* outputs;          // one per model output, dense row-major
+  unsigned char* arena;          // arena_bytes, 64-byte aligned
   const unsigned char* weights;  // weights_bytes, 64-byte aligned
   ThreadPool* pool;
 };
