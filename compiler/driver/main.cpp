@@ -1,6 +1,14 @@
 // aotc: compiles a TorchScript file into a self-contained model .so.
 //   aotc model.pt -o model.so --input x:1x3x224x224 [--input ids:2x128:int64] ...
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -81,10 +89,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-int compile(int argc, char** argv) {
+// What the command line asks for; nullopt when it was answered already (--help, ...).
+struct Job {
   aotc::frontend::Options options;
   std::string output, emit_dir;
   bool verbose = false;
+};
+
+std::optional<Job> parse_command_line(int argc, char** argv) {
+  Job job;
+  aotc::frontend::Options& options = job.options;
+  std::string& output = job.output;
+  std::string& emit_dir = job.emit_dir;
+  bool& verbose = job.verbose;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -93,14 +110,14 @@ int compile(int argc, char** argv) {
     };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
-      return 0;
+      return std::nullopt;
     } else if (arg == "--version") {
       std::printf("aotc %s\n", AOTC_VERSION_STRING);
-      return 0;
+      return std::nullopt;
     } else if (arg == "--list-ops") {
       for (const std::string& name : aotc::ops::Registry::get().lowering_names())
         std::printf("%s\n", name.c_str());
-      return 0;
+      return std::nullopt;
     } else if (arg == "-o" || arg == "--output") {
       output = value("-o");
     } else if (arg == "--input") {
@@ -126,7 +143,12 @@ int compile(int argc, char** argv) {
       if (options.inputs[i].name == options.inputs[j].name)
         throw UsageError("--input '" + options.inputs[i].name + "' is given twice");
   options.verbose = verbose;
+  return job;
+}
 
+int compile(const Job& job) {
+  const aotc::frontend::Options& options = job.options;
+  const bool verbose = job.verbose;
   const auto start = std::chrono::steady_clock::now();
   aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
   const double t_frontend = seconds_since(start);
@@ -135,7 +157,7 @@ int compile(int argc, char** argv) {
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
   aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path);
   const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources, {output, emit_dir, verbose});
+  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose});
   const double t_total = seconds_since(start);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
@@ -150,23 +172,86 @@ int compile(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Runs compile() and turns every exception into a message and an exit status.
+int compile_reporting_errors(const Job& job) {
   try {
-    return compile(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "aotc: error: %s\n(run 'aotc --help' for usage)\n", e.what());
-    return 2;
+    return compile(job);
   } catch (const aotc::CompileError& e) {
     std::fprintf(stderr, "aotc: error: %s\n", e.what());
-    return 1;
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::fprintf(stderr, "aotc: error: %s\n", message.substr(0, message.find('\n')).c_str());
-    return 1;
   } catch (...) {
     std::fprintf(stderr, "aotc: error: unexpected failure\n");
+  }
+  return 1;
+}
+
+// Removes what a crashed compile may have left: its temporary directory and a temporary
+// file beside the output (".NAME.tmp.XXXXXX", see codegen/build_library.cpp).
+void clean_after_crash(const std::string& temp_root, const std::string& output) {
+  std::error_code ec;
+  std::filesystem::remove_all(temp_root, ec);
+  const std::filesystem::path out(output);
+  const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
+  const std::string prefix = "." + out.filename().string() + ".tmp.";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) std::filesystem::remove(entry.path(), ec);
+}
+
+// The model file comes from strangers and LibTorch parses it; a crash in there must not
+// be a crash of aotc. The compile runs in a child process with its own temporary
+// directory; a child killed by a signal becomes an ordinary error, and what it left is
+// removed. AOTC_NO_FORK=1 runs in-process (for debuggers).
+int compile_isolated(const Job& job) {
+  if (std::getenv("AOTC_NO_FORK")) return compile_reporting_errors(job);
+  std::string temp_root = (std::filesystem::temp_directory_path() / "aotc-XXXXXX").string();
+  if (!mkdtemp(temp_root.data())) {
+    std::fprintf(stderr, "aotc: error: cannot create a temporary directory: %s\n", std::strerror(errno));
     return 1;
   }
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "aotc: error: cannot start the compile process: %s\n", std::strerror(errno));
+    std::filesystem::remove_all(temp_root);
+    return 1;
+  }
+  if (child == 0) {
+    setenv("TMPDIR", temp_root.c_str(), 1);
+    const int code = compile_reporting_errors(job);
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::error_code ec;
+  if (WIFEXITED(status)) {
+    std::filesystem::remove_all(temp_root, ec);
+    return WEXITSTATUS(status);
+  }
+  clean_after_crash(temp_root, job.output);
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  std::fprintf(stderr,
+               "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
+               job.options.model_path.c_str(), sig, sig ? strsignal(sig) : "unknown",
+               sig == SIGKILL ? ", probably out of memory" : ": the file is probably corrupt");
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Job> job;
+  try {
+    job = parse_command_line(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "aotc: error: %s\n(run 'aotc --help' for usage)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "aotc: error: %s\n", e.what());
+    return 2;
+  }
+  return job ? compile_isolated(*job) : 0;
 }
