@@ -5,6 +5,7 @@
 #include <aotc/rt/model_desc.h>
 #include <aotc/rt/thread_pool.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,15 +29,19 @@ struct aotc_model {
   // Dense byte sizes of each input and output, computed once at create.
   uint64_t* input_bytes;
   uint64_t* output_bytes;
+  // Contexts not yet destroyed: destroying the model under them would leave them dangling.
+  std::atomic<int64_t> live_contexts;
 };
 
 struct aotc_context {
   uint64_t magic;
-  const aotc_model* model;
+  aotc_model* model;
   unsigned char* arena;
   aotc::rt::ThreadPool* pool;
   const void** input_ptrs;
   void** output_ptrs;
+  // Set while a run is in progress: a context serves one thread at a time.
+  std::atomic<bool> busy;
 };
 
 namespace {
@@ -152,11 +157,11 @@ AOTC_API aotc_status aotc_model_create(aotc_model** out_model) {
   if (!desc || desc->abi_version != AOTC_ABI_VERSION)
     return fail(AOTC_ERR_ABI_MISMATCH, "model code was generated for ABI %u, runtime is ABI %u",
                 desc ? desc->abi_version : 0u, AOTC_ABI_VERSION);
-  auto* model = static_cast<aotc_model*>(std::calloc(1, sizeof(aotc_model)));
+  auto* model = new (std::nothrow) aotc_model();
   auto* in_bytes = static_cast<uint64_t*>(std::calloc(desc->num_inputs + 1, sizeof(uint64_t)));
   auto* out_bytes = static_cast<uint64_t*>(std::calloc(desc->num_outputs + 1, sizeof(uint64_t)));
   if (!model || !in_bytes || !out_bytes) {
-    std::free(model);
+    delete model;
     std::free(in_bytes);
     std::free(out_bytes);
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating the model");
@@ -174,10 +179,13 @@ AOTC_API aotc_status aotc_model_create(aotc_model** out_model) {
 AOTC_API aotc_status aotc_model_destroy(aotc_model* model) {
   if (!model) return AOTC_OK;  // like free(NULL)
   if (aotc_status s = check_model(model)) return s;
+  if (const int64_t live = model->live_contexts.load())
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "model still has %lld live context(s): destroy them first",
+                static_cast<long long>(live));
   model->magic = 0;
   std::free(model->input_bytes);
   std::free(model->output_bytes);
-  std::free(model);
+  delete model;
   return AOTC_OK;
 }
 
@@ -232,7 +240,7 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     return fail(AOTC_ERR_INVALID_ARGUMENT, "num_threads must be in [0, 1024], got %d", threads);
   if (threads == 0) threads = 1;
   const aotc::rt::ModelDesc* desc = model->desc;
-  auto* ctx = static_cast<aotc_context*>(std::calloc(1, sizeof(aotc_context)));
+  auto* ctx = new (std::nothrow) aotc_context();
   if (!ctx) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
   const size_t arena_bytes =
       (static_cast<size_t>(desc->arena_bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
@@ -253,12 +261,13 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     std::free(ctx->arena);
     std::free(ctx->input_ptrs);
     std::free(ctx->output_ptrs);
-    std::free(ctx);
+    delete ctx;
     if (no_pool) return fail(AOTC_ERR_SYSTEM, "could not start %d worker threads", threads - 1);
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
   }
   ctx->magic = kContextMagic;
   ctx->model = model;
+  ++model->live_contexts;
   *out_context = ctx;
   return AOTC_OK;
 }
@@ -267,12 +276,15 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   if (!context) return AOTC_OK;
   if (context->magic != kContextMagic)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
+  if (context->busy.load())
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "context is running on another thread; destroy it after the run");
   context->magic = 0;
+  --context->model->live_contexts;
   delete context->pool;
   std::free(context->arena);
   std::free(context->input_ptrs);
   std::free(context->output_ptrs);
-  std::free(context);
+  delete context;
   return AOTC_OK;
 }
 
@@ -283,6 +295,13 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
   if (context->magic != kContextMagic)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
   if (context->model != model) return fail(AOTC_ERR_WRONG_MODEL, "context was created for another model");
+  if (context->busy.exchange(true, std::memory_order_acquire))
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "context is already running on another thread: use one context per thread");
+  struct Release {
+    aotc_context* context;
+    ~Release() { context->busy.store(false, std::memory_order_release); }
+  } release{context};
   const aotc::rt::ModelDesc* desc = model->desc;
   if (num_inputs != desc->num_inputs)
     return fail(AOTC_ERR_WRONG_COUNT, "expected %zu inputs, got %zu", desc->num_inputs, num_inputs);

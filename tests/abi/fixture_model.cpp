@@ -10,8 +10,13 @@
 //   - the run throws if the runtime hands it a misaligned arena or weights (a runtime bug
 //     that the ABI turns into AOTC_ERR_INTERNAL);
 //   - ids[0] == kThrowSentinel makes the run throw, to test that no exception crosses
-//     the ABI (AOTC_ERR_INTERNAL instead).
+//     the ABI (AOTC_ERR_INTERNAL instead);
+//   - ids[0] == kSlowSentinel makes the run take 200 ms, to test concurrent use of a context.
 #include <aotc/rt/model_desc.h>
+
+#include <chrono>
+#include <thread>
+
 #include <aotc/rt/thread_pool.h>
 
 #include <cstdint>
@@ -20,6 +25,7 @@
 namespace {
 
 constexpr int64_t kThrowSentinel = -777;
+constexpr int64_t kSlowSentinel = -555;
 
 // Weights: {scale, bias}, padded to one 64-byte line like generated code aligns them.
 alignas(64) const float kWeights[16] = {2.0f, 1.0f};
@@ -47,6 +53,7 @@ void run(const aotc::rt::RunArgs& args) {
   auto* y = static_cast<float*>(args.outputs[0]);
   auto* s = static_cast<float*>(args.outputs[1]);
   if (ids[0] == kThrowSentinel) throw std::runtime_error("fixture: sentinel id");
+  if (ids[0] == kSlowSentinel) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto* weights = reinterpret_cast<const float*>(args.weights);
   auto* scaled = reinterpret_cast<float*>(args.arena);
   auto* sum = reinterpret_cast<int64_t*>(args.arena + 64);

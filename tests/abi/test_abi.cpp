@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -391,6 +392,44 @@ TEST_CASE("context of another model") {
   CHECK_FAILS(api().run(a.model, b.context, a.in, 2, a.out, 2), AOTC_ERR_WRONG_MODEL, "another model");
   CHECK(a.run() == AOTC_OK);
   CHECK(b.run() == AOTC_OK);
+}
+
+TEST_CASE("a model with live contexts cannot be destroyed") {
+  aotc_model* model = nullptr;
+  aotc_context* context = nullptr;
+  REQUIRE(api().model_create(&model) == AOTC_OK);
+  REQUIRE(api().context_create(model, nullptr, &context) == AOTC_OK);
+  CHECK_FAILS(api().model_destroy(model), AOTC_ERR_INVALID_ARGUMENT, "live context");
+  CHECK(api().context_destroy(context) == AOTC_OK);
+  CHECK(api().model_destroy(model) == AOTC_OK);
+}
+
+TEST_CASE("one context used by two threads at once: the second run is refused") {
+  Fixture f;
+  f.ids[0] = -555;  // the fixture's slow sentinel: this run takes 200 ms
+  std::atomic<bool> started{false};
+  aotc_status slow_status = AOTC_ERR_INTERNAL;
+  std::thread slow([&] {
+    started = true;
+    slow_status = f.run();
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  float y[6];
+  float s[1];
+  int64_t ids[4] = {1, 2, 3, 4};
+  aotc_tensor in[2] = {f.in[0], f.in[1]};
+  aotc_tensor out[2] = {f.out[0], f.out[1]};
+  in[1].data = ids;
+  out[0].data = y;
+  out[1].data = s;
+  CHECK_FAILS(api().run(f.model, f.context, in, 2, out, 2), AOTC_ERR_INVALID_ARGUMENT, "another thread");
+  CHECK_FAILS(api().context_destroy(f.context), AOTC_ERR_INVALID_ARGUMENT, "another thread");
+  slow.join();
+  CHECK(slow_status == AOTC_OK);
+  f.ids[0] = 1;
+  CHECK(f.run() == AOTC_OK);
+  CHECK(f.results_correct());
 }
 
 // ---- running ------------------------------------------------------------------------------

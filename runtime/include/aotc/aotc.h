@@ -105,6 +105,7 @@ AOTC_API const char* aotc_dtype_name(aotc_dtype dtype);
 
 /* Creates the model: binds the weights embedded in this library. */
 AOTC_API aotc_status aotc_model_create(aotc_model** out_model);
+/* Fails (AOTC_ERR_INVALID_ARGUMENT) while contexts of the model are alive. NULL is a no-op. */
 AOTC_API aotc_status aotc_model_destroy(aotc_model* model);
 
 AOTC_API aotc_status aotc_model_num_inputs(const aotc_model* model, size_t* out_count);
@@ -115,8 +116,9 @@ AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t inde
 /* Bytes of activation memory each context holds for a run. */
 AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* out_bytes);
 
-/* A context owns the activation arena and worker threads of one runner thread.
- * options may be NULL for defaults. */
+/* A context owns the activation arena and worker threads of one runner thread: it runs
+ * one aotc_run at a time (a second concurrent call on it fails with
+ * AOTC_ERR_INVALID_ARGUMENT). options may be NULL for defaults. */
 AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_options* options,
                                          aotc_context** out_context);
 AOTC_API aotc_status aotc_context_destroy(aotc_context* context);
