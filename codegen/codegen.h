@@ -10,6 +10,12 @@
 
 namespace aotc::codegen {
 
+// Where a model's weights live.
+enum class WeightsMode {
+  Embed,  // inside the .so (default)
+  File,   // in OUTPUT.weights beside the .so, mmapped at create (see aotc_model_create_v2)
+};
+
 struct Sources {
   std::string model_cpp;
   std::string weights_s;
@@ -19,12 +25,15 @@ struct Sources {
 
 // Lays out the constants the ops use in one 64-byte aligned blob (setting each
 // Constant::offset) and writes the model source. source_name goes into a comment.
-Sources generate_sources(ir::Graph& graph, const std::string& source_name);
+Sources generate_sources(ir::Graph& graph, const std::string& source_name,
+                         WeightsMode weights = WeightsMode::Embed);
 
 struct BuildOptions {
   std::string output_path;      // the .so to write (atomically)
   std::string emit_source_dir;  // keep sources and build.ninja here; empty: a temp dir
   bool verbose = false;
+  std::string target_triple;    // empty: the host; e.g. "aarch64-linux-gnu"
+  WeightsMode weights = WeightsMode::Embed;
 };
 
 // Writes the sources and build.ninja, runs ninja, and renames the result onto

@@ -66,7 +66,8 @@ std::string cpp_string_literal(const std::string& s) {
   return out + "\"";
 }
 
-Sources generate_sources(ir::Graph& graph, const std::string& source_name) {
+Sources generate_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights) {
+  (void)weights;  // external weights: see the edge-deployment work
   Sources sources;
   sources.weights_bin = layout_weights(graph);
 

@@ -37,6 +37,8 @@ is needed to run it.
                            (default), float16, bfloat16, int64, int32, bool
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
+  --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
+  --weights embed|file     weights inside the .so (default) or in MODEL.weights beside it
   --list-ops               print the TorchScript ops aotc can lower, one per line
   -v, --verbose            print the graph, the passes, the memory plan and timings
   -h, --help               this help
@@ -94,6 +96,8 @@ struct Job {
   aotc::frontend::Options options;
   std::string output, emit_dir;
   bool verbose = false;
+  std::string target_triple;  // --target-triple; empty: the host
+  aotc::codegen::WeightsMode weights = aotc::codegen::WeightsMode::Embed;  // --weights
 };
 
 std::optional<Job> parse_command_line(int argc, char** argv) {
@@ -126,6 +130,13 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       options.method = value("--method");
     } else if (arg == "--emit-source") {
       emit_dir = value("--emit-source");
+    } else if (arg == "--target-triple") {
+      job.target_triple = value("--target-triple");
+    } else if (arg == "--weights") {
+      const std::string mode = value("--weights");
+      if (mode == "embed") job.weights = aotc::codegen::WeightsMode::Embed;
+      else if (mode == "file") job.weights = aotc::codegen::WeightsMode::File;
+      else throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -155,9 +166,9 @@ int compile(const Job& job) {
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   aotc::passes::run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
-  aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path);
+  aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose});
+  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
   const double t_total = seconds_since(start);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
