@@ -1,5 +1,6 @@
 // aotc: compiles a TorchScript file into a self-contained model .so.
 //   aotc model.pt -o model.so --input x:1x3x224x224 [--input ids:2x128:int64] ...
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,6 +162,7 @@ int compile(const Job& job) {
   const aotc::frontend::Options& options = job.options;
   const bool verbose = job.verbose;
   const auto start = std::chrono::steady_clock::now();
+  aotc::codegen::resolve_target(job.target_triple);  // an unknown or unbuilt target fails before the work
   aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
   const double t_frontend = seconds_since(start);
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
@@ -183,15 +185,54 @@ int compile(const Job& job) {
   return 0;
 }
 
+// A corrupt file can make LibTorch's unpickler ask for unbounded memory. The compile
+// child gets an address-space limit: 4 GiB plus 16 times the file size, at most the
+// machine's memory; AOTC_MEMORY_LIMIT_MB overrides it (0: no limit). Not under ASan,
+// which reserves terabytes of address space.
+uint64_t memory_limit_bytes = 0;
+
+void limit_memory(const std::string& model_path) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)model_path;
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  (void)model_path;
+  return;
+#endif
+#endif
+  uint64_t limit = 0;
+  if (const char* env = std::getenv("AOTC_MEMORY_LIMIT_MB")) {
+    limit = std::strtoull(env, nullptr, 10) << 20;
+  } else {
+    std::error_code ec;
+    const uint64_t file = std::filesystem::file_size(model_path, ec);
+    const uint64_t physical =
+        static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    limit = (uint64_t{4} << 30) + 16 * (ec ? 0 : file);
+    if (physical > 0 && limit > physical) limit = physical;
+  }
+  if (limit == 0) return;
+  struct rlimit rl;
+  rl.rlim_cur = rl.rlim_max = limit;
+  if (setrlimit(RLIMIT_AS, &rl) == 0) memory_limit_bytes = limit;
+}
+
 // Runs compile() and turns every exception into a message and an exit status.
 int compile_reporting_errors(const Job& job) {
   try {
     return compile(job);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
+                 "or set AOTC_MEMORY_LIMIT_MB)\n",
+                 job.options.model_path.c_str(), static_cast<unsigned long long>(memory_limit_bytes >> 20));
   } catch (const aotc::CompileError& e) {
     std::fprintf(stderr, "aotc: error: %s\n", e.what());
   } catch (const std::exception& e) {
+    // Not one of ours (LibTorch, the standard library): say which file it was about.
     std::string message = e.what();
-    std::fprintf(stderr, "aotc: error: %s\n", message.substr(0, message.find('\n')).c_str());
+    std::fprintf(stderr, "aotc: error: %s: %s\n", job.options.model_path.c_str(),
+                 message.substr(0, message.find('\n')).c_str());
   } catch (...) {
     std::fprintf(stderr, "aotc: error: unexpected failure\n");
   }
@@ -230,6 +271,7 @@ int compile_isolated(const Job& job) {
   }
   if (child == 0) {
     setenv("TMPDIR", temp_root.c_str(), 1);
+    limit_memory(job.options.model_path);
     const int code = compile_reporting_errors(job);
     std::fflush(nullptr);
     _exit(code);

@@ -28,6 +28,8 @@ torch::jit::Module load_module(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw CompileError(path + ": no such file");
   if (fs::is_directory(path, ec)) throw CompileError(path + ": is a directory, not a TorchScript file");
+  // A FIFO or device would block or never end: only regular files are read.
+  if (!fs::is_regular_file(path, ec)) throw CompileError(path + ": is not a regular file");
   {
     std::ifstream file(path, std::ios::binary);
     if (!file) throw CompileError(path + ": cannot be opened for reading");
@@ -66,7 +68,7 @@ void check_signature(const torch::jit::Method& method, const Options& options) {
   const auto& schema = method.function().getSchema();
   std::vector<const c10::Argument*> args;
   for (const auto& arg : schema.arguments())
-    if (arg.name() != "self") args.push_back(&arg);
+    if (&arg != &schema.arguments().front()) args.push_back(&arg);  // argument 0 is the module, whatever its name
   std::string signature = options.method + "(";
   for (size_t i = 0; i < args.size(); ++i)
     signature += (i ? ", " : "") + args[i]->name() + ": " + args[i]->type()->annotation_str();

@@ -56,7 +56,20 @@ bool is_library_location(const ir::SourceLocation& loc) {
 
 }  // namespace
 
+// The innermost location in the user's own code (may throw on corrupt debug records).
+ir::SourceLocation user_source_location(const Node* node);
+
 ir::SourceLocation source_location(const Node* node) {
+  // Source ranges of a loaded file are unpickled lazily from its debug records; a corrupt
+  // record must cost only the location, not the compile.
+  try {
+    return user_source_location(node);
+  } catch (...) {
+    return {};
+  }
+}
+
+ir::SourceLocation user_source_location(const Node* node) {
   // Candidates: every call site on the inlined call stack (outermost first), then the node.
   std::vector<ir::SourceLocation> candidates;
   if (auto stack = node->callstack()) {

@@ -13,10 +13,10 @@ import torch.nn as nn
 failures = []
 
 
-def check(name, cmd, want_status, *needles, out=None, keep=None):
+def check(name, cmd, want_status, *needles, out=None, keep=None, env=None):
     if out and os.path.exists(out) and keep is None:
         os.remove(out)
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     problems = []
     if result.returncode != want_status:
         problems.append(f"exit status {result.returncode}, want {want_status}")
@@ -139,6 +139,11 @@ def main():
     check("model raises for the shapes", [aotc, checks, "-o", out, "--input", "x:4x4"], 1,
           "expected a 4-d input", out=out)
     check("unknown method", [aotc, add, "-o", out, "--method", "nope"] + good, 1, "no method 'nope'", out=out)
+    check("unknown target triple", [aotc, add, "-o", out, "--target-triple", "riscv64-linux-gnu"] + good, 1,
+          "unknown target triple 'riscv64-linux-gnu'", "aarch64-linux-gnu", out=out)
+    no_runtime = dict(os.environ, AOTC_RUNTIME_LIB_AARCH64_LINUX_GNU=os.path.join(w, "nope.a"))
+    check("target runtime not built", [aotc, add, "-o", out, "--target-triple", "aarch64-linux-gnu"] + good, 1,
+          "no aotc runtime for aarch64-linux-gnu", "nope.a", out=out, env=no_runtime)
     check("output directory missing", [aotc, add, "-o", os.path.join(w, "no", "dir", "m.so")] + good, 1,
           "does not exist")
     # An existing file at -o survives a failed compile byte for byte.
