@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "../compiler/ir/error.h"
 #include "aotc_config.h"
@@ -31,19 +33,19 @@ void write_file(const fs::path& path, const void* data, size_t size) {
 
 void write_text(const fs::path& path, const std::string& text) { write_file(path, text.data(), text.size()); }
 
-// For ninja variables that end up in a shell command: single-quoted, with '$' escaped
-// for ninja.
-std::string shell_arg(const std::string& s) {
+// Single-quoted for /bin/sh.
+std::string shell_quote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else if (c == '$')
-      out += "$$";
-    else
-      out += c;
-  }
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// For ninja variables that end up in a shell command: shell-quoted, then '$' escaped for
+// ninja.
+std::string shell_arg(const std::string& s) {
+  std::string out;
+  for (char c : shell_quote(s)) out += c == '$' ? std::string("$$") : std::string(1, c);
+  return out;
 }
 
 // Ninja paths in build statements: escape '$', ' ' and ':'.
@@ -72,32 +74,143 @@ int run_command(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-void publish(const fs::path& built, const fs::path& output) {
+// Writes bytes to a new temporary file beside final_path (fsync'd, with mode) and returns
+// its path.
+std::string write_temp_beside(const fs::path& final_path, const void* data, size_t size, mode_t mode) {
+  const fs::path dir = final_path.has_parent_path() ? final_path.parent_path() : fs::path(".");
+  std::string temp = (dir / ("." + final_path.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) throw CompileError("cannot create a file in " + dir.string() + ": " + std::strerror(errno));
+  size_t written = 0;
+  while (written < size) {
+    const ssize_t n = ::write(fd, static_cast<const char*>(data) + written, size - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  const bool ok = written == size && ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
+  const std::string reason = std::strerror(errno);
+  ::close(fd);
+  if (!ok) {
+    std::remove(temp.c_str());
+    throw CompileError("cannot write " + final_path.string() + ": " + reason);
+  }
+  return temp;
+}
+
+// A file removed when this goes out of scope, unless path was cleared.
+struct TempFile {
+  std::string path;
+  ~TempFile() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+};
+
+void check_output(const fs::path& output) {
   const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw CompileError("output directory " + dir.string() + " does not exist");
   if (fs::is_directory(output, ec)) throw CompileError("output path " + output.string() + " is a directory");
-  std::string temp = (dir / ("." + output.filename().string() + ".tmp.XXXXXX")).string();
-  const int fd = mkstemp(temp.data());
-  if (fd < 0) throw CompileError("cannot create a file in " + dir.string() + ": " + std::strerror(errno));
+}
+
+// Publishes the built .so at output and, with external weights, the weights beside it.
+// Both are written to temporary files first; then the weights file is renamed into
+// place, then the .so. If the .so cannot be renamed, the previous weights file (kept as
+// a hard link) is put back, or the new one removed: a failed publish never leaves a new
+// file of one kind next to an old one of the other. (Only a crash between the two
+// renames could; aotc_model_create_v2 then refuses the pair by its checksum.)
+void publish(const fs::path& built, const fs::path& output, const std::vector<uint8_t>* weights) {
+  check_output(output);
+  const fs::path weights_output = weights ? fs::path(weights_path_for(output.string())) : fs::path();
+  if (weights) check_output(weights_output);
   std::ifstream in(built, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
+  if (!in) throw CompileError("cannot read the built library " + built.string());
+  TempFile so_temp{write_temp_beside(output, bytes.data(), bytes.size(), 0755)};
+  if (weights) {
+    TempFile weights_temp{write_temp_beside(weights_output, weights->data(), weights->size(), 0644)};
+    TempFile backup;
+    std::error_code ec;
+    if (fs::exists(weights_output, ec)) {
+      // A free name beside it, then a second link to the previous weights file.
+      std::string name = weights_output.string() + ".old.XXXXXX";
+      const int fd = mkstemp(name.data());
+      if (fd >= 0) {
+        ::close(fd);
+        std::remove(name.c_str());
+        if (::link(weights_output.c_str(), name.c_str()) == 0) backup.path = name;
+      }
+    }
+    if (std::rename(weights_temp.path.c_str(), weights_output.c_str()) != 0)
+      throw CompileError("cannot write " + weights_output.string() + ": " + std::strerror(errno));
+    weights_temp.path.clear();
+    if (std::rename(so_temp.path.c_str(), output.c_str()) != 0) {
+      const std::string reason = std::strerror(errno);
+      if (backup.path.empty() || std::rename(backup.path.c_str(), weights_output.c_str()) != 0)
+        std::remove(weights_output.c_str());
+      else
+        backup.path.clear();
+      throw CompileError("cannot write " + output.string() + ": " + reason);
+    }
+    so_temp.path.clear();
+    return;  // the backup link goes with `backup`
   }
-  const bool ok = in && written == bytes.size() && ::fchmod(fd, 0755) == 0 && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || std::rename(temp.c_str(), output.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temp.c_str());
-    throw CompileError("cannot write " + output.string() + ": " + reason);
-  }
+  if (std::rename(so_temp.path.c_str(), output.c_str()) != 0)
+    throw CompileError("cannot write " + output.string() + ": " + std::strerror(errno));
+  so_temp.path.clear();
 }
 
 }  // namespace
+
+std::string weights_path_for(const std::string& so_path) {
+  const fs::path path(so_path);
+  const std::string name = path.filename().string();
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0)
+    return (path.parent_path() / (name.substr(0, name.size() - 3) + ".weights")).string();
+  return so_path + ".weights";
+}
+
+Target resolve_target(const std::string& triple) {
+  // The CPU targets besides the host, and their clang flags; each needs the runtime built
+  // for it (cross/<triple>.ini). The aarch64 flags match runtime_cpu_args in meson.build.
+  static const std::pair<const char*, const char*> kCrossTargets[] = {
+      {"aarch64-linux-gnu", "--target=aarch64-linux-gnu -march=armv8-a"},  // ARMv8-A, NEON
+  };
+  std::error_code ec;
+  if (triple.empty() || triple == AOTC_HOST_TRIPLE) {
+    Target host{AOTC_HOST_TRIPLE, AOTC_TARGET_FLAGS, getenv_or("AOTC_RUNTIME_LIB", AOTC_RUNTIME_LIB)};
+    if (!fs::is_regular_file(host.runtime_lib, ec))
+      throw CompileError("the aotc runtime library " + host.runtime_lib +
+                         " does not exist (build aotc first)");
+    return host;
+  }
+  Target target;
+  std::string known = std::string(AOTC_HOST_TRIPLE) + " (the host)";
+  for (const auto& [name, flags] : kCrossTargets) {
+    known += std::string(", ") + name;
+    if (triple == name) target = {name, flags, ""};
+  }
+  if (target.triple.empty())
+    throw CompileError("unknown target triple '" + triple + "' (known: " + known + ")");
+
+  // build-<triple>/ beside the host build directory, or AOTC_RUNTIME_LIB_<TRIPLE>.
+  std::string env = "AOTC_RUNTIME_LIB_";
+  for (char c : triple)
+    env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string build_dir = "build-" + triple;
+  const char* from_env = std::getenv(env.c_str());
+  const bool overridden = from_env && *from_env;
+  target.runtime_lib =
+      overridden ? std::string(from_env)
+                 : (fs::path(AOTC_TARGET_BUILDS_DIR) / build_dir / AOTC_RUNTIME_LIB_IN_BUILD).string();
+  if (fs::is_regular_file(target.runtime_lib, ec)) return target;
+  if (overridden)
+    throw CompileError("no aotc runtime for " + triple + ": " + env + " names " + target.runtime_lib +
+                       ", which does not exist");
+  throw CompileError("no aotc runtime for " + triple + ": " + target.runtime_lib + " does not exist; run " +
+                     "scripts/setup.sh (it builds " + build_dir +
+                     "/ beside the aotc build directory), or set " + env + " to the library built for " +
+                     triple);
+}
 
 void build_shared_library(const Sources& sources, const BuildOptions& options) {
   fs::path work;
@@ -123,24 +236,29 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
     }
   } cleanup{work, temporary && std::getenv("AOTC_KEEP_BUILD") == nullptr};
 
-  const std::string runtime_lib = getenv_or("AOTC_RUNTIME_LIB", AOTC_RUNTIME_LIB);
+  const Target target = resolve_target(options.target_triple);
+  const std::string& runtime_lib = target.runtime_lib;
   const std::string runtime_include = getenv_or("AOTC_RUNTIME_INCLUDE", AOTC_RUNTIME_INCLUDE);
   const std::string cxx = getenv_or("AOTC_CXX", AOTC_CXX);
   write_text(work / "model.cpp", sources.model_cpp);
   write_text(work / "weights.S", sources.weights_s);
-  write_file(work / "weights.bin", sources.weights_bin.data(), sources.weights_bin.size());
+  if ((options.weights == WeightsMode::File) != sources.weights_external)
+    throw CompileError("internal: the sources and the build options disagree on where the weights go");
+  // External weights are published beside the .so; the library's own blob stays empty.
+  write_file(work / "weights.bin", sources.weights_bin.data(),
+             sources.weights_external ? 0 : sources.weights_bin.size());
   write_text(work / "exports.map", sources.exports_map);
   std::string ninja =
       fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
                                                 {"CXX", shell_arg(cxx)},
-                                                {"TARGET_FLAGS", AOTC_TARGET_FLAGS},
+                                                {"TARGET_FLAGS", target.flags},
                                                 {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
                                                 {"RUNTIME_LIB", ninja_path(runtime_lib)}});
   write_text(work / "build.ninja", ninja);
 
   std::string output;
   const std::string command =
-      shell_arg(getenv_or("AOTC_NINJA", AOTC_NINJA)) + " -C " + shell_arg(work.string());
+      shell_quote(getenv_or("AOTC_NINJA", AOTC_NINJA)) + " -C " + shell_quote(work.string());
   if (options.verbose) std::fprintf(stderr, "aotc: %s\n", command.c_str());
   const int status = run_command(command, output);
   if (options.verbose) std::fprintf(stderr, "%s", output.c_str());
@@ -151,7 +269,7 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
         "--emit-source DIR):\n" +
         output);
   }
-  publish(work / "model.so", options.output_path);
+  publish(work / "model.so", options.output_path, sources.weights_external ? &sources.weights_bin : nullptr);
 }
 
 }  // namespace aotc::codegen

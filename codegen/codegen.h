@@ -19,12 +19,15 @@ enum class WeightsMode {
 struct Sources {
   std::string model_cpp;
   std::string weights_s;
-  std::vector<uint8_t> weights_bin;
+  std::vector<uint8_t> weights_bin;  // the weights blob, wherever it goes
+  bool weights_external = false;     // WeightsMode::File: weights_bin goes to OUTPUT.weights
   std::string exports_map;
 };
 
 // Lays out the constants the ops use in one 64-byte aligned blob (setting each
-// Constant::offset) and writes the model source. source_name goes into a comment.
+// Constant::offset) and writes the model source, which records the blob's size and
+// checksum (and, for WeightsMode::File, that the blob is not in the library).
+// source_name goes into a comment.
 Sources generate_sources(ir::Graph& graph, const std::string& source_name,
                          WeightsMode weights = WeightsMode::Embed);
 
@@ -32,13 +35,32 @@ struct BuildOptions {
   std::string output_path;      // the .so to write (atomically)
   std::string emit_source_dir;  // keep sources and build.ninja here; empty: a temp dir
   bool verbose = false;
-  std::string target_triple;    // empty: the host; e.g. "aarch64-linux-gnu"
+  std::string target_triple;  // empty: the host; e.g. "aarch64-linux-gnu"
   WeightsMode weights = WeightsMode::Embed;
 };
 
+// The CPU a model is built for (--target-triple): clang flags for build.ninja and the
+// aotc runtime library built for that CPU.
+struct Target {
+  std::string triple;       // e.g. "x86_64-linux-gnu" (the host), "aarch64-linux-gnu"
+  std::string flags;        // target_flags in build.ninja
+  std::string runtime_lib;  // libaotc_runtime.a for this target
+};
+
+// Resolves a --target-triple (empty: the host). Throws CompileError for an unknown triple
+// or one whose runtime library is not built (the cross runtimes live in build-<triple>/
+// beside the aotc build directory; AOTC_RUNTIME_LIB_<TRIPLE> overrides the path).
+Target resolve_target(const std::string& triple);
+
 // Writes the sources and build.ninja, runs ninja, and renames the result onto
 // output_path. On failure nothing is left at output_path (an existing file is untouched).
+// With external weights, weights_path_for(output_path) is written the same way, before
+// the .so; if the .so cannot be published, the previous weights file is put back.
 void build_shared_library(const Sources& sources, const BuildOptions& options);
+
+// Where the weights of the model library at so_path go with --weights file: its .so
+// suffix replaced by .weights (model.so -> model.weights), else .weights appended.
+std::string weights_path_for(const std::string& so_path);
 
 // Quotes a string for a C++ string literal: every byte that is not plain printable
 // ASCII (and quotes, backslashes, '?' against trigraphs) becomes an octal escape.

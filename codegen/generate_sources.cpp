@@ -1,5 +1,7 @@
 #include <aotc/aotc.h>
+#include <aotc/rt/model_desc.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -67,9 +69,17 @@ std::string cpp_string_literal(const std::string& s) {
 }
 
 Sources generate_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights) {
-  (void)weights;  // external weights: see the edge-deployment work
   Sources sources;
   sources.weights_bin = layout_weights(graph);
+  sources.weights_external = weights == WeightsMode::File;
+  const uint64_t checksum = rt::weights_checksum(sources.weights_bin.data(), sources.weights_bin.size());
+  char checksum_text[32];
+  std::snprintf(checksum_text, sizeof checksum_text, "0x%016llxull",
+                static_cast<unsigned long long>(checksum));
+  // Per-thread kernel scratch: the largest any op needs, in whole cache lines.
+  int64_t thread_scratch = 0;
+  for (const ir::Op& op : graph.ops) thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
+  thread_scratch = (thread_scratch + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
 
   const ops::Registry& registry = ops::Registry::get();
   ops::EmitContext emit(graph);
@@ -97,18 +107,24 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
   for (unsigned char c : source_name)
     safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
 
-  sources.model_cpp =
-      fill_template(templates::model_cpp_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                              {"SOURCE_NAME", safe_name},
-                                              {"OP_COUNT", std::to_string(graph.ops.size())},
-                                              {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
-                                              {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-                                              {"INPUT_DESCS", input_descs},
-                                              {"OUTPUT_DESCS", output_descs},
-                                              {"NUM_INPUTS", std::to_string(graph.inputs.size())},
-                                              {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
-                                              {"RUN_BODY", body},
-                                              {"OUTPUT_COPIES", copies}});
+  sources.model_cpp = fill_template(
+      templates::model_cpp_in,
+      {{"AOTC_VERSION", AOTC_VERSION_STRING},
+       {"SOURCE_NAME", safe_name},
+       {"OP_COUNT", std::to_string(graph.ops.size())},
+       {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
+       {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
+       {"WEIGHTS_CHECKSUM", checksum_text},
+       {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
+       {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
+       {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
+       {"THREAD_SCRATCH_BYTES", std::to_string(thread_scratch)},
+       {"INPUT_DESCS", input_descs},
+       {"OUTPUT_DESCS", output_descs},
+       {"NUM_INPUTS", std::to_string(graph.inputs.size())},
+       {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
+       {"RUN_BODY", body},
+       {"OUTPUT_COPIES", copies}});
   sources.weights_s = std::string(templates::weights_S_in);
   sources.exports_map = std::string(templates::exports_map);
   return sources;

@@ -13,6 +13,10 @@ packages=(
   doctest-dev             # doctest: the unit tests
   python3 python3-venv    # a venv for torch (LibTorch for aotc; making test models)
   binutils                # readelf/nm: tests check what a model .so needs and exports
+  # aarch64 cross-compilation (aotc --target-triple aarch64-linux-gnu, cross/aarch64-linux-gnu.ini):
+  libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross  # arm64 headers, libraries and crt files for clang
+  binutils-aarch64-linux-gnu                          # ar and strip for arm64 objects
+  qemu-user               # qemu-aarch64: the aarch64 tests run the aarch64 aotc-run on this machine
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -54,3 +58,13 @@ if [ ! -f build/build.ninja ]; then
   meson setup build --buildtype=release
 fi
 meson compile -C build
+
+# The runtime library and aotc-run for aarch64 (no compiler: -Dbuild_compiler=false), in
+# build-aarch64-linux-gnu/ beside build/, where aotc --target-triple aarch64-linux-gnu finds
+# the runtime. The aarch64_* tests keep it up to date; if it fails to build, only they fail.
+cross=build-aarch64-linux-gnu
+if [ ! -f "$cross/build.ninja" ]; then
+  rm -rf "$cross"
+  meson setup "$cross" --cross-file cross/aarch64-linux-gnu.ini -Dbuild_compiler=false --buildtype=release || true
+fi
+meson compile -C "$cross" || echo "setup: warning: the aarch64 build failed; the aarch64_* tests will fail or skip"

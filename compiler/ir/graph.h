@@ -64,6 +64,9 @@ struct Op {
   SourceLocation loc;
   int64_t scratch_bytes = 0;    // arena scratch the kernel needs while it runs
   int64_t scratch_offset = -1;  // set by the memory planner
+  // Scratch each thread of the pool needs for itself (GEMM packing), from the kernel's
+  // *_thread_scratch_bytes(); the model reserves the largest per thread after the arena.
+  int64_t thread_scratch_bytes = 0;
 
   int64_t i(const std::string& key) const;
   double f(const std::string& key) const;

@@ -102,6 +102,7 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
               {"clamp_lo", -INFINITY},
               {"clamp_hi", INFINITY}};
   op.scratch_bytes = rt::conv2d_scratch_bytes(p);
+  op.thread_scratch_bytes = rt::conv2d_thread_scratch_bytes(p);
   ir::Shape y_shape = {p.n, p.c_out};
   if (spatial == 2) y_shape.push_back(p.h_out);
   y_shape.push_back(p.w_out);

@@ -27,6 +27,12 @@ ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias,
               {"stride_a", g.stride_a},
               {"stride_b", g.stride_b},
               {"stride_c", g.m * g.n}};
+  rt::GemmParams p;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  p.alpha = static_cast<float>(g.alpha);
+  op.thread_scratch_bytes = g.batch > 0 ? rt::gemm_thread_scratch_bytes(p) : 0;
   return op;
 }
 

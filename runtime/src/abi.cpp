@@ -4,8 +4,14 @@
 #include <aotc/aotc.h>
 #include <aotc/rt/model_desc.h>
 #include <aotc/rt/thread_pool.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +25,19 @@ namespace {
 
 constexpr uint64_t kModelMagic = 0x6c65646f6d63746fULL;    // "otcmodel"
 constexpr uint64_t kContextMagic = 0x747874636374746fULL;  // "ottcctxt"
-constexpr size_t kArenaAlignment = 64;
+constexpr size_t kArenaAlignment = AOTC_MEMORY_ALIGNMENT;
+static_assert(kArenaAlignment == aotc::rt::kWeightsAlignment);
+
+// The struct layouts are the ABI: named fields took the place of reserved ones of the
+// same size and offset (on the 64-bit targets aotc builds for).
+static_assert(sizeof(void*) != 8 ||
+              (sizeof(aotc_context_options) == 48 && offsetof(aotc_context_options, arena) == 16 &&
+               offsetof(aotc_context_options, arena_size) == 24));
+static_assert(sizeof(void*) != 8 || sizeof(aotc_model_options) == 64);
+static_assert(sizeof(aotc_weights_info) == 56);
+
+// Weights of a model whose blob is empty: any 64-byte aligned address will do.
+alignas(64) const unsigned char kNoWeights[64] = {};
 
 }  // namespace
 
@@ -31,12 +49,17 @@ struct aotc_model {
   uint64_t* output_bytes;
   // Contexts not yet destroyed: destroying the model under them would leave them dangling.
   std::atomic<int64_t> live_contexts;
+  // The weights runs read: the library's own, a caller's buffer, or the mapped file.
+  const unsigned char* weights;
+  void* mapping;  // the weights file mapped at create (munmap at destroy), or nullptr
+  size_t mapping_bytes;
 };
 
 struct aotc_context {
   uint64_t magic;
   aotc_model* model;
   unsigned char* arena;
+  bool owns_arena;  // false: the caller's (aotc_context_options.arena)
   aotc::rt::ThreadPool* pool;
   const void** input_ptrs;
   void** output_ptrs;
@@ -56,6 +79,165 @@ aotc_status check_model(const aotc_model* model) {
   if (!model) return fail(AOTC_ERR_NULL_POINTER, "model is NULL");
   if (model->magic != kModelMagic)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "model is not a live aotc_model (destroyed or garbage)");
+  return AOTC_OK;
+}
+
+uint64_t round_up(uint64_t bytes, uint64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// Bytes of a context's arena: the activations, then each thread's kernel scratch.
+uint64_t context_arena_bytes(const aotc::rt::ModelDesc& desc, int threads) {
+  return round_up(desc.arena_bytes, kArenaAlignment) +
+         static_cast<uint64_t>(threads) * round_up(desc.thread_scratch_bytes, kArenaAlignment);
+}
+
+// num_threads as the options give it (0 means 1); fails outside [0, 1024].
+aotc_status check_threads(int32_t threads) {
+  if (threads < 0 || threads > 1024)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "num_threads must be in [0, 1024], got %d", threads);
+  return AOTC_OK;
+}
+
+bool all_zero(const uint64_t* values, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (values[i]) return false;
+  return true;
+}
+
+// Checks external weights against the model: size first (cheap), then the checksum.
+aotc_status check_weights(const aotc::rt::ModelDesc& desc, const unsigned char* data, uint64_t size,
+                          const char* what, const char* name) {
+  if (size != desc.weights_bytes)
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "%s%s%s: expected %llu bytes (this model's weights), got %llu: the weights of another model "
+                "or build, or a truncated copy",
+                what, name ? " " : "", name ? name : "", static_cast<unsigned long long>(desc.weights_bytes),
+                static_cast<unsigned long long>(size));
+  const uint64_t got = aotc::rt::weights_checksum(data, size);
+  if (got != desc.weights_checksum)
+    return fail(
+        AOTC_ERR_INVALID_ARGUMENT,
+        "%s%s%s: checksum mismatch: expected 0x%016llx, got 0x%016llx: the weights of another model or "
+        "build, or corrupted",
+        what, name ? " " : "", name ? name : "", static_cast<unsigned long long>(desc.weights_checksum),
+        static_cast<unsigned long long>(got));
+  return AOTC_OK;
+}
+
+// Maps a weights file read-only and checks it; on success the model owns the mapping.
+aotc_status map_weights_file(const aotc::rt::ModelDesc& desc, const char* path, aotc_model* model) {
+  char name[600];
+  std::snprintf(name, sizeof name, "'%s'", path);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(AOTC_ERR_SYSTEM, "cannot open weights file %s: %s", name, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(AOTC_ERR_SYSTEM, "cannot stat weights file %s: %s", name, std::strerror(error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "weights file %s is not a regular file", name);
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size != desc.weights_bytes) {
+    ::close(fd);
+    return check_weights(desc, nullptr, size, "weights file", name);
+  }
+  if (size == 0) {  // nothing to map (a model without weights)
+    ::close(fd);
+    model->weights = kNoWeights;
+    return check_weights(desc, kNoWeights, 0, "weights file", name);
+  }
+  void* mapping = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
+  const int error = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (mapping == MAP_FAILED)
+    return fail(AOTC_ERR_SYSTEM, "cannot map weights file %s (%llu bytes): %s", name,
+                static_cast<unsigned long long>(size), std::strerror(error));
+  if (aotc_status s =
+          check_weights(desc, static_cast<const unsigned char*>(mapping), size, "weights file", name)) {
+    ::munmap(mapping, static_cast<size_t>(size));
+    return s;
+  }
+  model->weights = static_cast<const unsigned char*>(mapping);
+  model->mapping = mapping;
+  model->mapping_bytes = static_cast<size_t>(size);
+  return AOTC_OK;
+}
+
+// Binds the model's weights as the options say (options may be NULL).
+aotc_status bind_weights(const aotc::rt::ModelDesc& desc, const aotc_model_options* options,
+                         aotc_model* model) {
+  const char* path = options ? options->weights_path : nullptr;
+  const void* data = options ? options->weights_data : nullptr;
+  const uint64_t size = options ? options->weights_size : 0;
+  if (options && !all_zero(options->reserved, sizeof options->reserved / sizeof options->reserved[0]))
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "aotc_model_options: the reserved fields must be zero");
+  if (!desc.weights_external) {
+    if (path || data || size)
+      return fail(AOTC_ERR_INVALID_ARGUMENT,
+                  "this model's weights are embedded in the library: weights_path and weights_data must be "
+                  "NULL");
+    model->weights = desc.weights ? desc.weights : kNoWeights;
+    return AOTC_OK;
+  }
+  if (!path && !data) {
+    if (size)
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "weights_data is NULL but weights_size is %llu",
+                  static_cast<unsigned long long>(size));
+    return fail(
+        AOTC_ERR_INVALID_ARGUMENT,
+        "this model's weights (%llu bytes) are not in the library but in a separate file (MODEL.weights "
+        "beside MODEL.so, from aotc --weights file): create the model with aotc_model_create_v2 and "
+        "aotc_model_options.weights_path (or weights_data for weights already in memory)",
+        static_cast<unsigned long long>(desc.weights_bytes));
+  }
+  if (path && (data || size))
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "give the weights as weights_path or as weights_data + weights_size, not both");
+  if (path) return map_weights_file(desc, path, model);
+  if (reinterpret_cast<uintptr_t>(data) % aotc::rt::kWeightsAlignment != 0)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "weights_data (%p) is not %llu-byte aligned", data,
+                static_cast<unsigned long long>(aotc::rt::kWeightsAlignment));
+  if (aotc_status s =
+          check_weights(desc, static_cast<const unsigned char*>(data), size, "weights_data", nullptr))
+    return s;
+  model->weights = static_cast<const unsigned char*>(data);
+  return AOTC_OK;
+}
+
+aotc_status create_model(const aotc_model_options* options, aotc_model** out_model) {
+  if (!out_model) return fail(AOTC_ERR_NULL_POINTER, "out_model is NULL");
+  *out_model = nullptr;
+  const aotc::rt::ModelDesc* desc = aotc_internal_model_desc();
+  if (!desc || desc->abi_version != AOTC_ABI_VERSION)
+    return fail(AOTC_ERR_ABI_MISMATCH, "model code was generated for ABI %u, runtime is ABI %u",
+                desc ? desc->abi_version : 0u, AOTC_ABI_VERSION);
+  auto* model = new (std::nothrow) aotc_model();
+  auto* in_bytes = static_cast<uint64_t*>(std::calloc(desc->num_inputs + 1, sizeof(uint64_t)));
+  auto* out_bytes = static_cast<uint64_t*>(std::calloc(desc->num_outputs + 1, sizeof(uint64_t)));
+  if (!model || !in_bytes || !out_bytes) {
+    delete model;
+    std::free(in_bytes);
+    std::free(out_bytes);
+    return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating the model");
+  }
+  if (aotc_status s = bind_weights(*desc, options, model)) {
+    delete model;
+    std::free(in_bytes);
+    std::free(out_bytes);
+    return s;
+  }
+  for (size_t i = 0; i < desc->num_inputs; ++i) in_bytes[i] = dense_bytes(desc->inputs[i]);
+  for (size_t i = 0; i < desc->num_outputs; ++i) out_bytes[i] = dense_bytes(desc->outputs[i]);
+  model->magic = kModelMagic;
+  model->desc = desc;
+  model->input_bytes = in_bytes;
+  model->output_bytes = out_bytes;
+  *out_model = model;
   return AOTC_OK;
 }
 
@@ -114,6 +296,8 @@ extern "C" {
 
 AOTC_API uint32_t aotc_abi_version(void) { return AOTC_ABI_VERSION; }
 
+AOTC_API uint32_t aotc_abi_minor_version(void) { return AOTC_ABI_MINOR_VERSION; }
+
 AOTC_API size_t aotc_dtype_size(aotc_dtype dtype) {
   switch (dtype) {
     case AOTC_DTYPE_FLOAT32:
@@ -150,29 +334,23 @@ AOTC_API const char* aotc_dtype_name(aotc_dtype dtype) {
   return "unknown";
 }
 
-AOTC_API aotc_status aotc_model_create(aotc_model** out_model) {
-  if (!out_model) return fail(AOTC_ERR_NULL_POINTER, "out_model is NULL");
-  *out_model = nullptr;
+AOTC_API aotc_status aotc_model_create(aotc_model** out_model) { return create_model(nullptr, out_model); }
+
+AOTC_API aotc_status aotc_model_create_v2(const aotc_model_options* options, aotc_model** out_model) {
+  return create_model(options, out_model);
+}
+
+AOTC_API aotc_status aotc_model_weights_info(aotc_weights_info* out_info) {
+  if (!out_info) return fail(AOTC_ERR_NULL_POINTER, "out_info is NULL");
   const aotc::rt::ModelDesc* desc = aotc_internal_model_desc();
   if (!desc || desc->abi_version != AOTC_ABI_VERSION)
     return fail(AOTC_ERR_ABI_MISMATCH, "model code was generated for ABI %u, runtime is ABI %u",
                 desc ? desc->abi_version : 0u, AOTC_ABI_VERSION);
-  auto* model = new (std::nothrow) aotc_model();
-  auto* in_bytes = static_cast<uint64_t*>(std::calloc(desc->num_inputs + 1, sizeof(uint64_t)));
-  auto* out_bytes = static_cast<uint64_t*>(std::calloc(desc->num_outputs + 1, sizeof(uint64_t)));
-  if (!model || !in_bytes || !out_bytes) {
-    delete model;
-    std::free(in_bytes);
-    std::free(out_bytes);
-    return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating the model");
-  }
-  for (size_t i = 0; i < desc->num_inputs; ++i) in_bytes[i] = dense_bytes(desc->inputs[i]);
-  for (size_t i = 0; i < desc->num_outputs; ++i) out_bytes[i] = dense_bytes(desc->outputs[i]);
-  model->magic = kModelMagic;
-  model->desc = desc;
-  model->input_bytes = in_bytes;
-  model->output_bytes = out_bytes;
-  *out_model = model;
+  std::memset(out_info, 0, sizeof *out_info);
+  out_info->location = desc->weights_external ? AOTC_WEIGHTS_EXTERNAL : AOTC_WEIGHTS_EMBEDDED;
+  out_info->alignment = static_cast<uint32_t>(aotc::rt::kWeightsAlignment);
+  out_info->size_bytes = desc->weights_bytes;
+  out_info->checksum = desc->weights_checksum;
   return AOTC_OK;
 }
 
@@ -183,6 +361,7 @@ AOTC_API aotc_status aotc_model_destroy(aotc_model* model) {
     return fail(AOTC_ERR_INVALID_ARGUMENT, "model still has %lld live context(s): destroy them first",
                 static_cast<long long>(live));
   model->magic = 0;
+  if (model->mapping) ::munmap(model->mapping, model->mapping_bytes);
   std::free(model->input_bytes);
   std::free(model->output_bytes);
   delete model;
@@ -230,22 +409,53 @@ AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* ou
   return AOTC_OK;
 }
 
+AOTC_API aotc_status aotc_model_arena_requirements(const aotc_model* model, int32_t num_threads,
+                                                   uint64_t* out_bytes, uint64_t* out_alignment) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_bytes) return fail(AOTC_ERR_NULL_POINTER, "out_bytes is NULL");
+  if (aotc_status s = check_threads(num_threads)) return s;
+  *out_bytes = context_arena_bytes(*model->desc, num_threads ? num_threads : 1);
+  if (out_alignment) *out_alignment = kArenaAlignment;
+  return AOTC_OK;
+}
+
 AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_options* options,
                                          aotc_context** out_context) {
   if (!out_context) return fail(AOTC_ERR_NULL_POINTER, "out_context is NULL");
   *out_context = nullptr;
   if (aotc_status s = check_model(model)) return s;
   int threads = options ? options->num_threads : 1;
-  if (threads < 0 || threads > 1024)
-    return fail(AOTC_ERR_INVALID_ARGUMENT, "num_threads must be in [0, 1024], got %d", threads);
+  if (aotc_status s = check_threads(threads)) return s;
   if (threads == 0) threads = 1;
   const aotc::rt::ModelDesc* desc = model->desc;
+  const size_t arena_bytes = static_cast<size_t>(context_arena_bytes(*desc, threads));
+  unsigned char* caller_arena = nullptr;
+  if (options) {
+    bool reserved_zero = all_zero(options->reserved, sizeof options->reserved / sizeof options->reserved[0]);
+    for (const int32_t r : options->reserved_i) reserved_zero = reserved_zero && r == 0;
+    if (!reserved_zero)
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "aotc_context_options: the reserved fields must be zero");
+    caller_arena = static_cast<unsigned char*>(options->arena);
+    if (!caller_arena && options->arena_size)
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "arena is NULL but arena_size is %llu",
+                  static_cast<unsigned long long>(options->arena_size));
+    if (caller_arena && reinterpret_cast<uintptr_t>(caller_arena) % kArenaAlignment != 0)
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "arena (%p) is not %zu-byte aligned", options->arena,
+                  kArenaAlignment);
+    if (caller_arena && options->arena_size < arena_bytes)
+      return fail(
+          AOTC_ERR_BUFFER_TOO_SMALL,
+          "arena holds %llu bytes, a context of %d thread(s) needs %zu (aotc_model_arena_requirements)",
+          static_cast<unsigned long long>(options->arena_size), threads, arena_bytes);
+  }
   auto* ctx = new (std::nothrow) aotc_context();
   if (!ctx) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
-  const size_t arena_bytes =
-      (static_cast<size_t>(desc->arena_bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  ctx->arena =
-      arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes)) : nullptr;
+  ctx->owns_arena = caller_arena == nullptr;
+  if (caller_arena)
+    ctx->arena = caller_arena;
+  else
+    ctx->arena =
+        arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes)) : nullptr;
   ctx->input_ptrs = static_cast<const void**>(std::calloc(desc->num_inputs + 1, sizeof(void*)));
   ctx->output_ptrs = static_cast<void**>(std::calloc(desc->num_outputs + 1, sizeof(void*)));
   try {
@@ -258,13 +468,17 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   if ((arena_bytes && !ctx->arena) || !ctx->input_ptrs || !ctx->output_ptrs || !ctx->pool) {
     const bool no_pool = ctx->pool == nullptr;
     delete ctx->pool;
-    std::free(ctx->arena);
+    if (ctx->owns_arena) std::free(ctx->arena);
     std::free(ctx->input_ptrs);
     std::free(ctx->output_ptrs);
     delete ctx;
     if (no_pool) return fail(AOTC_ERR_SYSTEM, "could not start %d worker threads", threads - 1);
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
   }
+  // Each thread's kernel scratch follows the activations.
+  const size_t scratch_bytes = static_cast<size_t>(round_up(desc->thread_scratch_bytes, kArenaAlignment));
+  if (scratch_bytes)
+    ctx->pool->set_thread_scratch(ctx->arena + round_up(desc->arena_bytes, kArenaAlignment), scratch_bytes);
   ctx->magic = kContextMagic;
   ctx->model = model;
   ++model->live_contexts;
@@ -281,7 +495,7 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   context->magic = 0;
   --context->model->live_contexts;
   delete context->pool;
-  std::free(context->arena);
+  if (context->owns_arena) std::free(context->arena);
   std::free(context->input_ptrs);
   std::free(context->output_ptrs);
   delete context;
@@ -318,7 +532,7 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
       return s;
     context->output_ptrs[i] = outputs[i].data;
   }
-  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, desc->weights,
+  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, model->weights,
                          context->pool};
   try {
     desc->run(args);
@@ -329,3 +543,14 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
 }
 
 }  // extern "C"
+
+#if defined(__GLIBCXX__)
+// Model .so files link libstdc++ statically; its emergency exception pool would leak on
+// every dlclose of a model. Free it when the library is unloaded.
+namespace __gnu_cxx {
+void __freeres() noexcept;
+}
+namespace {
+__attribute__((destructor)) void free_libstdcxx_emergency_pool() { __gnu_cxx::__freeres(); }
+}  // namespace
+#endif

@@ -43,7 +43,7 @@ struct ThreadPool::Impl {
         begin = static_cast<int64_t>(index + 1) * chunk;
         end = std::min(n, begin + chunk);
       }
-      f(s, begin, end);
+      f(s, begin, end, index + 1);
       {
         std::lock_guard lock(mutex);
         if (--pending == 0) work_done.notify_one();
@@ -78,7 +78,7 @@ void ThreadPool::run_ranges(int64_t n, int64_t min_chunk, RangeFn fn, void* stat
   const int64_t max_ranges = (n + min_chunk - 1) / min_chunk;
   const int ranges = static_cast<int>(std::min<int64_t>(threads_, max_ranges));
   if (ranges <= 1 || !impl_) {
-    fn(state, 0, n);
+    fn(state, 0, n, 0);
     return;
   }
   const int64_t chunk = (n + ranges - 1) / ranges;
@@ -95,7 +95,7 @@ void ThreadPool::run_ranges(int64_t n, int64_t min_chunk, RangeFn fn, void* stat
     ++impl_->generation;
   }
   impl_->work_ready.notify_all();
-  fn(state, 0, std::min(n, chunk));
+  fn(state, 0, std::min(n, chunk), 0);
   std::unique_lock lock(impl_->mutex);
   impl_->work_done.wait(lock, [&] { return impl_->pending == 0; });
 }

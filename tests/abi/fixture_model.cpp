@@ -5,10 +5,13 @@
 //   inputs:  x: float32 [2, 3], ids: int64 [4]
 //   outputs: y = x * 2 + 1 (float32 [2, 3]), s = float(sum(ids)) (float32 [1])
 //
-// The scale and bias come from the weights, and the run goes through the arena and the
-// thread pool, so that each of those paths is exercised. Two deliberate traps:
-//   - the run throws if the runtime hands it a misaligned arena or weights (a runtime bug
-//     that the ABI turns into AOTC_ERR_INTERNAL);
+// The scale and bias come from the weights, and the run goes through the arena, each
+// thread's scratch and the thread pool, so that each of those paths is exercised.
+// Built twice: with the weights embedded, and with AOTC_FIXTURE_EXTERNAL_WEIGHTS as a
+// model whose weights are external (a file or a caller's buffer holding kWeights).
+// Deliberate traps:
+//   - the run throws if the runtime hands it a misaligned arena, weights or per-thread
+//     scratch (a runtime bug that the ABI turns into AOTC_ERR_INTERNAL);
 //   - ids[0] == kThrowSentinel makes the run throw, to test that no exception crosses
 //     the ABI (AOTC_ERR_INTERNAL instead);
 //   - ids[0] == kSlowSentinel makes the run take 200 ms, to test concurrent use of a context.
@@ -42,12 +45,23 @@ const aotc::rt::TensorDesc kOutputs[] = {
 
 // Arena layout: [0, 24) x * scale, [64, 72) the int64 sum. Deliberately bigger than used.
 constexpr uint64_t kArenaBytes = 256;
+// Scratch of each pool thread, after the arena: the run writes the elements each thread
+// scales into its own scratch first.
+constexpr uint64_t kThreadScratchBytes = 128;
 
 bool aligned64(const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; }
 
 void run(const aotc::rt::RunArgs& args) {
   if (!args.arena || !aligned64(args.arena) || !aligned64(args.weights) || !args.pool)
     throw std::logic_error("runtime passed a bad arena, weights or pool");
+  aotc::rt::ThreadPool& pool = *args.pool;
+  if (pool.thread_scratch_bytes() < kThreadScratchBytes || pool.thread_scratch_bytes() % 64 != 0)
+    throw std::logic_error("runtime passed no or too little per-thread scratch");
+  for (int t = 0; t < pool.size(); ++t) {
+    unsigned char* scratch = pool.thread_scratch(t);
+    if (!aligned64(scratch) || scratch < args.arena + kArenaBytes)
+      throw std::logic_error("runtime passed misplaced per-thread scratch");
+  }
   const auto* x = static_cast<const float*>(args.inputs[0]);
   const auto* ids = static_cast<const int64_t*>(args.inputs[1]);
   auto* y = static_cast<float*>(args.outputs[0]);
@@ -59,20 +73,39 @@ void run(const aotc::rt::RunArgs& args) {
   auto* sum = reinterpret_cast<int64_t*>(args.arena + 64);
 
   // Chunks of one element, so that with 2 threads both really take part.
-  args.pool->parallel_for(6, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) scaled[i] = x[i] * weights[0];
+  args.pool->parallel_for(6, 1, [&](int64_t begin, int64_t end, int thread) {
+    auto* mine = reinterpret_cast<float*>(pool.thread_scratch(thread));
+    for (int64_t i = begin; i < end; ++i) mine[i - begin] = x[i] * weights[0];
+    for (int64_t i = begin; i < end; ++i) scaled[i] = mine[i - begin];
   });
   args.pool->parallel_for(6, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = scaled[i] + weights[1];
   });
-  *sum = 0;
-  for (int i = 0; i < 4; ++i) *sum += ids[i];
+  uint64_t total = 0;  // unsigned: hostile ids must not overflow a signed sum (UB)
+  for (int i = 0; i < 4; ++i) total += static_cast<uint64_t>(ids[i]);
+  *sum = static_cast<int64_t>(total);
   s[0] = static_cast<float>(*sum);
 }
 
+#ifdef AOTC_FIXTURE_EXTERNAL_WEIGHTS
+constexpr bool kExternal = true;
+#else
+constexpr bool kExternal = false;
+#endif
+
 const aotc::rt::ModelDesc kModel = {
-    AOTC_ABI_VERSION, kInputs, 2, kOutputs, 2, kArenaBytes, reinterpret_cast<const unsigned char*>(kWeights),
-    sizeof kWeights,  &run,
+    AOTC_ABI_VERSION,
+    kInputs,
+    2,
+    kOutputs,
+    2,
+    kArenaBytes,
+    kExternal ? nullptr : reinterpret_cast<const unsigned char*>(kWeights),
+    sizeof kWeights,
+    &run,
+    kThreadScratchBytes,
+    kExternal,
+    aotc::rt::weights_checksum(reinterpret_cast<const unsigned char*>(kWeights), sizeof kWeights),
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 //
 // Environment (set by tests/abi/meson.build):
 //   AOTC_FIXTURE_MODEL  path of the fixture .so (required)
+//   AOTC_FIXTURE_MODEL_EXTERNAL  the same fixture with external weights (required)
 //   AOTC_EXPORTS_MAP    templates/exports.map, AOTC_ABI_HEADER  runtime/include/aotc/aotc.h
 //   AOTC_NM, AOTC_READELF, AOTC_LDD  tools (default: found on PATH)
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -12,12 +13,15 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -46,6 +50,11 @@ struct Api {
   aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
   aotc_status (*context_destroy)(aotc_context*);
   aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*, size_t);
+  // Minor version 1.
+  uint32_t (*abi_minor_version)(void);
+  aotc_status (*model_create_v2)(const aotc_model_options*, aotc_model**);
+  aotc_status (*model_weights_info)(aotc_weights_info*);
+  aotc_status (*model_arena_requirements)(const aotc_model*, int32_t, uint64_t*, uint64_t*);
 };
 
 std::string env_or(const char* name, const char* fallback) {
@@ -63,53 +72,67 @@ void resolve(void* handle, const char* name, Fn& fn) {
   std::memcpy(&fn, &symbol, sizeof fn);
 }
 
+Api load_api(const char* variable) {
+  const std::string path = env_or(variable, "");
+  if (path.empty()) {
+    std::fprintf(stderr, "test_abi: set %s to the fixture model .so\n", variable);
+    std::abort();
+  }
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    std::fprintf(stderr, "test_abi: cannot load %s: %s\n", path.c_str(), dlerror());
+    std::abort();
+  }
+  Api a{};
+  resolve(handle, "aotc_abi_version", a.abi_version);
+  resolve(handle, "aotc_last_error", a.last_error);
+  resolve(handle, "aotc_status_name", a.status_name);
+  resolve(handle, "aotc_dtype_size", a.dtype_size);
+  resolve(handle, "aotc_dtype_name", a.dtype_name);
+  resolve(handle, "aotc_model_create", a.model_create);
+  resolve(handle, "aotc_model_destroy", a.model_destroy);
+  resolve(handle, "aotc_model_num_inputs", a.model_num_inputs);
+  resolve(handle, "aotc_model_num_outputs", a.model_num_outputs);
+  resolve(handle, "aotc_model_input_info", a.model_input_info);
+  resolve(handle, "aotc_model_output_info", a.model_output_info);
+  resolve(handle, "aotc_model_arena_size", a.model_arena_size);
+  resolve(handle, "aotc_context_create", a.context_create);
+  resolve(handle, "aotc_context_destroy", a.context_destroy);
+  resolve(handle, "aotc_run", a.run);
+  resolve(handle, "aotc_abi_minor_version", a.abi_minor_version);
+  resolve(handle, "aotc_model_create_v2", a.model_create_v2);
+  resolve(handle, "aotc_model_weights_info", a.model_weights_info);
+  resolve(handle, "aotc_model_arena_requirements", a.model_arena_requirements);
+  return a;
+}
+
 // Loaded once for the whole test binary; never closed (threads of the tests use it).
 const Api& api() {
-  static const Api loaded = [] {
-    const std::string path = env_or("AOTC_FIXTURE_MODEL", "");
-    if (path.empty()) {
-      std::fprintf(stderr, "test_abi: set AOTC_FIXTURE_MODEL to the fixture model .so\n");
-      std::abort();
-    }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      std::fprintf(stderr, "test_abi: cannot load %s: %s\n", path.c_str(), dlerror());
-      std::abort();
-    }
-    Api a{};
-    resolve(handle, "aotc_abi_version", a.abi_version);
-    resolve(handle, "aotc_last_error", a.last_error);
-    resolve(handle, "aotc_status_name", a.status_name);
-    resolve(handle, "aotc_dtype_size", a.dtype_size);
-    resolve(handle, "aotc_dtype_name", a.dtype_name);
-    resolve(handle, "aotc_model_create", a.model_create);
-    resolve(handle, "aotc_model_destroy", a.model_destroy);
-    resolve(handle, "aotc_model_num_inputs", a.model_num_inputs);
-    resolve(handle, "aotc_model_num_outputs", a.model_num_outputs);
-    resolve(handle, "aotc_model_input_info", a.model_input_info);
-    resolve(handle, "aotc_model_output_info", a.model_output_info);
-    resolve(handle, "aotc_model_arena_size", a.model_arena_size);
-    resolve(handle, "aotc_context_create", a.context_create);
-    resolve(handle, "aotc_context_destroy", a.context_destroy);
-    resolve(handle, "aotc_run", a.run);
-    return a;
-  }();
+  static const Api loaded = load_api("AOTC_FIXTURE_MODEL");
+  return loaded;
+}
+
+// The fixture built with external weights: a library of its own, with its own runtime
+// (and so its own aotc_last_error).
+const Api& ext() {
+  static const Api loaded = load_api("AOTC_FIXTURE_MODEL_EXTERNAL");
   return loaded;
 }
 
 // Checks a status and that the thread's message mentions each of the given words.
 // (Words are copied into strings first: some are temporaries, and doctest prints a
 // const char* as a pointer.)
-#define CHECK_FAILS(call, status, ...)                                                                \
+#define CHECK_FAILS_IN(lib, call, status, ...)                                                        \
   do {                                                                                                \
     const aotc_status got_status_ = (call);                                                           \
-    const std::string message_ = api().last_error();                                                  \
-    CHECK_MESSAGE(got_status_ == (status), "got ", std::string(api().status_name(got_status_)), ": ", \
+    const std::string message_ = (lib).last_error();                                                  \
+    CHECK_MESSAGE(got_status_ == (status), "got ", std::string((lib).status_name(got_status_)), ": ", \
                   message_);                                                                          \
     const std::vector<std::string> words_ = {__VA_ARGS__};                                            \
     for (const std::string& word_ : words_)                                                           \
       CHECK_MESSAGE(message_.find(word_) != std::string::npos, "'", word_, "' not in: ", message_);   \
   } while (0)
+#define CHECK_FAILS(call, status, ...) CHECK_FAILS_IN(api(), call, status, __VA_ARGS__)
 
 // ---- one model, one context, valid tensors; tests break one thing at a time -------------
 
@@ -127,19 +150,30 @@ struct Fixture {
   aotc_tensor in[2] = {};
   aotc_tensor out[2] = {};
 
+  const Api* lib = &api();
+
   explicit Fixture(int threads = 1) {
     REQUIRE(api().model_create(&model) == AOTC_OK);
     aotc_context_options options{};
     options.num_threads = threads;
     REQUIRE(api().context_create(model, &options, &context) == AOTC_OK);
+    init_tensors();
+  }
+  // A model of `library` made by the caller, with a context of the given options.
+  Fixture(const Api& library, aotc_model* made, const aotc_context_options& options) : lib(&library) {
+    model = made;
+    REQUIRE(lib->context_create(model, &options, &context) == AOTC_OK);
+    init_tensors();
+  }
+  void init_tensors() {
     in[0] = tensor(x, AOTC_DTYPE_FLOAT32, 2, x_dims, sizeof x);
     in[1] = tensor(ids, AOTC_DTYPE_INT64, 1, ids_dims, sizeof ids);
     out[0] = tensor(y, AOTC_DTYPE_FLOAT32, 2, y_dims, sizeof y);
     out[1] = tensor(s, AOTC_DTYPE_FLOAT32, 1, s_dims, sizeof s);
   }
   ~Fixture() {
-    CHECK(api().context_destroy(context) == AOTC_OK);
-    CHECK(api().model_destroy(model) == AOTC_OK);
+    CHECK(lib->context_destroy(context) == AOTC_OK);
+    CHECK(lib->model_destroy(model) == AOTC_OK);
   }
   Fixture(const Fixture&) = delete;
   Fixture& operator=(const Fixture&) = delete;
@@ -154,12 +188,12 @@ struct Fixture {
     return t;
   }
 
-  aotc_status run() { return api().run(model, context, in, 2, out, 2); }
+  aotc_status run() { return lib->run(model, context, in, 2, out, 2); }
 
-  // True when y and s hold the model's result for x and ids.
-  bool results_correct() const {
+  // True when y and s hold the model's result for x and ids (with weights {scale, 1}).
+  bool results_correct(float scale = 2.0f) const {
     for (int i = 0; i < 6; ++i)
-      if (y[i] != x[i] * 2.0f + 1.0f) return false;
+      if (y[i] != x[i] * scale + 1.0f) return false;
     return s[0] == static_cast<float>(ids[0] + ids[1] + ids[2] + ids[3]);
   }
 };
@@ -628,6 +662,419 @@ TEST_CASE("4 threads, one shared model, one context each with num_threads=2") {
   CHECK(api().model_destroy(model) == AOTC_OK);
 }
 
+// ---- minor version 1: external weights ----------------------------------------------------
+
+namespace {
+
+// The fixture's weights: {scale, bias} padded to 64 bytes (fixture_model.cpp).
+std::vector<unsigned char> fixture_weights(float scale = 2.0f) {
+  float w[16] = {scale, 1.0f};
+  std::vector<unsigned char> bytes(sizeof w);
+  std::memcpy(bytes.data(), w, sizeof w);
+  return bytes;
+}
+
+// The checksum as aotc.h documents it, written independently of the runtime.
+uint64_t documented_checksum(const std::vector<unsigned char>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    uint64_t w = 0;
+    for (size_t b = 0; b < 8 && i + b < bytes.size(); ++b) w |= uint64_t{bytes[i + b]} << (8 * b);
+    h = (h ^ w) * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+// A directory of its own for the files of one test, removed afterwards.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "aotc-abi-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::vector<unsigned char>& bytes) const {
+    const std::string file = (path / name).string();
+    std::ofstream out(file, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    REQUIRE(out.good());
+    return file;
+  }
+};
+
+// A 64-byte aligned block with `offset` extra bytes before the returned pointer and a
+// guard of 0xab bytes after `size` bytes.
+struct Aligned {
+  std::vector<unsigned char> storage;
+  unsigned char* data = nullptr;
+  size_t size = 0;
+  static constexpr size_t kGuard = 64;
+  explicit Aligned(size_t bytes, size_t offset = 0)
+      : storage(bytes + offset + kGuard + 128, 0xab), size(bytes) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + (64 - address % 64) % 64 + offset;
+    std::memset(data, 0, bytes);
+  }
+  bool guard_intact() const {
+    for (size_t i = 0; i < kGuard; ++i)
+      if (data[size + i] != 0xab) return false;
+    return true;
+  }
+};
+
+bool mapped(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(path) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("minor version and weights info") {
+  CHECK(api().abi_minor_version() == AOTC_ABI_MINOR_VERSION);
+  CHECK(ext().abi_minor_version() == AOTC_ABI_MINOR_VERSION);
+  const uint64_t checksum = documented_checksum(fixture_weights());
+  for (const bool external : {false, true}) {
+    CAPTURE(external);
+    const Api& lib = external ? ext() : api();
+    aotc_weights_info info;
+    std::memset(&info, 0xcd, sizeof info);  // every field must be written
+    REQUIRE(lib.model_weights_info(&info) == AOTC_OK);
+    CHECK(info.location == (external ? AOTC_WEIGHTS_EXTERNAL : AOTC_WEIGHTS_EMBEDDED));
+    CHECK(info.alignment == AOTC_MEMORY_ALIGNMENT);
+    CHECK(info.size_bytes == 64);
+    CHECK(info.checksum == checksum);
+    for (const uint64_t r : info.reserved) CHECK(r == 0);
+    CHECK_FAILS_IN(lib, lib.model_weights_info(nullptr), AOTC_ERR_NULL_POINTER, "out_info");
+  }
+}
+
+TEST_CASE("create_v2 on a model with embedded weights") {
+  aotc_model* model = nullptr;
+  REQUIRE(api().model_create_v2(nullptr, &model) == AOTC_OK);  // NULL options: like aotc_model_create
+  CHECK(api().model_destroy(model) == AOTC_OK);
+  aotc_model_options options{};
+  REQUIRE(api().model_create_v2(&options, &model) == AOTC_OK);
+  {
+    Fixture f(api(), model, aotc_context_options{});
+    REQUIRE(f.run() == AOTC_OK);
+    CHECK(f.results_correct());
+  }
+  CHECK_FAILS(api().model_create_v2(&options, nullptr), AOTC_ERR_NULL_POINTER, "out_model");
+  TempDir dir;
+  const std::string path = dir.write("w.weights", fixture_weights());
+  options.weights_path = path.c_str();
+  model = reinterpret_cast<aotc_model*>(&options);
+  CHECK_FAILS(api().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "embedded", "weights_path");
+  CHECK(model == nullptr);
+  options = {};
+  options.reserved[4] = 1;
+  CHECK_FAILS(api().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+}
+
+TEST_CASE("a model with external weights needs create_v2 and its weights") {
+  aotc_model* model = reinterpret_cast<aotc_model*>(&model);
+  CHECK_FAILS_IN(ext(), ext().model_create(&model), AOTC_ERR_INVALID_ARGUMENT, "aotc_model_create_v2",
+                 "weights_path", "64 bytes");
+  CHECK(model == nullptr);
+  CHECK_FAILS_IN(ext(), ext().model_create_v2(nullptr, &model), AOTC_ERR_INVALID_ARGUMENT,
+                 "aotc_model_create_v2", "weights_path");
+  aotc_model_options options{};
+  CHECK_FAILS_IN(ext(), ext().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "weights_path");
+  options.weights_size = 64;
+  CHECK_FAILS_IN(ext(), ext().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT,
+                 "weights_data is NULL", "64");
+  CHECK(model == nullptr);
+}
+
+TEST_CASE("create_v2 with a weights file") {
+  TempDir dir;
+  const std::string path = dir.write("model.weights", fixture_weights());
+  aotc_model_options options{};
+  options.weights_path = path.c_str();
+  aotc_model* model = nullptr;
+  REQUIRE(ext().model_create_v2(&options, &model) == AOTC_OK);
+  CHECK(mapped(path));  // mapped, not read into memory
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    aotc_context_options context_options{};
+    context_options.num_threads = threads;
+    Fixture f(ext(), model, context_options);
+    REQUIRE(f.run() == AOTC_OK);
+    CHECK(f.results_correct());
+    f.model = nullptr;  // shared by the three rounds: destroyed below
+  }
+  CHECK(ext().model_destroy(model) == AOTC_OK);
+  CHECK_FALSE(mapped(path));  // unmapped at destroy
+}
+
+TEST_CASE("create_v2 with weights in a caller's buffer, used in place") {
+  Aligned buffer(64);
+  const std::vector<unsigned char> weights = fixture_weights();
+  std::memcpy(buffer.data, weights.data(), weights.size());
+  aotc_model_options options{};
+  options.weights_data = buffer.data;
+  options.weights_size = 64;
+  aotc_model* model = nullptr;
+  REQUIRE(ext().model_create_v2(&options, &model) == AOTC_OK);
+  Fixture f(ext(), model, aotc_context_options{});
+  REQUIRE(f.run() == AOTC_OK);
+  CHECK(f.results_correct());
+  // Not a copy: a change to the buffer (which callers must not make) shows in the next run.
+  const float three = 3.0f;
+  std::memcpy(buffer.data, &three, sizeof three);
+  REQUIRE(f.run() == AOTC_OK);
+  CHECK(f.results_correct(3.0f));
+  std::memcpy(buffer.data, weights.data(), weights.size());
+  CHECK(buffer.guard_intact());
+}
+
+TEST_CASE("create_v2: wrong, missing and misplaced weights are clear errors") {
+  TempDir dir;
+  const std::string want = hex(documented_checksum(fixture_weights()));
+  aotc_model* model = reinterpret_cast<aotc_model*>(&dir);
+  const auto with_file = [&](const std::string& path) {
+    aotc_model_options options{};
+    options.weights_path = path.c_str();
+    return ext().model_create_v2(&options, &model);
+  };
+  const auto with_buffer = [&](const void* data, uint64_t size) {
+    aotc_model_options options{};
+    options.weights_data = data;
+    options.weights_size = size;
+    return ext().model_create_v2(&options, &model);
+  };
+
+  SUBCASE("wrong checksum") {
+    const std::vector<unsigned char> other = fixture_weights(2.5f);
+    const std::string path = dir.write("other.weights", other);
+    CHECK_FAILS_IN(ext(), with_file(path), AOTC_ERR_INVALID_ARGUMENT, path, "checksum", "expected " + want,
+                   "got " + hex(documented_checksum(other)));
+    Aligned buffer(64);
+    std::memcpy(buffer.data, other.data(), other.size());
+    CHECK_FAILS_IN(ext(), with_buffer(buffer.data, 64), AOTC_ERR_INVALID_ARGUMENT, "weights_data", "checksum",
+                   "expected " + want);
+  }
+  SUBCASE("wrong size") {
+    std::vector<unsigned char> short_weights = fixture_weights();
+    short_weights.resize(60);
+    const std::string path = dir.write("short.weights", short_weights);
+    CHECK_FAILS_IN(ext(), with_file(path), AOTC_ERR_INVALID_ARGUMENT, path, "expected 64 bytes", "got 60");
+    std::vector<unsigned char> long_weights = fixture_weights();
+    long_weights.resize(128);
+    const std::string long_path = dir.write("long.weights", long_weights);
+    CHECK_FAILS_IN(ext(), with_file(long_path), AOTC_ERR_INVALID_ARGUMENT, long_path, "expected 64 bytes",
+                   "got 128");
+    const std::string empty = dir.write("empty.weights", {});
+    CHECK_FAILS_IN(ext(), with_file(empty), AOTC_ERR_INVALID_ARGUMENT, empty, "expected 64 bytes", "got 0");
+    Aligned buffer(64);
+    std::memcpy(buffer.data, fixture_weights().data(), 64);
+    CHECK_FAILS_IN(ext(), with_buffer(buffer.data, 32), AOTC_ERR_INVALID_ARGUMENT, "weights_data",
+                   "expected 64 bytes", "got 32");
+  }
+  SUBCASE("missing file, a directory, an empty path") {
+    const std::string missing = (dir.path / "missing.weights").string();
+    CHECK_FAILS_IN(ext(), with_file(missing), AOTC_ERR_SYSTEM, missing, "No such file");
+    CHECK_FAILS_IN(ext(), with_file(dir.path.string()), AOTC_ERR_INVALID_ARGUMENT, dir.path.string(),
+                   "not a regular file");
+    CHECK_FAILS_IN(ext(), with_file(""), AOTC_ERR_SYSTEM, "cannot open weights file ''");
+  }
+  SUBCASE("misaligned buffer") {
+    for (const size_t offset : {size_t{1}, size_t{4}, size_t{8}, size_t{32}}) {
+      CAPTURE(offset);
+      Aligned buffer(64, offset);
+      std::memcpy(buffer.data, fixture_weights().data(), 64);
+      CHECK_FAILS_IN(ext(), with_buffer(buffer.data, 64), AOTC_ERR_INVALID_ARGUMENT, "weights_data",
+                     "not 64-byte aligned");
+    }
+  }
+  SUBCASE("both a file and a buffer, a size without a buffer, reserved fields") {
+    Aligned buffer(64);
+    std::memcpy(buffer.data, fixture_weights().data(), 64);
+    const std::string path = dir.write("model.weights", fixture_weights());
+    aotc_model_options options{};
+    options.weights_path = path.c_str();
+    options.weights_data = buffer.data;
+    options.weights_size = 64;
+    CHECK_FAILS_IN(ext(), ext().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "not both");
+    options.weights_data = nullptr;
+    CHECK_FAILS_IN(ext(), ext().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "not both");
+    options.weights_size = 0;
+    options.reserved[0] = 7;
+    CHECK_FAILS_IN(ext(), ext().model_create_v2(&options, &model), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+  }
+  CHECK(model == nullptr);                 // cleared on every failure
+  CHECK_FALSE(mapped(dir.path.string()));  // and nothing left mapped
+}
+
+// ---- minor version 1: caller-provided arenas ----------------------------------------------
+
+TEST_CASE("arena requirements") {
+  aotc_model* model = nullptr;
+  REQUIRE(api().model_create(&model) == AOTC_OK);
+  uint64_t arena = 0;
+  REQUIRE(api().model_arena_size(model, &arena) == AOTC_OK);
+  CHECK(arena == 256);  // the activations only, as before
+  // The fixture: 256 bytes of activations, then 128 bytes of scratch per thread.
+  for (const int32_t threads : {0, 1, 2, 4, 1024}) {
+    CAPTURE(threads);
+    uint64_t bytes = 0, alignment = 0;
+    REQUIRE(api().model_arena_requirements(model, threads, &bytes, &alignment) == AOTC_OK);
+    CHECK(bytes == 256 + 128 * static_cast<uint64_t>(threads ? threads : 1));
+    CHECK(alignment == AOTC_MEMORY_ALIGNMENT);
+  }
+  uint64_t bytes = 0;
+  REQUIRE(api().model_arena_requirements(model, 3, &bytes, nullptr) == AOTC_OK);  // alignment optional
+  CHECK(bytes == 256 + 3 * 128);
+  CHECK_FAILS(api().model_arena_requirements(model, 1, nullptr, nullptr), AOTC_ERR_NULL_POINTER, "out_bytes");
+  CHECK_FAILS(api().model_arena_requirements(model, -1, &bytes, nullptr), AOTC_ERR_INVALID_ARGUMENT,
+              "num_threads", "-1");
+  CHECK_FAILS(api().model_arena_requirements(model, 1025, &bytes, nullptr), AOTC_ERR_INVALID_ARGUMENT,
+              "num_threads");
+  CHECK_FAILS(api().model_arena_requirements(nullptr, 1, &bytes, nullptr), AOTC_ERR_NULL_POINTER, "model");
+  Garbage garbage(0x5a);
+  CHECK_FAILS(api().model_arena_requirements(garbage.model(), 1, &bytes, nullptr), AOTC_ERR_INVALID_ARGUMENT,
+              "model");
+  CHECK(api().model_destroy(model) == AOTC_OK);
+}
+
+TEST_CASE("a caller's arena is used in place") {
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    aotc_model* model = nullptr;
+    REQUIRE(api().model_create(&model) == AOTC_OK);
+    uint64_t need = 0;
+    REQUIRE(api().model_arena_requirements(model, threads, &need, nullptr) == AOTC_OK);
+    Aligned arena(need);
+    aotc_context_options options{};
+    options.num_threads = threads;
+    options.arena = arena.data;
+    options.arena_size = need;
+    {
+      Fixture f(api(), model, options);
+      for (int round = 0; round < 3; ++round) {
+        REQUIRE(f.run() == AOTC_OK);
+        CHECK(f.results_correct());
+        // The fixture keeps x * scale at the start of its arena: the run used this memory.
+        float scaled[6];
+        std::memcpy(scaled, arena.data, sizeof scaled);
+        for (int i = 0; i < 6; ++i) CHECK(scaled[i] == f.x[i] * 2.0f);
+        for (float& v : f.x) v += 1.5f;
+      }
+      CHECK(arena.guard_intact());  // nothing written past what it asked for
+    }  // destroying the context does not free the caller's arena (the vector does)
+  }
+}
+
+TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
+  aotc_model* model = nullptr;
+  REQUIRE(api().model_create(&model) == AOTC_OK);
+  uint64_t need = 0;
+  REQUIRE(api().model_arena_requirements(model, 2, &need, nullptr) == AOTC_OK);
+  aotc_context* context = reinterpret_cast<aotc_context*>(&need);
+  aotc_context_options options{};
+  options.num_threads = 2;
+
+  Aligned small(need - 1);
+  options.arena = small.data;
+  options.arena_size = need - 1;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_BUFFER_TOO_SMALL,
+              "arena holds " + std::to_string(need - 1), "needs " + std::to_string(need), "2 thread");
+  options.arena_size = 0;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_BUFFER_TOO_SMALL, "arena holds 0");
+  // Enough for one thread is not enough for two.
+  uint64_t one = 0;
+  REQUIRE(api().model_arena_requirements(model, 1, &one, nullptr) == AOTC_OK);
+  Aligned for_one(one);
+  options.arena = for_one.data;
+  options.arena_size = one;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_BUFFER_TOO_SMALL,
+              "needs " + std::to_string(need));
+
+  for (const size_t offset : {size_t{1}, size_t{8}, size_t{32}}) {
+    CAPTURE(offset);
+    Aligned misaligned(need, offset);
+    options.arena = misaligned.data;
+    options.arena_size = need;
+    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "arena",
+                "not 64-byte aligned");
+  }
+  options.arena = nullptr;
+  options.arena_size = need;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "arena is NULL",
+              std::to_string(need));
+  options.arena_size = 0;
+  options.reserved[1] = 1;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+  options.reserved[1] = 0;
+  options.reserved_i[2] = -1;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+  CHECK(context == nullptr);
+  // No context was left behind: the model can go.
+  CHECK(api().model_destroy(model) == AOTC_OK);
+}
+
+TEST_CASE("external weights and a caller's arena together, from many threads") {
+  Aligned weights(64);
+  std::memcpy(weights.data, fixture_weights().data(), 64);
+  aotc_model_options model_options{};
+  model_options.weights_data = weights.data;
+  model_options.weights_size = 64;
+  aotc_model* model = nullptr;
+  REQUIRE(ext().model_create_v2(&model_options, &model) == AOTC_OK);
+  constexpr int kThreads = 4;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t need = 0;
+      if (ext().model_arena_requirements(model, 2, &need, nullptr) != AOTC_OK) {
+        ++wrong;
+        return;
+      }
+      Aligned arena(need);
+      aotc_context_options options{};
+      options.num_threads = 2;
+      options.arena = arena.data;
+      options.arena_size = need;
+      aotc_context* context = nullptr;
+      if (ext().context_create(model, &options, &context) != AOTC_OK) {
+        ++wrong;
+        return;
+      }
+      const int64_t x_dims[2] = {2, 3}, ids_dims[1] = {4}, s_dims[1] = {1};
+      for (int r = 0; r < 100; ++r) {
+        float x[6], y[6] = {}, s[1] = {};
+        int64_t ids[4] = {t, r, 1, 2};
+        for (int i = 0; i < 6; ++i) x[i] = static_cast<float>(t * 100 + r + i);
+        const aotc_tensor in[2] = {Fixture::tensor(x, AOTC_DTYPE_FLOAT32, 2, x_dims, sizeof x),
+                                   Fixture::tensor(ids, AOTC_DTYPE_INT64, 1, ids_dims, sizeof ids)};
+        aotc_tensor out[2] = {Fixture::tensor(y, AOTC_DTYPE_FLOAT32, 2, x_dims, sizeof y),
+                              Fixture::tensor(s, AOTC_DTYPE_FLOAT32, 1, s_dims, sizeof s)};
+        if (ext().run(model, context, in, 2, out, 2) != AOTC_OK) ++wrong;
+        for (int i = 0; i < 6; ++i)
+          if (y[i] != x[i] * 2.0f + 1.0f) ++wrong;
+      }
+      if (ext().context_destroy(context) != AOTC_OK || !arena.guard_intact()) ++wrong;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(wrong.load() == 0);
+  CHECK(ext().model_destroy(model) == AOTC_OK);
+}
+
 // ---- what the library exports and links ---------------------------------------------------
 
 namespace {
@@ -690,11 +1137,26 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
 
   CAPTURE(exported_text);
   const std::set<std::string> abi = {
-      "aotc_abi_version",      "aotc_last_error",        "aotc_status_name",
-      "aotc_dtype_size",       "aotc_dtype_name",        "aotc_model_create",
-      "aotc_model_destroy",    "aotc_model_num_inputs",  "aotc_model_num_outputs",
-      "aotc_model_input_info", "aotc_model_output_info", "aotc_model_arena_size",
-      "aotc_context_create",   "aotc_context_destroy",   "aotc_run",
+      "aotc_abi_version",
+      "aotc_last_error",
+      "aotc_status_name",
+      "aotc_dtype_size",
+      "aotc_dtype_name",
+      "aotc_model_create",
+      "aotc_model_destroy",
+      "aotc_model_num_inputs",
+      "aotc_model_num_outputs",
+      "aotc_model_input_info",
+      "aotc_model_output_info",
+      "aotc_model_arena_size",
+      "aotc_context_create",
+      "aotc_context_destroy",
+      "aotc_run",
+      // minor version 1
+      "aotc_abi_minor_version",
+      "aotc_model_create_v2",
+      "aotc_model_weights_info",
+      "aotc_model_arena_requirements",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);

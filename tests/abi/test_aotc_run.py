@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of aotc-run on the fixture model (tests/abi/fixture_model.cpp).
 
-usage: test_aotc_run.py AOTC_RUN FIXTURE_MODEL_SO
+usage: test_aotc_run.py AOTC_RUN FIXTURE_MODEL_SO [FIXTURE_MODEL_EXTERNAL_SO]
 
 The fixture: inputs x float32 [2, 3], ids int64 [4]; outputs y = x * 2 + 1 float32 [2, 3],
 s = float(sum(ids)) float32 [1]. Inputs are written with a small stdlib .npy writer (so
@@ -24,6 +24,8 @@ except ImportError:  # the stdlib reader below is enough; numpy adds cross-check
 
 AOTC_RUN = os.path.abspath(sys.argv[1])
 MODEL = os.path.abspath(sys.argv[2])
+# The fixture with external weights (its weights file is written here: {2, 1, 0...}).
+MODEL_EXTERNAL = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 
 passed = 0
 failed = 0
@@ -304,6 +306,59 @@ def run_tests(work):
     expect_error("--json without --info", [MODEL, "--json"], 2, ["--json"])
     expect_error("--info with inputs", [MODEL, "--info", *good], 2, ["--info"])
     expect_error("two models", [MODEL, MODEL, "--info"], 2, ["unexpected argument"])
+    expect_error("--weights without a file", [MODEL, "--info", "--weights="], 2, ["--weights"])
+
+    # ---- external weights (aotc --weights file) ----
+    expect_error("--weights for a model with embedded weights", [MODEL, "--info", "--weights", x], 1,
+                 ["embedded", "--weights"])
+    if MODEL_EXTERNAL is None:
+        return
+    weights_bytes = struct.pack("<16f", 2.0, 1.0, *([0.0] * 14))
+    model_dir = path("external")
+    os.makedirs(model_dir)
+    model_so = os.path.join(model_dir, "net.so")
+    shutil.copy(MODEL_EXTERNAL, model_so)
+    sibling = os.path.join(model_dir, "net.weights")
+    expect_error("external weights, no file beside the model", [model_so, "--info"], 1,
+                 ["separate file", sibling, "--weights"])
+    out = path("out-ext")
+    expect_error("external weights, no file beside the model, run", [model_so, *good, "--output-dir", out], 1,
+                 ["separate file", sibling], out)
+    with open(sibling, "wb") as f:
+        f.write(weights_bytes)
+    result = aotc_run(model_so, "--info")
+    check(result.returncode == 0 and f"weights: file {sibling} (64 bytes, checksum 0x" in result.stdout,
+          "--info shows the weights file beside the model", result.stdout + result.stderr)
+    result = aotc_run(model_so, "--info", "--json")
+    info = json.loads(result.stdout) if result.returncode == 0 else {}
+    check(info.get("weights", {}).get("location") == "file" and info["weights"]["path"] == sibling
+          and info["weights"]["size_bytes"] == 64, "--info --json shows the weights file", result.stdout)
+    for threads in ["1", "2"]:
+        result = aotc_run(model_so, *good, "--output-dir", out, "--threads", threads)
+        check(result.returncode == 0, f"run with the weights file beside the model, {threads} threads",
+              result.stderr)
+        check_outputs(out, f"external weights, {threads} threads")
+    elsewhere = path("elsewhere.weights")
+    shutil.move(sibling, elsewhere)
+    out = path("out-ext2")
+    result = aotc_run(model_so, *good, "--output-dir", out, f"--weights={elsewhere}")
+    check(result.returncode == 0, "run with --weights FILE", result.stderr)
+    check_outputs(out, "--weights FILE")
+    result = aotc_run(model_so, "--info", "--weights", elsewhere)
+    check(result.returncode == 0 and f"weights: file {elsewhere}" in result.stdout, "--info with --weights",
+          result.stdout + result.stderr)
+    other = path("other.weights")
+    with open(other, "wb") as f:
+        f.write(struct.pack("<16f", 3.0, 1.0, *([0.0] * 14)))
+    out = path("out-ext3")
+    expect_error("weights of another model", [model_so, *good, "--output-dir", out, "--weights", other], 1,
+                 ["aotc_model_create_v2", other, "checksum mismatch", "expected 0x"], out)
+    with open(other, "wb") as f:
+        f.write(weights_bytes[:40])
+    expect_error("truncated weights", [model_so, "--info", "--weights", other], 1,
+                 [other, "expected 64 bytes", "got 40"])
+    expect_error("missing --weights file", [model_so, "--info", "--weights", path("nope.weights")], 1,
+                 ["nope.weights", "No such file"])
 
 
 if __name__ == "__main__":

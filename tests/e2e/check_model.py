@@ -1,8 +1,15 @@
 """End-to-end check of one test model: torch makes the TorchScript file and the expected
 outputs; aotc compiles it; aotc-run (no LibTorch) runs the .so; outputs must match torch
-within a relative L2 error of 1e-4, and the .so must not need LibTorch."""
+within a relative L2 error of 1e-4, and the .so must not need LibTorch.
+
+Cross targets: --target-triple aarch64-linux-gnu builds the .so for 64-bit Arm, and
+--emulator "qemu-aarch64 -L /usr/aarch64-linux-gnu" runs the aarch64 aotc-run (given with
+--aotc-run) under qemu-user; torch's outputs are still computed on this machine. The test
+skips (exit status 77) when the emulator, a --require'd file or the cross build is missing."""
 import argparse
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from models import MODELS  # noqa: E402
 
 TOLERANCE = 1e-4
+SKIP = 77  # meson's exit status for a skipped test
+ELF_MACHINES = {"aarch64-linux-gnu": "AArch64"}  # readelf -h "Machine:" for --target-triple
 ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-linux-x86-64.so.2",
                   "ld-linux-aarch64.so.1"}
 DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
@@ -46,7 +55,29 @@ def main():
     ap.add_argument("--aotc", required=True)
     ap.add_argument("--aotc-run", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--target-triple", default="", help="passed to aotc; default: the host")
+    ap.add_argument("--emulator", default="", help="command prefix that runs --aotc-run, e.g. qemu-aarch64 -L DIR")
+    ap.add_argument("--require", action="append", default=[], help="skip unless this file exists")
+    ap.add_argument("--cross-status", default="", help="status file of tests/e2e/refresh_cross_build.py")
     args = ap.parse_args()
+
+    if args.cross_status:
+        status = open(args.cross_status).read() if os.path.exists(args.cross_status) else "missing"
+        if status.startswith("failed"):
+            print(status)
+            print(f"FAIL {args.model}: the {args.target_triple} cross build failed")
+            return 1
+        if status != "ok":
+            print(f"SKIP {args.model}: no {args.target_triple or 'cross'} build (scripts/setup.sh configures it)")
+            return SKIP
+    for path in args.require:
+        if not os.path.exists(path):
+            print(f"SKIP {args.model}: {path} does not exist (scripts/setup.sh builds it)")
+            return SKIP
+    emulator = shlex.split(args.emulator)
+    if emulator and not shutil.which(emulator[0]):
+        print(f"SKIP {args.model}: {emulator[0]} is not installed (Debian package qemu-user)")
+        return SKIP
 
     work = os.path.join(args.workdir, args.model)
     os.makedirs(work, exist_ok=True)
@@ -61,6 +92,8 @@ def main():
     if os.path.exists(so):
         os.remove(so)
     cmd = [args.aotc, pt, "-o", so, "-v"]
+    if args.target_triple:
+        cmd += ["--target-triple", args.target_triple]
     for name, t in inputs:
         cmd += ["--input", f"{name}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
     start = time.monotonic()
@@ -71,7 +104,14 @@ def main():
         print(f"FAIL {args.model}: aotc exited with {result.returncode}")
         return 1
     plan = [line for line in result.stderr.splitlines() if "arena" in line and "lower bound" in line]
-    print(f"{args.model}: compiled in {compile_s:.2f} s; {plan[0] if plan else ''}")
+    target = f" for {args.target_triple}" if args.target_triple else ""
+    print(f"{args.model}: compiled in {compile_s:.2f} s{target}; {plan[0] if plan else ''}")
+    if args.target_triple in ELF_MACHINES:
+        header = subprocess.run(["readelf", "-h", so], capture_output=True, text=True, check=True).stdout
+        machine = next((line.split(":", 1)[1].strip() for line in header.splitlines() if "Machine:" in line), "")
+        if machine != ELF_MACHINES[args.target_triple]:
+            print(f"FAIL {args.model}: the .so is for '{machine}', not {args.target_triple}")
+            return 1
 
     # A model .so needs only glibc and the loader: no LibTorch, and not even libstdc++.
     dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
@@ -81,16 +121,19 @@ def main():
         print(f"FAIL {args.model}: the .so needs {bad} (allowed: glibc and the loader only)")
         return 1
 
-    run = [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
+    run = emulator + [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
     for name, t in inputs:
         path = os.path.join(work, f"in_{name}.npy")
         np.save(path, t.numpy())
         run += ["--input", f"{name}={path}"]
+    start = time.monotonic()
     result = subprocess.run(run, capture_output=True, text=True)
+    run_s = time.monotonic() - start
     if result.returncode != 0:
         print(result.stdout, result.stderr)
         print(f"FAIL {args.model}: aotc-run exited with {result.returncode}")
         return 1
+    print(f"{args.model}: ran in {run_s:.2f} s{' under ' + emulator[0] if emulator else ''}")
 
     failed = False
     for i, want in enumerate(expected):

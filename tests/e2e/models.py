@@ -129,6 +129,15 @@ def mobilenet_v2():
     return torch.jit.script(m), [("x", torch.randn(1, 3, 224, 224))]
 
 
+def mobilenet_v2_64():
+    """mobilenet_v2 at 64x64: every layer kind of the 224x224 model, for slow runners
+    (the aarch64 tests run under qemu)."""
+    import torchvision
+    torch.manual_seed(7)
+    m = torchvision.models.mobilenet_v2().eval()
+    return torch.jit.script(m), [("x", torch.randn(1, 3, 64, 64))]
+
+
 MODELS = {
     "mlp": mlp,
     "small_cnn": small_cnn,
@@ -137,4 +146,5 @@ MODELS = {
     "dict_out": dict_out,
     "resnet18": resnet18,
     "mobilenet_v2": mobilenet_v2,
+    "mobilenet_v2_64": mobilenet_v2_64,
 }

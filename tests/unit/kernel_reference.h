@@ -48,6 +48,36 @@ inline double rel_l2(const std::vector<float>& got, const std::vector<double>& w
   return rel_l2(got.data(), want.data(), got.size());
 }
 
+// Per-thread scratch for a pool (ThreadPool::set_thread_scratch), exactly as a context
+// gives it: bytes_per_thread (a *_thread_scratch_bytes() result) rounded up to 64 for
+// each thread, 64-byte aligned, followed by a guard that must stay untouched.
+class PoolScratch {
+ public:
+  static constexpr size_t kGuard = 256;
+  PoolScratch(aotc::rt::ThreadPool& pool, int64_t bytes_per_thread) : pool_(pool) {
+    stride_ = (static_cast<size_t>(bytes_per_thread) + 63) / 64 * 64;
+    storage_.assign(stride_ * static_cast<size_t>(pool.size()) + 64 + kGuard, 0xa5);
+    const auto address = reinterpret_cast<uintptr_t>(storage_.data());
+    base_ = storage_.data() + (64 - address % 64) % 64;
+    pool.set_thread_scratch(stride_ ? base_ : nullptr, stride_);
+  }
+  ~PoolScratch() { pool_.set_thread_scratch(nullptr, 0); }
+  PoolScratch(const PoolScratch&) = delete;
+  PoolScratch& operator=(const PoolScratch&) = delete;
+  bool guard_intact() const {
+    const unsigned char* guard = base_ + stride_ * static_cast<size_t>(pool_.size());
+    for (size_t i = 0; i < kGuard; ++i)
+      if (guard[i] != 0xa5) return false;
+    return true;
+  }
+
+ private:
+  aotc::rt::ThreadPool& pool_;
+  size_t stride_ = 0;
+  std::vector<unsigned char> storage_;
+  unsigned char* base_ = nullptr;
+};
+
 // A float buffer with sentinel words before and after it. The payload starts out
 // filled with a NaN pattern too, so an output element the kernel forgets is a NaN.
 class Guarded {

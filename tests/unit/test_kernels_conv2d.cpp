@@ -83,8 +83,10 @@ TEST_CASE("conv2d_f32: all paths, bias, clamp epilogue") {
           REQUIRE(scratch_bytes % sizeof(float) == 0);
           Guarded scratch(static_cast<size_t>(scratch_bytes) / sizeof(float));
           Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+          PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
           aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), has_bias ? bias.data() : nullptr, y.data(),
                                scratch.data());
+          CHECK(thread_scratch.guard_intact());
           const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
           INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
                        << "] threads=" << threads);

@@ -59,7 +59,10 @@ void check_gemm(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool ta, bool
   if (e.beta == 0.0f)
     for (float& v : bias) v = NAN;
   Guarded c(static_cast<size_t>(m * p.ldc));
+  // The per-thread scratch a compiled model would plan for this product, and no more.
+  PoolScratch scratch(pool, aotc::rt::gemm_thread_scratch_bytes(p));
   aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data());
+  CHECK(scratch.guard_intact());
 
   const auto want = ref_gemm(p, a.data(), b.data(), bias.data());
   std::vector<float> got(static_cast<size_t>(m * n));
@@ -93,6 +96,61 @@ TEST_CASE("gemm_f32: shapes x transposes x bias kinds x epilogues") {
         for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::PerRow, BiasKind::Full})
           check_gemm(pool, s.m, s.n, s.k, t & 1, t & 2, bk, kEpilogues[epi++ % 4], seed += 3);
   }
+}
+
+TEST_CASE("gemm_f32: products larger than the packing caps, with planned scratch") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Depth over gemm_pack::kMaxKc, Eigen's rows (our n) over what kMaxA allows at that
+  // depth, a matrix-vector product too long for the stack, and their transposes.
+  const Shape shapes[] = {{300, 1100, 700}, {1100, 300, 333}, {1, 20000, 3}, {3, 1, 17000}, {40, 30, 2000}};
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 500;
+    for (const Shape& s : shapes)
+      for (int t = 0; t < 4; ++t)
+        check_gemm(pool, s.m, s.n, s.k, t & 1, t & 2, BiasKind::PerColumn, kEpilogues[t % 3], seed += 3);
+  }
+}
+
+TEST_CASE("gemm_f32: without per-thread scratch (Eigen allocates its own)") {
+  ThreadPool pool(2);
+  const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
+  GemmParams p;
+  p.m = 2;
+  p.n = 2;
+  p.k = 3;
+  p.alpha = 2.0f;  // a packed product even at this size
+  float c[4] = {};
+  aotc::rt::gemm_f32(pool, p, a, b, nullptr, c);
+  CHECK(c[0] == 2.0f * (1 + 0 + 3));
+  CHECK(c[1] == 2.0f * (0 + 2 + 3));
+  CHECK(c[2] == 2.0f * (4 + 0 + 6));
+  CHECK(c[3] == 2.0f * (0 + 5 + 6));
+}
+
+TEST_CASE("gemm_thread_scratch_bytes") {
+  GemmParams p;
+  p.m = 4;
+  p.n = 5;
+  p.k = 6;
+  CHECK(aotc::rt::gemm_thread_scratch_bytes(p) == 0);  // tiny: coefficient-wise
+  p.alpha = 0.5f;
+  CHECK(aotc::rt::gemm_thread_scratch_bytes(p) > 0);  // scaled: always packed
+  p.alpha = 1.0f;
+  p.m = 1;
+  p.n = 1000;
+  p.k = 512;
+  CHECK(aotc::rt::gemm_thread_scratch_bytes(p) == 0);  // matrix-vector
+  p.m = 512;
+  p.n = 512;
+  const int64_t bytes = aotc::rt::gemm_thread_scratch_bytes(p);
+  CHECK(bytes % 64 == 0);
+  CHECK(bytes <= (aotc::rt::gemm_pack::kMaxA + aotc::rt::gemm_pack::kMaxB) * 4);
+  p.m = p.n = p.k = 100000;  // bounded whatever the shape
+  CHECK(aotc::rt::gemm_thread_scratch_bytes(p) ==
+        (aotc::rt::gemm_pack::kMaxA + aotc::rt::gemm_pack::kMaxB) * 4);
 }
 
 TEST_CASE("gemm_f32: k == 0 gives beta * bias") {
@@ -157,8 +215,10 @@ TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
           random_floats(static_cast<size_t>((cs.broadcast_b ? 1 : cs.batch) * cs.k * cs.n), ++seed);
       const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
       Guarded c(static_cast<size_t>(cs.batch * cs.m * cs.n));
+      PoolScratch scratch(pool, aotc::rt::batched_gemm_thread_scratch_bytes(bp));
       aotc::rt::batched_gemm_f32(pool, bp, a.data(), b.data(), bias.empty() ? nullptr : bias.data(),
                                  c.data());
+      CHECK(scratch.guard_intact());
       std::vector<double> want;
       for (int64_t i = 0; i < cs.batch; ++i) {
         const auto one = ref_gemm(p, a.data() + i * bp.stride_a, b.data() + i * bp.stride_b, bias.data());

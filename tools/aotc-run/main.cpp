@@ -31,18 +31,21 @@ namespace {
 namespace npy = aotc::npy;
 
 constexpr const char* kUsage =
-    "usage: aotc-run MODEL.so --info [--json]\n"
-    "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N]\n"
+    "usage: aotc-run MODEL.so --info [--json] [--weights FILE]\n"
+    "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N] [--weights FILE]\n"
     "       aotc-run --help | --version\n"
     "\n"
     "Loads a model library built by aotc through its C ABI (aotc.h) and either describes\n"
     "it or runs it once.\n"
     "\n"
-    "  --info               print the inputs, outputs (names, dtypes, shapes) and arena size\n"
+    "  --info               print the inputs, outputs (names, dtypes, shapes), arena size\n"
+    "                       and where the weights live\n"
     "  --json               with --info: print the same as one JSON object\n"
     "  --input NAME=FILE    the .npy file for the model input NAME; give every input once\n"
     "  --output-dir DIR     where to write out0.npy, out1.npy, ... (created if missing)\n"
     "  --threads N          threads for the run, 1 to 1024 (default 1)\n"
+    "  --weights FILE       the weights file of a model compiled with aotc --weights file\n"
+    "                       (default: MODEL.weights beside MODEL.so)\n"
     "  --help, --version\n"
     "\n"
     "Input files must match the model input exactly: dtype and shape, little-endian,\n"
@@ -76,6 +79,7 @@ struct Options {
   std::vector<InputArg> inputs;
   std::optional<std::string> output_dir;
   int threads = 1;
+  std::optional<std::string> weights;  // --weights FILE
 };
 
 Options parse_args(int argc, char** argv) {
@@ -119,6 +123,9 @@ Options parse_args(int argc, char** argv) {
     } else if (arg == "--output-dir") {
       options.output_dir = value();
       if (options.output_dir->empty()) throw UsageError("--output-dir needs a directory");
+    } else if (arg == "--weights") {
+      options.weights = value();
+      if (options.weights->empty()) throw UsageError("--weights needs a file");
     } else if (arg == "--threads") {
       const std::string text = value();
       char* end = nullptr;
@@ -166,13 +173,37 @@ struct Api {
   aotc_status (*context_create)(aotc_model*, const aotc_context_options*, aotc_context**);
   aotc_status (*context_destroy)(aotc_context*);
   aotc_status (*run)(const aotc_model*, aotc_context*, const aotc_tensor*, size_t, aotc_tensor*, size_t);
+  // Minor version 1 (nullptr in older libraries).
+  aotc_status (*model_create_v2)(const aotc_model_options*, aotc_model**);
+  aotc_status (*model_weights_info)(aotc_weights_info*);
+  aotc_status (*model_arena_requirements)(const aotc_model*, int32_t, uint64_t*, uint64_t*);
+};
+
+// Where aotc --weights file puts the weights of MODEL.so: MODEL.weights (the .so suffix
+// replaced, else .weights appended), as codegen's weights_path_for does.
+std::string default_weights_path(const std::string& model_path) {
+  const size_t slash = model_path.rfind('/');
+  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t name_size = model_path.size() - name_start;
+  if (name_size > 3 && model_path.compare(model_path.size() - 3, 3, ".so") == 0)
+    return model_path.substr(0, model_path.size() - 3) + ".weights";
+  return model_path + ".weights";
+}
+
+// Where a loaded model's weights come from.
+struct WeightsSource {
+  bool external = false;
+  std::string path;  // the weights file, when external
+  uint64_t size_bytes = 0;
+  uint64_t checksum = 0;
+  bool known = false;  // false: a library older than aotc_model_weights_info (embedded)
 };
 
 // Owns the dlopen handle, the model and its context; releases them in reverse order
 // (the context's worker threads must stop before the code they run is unmapped).
 class Library {
  public:
-  explicit Library(const std::string& path) : path_(path) {
+  Library(const std::string& path, const std::optional<std::string>& weights) : path_(path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
       throw RunError("cannot open model '" + path + "': " + std::strerror(errno));
@@ -205,7 +236,38 @@ class Library {
     resolve("aotc_context_create", api_.context_create);
     resolve("aotc_context_destroy", api_.context_destroy);
     resolve("aotc_run", api_.run);
-    check(api_.model_create(&model_), "aotc_model_create");
+    resolve_optional("aotc_model_create_v2", api_.model_create_v2);
+    resolve_optional("aotc_model_weights_info", api_.model_weights_info);
+    resolve_optional("aotc_model_arena_requirements", api_.model_arena_requirements);
+    aotc_weights_info info{};
+    if (api_.model_weights_info) {
+      check(api_.model_weights_info(&info), "aotc_model_weights_info");
+      weights_.known = true;
+      weights_.external = info.location == AOTC_WEIGHTS_EXTERNAL;
+      weights_.size_bytes = info.size_bytes;
+      weights_.checksum = info.checksum;
+    }
+    if (!weights_.external) {
+      if (weights)
+        throw RunError("model '" + path + "' has its weights embedded: --weights " + *weights +
+                       " is only for models compiled with aotc --weights file");
+      check(api_.model_create(&model_), "aotc_model_create");
+      return;
+    }
+    if (!api_.model_create_v2)
+      throw RunError("'" + path_ + "' has external weights but no aotc_model_create_v2");
+    weights_.path = weights ? *weights : default_weights_path(path);
+    aotc_model_options options{};
+    options.weights_path = weights_.path.c_str();
+    const aotc_status status = api_.model_create_v2(&options, &model_);
+    if (status != AOTC_OK && !weights) {
+      struct stat st {};
+      if (::stat(weights_.path.c_str(), &st) != 0)
+        throw RunError("model '" + path + "' keeps its weights in a separate file, expected at '" +
+                       weights_.path + "' (not found: " + std::strerror(errno) +
+                       "); give it with --weights FILE");
+    }
+    check(status, "aotc_model_create_v2");
   }
 
   ~Library() {
@@ -219,6 +281,7 @@ class Library {
 
   const Api& api() const { return api_; }
   aotc_model* model() const { return model_; }
+  const WeightsSource& weights() const { return weights_; }
 
   aotc_context* context(int threads) {
     if (!context_) {
@@ -245,6 +308,14 @@ class Library {
     std::memcpy(&fn, &symbol, sizeof fn);  // POSIX guarantees the conversion works
   }
 
+  // A function of a later minor version: nullptr when the library predates it.
+  template <class Fn>
+  void resolve_optional(const char* name, Fn& fn) {
+    void* symbol = ::dlsym(handle_.get(), name);
+    static_assert(sizeof fn == sizeof symbol);
+    std::memcpy(&fn, &symbol, sizeof fn);
+  }
+
   struct Closer {
     void operator()(void* handle) const { ::dlclose(handle); }
   };
@@ -252,6 +323,7 @@ class Library {
   std::unique_ptr<void, Closer> handle_;
   std::string path_;
   Api api_{};
+  WeightsSource weights_;
   aotc_model* model_ = nullptr;
   aotc_context* context_ = nullptr;
 };
@@ -267,6 +339,9 @@ struct Signature {
   std::vector<TensorSig> inputs;
   std::vector<TensorSig> outputs;
   uint64_t arena_bytes = 0;
+  // Memory of a 1-thread context and the scratch each further thread adds (when the
+  // library reports them: minor version 1).
+  std::optional<uint64_t> context_bytes, scratch_bytes_per_thread;
 };
 
 Signature read_signature(const Library& lib) {
@@ -289,6 +364,13 @@ Signature read_signature(const Library& lib) {
   lib.check(api.model_num_outputs(lib.model(), &count), "aotc_model_num_outputs");
   for (size_t i = 0; i < count; ++i) sig.outputs.push_back(read(false, i));
   lib.check(api.model_arena_size(lib.model(), &sig.arena_bytes), "aotc_model_arena_size");
+  if (api.model_arena_requirements) {
+    uint64_t one = 0, two = 0;
+    lib.check(api.model_arena_requirements(lib.model(), 1, &one, nullptr), "aotc_model_arena_requirements");
+    lib.check(api.model_arena_requirements(lib.model(), 2, &two, nullptr), "aotc_model_arena_requirements");
+    sig.context_bytes = one;
+    sig.scratch_bytes_per_thread = two - one;
+  }
   return sig;
 }
 
@@ -345,8 +427,15 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
+std::string hex64(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 void print_info(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
+  const WeightsSource& weights = lib.weights();
   std::string out;
   if (options.json) {
     const auto tensors = [&](const std::vector<TensorSig>& list) {
@@ -361,9 +450,20 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       }
       return text + "]";
     };
+    std::string memory;
+    if (sig.context_bytes)
+      memory = ", \"context_bytes\": " + std::to_string(*sig.context_bytes) +
+               ", \"scratch_bytes_per_thread\": " + std::to_string(*sig.scratch_bytes_per_thread);
+    std::string weights_json = "{\"location\": " + json_string(weights.external ? "file" : "embedded");
+    if (weights.external) weights_json += ", \"path\": " + json_string(weights.path);
+    if (weights.known)
+      weights_json += ", \"size_bytes\": " + std::to_string(weights.size_bytes) +
+                      ", \"checksum\": " + json_string(hex64(weights.checksum));
+    weights_json += "}";
     out = "{\"model\": " + json_string(options.model_path) +
           ", \"abi_version\": " + std::to_string(api.abi_version()) +
-          ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) + ", \"inputs\": " + tensors(sig.inputs) +
+          ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) + memory +
+          ", \"weights\": " + weights_json + ", \"inputs\": " + tensors(sig.inputs) +
           ", \"outputs\": " + tensors(sig.outputs) + "}\n";
   } else {
     const auto tensors = [&](const char* title, const std::vector<TensorSig>& list) {
@@ -375,9 +475,21 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       }
       return text;
     };
+    std::string memory;
+    if (sig.context_bytes)
+      memory = "context memory: " + std::to_string(*sig.context_bytes) + " bytes with 1 thread, +" +
+               std::to_string(*sig.scratch_bytes_per_thread) + " per further thread\n";
+    std::string weights_text = "weights: ";
+    if (weights.external)
+      weights_text += "file " + weights.path + " (" + std::to_string(weights.size_bytes) +
+                      " bytes, checksum " + hex64(weights.checksum) + ")\n";
+    else if (weights.known)
+      weights_text += "embedded (" + std::to_string(weights.size_bytes) + " bytes)\n";
+    else
+      weights_text += "embedded\n";
     out = "model: " + options.model_path + "\nabi version: " + std::to_string(api.abi_version()) +
-          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" + tensors("inputs", sig.inputs) +
-          tensors("outputs", sig.outputs);
+          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" + memory + weights_text +
+          tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
   }
   if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
     throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));
@@ -532,7 +644,7 @@ int real_main(int argc, char** argv) {
     std::printf("aotc-run %s (C ABI version %u)\n", AOTC_VERSION, AOTC_ABI_VERSION);
     return 0;
   }
-  Library lib(options.model_path);
+  Library lib(options.model_path, options.weights);
   const Signature sig = read_signature(lib);
   if (options.info)
     print_info(options, lib, sig);

@@ -7,9 +7,15 @@
  *   - aotc_last_error() gives a thread-local message for the last failing call.
  *   - Structs have reserved fields that must be zero; any incompatible change gets a
  *     new function with a _v2 suffix and AOTC_ABI_VERSION is bumped.
+ *   - Additions that leave every existing function and struct layout as it was (new
+ *     functions; reserved fields given a name and a meaning for non-zero values) raise
+ *     AOTC_ABI_MINOR_VERSION only, so programs built for an older minor version keep
+ *     working. A library without aotc_abi_minor_version is minor version 0.
  *   - A model (weights, immutable) can be shared by many threads; each thread runs
  *     through its own context (activation arena, scratch, thread pool).
  *   - Inputs are validated on every run: count, dtype, rank, dims, null pointers, sizes.
+ *   - A run allocates no memory: the weights are bound at model creation, the arena and
+ *     threads at context creation (either may be memory the caller provides).
  */
 #ifndef AOTC_AOTC_H
 #define AOTC_AOTC_H
@@ -29,9 +35,23 @@ extern "C" {
 
 /* Version of this header's ABI; compare with aotc_abi_version() from a loaded model. */
 #define AOTC_ABI_VERSION 1u
+/* Compatible additions to version 1 (compare with aotc_abi_minor_version()):
+ *   1: external weights (aotc_model_weights_info, aotc_model_create_v2), caller-provided
+ *      arenas (aotc_context_options.arena, aotc_model_arena_requirements). */
+#define AOTC_ABI_MINOR_VERSION 1u
 #define AOTC_MAX_RANK 8
+/* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
+#define AOTC_MEMORY_ALIGNMENT 64u
 
-typedef enum aotc_status {
+/* In C++ an enum without a fixed type may not hold values outside its enumerators, and
+ * a C caller can pass any int: give the enums a fixed 32-bit type there (same ABI). */
+#ifdef __cplusplus
+#define AOTC_ENUM_BASE : int32_t
+#else
+#define AOTC_ENUM_BASE
+#endif
+
+typedef enum aotc_status AOTC_ENUM_BASE {
   AOTC_OK = 0,
   /* The caller passed something wrong: fix the call. */
   AOTC_ERR_NULL_POINTER = 1,
@@ -49,7 +69,7 @@ typedef enum aotc_status {
   AOTC_ERR_INTERNAL = 30
 } aotc_status;
 
-typedef enum aotc_dtype {
+typedef enum aotc_dtype AOTC_ENUM_BASE {
   AOTC_DTYPE_FLOAT32 = 1,
   AOTC_DTYPE_FLOAT16 = 2,
   AOTC_DTYPE_BFLOAT16 = 3,
@@ -84,12 +104,62 @@ typedef struct aotc_tensor {
 typedef struct aotc_context_options {
   /* Threads a run may use, the calling thread included; 0 means 1. */
   int32_t num_threads;
-  int32_t reserved_i[3];
-  uint64_t reserved[4];
+  int32_t reserved_i[3]; /* must be zero */
+  /* Minor version 1: memory the context uses as its arena (activations and each
+   * thread's kernel scratch) instead of allocating one. It must hold at least the
+   * bytes aotc_model_arena_requirements gives for num_threads, be aligned to
+   * AOTC_MEMORY_ALIGNMENT, and stay valid and unused by anything else until
+   * aotc_context_destroy (which does not free it). NULL with arena_size 0: the context
+   * allocates its own arena. A smaller or misaligned arena, or NULL with a size, fails.
+   * (arena and arena_size took the place of the first two of four zero reserved words:
+   * the struct's size and layout are those of version 1 on the 64-bit targets.) */
+  void* arena;
+  uint64_t arena_size;
+  uint64_t reserved[2]; /* must be zero */
 } aotc_context_options;
+
+/* Where a model's weights live (aotc_weights_info.location). */
+typedef enum aotc_weights_location AOTC_ENUM_BASE {
+  /* Inside the model library (aotc --weights embed, the default): aotc_model_create. */
+  AOTC_WEIGHTS_EMBEDDED = 0,
+  /* In a separate file written beside the library (aotc --weights file: MODEL.weights
+   * for MODEL.so): aotc_model_create_v2 with the file or the bytes in memory. */
+  AOTC_WEIGHTS_EXTERNAL = 1
+} aotc_weights_location;
+
+/* What a model needs as weights, known before creating it (aotc_model_weights_info). */
+typedef struct aotc_weights_info {
+  aotc_weights_location location;
+  uint32_t alignment;  /* a caller's weights buffer must be aligned to this (64) */
+  uint64_t size_bytes; /* exact size of the weights file or buffer */
+  /* FNV-1a 64 of the weights as little-endian 64-bit words, the last one zero-padded:
+   * h = 0xcbf29ce484222325, then for each word w: h = (h ^ w) * 0x100000001b3. */
+  uint64_t checksum;
+  uint64_t reserved[4];
+} aotc_weights_info;
+
+/* Options of aotc_model_create_v2; zero-initialise, then set what you need. For a model
+ * with external weights, give exactly one of weights_path and weights_data. Their size
+ * and checksum are checked against the model's (aotc_weights_info) at create. */
+typedef struct aotc_model_options {
+  /* The weights file, mapped read-only (never copied) until aotc_model_destroy. Do not
+   * truncate or rewrite it in place meanwhile; replacing it by rename (as aotc does)
+   * leaves the mapped file intact. */
+  const char* weights_path;
+  /* Or the weights already in memory (flash, shared memory, a file the caller mapped):
+   * weights_size bytes, aligned to AOTC_MEMORY_ALIGNMENT, used in place (never copied
+   * or written); they must stay valid and unchanged until aotc_model_destroy. */
+  const void* weights_data;
+  uint64_t weights_size;
+  uint64_t reserved[5]; /* must be zero */
+} aotc_model_options;
 
 /* The ABI version the library was built with (AOTC_ABI_VERSION of its header). */
 AOTC_API uint32_t aotc_abi_version(void);
+
+/* Minor version 1: the compatible additions the library has (AOTC_ABI_MINOR_VERSION of
+ * its header). Absent from libraries of minor version 0. */
+AOTC_API uint32_t aotc_abi_minor_version(void);
 
 /* Message of the last failed call on this thread ("" when none). Never NULL. */
 AOTC_API const char* aotc_last_error(void);
@@ -103,8 +173,22 @@ AOTC_API size_t aotc_dtype_size(aotc_dtype dtype);
 /* Name of a dtype, e.g. "float32"; "unknown" for an unknown dtype. */
 AOTC_API const char* aotc_dtype_name(aotc_dtype dtype);
 
-/* Creates the model: binds the weights embedded in this library. */
+/* Creates the model: binds the weights embedded in this library. A model whose weights
+ * are external fails (AOTC_ERR_INVALID_ARGUMENT): use aotc_model_create_v2. */
 AOTC_API aotc_status aotc_model_create(aotc_model** out_model);
+
+/* Minor version 1: where this library's weights live, their size, checksum and the
+ * alignment a buffer of them needs; callable before any model exists. */
+AOTC_API aotc_status aotc_model_weights_info(aotc_weights_info* out_info);
+
+/* Minor version 1: creates the model with options (NULL: like aotc_model_create).
+ * External weights come from options->weights_path (mapped read-only, unmapped at
+ * aotc_model_destroy) or options->weights_data (used in place). Fails with a message
+ * naming the file or buffer when it is missing or unreadable (AOTC_ERR_SYSTEM), or its
+ * size or checksum is not the model's, a buffer is misaligned, both or neither are
+ * given, weights are given to a model that embeds its own, or a reserved field is not
+ * zero (AOTC_ERR_INVALID_ARGUMENT). */
+AOTC_API aotc_status aotc_model_create_v2(const aotc_model_options* options, aotc_model** out_model);
 /* Fails (AOTC_ERR_INVALID_ARGUMENT) while contexts of the model are alive. NULL is a no-op. */
 AOTC_API aotc_status aotc_model_destroy(aotc_model* model);
 
@@ -113,12 +197,19 @@ AOTC_API aotc_status aotc_model_num_outputs(const aotc_model* model, size_t* out
 AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index, aotc_tensor_info* out_info);
 AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t index,
                                             aotc_tensor_info* out_info);
-/* Bytes of activation memory each context holds for a run. */
+/* Bytes of activation memory each context holds for a run. Each thread of a context
+ * also holds kernel scratch: aotc_model_arena_requirements gives the whole. */
 AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* out_bytes);
+/* Minor version 1: the memory a context with num_threads threads (0 means 1) holds for
+ * a run, activations and kernel scratch together, and its alignment: what a caller's
+ * arena (aotc_context_options.arena) must provide. out_alignment may be NULL. */
+AOTC_API aotc_status aotc_model_arena_requirements(const aotc_model* model, int32_t num_threads,
+                                                   uint64_t* out_bytes, uint64_t* out_alignment);
 
 /* A context owns the activation arena and worker threads of one runner thread: it runs
  * one aotc_run at a time (a second concurrent call on it fails with
- * AOTC_ERR_INVALID_ARGUMENT). options may be NULL for defaults. */
+ * AOTC_ERR_INVALID_ARGUMENT). options may be NULL for defaults. The arena is allocated
+ * here, or is the caller's (options->arena); the run itself allocates nothing. */
 AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_options* options,
                                          aotc_context** out_context);
 AOTC_API aotc_status aotc_context_destroy(aotc_context* context);

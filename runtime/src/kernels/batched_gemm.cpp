@@ -21,10 +21,10 @@ void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& bp, const float
   // packing local. Few large products: split each one over all threads instead.
   if (threads <= 1 || bp.batch >= 2 * threads || flops < 4.0 * detail::kGemmMinFlopsPerRange) {
     const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / flops) + 1;
-    pool.parallel_for(bp.batch, min_chunk, [&](int64_t i0, int64_t i1) {
+    pool.parallel_for(bp.batch, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
       for (int64_t i = i0; i < i1; ++i) {
         detail::gemm_block_f32(p, 0, p.m, 0, p.n, a + i * bp.stride_a, b + i * bp.stride_b, bias,
-                               c + i * bp.stride_c);
+                               c + i * bp.stride_c, pool.thread_scratch(thread), pool.thread_scratch_bytes());
       }
     });
     return;

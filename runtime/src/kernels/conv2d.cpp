@@ -126,12 +126,13 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
         2.0 * static_cast<double>(cout_g) * static_cast<double>(hw_out) * static_cast<double>(depth);
     if (pool.size() > 1 && items >= 2 * pool.size()) {
       const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / flops) + 1;
-      pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1) {
+      pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
         for (int64_t item = i0; item < i1; ++item) {
           const float *xg, *wg, *bg;
           float* yg;
           item_ptrs(item, xg, wg, bg, yg);
-          detail::gemm_block_f32(g, 0, g.m, 0, g.n, wg, xg, bg, yg);
+          detail::gemm_block_f32(g, 0, g.m, 0, g.n, wg, xg, bg, yg, pool.thread_scratch(thread),
+                                 pool.thread_scratch_bytes());
         }
       });
     } else {

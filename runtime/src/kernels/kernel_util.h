@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -142,7 +143,10 @@ float min_contiguous(const float* x, int64_t count);
 
 // Computes rows [row0, row1) x columns [col0, col1) of the product described by p on
 // the calling thread (one Eigen product). gemm_f32 splits a product into such blocks.
+// pack (pack_bytes, 64-byte aligned) holds the packing buffers: the calling thread's
+// ThreadPool::thread_scratch, at least gemm_thread_scratch_bytes(p) long.
 void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col0, int64_t col1,
-                    const float* a, const float* b, const float* bias, float* c);
+                    const float* a, const float* b, const float* bias, float* c, unsigned char* pack,
+                    size_t pack_bytes);
 
 }  // namespace aotc::rt::detail

@@ -5,6 +5,8 @@
 //   - Every kernel takes the context's ThreadPool first and never allocates: scratch
 //     memory, when needed, comes from the arena; its size is given by *_scratch_bytes(),
 //     which the compiler also calls when it plans memory (so the two cannot disagree).
+//     Scratch that each thread needs for itself (GEMM packing) comes from the pool
+//     (ThreadPool::thread_scratch), sized by *_thread_scratch_bytes() the same way.
 //   - Kernel names say op and dtype: <op>_f32.
 //   - "clamp_lo/clamp_hi" is a fused activation epilogue: relu is [0, inf), relu6 and
 //     hardtanh are [lo, hi]; use -INFINITY/INFINITY for none.
@@ -41,6 +43,60 @@ struct GemmParams {
 void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c);
 
+// ---- GEMM packing scratch
+// Eigen's GEMM copies ("packs") an mc x kc panel of its left operand and a kc x nc panel of
+// its right operand into contiguous buffers before multiplying. The kernels never let it
+// allocate them: each thread of the context's pool packs into its own part of the arena
+// (ThreadPool::thread_scratch), whose size the compiler plans with *_thread_scratch_bytes()
+// below. The panels are capped so that this memory stays bounded for any shape; within
+// the caps, the block sizes are Eigen's own choice for the machine the model runs on.
+//
+// Eigen computes a row-major C (rows x cols) as the column-major C^T = B^T A^T, so its
+// "rows" are our columns: gemm_pack_bytes takes the product as Eigen sees it.
+namespace gemm_pack {
+constexpr int64_t kMaxKc = 320;         // panel depth (Eigen's own cap for threaded products)
+constexpr int64_t kMaxA = 262144;       // floats in the left panel mc x kc (1 MiB)
+constexpr int64_t kMaxB = 196608;       // floats in the right panel kc x nc (768 KiB, Eigen's bound)
+constexpr int64_t kGemvMaxDim = 16384;  // matrix-vector products up to this size need no packing
+constexpr int64_t kAlign = 64;          // each panel starts on a cache line
+inline int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t max(int64_t a, int64_t b) { return a > b ? a : b; }
+inline int64_t align_up(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+}  // namespace gemm_pack
+
+// True when a rows x cols x depth block (our orientation: C is rows x cols) goes through
+// Eigen's packing GEMM; otherwise Eigen computes it coefficient-wise (tiny products) or
+// as a matrix-vector product, neither of which packs (a vector temporary of at most
+// kGemvMaxDim floats lives on the stack). A product scaled by alpha != 1 always packs:
+// Eigen would evaluate alpha * A into a heap temporary for the other two.
+inline bool gemm_block_packs(int64_t rows, int64_t cols, int64_t depth, float alpha) {
+  using namespace gemm_pack;
+  if (rows <= 0 || cols <= 0 || depth <= 0) return false;
+  if (alpha != 1.0f) return true;
+  if (rows + cols + depth < 20) return false;
+  if ((rows == 1 || cols == 1) && max(rows, max(cols, depth)) <= kGemvMaxDim) return false;
+  return true;
+}
+
+// Bytes of packing buffers for any block of a product that Eigen sees as rows x cols x
+// depth (both panels, each 64-byte aligned). Monotone in each dimension, so the bound for
+// a whole product covers every block a thread computes of it.
+inline int64_t gemm_pack_bytes(int64_t rows, int64_t cols, int64_t depth) {
+  using namespace gemm_pack;
+  if (rows <= 0 || cols <= 0 || depth <= 0) return 0;
+  const int64_t kc = min(depth, kMaxKc);
+  const int64_t a = min(rows * kc, kMaxA);
+  const int64_t b = min(cols * kc, kMaxB);
+  return align_up(a * static_cast<int64_t>(sizeof(float))) +
+         align_up(b * static_cast<int64_t>(sizeof(float)));
+}
+
+// Per-thread scratch of gemm_f32 (ThreadPool::thread_scratch_bytes must be at least this).
+inline int64_t gemm_thread_scratch_bytes(const GemmParams& p) {
+  if (!gemm_block_packs(p.m, p.n, p.k, p.alpha)) return 0;
+  return gemm_pack_bytes(p.n, p.m, p.k);
+}
+
 // Batched C[i] = A[i] * B[i] for i < batch; a stride of 0 broadcasts that operand.
 struct BatchedGemmParams {
   GemmParams gemm;  // per-matrix parameters (bias applies to every batch)
@@ -49,6 +105,10 @@ struct BatchedGemmParams {
 };
 void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& p, const float* a, const float* b,
                       const float* bias, float* c);
+// Per-thread scratch of batched_gemm_f32: that of one of its products.
+inline int64_t batched_gemm_thread_scratch_bytes(const BatchedGemmParams& p) {
+  return p.batch > 0 ? gemm_thread_scratch_bytes(p.gemm) : 0;
+}
 
 // ---------------------------------------------------------------- convolution
 struct Conv2dParams {
@@ -72,6 +132,17 @@ inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
   if (pointwise || depthwise) return 0;
   const int64_t rows = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
   return rows * p.h_out * p.w_out * static_cast<int64_t>(sizeof(float));
+}
+
+// Per-thread scratch (GEMM packing) of the pointwise and im2col paths; 0 for depthwise.
+inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
+  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+  if (depthwise || p.groups <= 0) return 0;
+  GemmParams g;  // alpha 1
+  g.m = p.c_out / p.groups;
+  g.n = p.h_out * p.w_out;
+  g.k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
+  return gemm_thread_scratch_bytes(g);
 }
 
 // x: n x c_in x h_in x w_in; w: c_out x (c_in/groups) x kernel_h x kernel_w;

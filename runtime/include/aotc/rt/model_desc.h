@@ -34,10 +34,41 @@ struct ModelDesc {
   const TensorDesc* outputs;
   size_t num_outputs;
   uint64_t arena_bytes;
-  const unsigned char* weights;
+  const unsigned char* weights;  // nullptr when weights_external
   uint64_t weights_bytes;
   void (*run)(const RunArgs& args);
+  // Kernel scratch each thread of a context's pool owns (ThreadPool::thread_scratch),
+  // after the arena: the context holds arena_bytes + threads * thread_scratch_bytes.
+  uint64_t thread_scratch_bytes;
+  // The weights are not in the library but in a file written beside it (aotc --weights
+  // file), or a caller's buffer: aotc_model_create_v2 maps or takes them and checks them
+  // against weights_bytes and weights_checksum.
+  bool weights_external;
+  uint64_t weights_checksum;  // weights_checksum() of the weights_bytes bytes
 };
+
+// Alignment of the weights blob (and of a caller's weights buffer) and of the arena.
+constexpr uint64_t kWeightsAlignment = 64;
+
+// The checksum aotc records for a model's weights, reported by aotc_model_weights_info:
+// FNV-1a 64 over the bytes taken as little-endian 64-bit words (the last one padded
+// with zero bytes), i.e. h = 0xcbf29ce484222325; for each word w: h = (h ^ w) * 0x100000001b3.
+// Word-wise so that checking a large file at create costs little next to reading it.
+inline uint64_t weights_checksum(const unsigned char* data, uint64_t size) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w = 0;
+    for (int b = 0; b < 8; ++b) w |= static_cast<uint64_t>(data[i + b]) << (8 * b);
+    h = (h ^ w) * 0x100000001b3ULL;
+  }
+  if (i < size) {
+    uint64_t w = 0;
+    for (int b = 0; i + b < size; ++b) w |= static_cast<uint64_t>(data[i + b]) << (8 * b);
+    h = (h ^ w) * 0x100000001b3ULL;
+  }
+  return h;
+}
 
 }  // namespace aotc::rt
 
