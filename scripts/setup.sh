@@ -17,6 +17,7 @@ packages=(
   libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross  # arm64 headers, libraries and crt files for clang
   binutils-aarch64-linux-gnu                          # ar and strip for arm64 objects
   qemu-user               # qemu-aarch64: the aarch64 tests run the aarch64 aotc-run on this machine
+  libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes (fuzz_* tests, scripts/sanitize.sh)
 )
 missing=()
 for p in "${packages[@]}"; do
