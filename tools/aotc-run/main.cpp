@@ -103,8 +103,8 @@ long parse_count(const std::string& option, const std::string& text, long low, l
   errno = 0;
   const long n = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno != 0 || n < low || n > high)
-    throw UsageError(option + " needs an integer from " + std::to_string(low) + " to " + std::to_string(high) +
-                     ", got '" + text + "'");
+    throw UsageError(option + " needs an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got '" + text + "'");
   return n;
 }
 
@@ -676,8 +676,8 @@ RunBuffers prepare_run(const Options& options, const Library& lib, const Signatu
 }
 
 void run_once(Library& lib, aotc_context* context, RunBuffers& b) {
-  lib.check(lib.api().run(lib.model(), context, b.in_tensors.data(), b.in_tensors.size(), b.out_tensors.data(),
-                          b.out_tensors.size()),
+  lib.check(lib.api().run(lib.model(), context, b.in_tensors.data(), b.in_tensors.size(),
+                          b.out_tensors.data(), b.out_tensors.size()),
             "aotc_run");
 }
 
@@ -708,18 +708,19 @@ void bench_model(const Options& options, Library& lib, const Signature& sig) {
   char numbers[400];
   std::string line;
   if (options.json) {
-    std::snprintf(numbers, sizeof numbers,
-                  ", \"threads\": %d, \"warmup\": %ld, \"iters\": %ld, \"min_ms\": %.4f, \"median_ms\": %.4f, "
-                  "\"p90_ms\": %.4f, \"mean_ms\": %.4f, \"max_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
-                  options.threads, options.warmup, options.iters, sorted.front(), median, p90, mean, sorted.back(),
-                  peak_rss_kb);
+    std::snprintf(
+        numbers, sizeof numbers,
+        ", \"threads\": %d, \"warmup\": %ld, \"iters\": %ld, \"min_ms\": %.4f, \"median_ms\": %.4f, "
+        "\"p90_ms\": %.4f, \"mean_ms\": %.4f, \"max_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
+        options.threads, options.warmup, options.iters, sorted.front(), median, p90, mean, sorted.back(),
+        peak_rss_kb);
     line = "{\"model\": " + json_string(options.model_path) + numbers;
   } else {
     std::snprintf(numbers, sizeof numbers,
                   ": %ld runs after %ld warm-up, %d thread%s: min %.3f ms, median %.3f ms, p90 %.3f ms, "
                   "mean %.3f ms; peak RSS %.1f MiB\n",
-                  options.iters, options.warmup, options.threads, options.threads == 1 ? "" : "s", sorted.front(),
-                  median, p90, mean, static_cast<double>(peak_rss_kb) / 1024.0);
+                  options.iters, options.warmup, options.threads, options.threads == 1 ? "" : "s",
+                  sorted.front(), median, p90, mean, static_cast<double>(peak_rss_kb) / 1024.0);
     line = options.model_path + numbers;
   }
   if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
