@@ -187,16 +187,16 @@ int compile(const Job& job) {
 
 // A corrupt file can make LibTorch's unpickler ask for unbounded memory. The compile
 // child gets an address-space limit: 4 GiB plus 16 times the file size, at most the
-// machine's memory; AOTC_MEMORY_LIMIT_MB overrides it (0: no limit). Not under ASan,
-// which reserves terabytes of address space.
+// machine's memory; AOTC_MEMORY_LIMIT_MB overrides it (0: no limit). Not under ASan or
+// TSan, which reserve terabytes of address space.
 uint64_t memory_limit_bytes = 0;
 
 void limit_memory(const std::string& model_path) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   (void)model_path;
   return;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   (void)model_path;
   return;
 #endif
