@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -26,6 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     R"(usage: aotc MODEL.pt -o MODEL.so --input NAME:DIMS[:DTYPE] [--input ...] [options]
+       aotc --check MODEL.pt --input NAME:DIMS[:DTYPE] [--input ...]
+       aotc --list-ops [--markdown]
 
 Compiles a TorchScript module (torch.jit.script or torch.jit.trace, saved with
 torch.jit.save) into a shared library with a C ABI (see aotc/aotc.h). No LibTorch
@@ -40,7 +43,12 @@ is needed to run it.
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
   --weights embed|file     weights inside the .so (default) or in MODEL.weights beside it
+  --check                  print the model's op census (every op reached for these input
+                           shapes: how often, supported or not, and where the unsupported
+                           ones are) and exit 1 if anything cannot be compiled, else 0;
+                           writes no file
   --list-ops               print the TorchScript ops aotc can lower, one per line
+  --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings
   -h, --help               this help
   --version                the version
@@ -92,9 +100,91 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::string ops_list() {
+  std::string text;
+  for (const std::string& name : aotc::ops::Registry::get().lowering_names()) text += name + "\n";
+  return text;
+}
+
+// docs/OPS.md: the registry's lowerings, an op and its in-place form on one row.
+// scripts/gen_ops_doc.sh writes it; the ops_doc test fails when it is out of date.
+std::string ops_markdown() {
+  const std::vector<std::string> names = aotc::ops::Registry::get().lowering_names();
+  const std::set<std::string> all(names.begin(), names.end());
+  std::vector<std::string> rows;
+  int inplace = 0;
+  for (const std::string& name : names) {
+    const bool is_inplace = name.size() > 1 && name.back() == '_' && name.find("::__") == std::string::npos;
+    const std::string base = name.substr(0, name.size() - 1);
+    if (is_inplace && all.count(base)) continue;  // on its base op's row
+    std::string row = "| `" + name + "` | ";
+    if (all.count(name + "_")) {
+      row += "`" + name + "_`";
+      ++inplace;
+    }
+    rows.push_back(row + " |");
+  }
+  std::string text =
+      "# Supported ops\n\n"
+      "<!-- Generated from aotc's op registry by scripts/gen_ops_doc.sh (aotc --list-ops --markdown).\n"
+      "     Do not edit: the ops_doc test fails when this file differs from the registry. -->\n\n"
+      "aotc lowers these " +
+      std::to_string(names.size()) + " TorchScript ops (" + std::to_string(rows.size()) + " ops, " +
+      std::to_string(inplace) +
+      " of them also in their in-place form) to its own IR, which the generated code runs.\n\n"
+      "Ops are only needed for what the model computes at run time. Anything whose inputs are\n"
+      "known when compiling is evaluated by LibTorch at compile time, whatever the op: shape\n"
+      "arithmetic (`aten::size`, `prim::NumToTensor`, int and float math, lists, tuples, dicts,\n"
+      "strings), `prim::If` and `prim::Loop` decided by shapes and constants (loops are unrolled),\n"
+      "and tensor ops on constants. `aotc --check MODEL.pt --input NAME:DIMS ...` prints every op\n"
+      "a model reaches for the given input shapes and whether each is supported.\n\n"
+      "| op | in-place form |\n| --- | --- |\n";
+  for (const std::string& row : rows) text += row + "\n";
+  return text;
+}
+
+// aotc --check: the census on stdout; status 1 when anything cannot be compiled.
+int print_census(const aotc::frontend::Census& census, const aotc::frontend::Options& options) {
+  std::string inputs;
+  for (const auto& in : options.inputs)
+    inputs += (inputs.empty() ? "" : ", ") + in.name + ": " + aotc::ir::dtype_name(in.dtype) +
+              aotc::ir::shape_str(in.shape);
+  std::printf("op census of %s, %s(%s)\n", options.model_path.c_str(), options.method.c_str(), inputs.c_str());
+  int runtime_kinds = 0, bad_kinds = 0, compile_kinds = 0;
+  std::printf("\nrun-time ops (lowered to aotc IR), uses after specialisation:\n");
+  std::printf("  %6s  %-40s %s\n", "uses", "op", "status");
+  for (const auto& [name, use] : census.ops) {
+    const int uses = use.runtime + use.unsupported + use.failed;
+    if (uses == 0) continue;
+    ++runtime_kinds;
+    std::string status = "supported";
+    if (use.unsupported > 0) {
+      status = "UNSUPPORTED";
+      ++bad_kinds;
+    } else if (use.failed > 0) {
+      status = "supported, but " + std::to_string(use.failed) + " use(s) refused (see below)";
+      ++bad_kinds;
+    }
+    std::printf("  %6d  %-40s %s\n", uses, name.c_str(), status.c_str());
+  }
+  if (runtime_kinds == 0) std::printf("  (none)\n");
+  std::printf("\nevaluated at compile time (shape arithmetic, control flow, constants):\n");
+  for (const auto& [name, use] : census.ops) {
+    if (use.compile_time == 0) continue;
+    ++compile_kinds;
+    std::printf("  %6d  %s\n", use.compile_time, name.c_str());
+  }
+  if (compile_kinds == 0) std::printf("  (none)\n");
+  if (!census.ok()) std::printf("\n%s\n", census.error_report().c_str());
+  std::printf("\n%d run-time op(s), %d not compilable; %d evaluated at compile time: %s\n", runtime_kinds,
+              bad_kinds, compile_kinds, census.ok() ? "the model can be compiled" : "the model cannot be compiled");
+  return census.ok() ? 0 : 1;
+}
+
 // What the command line asks for; nullopt when it was answered already (--help, ...).
 struct Job {
   aotc::frontend::Options options;
+  bool check = false;  // --check: the op census only
   std::string output, emit_dir;
   bool verbose = false;
   std::string target_triple;  // --target-triple; empty: the host
@@ -107,6 +197,7 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   std::string& output = job.output;
   std::string& emit_dir = job.emit_dir;
   bool& verbose = job.verbose;
+  bool list_ops = false, markdown = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -120,9 +211,11 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       std::printf("aotc %s\n", AOTC_VERSION_STRING);
       return std::nullopt;
     } else if (arg == "--list-ops") {
-      for (const std::string& name : aotc::ops::Registry::get().lowering_names())
-        std::printf("%s\n", name.c_str());
-      return std::nullopt;
+      list_ops = true;
+    } else if (arg == "--markdown") {
+      markdown = true;
+    } else if (arg == "--check") {
+      job.check = true;
     } else if (arg == "-o" || arg == "--output") {
       output = value("-o");
     } else if (arg == "--input") {
@@ -148,8 +241,14 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       throw UsageError("more than one model file given ('" + options.model_path + "' and '" + arg + "')");
     }
   }
+  if (markdown && !list_ops) throw UsageError("--markdown goes with --list-ops");
+  if (list_ops) {
+    std::fputs(markdown ? ops_markdown().c_str() : ops_list().c_str(), stdout);
+    return std::nullopt;
+  }
   if (options.model_path.empty()) throw UsageError("no model file given");
-  if (output.empty()) throw UsageError("no output file given (-o MODEL.so)");
+  if (job.check && !output.empty()) throw UsageError("--check writes no file; leave out -o");
+  if (output.empty() && !job.check) throw UsageError("no output file given (-o MODEL.so)");
   for (size_t i = 0; i < options.inputs.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (options.inputs[i].name == options.inputs[j].name)
@@ -162,6 +261,11 @@ int compile(const Job& job) {
   const aotc::frontend::Options& options = job.options;
   const bool verbose = job.verbose;
   const auto start = std::chrono::steady_clock::now();
+  if (job.check) {
+    aotc::frontend::Census census;
+    aotc::frontend::import_torchscript(options, &census);
+    return print_census(census, options);
+  }
   aotc::codegen::resolve_target(job.target_triple);  // an unknown or unbuilt target fails before the work
   aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
   const double t_frontend = seconds_since(start);
@@ -284,7 +388,7 @@ int compile_isolated(const Job& job) {
     std::filesystem::remove_all(temp_root, ec);
     return WEXITSTATUS(status);
   }
-  clean_after_crash(temp_root, job.output);
+  if (!job.output.empty()) clean_after_crash(temp_root, job.output);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   std::fprintf(stderr,
                "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",

@@ -7,9 +7,13 @@
 #include <torch/csrc/jit/passes/peephole.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <torch/headeronly/version.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
 
 #include "../ir/error.h"
 #include "interpreter.h"
@@ -21,6 +25,57 @@ namespace {
 std::string first_line(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
   return line.empty() ? message : line;
+}
+
+const std::string& libtorch_version() {
+  static const std::string version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  return version;
+}
+
+// The location that TorchScript's compile errors carry after their first line: the
+// "File "code/__torch__/....py", line 8" line and the code up to the "<--- HERE" marker.
+std::string code_location(const std::string& message) {
+  const size_t at = message.find("File \"");
+  if (at == std::string::npos) return "";
+  std::istringstream lines(message.substr(at));
+  std::string line, text;
+  for (int n = 0; n < 8 && std::getline(lines, line); ++n) {
+    text += "\n    " + line;
+    if (line.find("<--- HERE") != std::string::npos) break;
+  }
+  return text;
+}
+
+// What LibTorch's loader says about a file from a newer (or much older) torch, in the
+// words a user needs: which op or format version, and what to do about it.
+std::optional<std::string> explain_version_error(const std::string& path, const std::string& message) {
+  std::smatch m;
+  if (std::regex_search(message, m, std::regex("with version (\\d+), but the maximum supported version for reading is (\\d+)")))
+    return path + ": the file was written by a newer torch than aotc's LibTorch " + libtorch_version() +
+           ": its file format version is " + m[1].str() + ", and LibTorch " + libtorch_version() +
+           " reads versions up to " + m[2].str() + "; save the model with torch " + libtorch_version() +
+           " or older (aotc loads files from torch 1.13 on)";
+  if (std::regex_search(message, m, std::regex("with version (\\d+), but the minimum supported version for reading is (\\d+)")))
+    return path + ": the file was written by a torch too old for aotc: its file format version is " + m[1].str() +
+           ", and LibTorch " + libtorch_version() + " reads versions from " + m[2].str() +
+           "; load it with a newer torch and save it again with torch.jit.save";
+  if (std::regex_search(message, m, std::regex("Unknown builtin op: ([A-Za-z0-9_:.]+)"))) {
+    std::string op = m[1].str();
+    if (!op.empty() && op.back() == '.') op.pop_back();
+    return path + ": the model calls " + op + ", which aotc's LibTorch " + libtorch_version() +
+           " does not know: it was probably saved by a newer torch that added this op; save it with torch " +
+           libtorch_version() + " or older, or avoid the op" + code_location(message);
+  }
+  if (message.find("Arguments for call are not valid") != std::string::npos ||
+      message.find("Expected at most") != std::string::npos ||
+      message.find("Keyword argument") != std::string::npos) {
+    std::string op;
+    if (std::regex_search(message, m, std::regex("\\n\\s*(aten::[A-Za-z0-9_]+)"))) op = m[1].str() + " ";
+    return path + ": the model calls " + (op.empty() ? "an op " : op) + "with arguments that aotc's LibTorch " +
+           libtorch_version() + " does not accept: it was probably saved by a newer torch that changed the op; " +
+           "save it with torch " + libtorch_version() + " or older" + code_location(message);
+  }
+  return std::nullopt;
 }
 
 torch::jit::Module load_module(const std::string& path) {
@@ -41,9 +96,14 @@ torch::jit::Module load_module(const std::string& path) {
                          "torch.jit.save)");
   }
   try {
+    // Files from older torch versions load as they are: LibTorch reads every file format
+    // version from 1 on and replaces ops whose meaning changed since (aten::div on
+    // integers before version 4, linspace/logspace without steps, ...) by their upgraders.
     return torch::jit::load(path);
   } catch (const c10::Error& e) {
-    const std::string message = first_line(e.what_without_backtrace());
+    const std::string full = e.what_without_backtrace();
+    if (auto explained = explain_version_error(path, full)) throw CompileError(*explained);
+    const std::string message = first_line(full);
     if (message.find("constants.pkl") != std::string::npos || message.find("code/") != std::string::npos ||
         message.find("PytorchStreamReader") != std::string::npos)
       throw CompileError(path + ": not a loadable TorchScript archive (" + message +
@@ -51,6 +111,7 @@ torch::jit::Module load_module(const std::string& path) {
                          "or torch.jit.trace and saved with torch.jit.save");
     throw CompileError(path + ": cannot load TorchScript: " + message);
   } catch (const std::exception& e) {
+    if (auto explained = explain_version_error(path, e.what())) throw CompileError(*explained);
     throw CompileError(path + ": cannot load TorchScript: " + first_line(e.what()));
   }
 }
@@ -93,7 +154,7 @@ void check_signature(const torch::jit::Method& method, const Options& options) {
 
 }  // namespace
 
-ir::Graph import_torchscript(const Options& options) {
+ir::Graph import_torchscript(const Options& options, Census* census) {
   torch::jit::Module module = load_module(options.model_path);
   auto method = module.find_method(options.method);
   if (!method) {
@@ -130,7 +191,10 @@ ir::Graph import_torchscript(const Options& options) {
 
   ir::Graph ir_graph;
   for (const InputSpec& input : options.inputs) ir_graph.add_input(input.dtype, input.shape, input.name);
-  lower_graph(graph, ir_graph, options.verbose);
+  Census local;
+  Census& found = census ? *census : local;
+  lower_graph(graph, ir_graph, options.verbose, found);
+  if (!census && !found.ok()) throw CompileError(found.error_report());
   return ir_graph;
 }
 

@@ -16,8 +16,11 @@
 namespace aotc::frontend {
 
 // graph: the method's graph after freezing, inlining and clean-up; its first input is
-// the (unused) module self. ir_graph: already holds the IR inputs, in order.
-void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose);
+// the (unused) module self. ir_graph: already holds the IR inputs, in order. Every op
+// reached and every problem found (unsupported ops, lowerings that refuse, control flow
+// decided at run time) is recorded in census; the caller decides whether to throw.
+void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
+                 Census& census);
 
 // The user's source location of a node, from its TorchScript source range.
 ir::SourceLocation source_location(const torch::jit::Node* node);
