@@ -128,10 +128,10 @@ std::string ops_markdown() {
       "# Supported ops\n\n"
       "<!-- Generated from aotc's op registry by scripts/gen_ops_doc.sh (aotc --list-ops --markdown).\n"
       "     Do not edit: the ops_doc test fails when this file differs from the registry. -->\n\n"
-      "aotc lowers these " +
-      std::to_string(names.size()) + " TorchScript ops (" + std::to_string(rows.size()) + " ops, " +
-      std::to_string(inplace) +
-      " of them also in their in-place form) to its own IR, which the generated code runs.\n\n"
+      "aotc lowers " +
+      std::to_string(names.size()) + " TorchScript ops to its own IR, which the generated code runs: the " +
+      std::to_string(rows.size()) + " below, " + std::to_string(inplace) +
+      " of them in their in-place form too (`x.relu_()`, `x += y`).\n\n"
       "Ops are only needed for what the model computes at run time. Anything whose inputs are\n"
       "known when compiling is evaluated by LibTorch at compile time, whatever the op: shape\n"
       "arithmetic (`aten::size`, `prim::NumToTensor`, int and float math, lists, tuples, dicts,\n"

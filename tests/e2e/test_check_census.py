@@ -23,7 +23,7 @@ class Supported(nn.Module):
         self.fc = nn.Linear(6, 6)
 
     def forward(self, x):
-        for _ in range(3):
+        for _ in range(x.size(0) // 2):  # unrolled by aotc: twice for 4 rows
             x = F.relu(self.fc(x))
         if x.size(0) > 1:
             x = x + 1.0
@@ -76,7 +76,7 @@ def main():
     expect("supported model exits 0", r.returncode == 0, f"status {r.returncode}: {r.stderr}")
     runtime = census_rows(r.stdout, "run-time ops")
     compile_time = census_rows(r.stdout, "evaluated at compile time")
-    expect("linear counted per unrolled use", runtime.get("aten::linear") == (3, "supported"), runtime)
+    expect("linear counted per unrolled use", runtime.get("aten::linear") == (2, "supported"), runtime)
     expect("relu, add and view listed", all(op in runtime for op in ("aten::relu", "aten::add", "aten::view")),
            runtime)
     expect("shape arithmetic evaluated at compile time",
