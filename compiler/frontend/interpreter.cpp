@@ -1,9 +1,11 @@
 #include "interpreter.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -182,6 +184,8 @@ c10::ScalarType scalar_type_of(ir::DType t) {
 
 c10::Symbol sym(const char* qualified) { return c10::Symbol::fromQualString(qualified); }
 
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 std::string describe(const c10::IValue& v) {
   std::ostringstream os;
   os << v;
@@ -234,10 +238,15 @@ class Interpreter {
   Interpreter(ir::Graph& graph, bool verbose, Census& census)
       : graph_(graph), verbose_(verbose), census_(census) {}
 
-  void run(const std::shared_ptr<torch::jit::Graph>& g) {
+  void run(const std::shared_ptr<torch::jit::Graph>& g, const c10::IValue& self,
+           const std::vector<std::optional<c10::IValue>>& arguments) {
     auto inputs = g->inputs();
-    // inputs[0] is the frozen module's self, unused after freezing.
-    for (size_t i = 1; i < inputs.size(); ++i) bind(inputs[i], Binding::of_tensor(graph_.inputs.at(i - 1)));
+    bind(inputs[0], Binding::of_known(self));
+    size_t next_ir_input = 0;
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      const auto& argument = i - 1 < arguments.size() ? arguments[i - 1] : std::nullopt;
+      bind(inputs[i], argument ? Binding::of_known(*argument) : Binding::of_tensor(graph_.inputs.at(next_ir_input++)));
+    }
     interpret_block(g->block());
     if (!census_.ok()) return;  // the caller reports what was found
     Binding result = lookup(g->outputs().at(0));
@@ -676,19 +685,52 @@ class Interpreter {
       const Binding& a = lookup(node->input(0));
       const Binding& b = lookup(node->input(1));
       if (a.is_known() && b.is_known()) return false;
-      // A run-time tensor, list or dict is never None.
-      const bool a_none = a.is_known() && a.known.isNone();
-      const bool b_none = b.is_known() && b.known.isNone();
-      if (!a_none && !b_none) fail_at(node, "identity comparison of run-time values is not supported");
-      bind(node->output(), Binding::of_known(kind == aten::__isnot__));
+      // `query is key`: the same run-time tensor (or container) is the same object; a
+      // run-time value is never None nor a compile-time value.
+      bool same = false;
+      if (a.kind == Binding::Kind::Tensor && b.kind == Binding::Kind::Tensor) same = a.tensor == b.tensor;
+      if (a.is_box() && b.is_box()) same = a.box == b.box;
+      bind(node->output(), Binding::of_known(same == (kind == aten::__is__)));
       return true;
     }
-    if (kind == prim::GetAttr)
-      fail_at(node,
-              "module attribute access remains after freezing (attributes mutated in "
-              "forward are not supported)");
-    if (kind == prim::unchecked_cast && !all_known) {
+    if (kind == prim::GetAttr) {
+      // An attribute that freezing kept: read from the (frozen, eval-mode) module.
+      const Binding& object = lookup(node->input(0));
+      if (!object.is_known() || !object.known.isObject())
+        fail_at(node, "attribute access on something that is not a module");
+      const std::string name = node->s(c10::attr::name);
+      const auto& object_ptr = object.known.toObject();
+      if (!object_ptr->type()->hasAttribute(name)) fail_at(node, "the module has no attribute '" + name + "'");
+      bind(node->output(), Binding::of_known(object_ptr->getAttr(name)));
+      return true;
+    }
+    if (kind == prim::SetAttr)
+      fail_at(node, "forward assigns the module attribute '" + node->s(c10::attr::name) +
+                        "'; aotc compiles models whose attributes are constant while they run");
+    if (kind == prim::unchecked_cast) {
       bind(node->output(), lookup(node->input(0)));
+      return true;
+    }
+    // Special ops that LibTorch runs without a matching schema (maybeOperator() is null).
+    if ((kind == prim::ListUnpack || kind == prim::TupleUnpack) && all_known) {
+      const c10::IValue& v = lookup(node->input(0)).known;
+      std::vector<c10::IValue> elements;
+      if (v.isList())
+        for (const c10::IValue& e : v.toListRef()) elements.push_back(e);
+      else if (v.isTuple())
+        elements = v.toTupleRef().elements().vec();
+      if (elements.size() != node->outputs().size())
+        fail_at(node, "cannot unpack a value of " + std::to_string(elements.size()) + " items into " +
+                          std::to_string(node->outputs().size()));
+      for (size_t i = 0; i < elements.size(); ++i) bind(node->output(i), Binding::of_known(elements[i]));
+      return true;
+    }
+    if (kind == prim::TupleIndex && all_known && lookup(node->input(0)).known.isTuple() &&
+        lookup(node->input(1)).known.isInt()) {
+      const auto& elements = lookup(node->input(0)).known.toTupleRef().elements();
+      auto i = python_index(lookup(node->input(1)).known.toInt(), elements.size());
+      if (!i) fail_at(node, "tuple index out of range");
+      bind(node->output(), Binding::of_known(elements[*i]));
       return true;
     }
     // A known list or dict that receives a run-time value becomes a container first.
@@ -954,6 +996,87 @@ class Interpreter {
     return true;
   }
 
+  // After an unsupported op or a refused lowering, the rest of the model is still
+  // interpreted, so that every problem is found at once: LibTorch computes the op's result
+  // shapes on meta tensors (no data), and placeholder IR values with those shapes stand in
+  // for the results (the compile fails before they would be needed). When that is not
+  // possible, what depends on the node is poisoned.
+  void continue_past(Node* node) {
+    if (!node->maybeOperator()) return poison_outputs(node);
+    // Meta tensors first (no memory, no work); ops without a meta kernel run on zeros.
+    for (const bool meta : {true, false}) {
+      if (auto results = run_on_placeholders(node, meta)) {
+        auto placeholder = [&](const at::Tensor& t) -> Binding {
+          if (!t.defined()) return Binding::of_known(t);  // e.g. attention weights not asked for
+          auto dtype = dtype_of(t.scalar_type());
+          if (!dtype) return Binding::poison();
+          return Binding::of_tensor(graph_.add_value(*dtype, t.sizes().vec()));
+        };
+        for (size_t i = 0; i < results->size(); ++i) {
+          const c10::IValue& out = (*results)[i];
+          Binding b;
+          if (out.isTensor()) {
+            b = placeholder(out.toTensor());
+          } else if (out.isTensorList()) {
+            std::vector<Binding> items;
+            for (const at::Tensor& t : out.toTensorVector()) items.push_back(placeholder(t));
+            b = Binding::seq(std::move(items), false);
+          } else if (out.isNone()) {
+            b = Binding::of_known(out);
+          }
+          bind(node->output(i), b);
+        }
+        return;
+      }
+    }
+    poison_outputs(node);
+  }
+
+  // The node's results computed by LibTorch on stand-ins for the run-time tensors: meta
+  // tensors, or zeros of the same shapes and dtypes (up to 2^26 elements in all).
+  std::optional<torch::jit::Stack> run_on_placeholders(Node* node, bool meta) {
+    int64_t elements = 0;
+    std::function<std::optional<c10::IValue>(const Binding&, c10::TypePtr)> stand_in =
+        [&](const Binding& b, c10::TypePtr type) -> std::optional<c10::IValue> {
+      if (b.kind == Binding::Kind::Tensor) {
+        const ir::Value& v = graph_.value(b.tensor);
+        const auto options = at::TensorOptions().dtype(scalar_type_of(v.dtype));
+        elements += ir::numel(v.shape);
+        return meta ? at::empty(v.shape, options.device(at::kMeta)) : at::zeros(v.shape, options);
+      }
+      if (b.is_known() && b.known.isTensor()) return meta ? b.known.toTensor().to(at::kMeta) : b.known.toTensor();
+      if (b.is_known()) return b.known;
+      if (b.kind != Binding::Kind::Seq) return std::nullopt;
+      auto list_type = type->cast<c10::ListType>();
+      if (!list_type) return std::nullopt;
+      c10::impl::GenericList list(list_type->getElementType());
+      for (const Binding& item : b.items()) {
+        auto v = stand_in(item, list_type->getElementType());
+        if (!v) return std::nullopt;
+        list.push_back(*v);
+      }
+      return c10::IValue(list);
+    };
+    torch::jit::Stack stack;
+    for (const Value* in : node->inputs()) {
+      auto v = stand_in(lookup(in), in->type());
+      if (!v || elements > (int64_t{1} << 26)) return std::nullopt;
+      stack.push_back(*v);
+    }
+    if (const c10::FunctionSchema* schema = node->maybeSchema(); schema && schema->is_vararg())
+      stack.push_back(static_cast<int64_t>(node->inputs().size()));
+    try {
+      node->getOperation()(stack);
+    } catch (const std::exception& e) {
+      if (verbose_)
+        std::fprintf(stderr, "aotc: no result shapes for %s from %s: %s\n", node->kind().toQualString(),
+                     meta ? "meta tensors" : "zeros", first_line(e.what()).c_str());
+      return std::nullopt;
+    }
+    if (stack.size() != node->outputs().size()) return std::nullopt;
+    return stack;
+  }
+
   void lower_node(Node* node) {
     const std::string name = node->kind().toQualString();
     const ops::LowerFn* lowering = ops::Registry::get().find_lowering(name);
@@ -963,12 +1086,12 @@ class Interpreter {
       return lower_copy_or_fill(node);
     if (!lowering) {
       record_unsupported(node);
-      return poison_outputs(node);
+      return continue_past(node);
     }
     std::vector<ops::Operand> operands;
     for (const Value* in : node->inputs()) operands.push_back(to_operand(lookup(in)));
     std::vector<ops::Operand> outputs;
-    if (!run_lowering(node, *lowering, std::move(operands), outputs)) return poison_outputs(node);
+    if (!run_lowering(node, *lowering, std::move(operands), outputs)) return continue_past(node);
     ++use_of(node).runtime;
     for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), from_operand(outputs[i]));
     const Binding& self = lookup(node->input(0));
@@ -987,7 +1110,7 @@ class Interpreter {
     const Binding self = lookup(node->input(0));
     if (self.kind != Binding::Kind::Tensor) {
       record_unsupported(node);
-      return poison_outputs(node);
+      return continue_past(node);
     }
     const ir::Value& dst = graph_.value(self.tensor);
     int result = -1;
@@ -1010,7 +1133,7 @@ class Interpreter {
       result = id;
     } else {
       record_unsupported(node);
-      return poison_outputs(node);
+      return continue_past(node);
     }
     ++use_of(node).runtime;
     bind(node->output(0), Binding::of_tensor(result));
@@ -1196,6 +1319,9 @@ class Interpreter {
     }
     const c10::IValue& v = b.known;
     if (v.isTensor()) return out.emplace_back(name, b), void();
+    // An optional output that is None for these shapes (torchvision's GoogLeNetOutputs
+    // without aux logits) has nothing to compute: it is left out.
+    if (v.isNone()) return;
     if (v.isTuple()) {
       for (const auto& e : v.toTupleRef().elements()) flatten_output(Binding::of_known(e), "", out);
       return;
@@ -1218,8 +1344,11 @@ class Interpreter {
 }  // namespace
 
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
-                 Census& census) {
-  Interpreter(ir_graph, verbose, census).run(graph);
+                 Census& census, const c10::IValue& self, const std::vector<std::optional<c10::IValue>>& arguments) {
+  // The model runs for inference: torch.is_grad_enabled() is False, as under torch.no_grad()
+  // (nn.MultiheadAttention and TransformerEncoder take their fused paths only then).
+  at::NoGradGuard no_grad;
+  Interpreter(ir_graph, verbose, census).run(graph, self, arguments);
 }
 
 int Census::unsupported_uses() const {
