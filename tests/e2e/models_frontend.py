@@ -2,7 +2,7 @@
 lists, dicts and strings are decided by the input shapes, so that aotc unrolls and folds
 them, and in-place updates through views. Same contract as models.py: each builder
 returns (module, inputs) with seeded weights and inputs."""
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -168,6 +168,22 @@ class InPlaceSliceViews(nn.Module):
         return y
 
 
+class OptionalArguments(nn.Module):
+    """Arguments with defaults that no --input gives: they keep their default values."""
+
+    def forward(self, x, mask: Optional[torch.Tensor] = None, scale: float = 2.0, square: bool = False):
+        if mask is not None:
+            x = x * mask
+        if square:
+            x = x * x
+        return x * scale
+
+
+def optional_arguments():
+    torch.manual_seed(0)
+    return torch.jit.script(OptionalArguments().eval()), [("x", torch.randn(3, 4))]
+
+
 def loop_accumulate():
     torch.manual_seed(0)
     return torch.jit.script(LoopAccumulate().eval()), [("x", torch.randn(2, 3, 5))]
@@ -216,5 +232,6 @@ MODELS_FRONTEND = {
     "strings_and_tuples": strings_and_tuples,
     "dict_of_tensors_loop": dict_of_tensors_loop,
     "inplace_views": inplace_views,
+    "optional_arguments": optional_arguments,
     "inplace_slice_views": inplace_slice_views,
 }
