@@ -66,15 +66,30 @@ class TensorDiv(nn.Module):
         return torch.div(x, y) + x / 3.0
 
 
-def set_file_format_version(path, version):
-    """Rewrites the archive's version record, as a torch from before the div change wrote it."""
+class Linspace(nn.Module):
+    """torch.linspace with steps: saved, then rewritten as a file from before version 8,
+    when steps was optional (default 100); LibTorch loads it through its linspace upgrader."""
+
+    def forward(self, x):
+        return x * torch.linspace(0.0, 1.0, 100)
+
+
+def rewrite(path, version, code_edit=None):
+    """Rewrites the archive's version records (LibTorch reads .data/version where present,
+    else version) and, with code_edit, its serialized code; the debug records, which hold
+    offsets into the code, are dropped then."""
     with zipfile.ZipFile(path) as src:
         items = [(info, src.read(info.filename)) for info in src.infolist()]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as dst:
         for info, data in items:
-            if info.filename.endswith("/version") and not info.filename.endswith(".data/version"):
+            name = info.filename
+            if name.endswith("/version"):
                 data = f"{version}\n".encode()
+            if code_edit and name.endswith(".debug_pkl"):
+                continue
+            if code_edit and "/code/" in name and name.endswith(".py"):
+                data = code_edit(data.decode()).encode()
             dst.writestr(info, data)
     with open(path, "wb") as f:
         f.write(buffer.getvalue())
@@ -113,7 +128,16 @@ def main():
     v3 = os.path.join(out, "tensor_div_v3.pt")
     with open(os.path.join(out, "tensor_div.pt"), "rb") as src, open(v3, "wb") as dst:
         dst.write(src.read())
-    set_file_format_version(v3, 3)
+    rewrite(v3, 3)
+    # linspace without steps, as files before version 8 called it.
+    linspace = torch.jit.script(Linspace().eval())
+    x = torch.randn(2, 100)
+    path = os.path.join(out, "linspace_v7.pt")
+    torch.jit.save(linspace, path)
+    rewrite(path, 7, lambda code: code.replace("torch.linspace(0., 1., 100", "torch.linspace(0., 1."))
+    np.save(os.path.join(out, "linspace.in0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "linspace.out0.npy"), linspace(x).numpy())
     print("wrote", out)
 
 
