@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
-#include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -149,7 +149,8 @@ int print_census(const aotc::frontend::Census& census, const aotc::frontend::Opt
   for (const auto& in : options.inputs)
     inputs += (inputs.empty() ? "" : ", ") + in.name + ": " + aotc::ir::dtype_name(in.dtype) +
               aotc::ir::shape_str(in.shape);
-  std::printf("op census of %s, %s(%s)\n", options.model_path.c_str(), options.method.c_str(), inputs.c_str());
+  std::printf("op census of %s, %s(%s)\n", options.model_path.c_str(), options.method.c_str(),
+              inputs.c_str());
   int runtime_kinds = 0, bad_kinds = 0, compile_kinds = 0;
   std::printf("\nrun-time ops (lowered to aotc IR), uses after specialisation:\n");
   std::printf("  %6s  %-40s %s\n", "uses", "op", "status");
@@ -177,7 +178,8 @@ int print_census(const aotc::frontend::Census& census, const aotc::frontend::Opt
   if (compile_kinds == 0) std::printf("  (none)\n");
   if (!census.ok()) std::printf("\n%s\n", census.error_report().c_str());
   std::printf("\n%d run-time op(s), %d not compilable; %d evaluated at compile time: %s\n", runtime_kinds,
-              bad_kinds, compile_kinds, census.ok() ? "the model can be compiled" : "the model cannot be compiled");
+              bad_kinds, compile_kinds,
+              census.ok() ? "the model can be compiled" : "the model cannot be compiled");
   return census.ok() ? 0 : 1;
 }
 
@@ -187,7 +189,7 @@ struct Job {
   bool check = false;  // --check: the op census only
   std::string output, emit_dir;
   bool verbose = false;
-  std::string target_triple;  // --target-triple; empty: the host
+  std::string target_triple;                                               // --target-triple; empty: the host
   aotc::codegen::WeightsMode weights = aotc::codegen::WeightsMode::Embed;  // --weights
 };
 
@@ -228,9 +230,12 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       job.target_triple = value("--target-triple");
     } else if (arg == "--weights") {
       const std::string mode = value("--weights");
-      if (mode == "embed") job.weights = aotc::codegen::WeightsMode::Embed;
-      else if (mode == "file") job.weights = aotc::codegen::WeightsMode::File;
-      else throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+      if (mode == "embed")
+        job.weights = aotc::codegen::WeightsMode::Embed;
+      else if (mode == "file")
+        job.weights = aotc::codegen::WeightsMode::File;
+      else
+        throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -274,7 +279,8 @@ int compile(const Job& job) {
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
   aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
+  aotc::codegen::build_shared_library(sources,
+                                      {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
   const double t_total = seconds_since(start);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
@@ -327,7 +333,8 @@ int compile_reporting_errors(const Job& job) {
   try {
     return compile(job);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
+    std::fprintf(stderr,
+                 "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
                  "or set AOTC_MEMORY_LIMIT_MB)\n",
                  job.options.model_path.c_str(), static_cast<unsigned long long>(memory_limit_bytes >> 20));
   } catch (const aotc::CompileError& e) {
@@ -390,8 +397,7 @@ int compile_isolated(const Job& job) {
   }
   if (!job.output.empty()) clean_after_crash(temp_root, job.output);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  std::fprintf(stderr,
-               "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
+  std::fprintf(stderr, "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
                job.options.model_path.c_str(), sig, sig ? strsignal(sig) : "unknown",
                sig == SIGKILL ? ", probably out of memory" : ": the file is probably corrupt");
   return 1;

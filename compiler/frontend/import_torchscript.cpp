@@ -30,7 +30,8 @@ std::string first_line(const std::string& message) {
 }
 
 const std::string& libtorch_version() {
-  static const std::string version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  static const std::string version =
+      std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
   return version;
 }
 
@@ -52,14 +53,18 @@ std::string code_location(const std::string& message) {
 // words a user needs: which op or format version, and what to do about it.
 std::optional<std::string> explain_version_error(const std::string& path, const std::string& message) {
   std::smatch m;
-  if (std::regex_search(message, m, std::regex("with version (\\d+), but the maximum supported version for reading is (\\d+)")))
+  if (std::regex_search(
+          message, m,
+          std::regex("with version (\\d+), but the maximum supported version for reading is (\\d+)")))
     return path + ": the file was written by a newer torch than aotc's LibTorch " + libtorch_version() +
            ": its file format version is " + m[1].str() + ", and LibTorch " + libtorch_version() +
            " reads versions up to " + m[2].str() + "; save the model with torch " + libtorch_version() +
            " or older (aotc loads files from torch 1.13 on)";
-  if (std::regex_search(message, m, std::regex("with version (\\d+), but the minimum supported version for reading is (\\d+)")))
-    return path + ": the file was written by a torch too old for aotc: its file format version is " + m[1].str() +
-           ", and LibTorch " + libtorch_version() + " reads versions from " + m[2].str() +
+  if (std::regex_search(
+          message, m,
+          std::regex("with version (\\d+), but the minimum supported version for reading is (\\d+)")))
+    return path + ": the file was written by a torch too old for aotc: its file format version is " +
+           m[1].str() + ", and LibTorch " + libtorch_version() + " reads versions from " + m[2].str() +
            "; load it with a newer torch and save it again with torch.jit.save";
   if (std::regex_search(message, m, std::regex("Unknown builtin op: ([A-Za-z0-9_:.]+)"))) {
     std::string op = m[1].str();
@@ -73,8 +78,9 @@ std::optional<std::string> explain_version_error(const std::string& path, const 
       message.find("Keyword argument") != std::string::npos) {
     std::string op;
     if (std::regex_search(message, m, std::regex("\\n\\s*(aten::[A-Za-z0-9_]+)"))) op = m[1].str() + " ";
-    return path + ": the model calls " + (op.empty() ? "an op " : op) + "with arguments that aotc's LibTorch " +
-           libtorch_version() + " does not accept: it was probably saved by a newer torch that changed the op; " +
+    return path + ": the model calls " + (op.empty() ? "an op " : op) +
+           "with arguments that aotc's LibTorch " + libtorch_version() +
+           " does not accept: it was probably saved by a newer torch that changed the op; " +
            "save it with torch " + libtorch_version() + " or older" + code_location(message);
   }
   return std::nullopt;
@@ -130,12 +136,13 @@ std::string base_name(std::string name) {
 // Matches the --input options to the method's arguments, in order, by name. Arguments
 // that no --input names take their default values (nn.TransformerEncoder's mask=None, ...).
 // Returns, per argument after self, nullopt for an --input and the default otherwise.
-std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method& method, const std::string& name,
-                                                        const Options& options) {
+std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method& method,
+                                                        const std::string& name, const Options& options) {
   const auto& schema = method.function().getSchema();
   std::vector<const c10::Argument*> args;
   for (const auto& arg : schema.arguments())
-    if (&arg != &schema.arguments().front()) args.push_back(&arg);  // argument 0 is the module, whatever its name
+    if (&arg != &schema.arguments().front())
+      args.push_back(&arg);  // argument 0 is the module, whatever its name
   std::string signature = name + "(";
   for (size_t i = 0; i < args.size(); ++i) {
     signature += (i ? ", " : "") + args[i]->name() + ": " + args[i]->type()->annotation_str();
@@ -149,11 +156,11 @@ std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method
   size_t required = 0;
   for (const auto* arg : args) required += !arg->default_value();
   const auto count_error = [&] {
-    return CompileError(options.model_path + ": " + signature + " takes " + std::to_string(args.size()) +
-                        " argument(s)" +
-                        (required < args.size() ? " (" + std::to_string(required) + " without a default)" : "") +
-                        ", but " + std::to_string(options.inputs.size()) +
-                        " --input option(s) were given; give one --input NAME:DIMS[:DTYPE] per argument, in order");
+    return CompileError(
+        options.model_path + ": " + signature + " takes " + std::to_string(args.size()) + " argument(s)" +
+        (required < args.size() ? " (" + std::to_string(required) + " without a default)" : "") + ", but " +
+        std::to_string(options.inputs.size()) +
+        " --input option(s) were given; give one --input NAME:DIMS[:DTYPE] per argument, in order");
   };
   std::vector<std::optional<c10::IValue>> bound;
   size_t next = 0;  // the next --input
@@ -163,8 +170,8 @@ std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method
       c10::TypePtr type = arg.type();
       if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
       if (type->kind() != c10::TypeKind::TensorType)
-        throw CompileError(options.model_path + ": argument '" + arg.name() + "' of " + signature + " has type " +
-                           arg.type()->annotation_str() +
+        throw CompileError(options.model_path + ": argument '" + arg.name() + "' of " + signature +
+                           " has type " + arg.type()->annotation_str() +
                            "; aotc compiles methods whose arguments are tensors (or have defaults)");
       bound.push_back(std::nullopt);
       ++next;
@@ -176,12 +183,12 @@ std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method
     }
     if (next >= options.inputs.size()) throw count_error();
     if (arg.type()->kind() != c10::TypeKind::TensorType)
-      throw CompileError(options.model_path + ": argument '" + arg.name() + "' of " + signature + " has type " +
-                         arg.type()->annotation_str() +
+      throw CompileError(options.model_path + ": argument '" + arg.name() + "' of " + signature +
+                         " has type " + arg.type()->annotation_str() +
                          "; aotc compiles methods whose arguments are tensors (or have defaults)");
     throw CompileError(options.model_path + ": --input " + std::to_string(next + 1) + " is named '" +
-                       options.inputs[next].name + "', but argument " + std::to_string(i + 1) + " of " + signature +
-                       " is '" + arg.name() + "'");
+                       options.inputs[next].name + "', but argument " + std::to_string(i + 1) + " of " +
+                       signature + " is '" + arg.name() + "'");
   }
   if (next < options.inputs.size()) {
     for (const auto* arg : args)
@@ -189,8 +196,8 @@ std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method
         throw CompileError(options.model_path + ": --input '" + options.inputs[next].name +
                            "' is out of order: give the --input options in the order of " + signature);
     if (options.inputs.size() > args.size()) throw count_error();
-    throw CompileError(options.model_path + ": --input '" + options.inputs[next].name + "' names no argument of " +
-                       signature);
+    throw CompileError(options.model_path + ": --input '" + options.inputs[next].name +
+                       "' names no argument of " + signature);
   }
   return bound;
 }
@@ -249,8 +256,8 @@ ir::Graph import_torchscript(const Options& options, Census* census) {
                        "': " + first_line(e.what_without_backtrace()));
   }
   if (options.verbose) {
-    std::fprintf(stderr, "aotc: TorchScript graph of %s after freezing and clean-up:\n%s\n", method_name.c_str(),
-                 graph->toString().c_str());
+    std::fprintf(stderr, "aotc: TorchScript graph of %s after freezing and clean-up:\n%s\n",
+                 method_name.c_str(), graph->toString().c_str());
   }
 
   ir::Graph ir_graph;

@@ -203,8 +203,8 @@ std::optional<size_t> python_index(int64_t i, size_t n) {
 // Ops that change only the shape metadata of their first argument in place: no write
 // goes to the storage that a view shares with its base.
 bool is_metadata_inplace(const std::string& name) {
-  static const std::set<std::string> ops = {"aten::squeeze_", "aten::unsqueeze_", "aten::transpose_",
-                                            "aten::t_",       "aten::swapaxes_",  "aten::swapdims_",
+  static const std::set<std::string> ops = {"aten::squeeze_",   "aten::unsqueeze_", "aten::transpose_",
+                                            "aten::t_",         "aten::swapaxes_",  "aten::swapdims_",
                                             "aten::as_strided_"};
   return ops.count(name) != 0;
 }
@@ -245,7 +245,8 @@ class Interpreter {
     size_t next_ir_input = 0;
     for (size_t i = 1; i < inputs.size(); ++i) {
       const auto& argument = i - 1 < arguments.size() ? arguments[i - 1] : std::nullopt;
-      bind(inputs[i], argument ? Binding::of_known(*argument) : Binding::of_tensor(graph_.inputs.at(next_ir_input++)));
+      bind(inputs[i],
+           argument ? Binding::of_known(*argument) : Binding::of_tensor(graph_.inputs.at(next_ir_input++)));
     }
     interpret_block(g->block());
     if (!census_.ok()) return;  // the caller reports what was found
@@ -292,13 +293,16 @@ class Interpreter {
   // "OP at FILE:LINE: WHAT" and the source line: the form of every message about a node.
   static std::string message_at(const Node* node, const std::string& what, const char* label = nullptr) {
     ir::SourceLocation loc = source_location(node);
-    std::string message = std::string(label ? label : node->kind().toQualString()) + " at " + loc.str() + ": " + what;
+    std::string message =
+        std::string(label ? label : node->kind().toQualString()) + " at " + loc.str() + ": " + what;
     if (!loc.text.empty()) message += "\n    " + loc.text;
     return message;
   }
 
   // Stops the whole compile: for what makes the rest of the model meaningless.
-  [[noreturn]] void fail_at(const Node* node, const std::string& what) { throw CompileError(message_at(node, what)); }
+  [[noreturn]] void fail_at(const Node* node, const std::string& what) {
+    throw CompileError(message_at(node, what));
+  }
 
   // Records a problem with one use and goes on, so that the user sees every problem at
   // once; what depends on the node's results is poisoned and reports nothing more.
@@ -374,8 +378,8 @@ class Interpreter {
     auto tuple_type = type->cast<c10::TupleType>();
     std::vector<c10::IValue> elements;
     for (size_t i = 0; i < b.items().size(); ++i) {
-      c10::TypePtr t = tuple_type && i < tuple_type->elements().size() ? tuple_type->elements()[i]
-                                                                        : c10::AnyType::get();
+      c10::TypePtr t =
+          tuple_type && i < tuple_type->elements().size() ? tuple_type->elements()[i] : c10::AnyType::get();
       auto v = to_known(b.items()[i], t);
       if (!v) return std::nullopt;
       elements.push_back(*v);
@@ -545,11 +549,12 @@ class Interpreter {
       const Binding& message = lookup(node->input(0));
       fail_at(node, "the model raises for these input shapes: " +
                         (message.is_known() && message.known.isString() ? message.known.toStringRef()
-                                                                         : std::string("an exception")));
+                                                                        : std::string("an exception")));
     }
     if (kind == aten::warn || kind == prim::Print) return count_compile_time(node);
     if (any_tensor && to_python_value) return dynamic_value_problem(node);
-    if (!any_tensor && node->maybeOperator() && !node->isNondeterministic() && (kind.is_aten() || kind.is_prim())) {
+    if (!any_tensor && node->maybeOperator() && !node->isNondeterministic() &&
+        (kind.is_aten() || kind.is_prim())) {
       if (all_known) return evaluate_with_torch(node);
       // Lists and dicts whose items are all known (a list of sizes built in a loop).
       if (any_box && !mutates_a_box(node)) {
@@ -700,7 +705,8 @@ class Interpreter {
         fail_at(node, "attribute access on something that is not a module");
       const std::string name = node->s(c10::attr::name);
       const auto& object_ptr = object.known.toObject();
-      if (!object_ptr->type()->hasAttribute(name)) fail_at(node, "the module has no attribute '" + name + "'");
+      if (!object_ptr->type()->hasAttribute(name))
+        fail_at(node, "the module has no attribute '" + name + "'");
       bind(node->output(), Binding::of_known(object_ptr->getAttr(name)));
       return true;
     }
@@ -737,8 +743,10 @@ class Interpreter {
     const bool mutating = kind == aten::append || kind == aten::insert || kind == aten::_set_item ||
                           kind == sym("aten::extend") || kind == aten::pop || kind == sym("aten::clear") ||
                           kind == sym("aten::reverse") || kind == aten::Delete;
-    if (mutating && !all_known) make_box(node->input(0));
-    else if (!any_box) return false;
+    if (mutating && !all_known)
+      make_box(node->input(0));
+    else if (!any_box)
+      return false;
     return interpret_container_op(node);
   }
 
@@ -770,7 +778,8 @@ class Interpreter {
         const c10::IValue& key = known_arg(1, "the key");
         auto i = find(key);
         if (!i) {
-          if (kind == aten::__getitem__ || n_in < 3) fail_at(node, "key " + describe(key) + " not found in dict");
+          if (kind == aten::__getitem__ || n_in < 3)
+            fail_at(node, "key " + describe(key) + " not found in dict");
           bind(node->output(), lookup(node->input(2)));
           return true;
         }
@@ -798,7 +807,8 @@ class Interpreter {
         self.keys().erase(self.keys().begin() + static_cast<std::ptrdiff_t>(*i));
         return true;
       }
-      if (kind == aten::len) return bind(node->output(), Binding::of_known(int64_t(self.items().size()))), true;
+      if (kind == aten::len)
+        return bind(node->output(), Binding::of_known(int64_t(self.items().size()))), true;
       if (kind == aten::__contains__)
         return bind(node->output(), Binding::of_known(find(known_arg(1, "the key")).has_value())), true;
       if (kind == aten::keys) {
@@ -814,7 +824,8 @@ class Interpreter {
           pairs.push_back(Binding::seq({Binding::of_known(self.keys()[i]), self.items()[i]}, true));
         return bind(node->output(), Binding::seq(std::move(pairs), false)), true;
       }
-      if (kind == sym("aten::copy")) return bind(node->output(), Binding::dict(self.keys(), self.items())), true;
+      if (kind == sym("aten::copy"))
+        return bind(node->output(), Binding::dict(self.keys(), self.items())), true;
       if (kind == sym("aten::clear")) {
         self.items().clear();
         self.keys().clear();
@@ -898,15 +909,37 @@ class Interpreter {
   }
 
   static bool is_tensor_query(const Node* node) {
-    static const std::set<std::string> queries = {
-        "aten::size",        "aten::sym_size",     "aten::dim",          "aten::numel",
-        "aten::sym_numel",   "aten::len",          "prim::dtype",        "prim::device",
-        "prim::is_cuda",     "aten::is_floating_point", "aten::is_complex", "prim::requires_grad",
-        "aten::is_contiguous", "prim::layout",     "aten::get_device",   "prim::is_quantized",
-        "prim::is_sparse",   "prim::is_sparse_csr", "prim::is_mkldnn",  "prim::is_meta",
-        "prim::is_xpu",      "prim::is_mps",       "prim::is_nested",    "prim::is_vulkan",
-        "prim::is_ipu",      "prim::is_maia",      "prim::is_xla",       "prim::is_hpu",
-        "aten::is_nonzero_shape", "aten::element_size", "prim::data"};
+    static const std::set<std::string> queries = {"aten::size",
+                                                  "aten::sym_size",
+                                                  "aten::dim",
+                                                  "aten::numel",
+                                                  "aten::sym_numel",
+                                                  "aten::len",
+                                                  "prim::dtype",
+                                                  "prim::device",
+                                                  "prim::is_cuda",
+                                                  "aten::is_floating_point",
+                                                  "aten::is_complex",
+                                                  "prim::requires_grad",
+                                                  "aten::is_contiguous",
+                                                  "prim::layout",
+                                                  "aten::get_device",
+                                                  "prim::is_quantized",
+                                                  "prim::is_sparse",
+                                                  "prim::is_sparse_csr",
+                                                  "prim::is_mkldnn",
+                                                  "prim::is_meta",
+                                                  "prim::is_xpu",
+                                                  "prim::is_mps",
+                                                  "prim::is_nested",
+                                                  "prim::is_vulkan",
+                                                  "prim::is_ipu",
+                                                  "prim::is_maia",
+                                                  "prim::is_xla",
+                                                  "prim::is_hpu",
+                                                  "aten::is_nonzero_shape",
+                                                  "aten::element_size",
+                                                  "prim::data"};
     return queries.count(node->kind().toQualString()) != 0;
   }
 
@@ -970,7 +1003,8 @@ class Interpreter {
       node->getOperation()(stack);
     } catch (const std::exception& e) {
       std::string message = e.what();
-      if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) message = c10_error->what_without_backtrace();
+      if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+        message = c10_error->what_without_backtrace();
       return problem_at(node, "evaluating at compile time failed: " + message.substr(0, message.find('\n')));
     }
     if (stack.size() != node->outputs().size()) fail_at(node, "internal: unexpected number of results");
@@ -1044,7 +1078,8 @@ class Interpreter {
         elements += ir::numel(v.shape);
         return meta ? at::empty(v.shape, options.device(at::kMeta)) : at::zeros(v.shape, options);
       }
-      if (b.is_known() && b.known.isTensor()) return meta ? b.known.toTensor().to(at::kMeta) : b.known.toTensor();
+      if (b.is_known() && b.known.isTensor())
+        return meta ? b.known.toTensor().to(at::kMeta) : b.known.toTensor();
       if (b.is_known()) return b.known;
       if (b.kind != Binding::Kind::Seq) return std::nullopt;
       auto list_type = type->cast<c10::ListType>();
@@ -1126,9 +1161,10 @@ class Interpreter {
       const ir::Value& s = graph_.value(id);
       if (s.shape != dst.shape || s.dtype != dst.dtype) {
         ++use_of(node).failed;
-        return problem_at(node, "copying a " + std::string(ir::dtype_name(s.dtype)) + ir::shape_str(s.shape) +
-                                    " tensor into a " + ir::dtype_name(dst.dtype) + ir::shape_str(dst.shape) +
-                                    " one needs broadcasting or a dtype cast, which aotc's copy_ does not do yet");
+        return problem_at(node,
+                          "copying a " + std::string(ir::dtype_name(s.dtype)) + ir::shape_str(s.shape) +
+                              " tensor into a " + ir::dtype_name(dst.dtype) + ir::shape_str(dst.shape) +
+                              " one needs broadcasting or a dtype cast, which aotc's copy_ does not do yet");
       }
       result = id;
     } else {
@@ -1266,20 +1302,23 @@ class Interpreter {
         const Binding& dims = lookup(view.op->input(1));
         if (!dims.is_known() || !dims.known.isIntList()) break;
         std::vector<int64_t> perm = dims.known.toIntVector(), inverse(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>((perm[i] % rank + rank) % rank)] = int64_t(i);
+        for (size_t i = 0; i < perm.size(); ++i)
+          inverse[static_cast<size_t>((perm[i] % rank + rank) % rank)] = int64_t(i);
         return call("aten::permute", {T(content), ops::Operand::of_ints(inverse)});
       }
       case ViewKind::Select:
-        return call("aten::select_scatter", {T(view.base), T(content), I(known_int(1, 0)), I(known_int(2, 0))});
+        return call("aten::select_scatter",
+                    {T(view.base), T(content), I(known_int(1, 0)), I(known_int(2, 0))});
       case ViewKind::Slice: {
         std::vector<ops::Operand> operands = {T(view.base), T(content)};
-        for (size_t i = 1; i < view.op->inputs().size(); ++i) operands.push_back(to_operand(lookup(view.op->input(i))));
+        for (size_t i = 1; i < view.op->inputs().size(); ++i)
+          operands.push_back(to_operand(lookup(view.op->input(i))));
         return call("aten::slice_scatter", operands);
       }
       case ViewKind::Narrow: {
         const int64_t start = known_int(2, 0);
-        return call("aten::slice_scatter",
-                    {T(view.base), T(content), I(known_int(1, 0)), I(start), I(start + known_int(3, 0)), I(1)});
+        return call("aten::slice_scatter", {T(view.base), T(content), I(known_int(1, 0)), I(start),
+                                            I(start + known_int(3, 0)), I(1)});
       }
       case ViewKind::Unsupported:
       case ViewKind::NotView:
@@ -1344,7 +1383,8 @@ class Interpreter {
 }  // namespace
 
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
-                 Census& census, const c10::IValue& self, const std::vector<std::optional<c10::IValue>>& arguments) {
+                 Census& census, const c10::IValue& self,
+                 const std::vector<std::optional<c10::IValue>>& arguments) {
   // The model runs for inference: torch.is_grad_enabled() is False, as under torch.no_grad()
   // (nn.MultiheadAttention and TransformerEncoder take their fused paths only then).
   at::NoGradGuard no_grad;

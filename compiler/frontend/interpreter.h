@@ -22,7 +22,8 @@ namespace aotc::frontend {
 // reached and every problem found (unsupported ops, lowerings that refuse, control flow
 // decided at run time) is recorded in census; the caller decides whether to throw.
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
-                 Census& census, const c10::IValue& self, const std::vector<std::optional<c10::IValue>>& arguments);
+                 Census& census, const c10::IValue& self,
+                 const std::vector<std::optional<c10::IValue>>& arguments);
 
 // The user's source location of a node, from its TorchScript source range.
 ir::SourceLocation source_location(const torch::jit::Node* node);
