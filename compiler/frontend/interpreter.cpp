@@ -422,6 +422,8 @@ class Interpreter {
         for (const Binding& item : b.items()) {
           if (item.kind == Binding::Kind::Tensor || (item.is_known() && item.known.isTensor()))
             ids.push_back(tensor_of(item, "list item"));
+          else if (item.is_known() && item.known.isNone())
+            ids.push_back(-1);  // Tensor?[] (aten::index): None is a full slice
           else {
             o.kind = K::Other;
             o.s = "a list or tuple mixing tensors and other values";
@@ -466,6 +468,18 @@ class Interpreter {
     if (v.isTensorList()) {
       std::vector<int> ids;
       for (const at::Tensor& t : v.toTensorVector()) ids.push_back(constant_tensor(t));
+      return ops::Operand::of_tensors(std::move(ids));
+    }
+    if (v.isList()) {  // Tensor?[] of constants and None (aten::index)
+      std::vector<int> ids;
+      for (const c10::IValue& e : v.toListRef()) {
+        if (!e.isTensor() && !e.isNone()) {
+          o.kind = K::Other;
+          o.s = "a list mixing tensors and other values";
+          return o;
+        }
+        ids.push_back(e.isTensor() ? constant_tensor(e.toTensor()) : -1);
+      }
       return ops::Operand::of_tensors(std::move(ids));
     }
     if (v.isDevice()) {
@@ -1307,18 +1321,59 @@ class Interpreter {
         return call("aten::permute", {T(content), ops::Operand::of_ints(inverse)});
       }
       case ViewKind::Select:
-        return call("aten::select_scatter",
-                    {T(view.base), T(content), I(known_int(1, 0)), I(known_int(2, 0))});
-      case ViewKind::Slice: {
-        std::vector<ops::Operand> operands = {T(view.base), T(content)};
-        for (size_t i = 1; i < view.op->inputs().size(); ++i)
-          operands.push_back(to_operand(lookup(view.op->input(i))));
-        return call("aten::slice_scatter", operands);
-      }
+      case ViewKind::Slice:
       case ViewKind::Narrow: {
-        const int64_t start = known_int(2, 0);
-        return call("aten::slice_scatter", {T(view.base), T(content), I(known_int(1, 0)), I(start),
-                                            I(start + known_int(3, 0)), I(1)});
+        // The region [start, end) with step along dim, as Python's slicing clamps it.
+        int64_t dim = known_int(1, 0);
+        if (dim < 0) dim += rank;
+        if (dim < 0 || dim >= rank) break;
+        const int64_t size = base.shape[static_cast<size_t>(dim)];
+        int64_t start = 0, end = size, step = 1;
+        const ViewKind kind = view_kind(view_name);
+        if (kind == ViewKind::Select) {
+          start = known_int(2, 0);
+          if (start < 0) start += size;
+          end = start + 1;
+        } else if (kind == ViewKind::Narrow) {
+          start = known_int(2, 0);
+          if (start < 0) start += size;
+          end = start + known_int(3, 0);
+        } else {
+          const auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + size : v, int64_t{0}, size); };
+          start = clamp(known_int(2, 0));
+          end = std::max(start, clamp(known_int(3, size)));
+          step = known_int(4, 1);
+        }
+        if (ops::Registry::get().find_lowering(kind == ViewKind::Select ? "aten::select_scatter"
+                                                                          : "aten::slice_scatter")) {
+          if (kind == ViewKind::Select)
+            return call("aten::select_scatter", {T(view.base), T(content), I(dim), I(start)});
+          return call("aten::slice_scatter", {T(view.base), T(content), I(dim), I(start), I(end), I(step)});
+        }
+        // Without the scatter ops: the parts of the base before and after the region,
+        // concatenated around the new content (contiguous regions only).
+        if (step != 1) {
+          why = "writing through a strided slice needs aten::slice_scatter, which aotc cannot lower yet";
+          return false;
+        }
+        std::vector<int> parts;
+        int part = -1;
+        if (start > 0) {
+          if (!call("aten::slice", {T(view.base), I(dim), I(0), I(start), I(1)})) return false;
+          parts.push_back(new_base);
+        }
+        part = content;
+        if (kind == ViewKind::Select) {
+          if (!call("aten::unsqueeze", {T(content), I(dim)})) return false;
+          part = new_base;
+        }
+        parts.push_back(part);
+        if (end < size) {
+          if (!call("aten::slice", {T(view.base), I(dim), I(end), I(size), I(1)})) return false;
+          parts.push_back(new_base);
+        }
+        if (parts.size() == 1) return call("aten::reshape", {T(parts[0]), ops::Operand::of_ints(base.shape)});
+        return call("aten::cat", {ops::Operand::of_tensors(parts), I(dim)});
       }
       case ViewKind::Unsupported:
       case ViewKind::NotView:
