@@ -1472,7 +1472,8 @@ std::string Census::error_report() const {
   }
   if (!problems.empty()) {
     if (uses > 0) os << "\n";
-    os << problems.size() << (uses > 0 ? " other problem(s):" : " problems:");
+    os << (uses > 0 ? "" : "the model cannot be compiled: ") << problems.size()
+       << (uses > 0 ? " other problem(s):" : " problems:");
     for (const std::string& problem : problems) {
       std::string indented = problem;
       for (size_t pos = 0; (pos = indented.find('\n', pos)) != std::string::npos; pos += 3)

@@ -159,13 +159,19 @@ class InPlaceViews(nn.Module):
 
 
 class InPlaceSliceViews(nn.Module):
-    """x[:, 0] += 1 and x[1:3] = ..., needing select_scatter/slice_scatter lowerings."""
+    """Indexed assignment and in-place updates of select/slice/narrow views (x[:, 0] += 1,
+    x[1:3] = ..., a view of a view), and a view taken before its base changes again."""
 
     def forward(self, x):
         y = x.clone()
         y[:, 0] += 1.0
+        y[:, -1] *= 3.0
         y[1:3] = y[1:3] * 2.0
-        return y
+        row = y[0]  # a view: it sees the updates below
+        y[2:, 1] -= 5.0
+        y.narrow(1, 2, 2).mul_(0.5)
+        y[0, 1:4] += 10.0
+        return y, row * 1.0
 
 
 class OptionalArguments(nn.Module):
@@ -221,7 +227,7 @@ def inplace_views():
 
 def inplace_slice_views():
     torch.manual_seed(0)
-    return torch.jit.script(InPlaceSliceViews().eval()), [("x", torch.randn(4, 5))]
+    return torch.jit.script(InPlaceSliceViews().eval()), [("x", torch.randn(4, 6))]
 
 
 MODELS_FRONTEND = {
