@@ -2,6 +2,7 @@
 lists, dicts and strings are decided by the input shapes, so that aotc unrolls and folds
 them, and in-place updates through views. Same contract as models.py: each builder
 returns (module, inputs) with seeded weights and inputs."""
+import math
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -174,6 +175,19 @@ class InPlaceSliceViews(nn.Module):
         return y, row * 1.0
 
 
+class ShapeMath(nn.Module):
+    """Shape arithmetic with math, min/max, **, % and // on sizes; traced, the sizes become
+    prim::NumToTensor and tensor arithmetic that aotc evaluates at compile time."""
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        scale = 1.0 / math.sqrt(float(c * w))
+        half = int(math.ceil(h / 2))
+        y = x.reshape(n, c * h * w // (half * 2 if h % 2 == 0 else h), -1) * scale
+        k = max(min(h, w), 2) ** 2 - abs(h - w)
+        return y + float(k) + float(half)
+
+
 class OptionalArguments(nn.Module):
     """Arguments with defaults that no --input gives: they keep their default values."""
 
@@ -183,6 +197,17 @@ class OptionalArguments(nn.Module):
         if square:
             x = x * x
         return x * scale
+
+
+def shape_math():
+    torch.manual_seed(0)
+    return torch.jit.script(ShapeMath().eval()), [("x", torch.randn(2, 3, 4, 5))]
+
+
+def shape_math_traced():
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 5)
+    return torch.jit.trace(ShapeMath().eval(), (x,)), [("x", x)]
 
 
 def optional_arguments():
@@ -239,5 +264,7 @@ MODELS_FRONTEND = {
     "dict_of_tensors_loop": dict_of_tensors_loop,
     "inplace_views": inplace_views,
     "optional_arguments": optional_arguments,
+    "shape_math": shape_math,
+    "shape_math_traced": shape_math_traced,
     "inplace_slice_views": inplace_slice_views,
 }
