@@ -1345,7 +1345,7 @@ class Interpreter {
           step = known_int(4, 1);
         }
         if (ops::Registry::get().find_lowering(kind == ViewKind::Select ? "aten::select_scatter"
-                                                                          : "aten::slice_scatter")) {
+                                                                        : "aten::slice_scatter")) {
           if (kind == ViewKind::Select)
             return call("aten::select_scatter", {T(view.base), T(content), I(dim), I(start)});
           return call("aten::slice_scatter", {T(view.base), T(content), I(dim), I(start), I(end), I(step)});
