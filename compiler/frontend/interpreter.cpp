@@ -1129,8 +1129,11 @@ class Interpreter {
   void lower_node(Node* node) {
     const std::string name = node->kind().toQualString();
     const ops::LowerFn* lowering = ops::Registry::get().find_lowering(name);
-    const bool inplace = name.back() == '_' && !node->inputs().empty() && !node->outputs().empty() &&
-                         name.rfind("aten::__", 0) != 0;
+    // x.add_(y), x += y (aten::add_) and x &= y (aten::__iand__), not aten::__and__.
+    static const std::set<std::string> inplace_dunders = {"aten::__iand__", "aten::__ior__", "aten::__ixor__",
+                                                          "aten::__ilshift__", "aten::__irshift__"};
+    const bool inplace = !node->inputs().empty() && !node->outputs().empty() &&
+                         ((name.back() == '_' && name.rfind("aten::__", 0) != 0) || inplace_dunders.count(name));
     if (!lowering && inplace && (name == "aten::copy_" || name == "aten::fill_"))
       return lower_copy_or_fill(node);
     if (!lowering) {
