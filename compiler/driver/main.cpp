@@ -38,7 +38,8 @@ is needed to run it.
   --input NAME:DIMS[:DTYPE]
                            one per argument of the method, in order. NAME is the Python
                            argument name, DIMS like 1x3x224x224, DTYPE one of float32
-                           (default), float16, bfloat16, int64, int32, bool
+                           (default), float16, bfloat16, int64, int32, bool. Arguments
+                           with a default value (mask=None, ...) may be left out
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
