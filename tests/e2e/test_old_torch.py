@@ -149,6 +149,10 @@ def main():
             lambda n, d: b"99\n" if n.endswith("/version") else d)
     check_error(args.aotc, "file format newer than LibTorch's", future_format, two,
                 "newer torch", "file format version is 99", "torch 2.")
+    ancient_format = os.path.join(args.workdir, "ancient_format.pt")
+    rewrite(add, ancient_format, lambda n, d: b"0\n" if n.endswith("/version") else d)
+    check_error(args.aotc, "file format older than LibTorch reads", ancient_format, two,
+                "too old", "file format version is 0")
     # A newer torch's op: the serialized code calls aten::add_from_the_future (the debug
     # records, which hold offsets into the code, are dropped as they no longer match).
     future_op = os.path.join(args.workdir, "future_op.pt")
