@@ -79,6 +79,13 @@ class DataDependentWhile(nn.Module):
         return x
 
 
+class DataDependentLoop(nn.Module):
+    def forward(self, x):
+        for i in range(int(x.sum())):
+            x = x + 1.0
+        return x
+
+
 class ItemFeedsShape(nn.Module):
     def forward(self, x):
         n = int(x.abs().max().item())
@@ -204,6 +211,10 @@ def main():
     torch.jit.save(torch.jit.script(DataDependentWhile()), dyn_while)
     check("data-dependent while", [aotc, dyn_while, "-o", out, "--input", "x:4"], 1, "run time",
           line_of(DataDependentWhile, "while bool("), out=out)
+    dyn_loop = os.path.join(w, "dyn_loop.pt")
+    torch.jit.save(torch.jit.script(DataDependentLoop()), dyn_loop)
+    check("loop over a tensor's value", [aotc, dyn_loop, "-o", out, "--input", "x:4"], 1, "Python value",
+          line_of(DataDependentLoop, "range(int(x.sum()))"), out=out)
     item_shape = os.path.join(w, "item_shape.pt")
     torch.jit.save(torch.jit.script(ItemFeedsShape()), item_shape)
     check(".item() feeding a shape", [aotc, item_shape, "-o", out, "--input", "x:4x2"], 1, "Python value",
