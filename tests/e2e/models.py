@@ -148,3 +148,5 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+
+from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
