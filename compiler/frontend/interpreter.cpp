@@ -536,6 +536,8 @@ class Interpreter {
     if (kind == prim::dtype)
       return bind(node->output(), Binding::of_known(static_cast<int64_t>(scalar_type_of(v.dtype)))), true;
     if (kind == prim::device) return bind(node->output(), Binding::of_known(c10::Device(c10::kCPU))), true;
+    // (ops-pointwise) torch.norm's TorchScript asks for the layout: aotc tensors are strided.
+    if (kind == prim::layout) return bind(node->output(), Binding::of_known(static_cast<int64_t>(c10::kStrided))), true;
     if (kind == prim::is_cuda) return bind(node->output(), Binding::of_known(false)), true;
     if (kind == aten::is_floating_point) {
       const bool fp =
@@ -572,7 +574,9 @@ class Interpreter {
     for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), from_operand(ctx.outputs[i]));
     // In-place ops (x.relu_(), x += y) left after RemoveTensorMutation: later readers of
     // the mutated input see the result.
-    if (name.back() == '_' && !node->inputs().empty() &&
+    // (ops-pointwise) Python operators such as aten::__and__ end in '_' but are not in-place.
+    const bool python_operator = name.rfind("aten::__", 0) == 0 && name.rfind("aten::__i", 0) != 0;
+    if (name.back() == '_' && !python_operator && !node->inputs().empty() &&
         lookup(node->input(0)).kind == Binding::Kind::Tensor && !node->outputs().empty()) {
       check_no_live_view(node);
       bind(node->input(0), lookup(node->output(0)));

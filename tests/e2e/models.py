@@ -148,3 +148,6 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+
+from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
+MODELS.update(MODELS_POINTWISE)
