@@ -537,7 +537,8 @@ class Interpreter {
       return bind(node->output(), Binding::of_known(static_cast<int64_t>(scalar_type_of(v.dtype)))), true;
     if (kind == prim::device) return bind(node->output(), Binding::of_known(c10::Device(c10::kCPU))), true;
     // (ops-pointwise) torch.norm's TorchScript asks for the layout: aotc tensors are strided.
-    if (kind == prim::layout) return bind(node->output(), Binding::of_known(static_cast<int64_t>(c10::kStrided))), true;
+    if (kind == prim::layout)
+      return bind(node->output(), Binding::of_known(static_cast<int64_t>(c10::kStrided))), true;
     if (kind == prim::is_cuda) return bind(node->output(), Binding::of_known(false)), true;
     if (kind == aten::is_floating_point) {
       const bool fp =

@@ -368,10 +368,10 @@ inline std::vector<double> ref_reduce(const rt::ReduceParams& p, const float* x)
     out_strides[d] = p.reduce_mask[d] ? 0 : out_total;
     if (!p.reduce_mask[d]) out_total *= p.dims[d];
   }
-  const double init = p.op == rt::ReduceOp::Max   ? -std::numeric_limits<double>::infinity()
-                      : p.op == rt::ReduceOp::Min ? std::numeric_limits<double>::infinity()
+  const double init = p.op == rt::ReduceOp::Max    ? -std::numeric_limits<double>::infinity()
+                      : p.op == rt::ReduceOp::Min  ? std::numeric_limits<double>::infinity()
                       : p.op == rt::ReduceOp::Prod ? 1.0
-                                                  : 0.0;
+                                                   : 0.0;
   std::vector<double> y(static_cast<size_t>(out_total), init);
   std::vector<int64_t> counts(static_cast<size_t>(out_total), 0);
   const int64_t total = index_space_size(p.rank, p.dims);

@@ -101,6 +101,15 @@ T ref_int_pow(T a, T e) {
 }
 
 template <class T>
+double ref_int_binary(BinaryOp op, T a, T b);
+
+// bool operands: the int result of 0/1 operands, as bool.
+template <>
+double ref_int_binary<bool>(BinaryOp op, bool a, bool b) {
+  return ref_int_binary<int>(op, a, b) != 0 ? 1.0 : 0.0;
+}
+
+template <class T>
 double ref_int_binary(BinaryOp op, T a, T b) {
   switch (op) {
     case BinaryOp::Add:
@@ -225,8 +234,8 @@ aotc::rt::BinaryParams params_for(BinaryOp op, const Shape& a, const Shape& b, S
 struct ShapePair {
   Shape a, b;
 };
-const ShapePair kShapes[] = {{{3, 5, 7}, {3, 5, 7}}, {{4, 1, 9}, {1, 6, 1}}, {{33}, {}}, {{}, {2, 17}},
-                             {{70001}, {70001}},     {{2, 3, 1, 5}, {3, 4, 1}}};
+const ShapePair kShapes[] = {{{3, 5, 7}, {3, 5, 7}}, {{4, 1, 9}, {1, 6, 1}}, {{33}, {}},
+                             {{}, {2, 17}},          {{70001}, {70001}},     {{2, 3, 1, 5}, {3, 4, 1}}};
 
 template <class T>
 void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi) {
@@ -242,7 +251,8 @@ void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi)
     const bool to_bool = aotc::rt::binary_op_gives_bool(op);
     Buffer<T> y(to_bool ? 0 : n);
     Buffer<bool> yb(to_bool ? n : 0);
-    aotc::rt::binary_typed(pool, p, t, a.data(), b.data(), to_bool ? static_cast<void*>(yb.data()) : y.data());
+    aotc::rt::binary_typed(pool, p, t, a.data(), b.data(),
+                           to_bool ? static_cast<void*>(yb.data()) : y.data());
     const auto sa = strides_in(s.a, out), sb = strides_in(s.b, out);
     size_t bad = 0;
     for (size_t e = 0; e < n; ++e) {
@@ -262,30 +272,33 @@ void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi)
 }  // namespace
 
 TEST_CASE("binary_typed: integer ops, every dtype, broadcasting, exact") {
-  const BinaryOp ops[] = {BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,        BinaryOp::FloorDiv,
-                          BinaryOp::TruncDiv,   BinaryOp::Remainder, BinaryOp::Fmod,       BinaryOp::Pow,
-                          BinaryOp::Minimum,    BinaryOp::Maximum,   BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr,
-                          BinaryOp::BitwiseXor, BinaryOp::Eq,        BinaryOp::Ne,         BinaryOp::Lt,
-                          BinaryOp::Le,         BinaryOp::Gt,        BinaryOp::Ge,         BinaryOp::LogicalAnd,
-                          BinaryOp::LogicalOr,  BinaryOp::LogicalXor};
+  const BinaryOp ops[] = {
+      BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,        BinaryOp::FloorDiv,
+      BinaryOp::TruncDiv,   BinaryOp::Remainder, BinaryOp::Fmod,       BinaryOp::Pow,
+      BinaryOp::Minimum,    BinaryOp::Maximum,   BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr,
+      BinaryOp::BitwiseXor, BinaryOp::Eq,        BinaryOp::Ne,         BinaryOp::Lt,
+      BinaryOp::Le,         BinaryOp::Gt,        BinaryOp::Ge,         BinaryOp::LogicalAnd,
+      BinaryOp::LogicalOr,  BinaryOp::LogicalXor};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     for (BinaryOp op : ops) {
       check_int_binary<int64_t>(pool, op, ElemType::I64, -9, 9);  // includes division by 0
       check_int_binary<int32_t>(pool, op, ElemType::I32, -9, 9);
     }
-    const BinaryOp bool_ops[] = {BinaryOp::Eq,         BinaryOp::Ne,        BinaryOp::LogicalAnd, BinaryOp::LogicalOr,
-                                 BinaryOp::LogicalXor, BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr,  BinaryOp::BitwiseXor,
-                                 BinaryOp::Minimum,    BinaryOp::Maximum,    BinaryOp::Lt,         BinaryOp::Ge};
+    const BinaryOp bool_ops[] = {BinaryOp::Eq,        BinaryOp::Ne,         BinaryOp::LogicalAnd,
+                                 BinaryOp::LogicalOr, BinaryOp::LogicalXor, BinaryOp::BitwiseAnd,
+                                 BinaryOp::BitwiseOr, BinaryOp::BitwiseXor, BinaryOp::Minimum,
+                                 BinaryOp::Maximum,   BinaryOp::Lt,         BinaryOp::Ge};
     for (BinaryOp op : bool_ops) check_int_binary<bool>(pool, op, ElemType::Bool, 0, 1);
   }
 }
 
 TEST_CASE("binary_typed: float32 ops and comparisons") {
-  const BinaryOp ops[] = {BinaryOp::Add,     BinaryOp::Sub,     BinaryOp::Mul,   BinaryOp::Div,   BinaryOp::FloorDiv,
-                          BinaryOp::TruncDiv, BinaryOp::Remainder, BinaryOp::Fmod, BinaryOp::Pow,   BinaryOp::Minimum,
-                          BinaryOp::Maximum, BinaryOp::PRelu,   BinaryOp::Atan2, BinaryOp::Eq,    BinaryOp::Lt,
-                          BinaryOp::Ge,      BinaryOp::LogicalAnd, BinaryOp::LogicalXor};
+  const BinaryOp ops[] = {BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,       BinaryOp::Div,
+                          BinaryOp::FloorDiv,   BinaryOp::TruncDiv,  BinaryOp::Remainder, BinaryOp::Fmod,
+                          BinaryOp::Pow,        BinaryOp::Minimum,   BinaryOp::Maximum,   BinaryOp::PRelu,
+                          BinaryOp::Atan2,      BinaryOp::Eq,        BinaryOp::Lt,        BinaryOp::Ge,
+                          BinaryOp::LogicalAnd, BinaryOp::LogicalXor};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 7;
@@ -379,7 +392,8 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
       {UnaryOp::Square, 0, 0, [](double x) { return x * x; }, -3, 3},
       {UnaryOp::Elu, 0.7f, 1.0f, [](double x) { return x > 0 ? x : 0.7 * std::expm1(x); }, -4, 4},
       {UnaryOp::Elu, 1.3f, 1 / 1.3f, [](double x) { return x > 0 ? x : 1.3 * std::expm1(x / 1.3); }, -4, 4},
-      {UnaryOp::Selu, 0, 0, [&](double x) { return kSeluScale * (x > 0 ? x : kSeluAlpha * std::expm1(x)); }, -4, 4},
+      {UnaryOp::Selu, 0, 0, [&](double x) { return kSeluScale * (x > 0 ? x : kSeluAlpha * std::expm1(x)); },
+       -4, 4},
       {UnaryOp::Softplus, 2.0f, 1.0f,
        [](double x) { return x * 2 > 1 ? x : std::log1p(std::exp(2 * x)) / 2; }, -4, 4},
       {UnaryOp::Mish, 0, 0, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -5, 5},
@@ -387,7 +401,10 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
       {UnaryOp::Softsign, 0, 0, [](double x) { return x / (1 + std::fabs(x)); }, -4, 4},
       {UnaryOp::Tanhshrink, 0, 0, [](double x) { return x - std::tanh(x); }, -4, 4},
       {UnaryOp::Hardshrink, 0.5f, 0, [](double x) { return std::fabs(x) > 0.5 ? x : 0; }, -2, 2},
-      {UnaryOp::Softshrink, 0.5f, 0, [](double x) { return x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }, -2, 2},
+      {UnaryOp::Softshrink, 0.5f, 0, [](double x) { return x > 0.5    ? x - 0.5
+                                                           : x < -0.5 ? x + 0.5
+                                                                      : 0; }, -2,
+       2},
       {UnaryOp::Threshold, 0.1f, -2, [](double x) { return x > 0.1f ? x : -2; }, -2, 2},
       {UnaryOp::PowScalar, 2.5f, 0, [](double x) { return std::pow(x, 2.5); }, 0, 3},
       {UnaryOp::PowScalar, 2.0f, 0, [](double x) { return x * x; }, -3, 3},
@@ -428,22 +445,25 @@ TEST_CASE("unary_typed: integer and bool ops, exact") {
     double a, b;
     std::function<int64_t(int64_t)> f;
   };
-  const Case cases[] = {{UnaryOp::Neg, 0, 0, [](int64_t v) { return -v; }},
-                        {UnaryOp::Abs, 0, 0, [](int64_t v) { return v < 0 ? -v : v; }},
-                        {UnaryOp::Sign, 0, 0, [](int64_t v) { return int64_t((0 < v) - (v < 0)); }},
-                        {UnaryOp::Square, 0, 0, [](int64_t v) { return v * v; }},
-                        {UnaryOp::Relu, 0, 0, [](int64_t v) { return v < 0 ? 0 : v; }},
-                        {UnaryOp::Clamp, -3, 7.5, [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, -3), 7); }},
-                        {UnaryOp::BitwiseNot, 0, 0, [](int64_t v) { return ~v; }},
-                        {UnaryOp::Floor, 0, 0, [](int64_t v) { return v; }}};
+  const Case cases[] = {
+      {UnaryOp::Neg, 0, 0, [](int64_t v) { return -v; }},
+      {UnaryOp::Abs, 0, 0, [](int64_t v) { return v < 0 ? -v : v; }},
+      {UnaryOp::Sign, 0, 0, [](int64_t v) { return int64_t((0 < v) - (v < 0)); }},
+      {UnaryOp::Square, 0, 0, [](int64_t v) { return v * v; }},
+      {UnaryOp::Relu, 0, 0, [](int64_t v) { return v < 0 ? 0 : v; }},
+      {UnaryOp::Clamp, -3, 7.5, [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, -3), 7); }},
+      {UnaryOp::BitwiseNot, 0, 0, [](int64_t v) { return ~v; }},
+      {UnaryOp::Floor, 0, 0, [](int64_t v) { return v; }}};
   for (const Case& c : cases) {
     Buffer<int64_t> y(n);
     Buffer<int32_t> y32(n);
     std::vector<int32_t> x32(x.begin(), x.end());
     aotc::rt::unary_typed(pool, c.op, ElemType::I64, c.a, c.b, static_cast<int64_t>(n), x.data(), y.data());
-    aotc::rt::unary_typed(pool, c.op, ElemType::I32, c.a, c.b, static_cast<int64_t>(n), x32.data(), y32.data());
+    aotc::rt::unary_typed(pool, c.op, ElemType::I32, c.a, c.b, static_cast<int64_t>(n), x32.data(),
+                          y32.data());
     size_t bad = 0;
-    for (size_t i = 0; i < n; ++i) bad += (y.at(i) != c.f(x[i])) + (y32.at(i) != static_cast<int32_t>(c.f(x[i])));
+    for (size_t i = 0; i < n; ++i)
+      bad += (y.at(i) != c.f(x[i])) + (y32.at(i) != static_cast<int32_t>(c.f(x[i])));
     INFO("op " << int(c.op));
     CHECK(bad == 0);
     CHECK(y.guard_ok());
@@ -481,16 +501,20 @@ TEST_CASE("cast_elements: every pair of dtypes") {
   aotc::rt::cast_elements(pool, ElemType::F32, ElemType::Bool, static_cast<int64_t>(n), f.data(), tob.data());
   for (size_t i = 0; i < n; ++i) bad += tob.at(i) != (f[i] != 0.0f);
   Buffer<float> tof(n);
-  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::F32, static_cast<int64_t>(n), i64.data(), tof.data());
+  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::F32, static_cast<int64_t>(n), i64.data(),
+                          tof.data());
   for (size_t i = 0; i < n; ++i) bad += tof.at(i) != static_cast<float>(i64[i]);
   Buffer<int64_t> to64(n);
-  aotc::rt::cast_elements(pool, ElemType::I32, ElemType::I64, static_cast<int64_t>(n), i32.data(), to64.data());
+  aotc::rt::cast_elements(pool, ElemType::I32, ElemType::I64, static_cast<int64_t>(n), i32.data(),
+                          to64.data());
   for (size_t i = 0; i < n; ++i) bad += to64.at(i) != i32[i];
   Buffer<int64_t> b64(n);
-  aotc::rt::cast_elements(pool, ElemType::Bool, ElemType::I64, static_cast<int64_t>(n), bl.data(), b64.data());
+  aotc::rt::cast_elements(pool, ElemType::Bool, ElemType::I64, static_cast<int64_t>(n), bl.data(),
+                          b64.data());
   for (size_t i = 0; i < n; ++i) bad += b64.at(i) != bl[i];
   Buffer<int32_t> n32(n);
-  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::I32, static_cast<int64_t>(n), i64.data(), n32.data());
+  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::I32, static_cast<int64_t>(n), i64.data(),
+                          n32.data());
   for (size_t i = 0; i < n; ++i) bad += n32.at(i) != static_cast<int32_t>(i64[i]);
   CHECK(bad == 0);
   CHECK(to32.guard_ok());
@@ -504,8 +528,11 @@ TEST_CASE("where_select: broadcasting of condition and both branches, 1/4/8-byte
   struct Case {
     Shape c, a, b;
   };
-  const Case cases[] = {{{3, 5, 7}, {3, 5, 7}, {3, 5, 7}}, {{4, 1}, {1, 9}, {}}, {{1, 6, 1}, {2, 1, 5}, {5}},
-                        {{60001}, {}, {60001}},          {{}, {2, 3}, {2, 3}}};
+  const Case cases[] = {{{3, 5, 7}, {3, 5, 7}, {3, 5, 7}},
+                        {{4, 1}, {1, 9}, {}},
+                        {{1, 6, 1}, {2, 1, 5}, {5}},
+                        {{60001}, {}, {60001}},
+                        {{}, {2, 3}, {2, 3}}};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 40;
@@ -549,7 +576,8 @@ TEST_CASE("where_select: broadcasting of condition and both branches, 1/4/8-byte
       for (size_t e = 0; e < n; ++e) {
         const int64_t i = static_cast<int64_t>(e);
         const bool take = cond[static_cast<size_t>(offset_of(i, out, sc))] != 0;
-        const size_t ia = static_cast<size_t>(offset_of(i, out, sa)), ib = static_cast<size_t>(offset_of(i, out, sb));
+        const size_t ia = static_cast<size_t>(offset_of(i, out, sa)),
+                     ib = static_cast<size_t>(offset_of(i, out, sb));
         bad += y8.at(e) != (take ? a[ia] : b[ib]);
         bad += y4.at(e) != (take ? af[ia] : bf[ib]);
         bad += y1.at(e) != (take ? ab[ia] : bb[ib]);
@@ -567,8 +595,11 @@ TEST_CASE("reduce_i64 and Prod: several dims, exact") {
     Shape dims;
     std::vector<bool> mask;
   };
-  const Case cases[] = {{{3, 5, 7}, {true, false, true}}, {{4, 9}, {false, true}}, {{6, 5}, {true, false}},
-                        {{70001}, {true}},                {{2, 3, 4, 5}, {false, true, true, false}}};
+  const Case cases[] = {{{3, 5, 7}, {true, false, true}},
+                        {{4, 9}, {false, true}},
+                        {{6, 5}, {true, false}},
+                        {{70001}, {true}},
+                        {{2, 3, 4, 5}, {false, true, true, false}}};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 70;
@@ -607,8 +638,9 @@ TEST_CASE("reduce_i64 and Prod: several dims, exact") {
           int64_t& w = want[static_cast<size_t>(o)];
           w = op == aotc::rt::ReduceOp::Sum   ? w + x[e]
               : op == aotc::rt::ReduceOp::Max ? std::max(w, x[e])
-              : op == aotc::rt::ReduceOp::Min ? std::min(w, x[e])
-                                              : static_cast<int64_t>(static_cast<uint64_t>(w) * static_cast<uint64_t>(x[e]));
+              : op == aotc::rt::ReduceOp::Min
+                  ? std::min(w, x[e])
+                  : static_cast<int64_t>(static_cast<uint64_t>(w) * static_cast<uint64_t>(x[e]));
           if (prod) wantf[static_cast<size_t>(o)] *= static_cast<double>(x[e]);
         }
         Buffer<int64_t> y(n);
@@ -639,8 +671,10 @@ TEST_CASE("arg_reduce: first index of max / min, NaN wins, every dtype") {
     for (bool is_max : {true, false}) {
       Buffer<float> vf(n);
       Buffer<int64_t> idx_f(n), vi(n), idx_i(n);
-      aotc::rt::arg_reduce(pool, ElemType::F32, is_max, outer, axis, inner, xf.data(), vf.data(), idx_f.data());
-      aotc::rt::arg_reduce(pool, ElemType::I64, is_max, outer, axis, inner, xi.data(), vi.data(), idx_i.data());
+      aotc::rt::arg_reduce(pool, ElemType::F32, is_max, outer, axis, inner, xf.data(), vf.data(),
+                           idx_f.data());
+      aotc::rt::arg_reduce(pool, ElemType::I64, is_max, outer, axis, inner, xi.data(), vi.data(),
+                           idx_i.data());
       size_t bad = 0;
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < inner; ++j) {
