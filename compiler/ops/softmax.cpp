@@ -10,7 +10,8 @@ LowerFn softmax_lowering(bool log) {
     // softmax(self, dim, dtype=None) and _softmax(self, dim, half_to_float): the dtype
     // argument converts the input first, as torch does.
     int x_id = ctx.tensor(0);
-    if (ctx.op_name.find("_softmax") == std::string::npos && ctx.num_inputs() > 2 && !ctx.is_none(2)) {
+    const bool internal = ctx.op_name == "aten::_softmax" || ctx.op_name == "aten::_log_softmax";
+    if (!internal && ctx.num_inputs() > 2 && !ctx.is_none(2)) {
       const ir::DType t = dtype_from_torch(ctx, ctx.int_arg(2));
       if (t != ir::DType::Float32) ctx.fail("softmax with a dtype other than float32 is not supported");
       x_id = cast_to(ctx, x_id, t);

@@ -110,6 +110,41 @@ class Activations2(nn.Module):
         return y, g, t
 
 
+class Overloads(nn.Module):
+    """Aliases and the less common overloads: true_divide, subtract, multiply, divide,
+    clip, Scalar-Tensor remainder and pow, fix, negative, absolute, sgn, named
+    comparisons, in-place bitwise and cumsum on intermediates, to(other) / to(device,
+    dtype) / to(copy=True), softmax of an int tensor with dtype, 0-d tensors promoting
+    like numbers, masked_fill with a 0-d tensor value."""
+
+    def forward(self, ids, mask, x):
+        f = torch.true_divide(x, 2) + torch.subtract(x, x * x, alpha=3) + torch.multiply(x, 1.5)
+        f = f + torch.divide(x * 7, 2.5, rounding_mode="floor") + torch.clip(x, -0.3, 0.3) + torch.fix(x * 4)
+        f = f + torch.negative(x) + torch.absolute(x) + torch.sgn(x) + torch.exp2(ids)
+        i = torch.remainder(7, ids + 1) + 2 ** ids + torch.floor_divide(ids * 5, -3) + ids.to(x.device, torch.int64)
+        b = torch.greater(x, 0.1) | torch.less(ids, 3) | torch.greater_equal(x, ids) | torch.less_equal(ids, 4)
+        b = b ^ torch.not_equal(ids, 2)
+        m = mask.clone()
+        m &= ids > 2
+        m |= x > 1.0
+        c = ids * 1
+        c.cumsum_(1)
+        c.clamp_(max=20)
+        t = x.to(ids) + x.to(torch.float32, copy=True).to(torch.int32) + ids.to(torch.int32)
+        sm = F.softmax(ids, 0, dtype=torch.float32) + F.log_softmax(ids, dim=-1, dtype=torch.float32)
+        zero_d_int = ids.sum()                    # 0-d int64
+        zero_d_float = x.sum()                    # 0-d float32
+        counts = ids.to(torch.int32)
+        p0 = counts + zero_d_int                  # int32: a 0-d int64 does not widen it
+        p1 = counts * zero_d_float                # float32: a 0-d float raises the category
+        p2 = mask + zero_d_int                    # int64
+        p3 = x.masked_fill(mask, zero_d_float) + torch.where(mask, x, zero_d_float)
+        p4 = ids.masked_fill(mask, ids.max())
+        th = x * 1
+        F.threshold(th, 0.2, 5.0, inplace=True)
+        return f, i, b, m, c, t, sm, p0, p1, p2, p3, p4, th
+
+
 class Reductions(nn.Module):
     """Reductions over several and negative dims with keepdim, dtype arguments, var/std
     with corrections, norms, logsumexp, cumsum and softmax on any dim."""
@@ -155,6 +190,13 @@ def _dtype_inputs():
     return [("ids", ids), ("counts", counts), ("mask", mask), ("x", x)]
 
 
+def _overload_inputs():
+    torch.manual_seed(5)
+    ids = _ints(6, (3, 5), 0, 7, torch.int64)
+    mask = _ints(7, (3, 5), 0, 2, torch.int64).bool()
+    return [("ids", ids), ("mask", mask), ("x", torch.randn(3, 5))]
+
+
 def _act_inputs():
     torch.manual_seed(3)
     return [("x", torch.randn(2, 6, 3, 8) * 2)]
@@ -189,6 +231,8 @@ MODELS_POINTWISE = {
     "pw_dtypes_traced": _traced(Dtypes, _dtype_inputs),
     "pw_activations": _scripted(Activations2, _act_inputs),
     "pw_activations_traced": _traced(Activations2, _act_inputs),
+    "pw_overloads": _scripted(Overloads, _overload_inputs),
+    "pw_overloads_traced": _traced(Overloads, _overload_inputs),
     "pw_reduce": _scripted(Reductions, _reduce_inputs),
     "pw_reduce_traced": _traced(Reductions, _reduce_inputs),
 }
