@@ -434,6 +434,14 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
   CHECK(out[1] == 0.0f);
   CHECK(out[2] == 0.0f);
   CHECK(out[3] == 2.0f);
+  aotc::rt::unary_f32(pool, UnaryOp::Erf, 0, 0, 4, special, out);  // NaN stays NaN, in place too
+  CHECK(out[0] == 1.0f);
+  CHECK(out[1] == -1.0f);
+  CHECK(std::isnan(out[2]));
+  float inplace[4] = {__builtin_nanf(""), 0.5f, -0.5f, 0.0f};
+  aotc::rt::unary_f32(pool, UnaryOp::Erf, 0, 0, 4, inplace, inplace);
+  CHECK(std::isnan(inplace[0]));
+  CHECK(std::fabs(inplace[1] - std::erf(0.5)) < 4e-7);
 }
 
 TEST_CASE("unary_typed: integer and bool ops, exact") {
