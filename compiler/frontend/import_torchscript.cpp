@@ -10,8 +10,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
-#include <string>
 
 #include "../ir/error.h"
 #include "interpreter.h"
@@ -70,8 +68,7 @@ void check_signature(const torch::jit::Method& method, const Options& options) {
   const auto& schema = method.function().getSchema();
   std::vector<const c10::Argument*> args;
   for (const auto& arg : schema.arguments())
-    if (&arg != &schema.arguments().front())
-      args.push_back(&arg);  // argument 0 is the module, whatever its name
+    if (&arg != &schema.arguments().front()) args.push_back(&arg);  // argument 0 is the module, whatever its name
   std::string signature = options.method + "(";
   for (size_t i = 0; i < args.size(); ++i)
     signature += (i ? ", " : "") + args[i]->name() + ": " + args[i]->type()->annotation_str();
@@ -118,16 +115,16 @@ ir::Graph import_torchscript(const Options& options) {
     graph = frozen.get_method(options.method).graph()->copy();
     torch::jit::Inline(*graph);
     torch::jit::LowerSimpleTuples(graph);
-    // (ops-pointwise) x.eq_(y) and the other in-place comparisons keep x's dtype, while
-    // their out-of-place forms give bool: they stay in-place (aotc lowers them as such).
+    // (ops-pointwise) x.eq_(y) and the other in-place comparisons keep x's dtype while their
+    // out-of-place forms give bool: they stay in-place (aotc lowers them as such).
     torch::jit::RemoveTensorMutation(graph, [](torch::jit::Node* node) {
-      static const std::set<std::string> kComparisons = {
-          "aten::eq_",         "aten::ne_",          "aten::lt_",
-          "aten::le_",         "aten::gt_",          "aten::ge_",
-          "aten::greater_",    "aten::less_",        "aten::greater_equal_",
-          "aten::less_equal_", "aten::not_equal_",   "aten::logical_and_",
-          "aten::logical_or_", "aten::logical_xor_", "aten::logical_not_"};
-      return kComparisons.count(node->kind().toQualString()) == 0;
+      const std::string name = node->kind().toQualString();
+      for (const char* op : {"aten::eq_", "aten::ne_", "aten::lt_", "aten::le_", "aten::gt_", "aten::ge_",
+                             "aten::greater_", "aten::less_", "aten::greater_equal_", "aten::less_equal_",
+                             "aten::not_equal_", "aten::logical_and_", "aten::logical_or_",
+                             "aten::logical_xor_", "aten::logical_not_"})
+        if (name == op) return false;
+      return true;
     });
     torch::jit::ConstantPropagation(graph);
     torch::jit::PeepholeOptimize(graph);
