@@ -20,6 +20,8 @@ int promoted_binary(LowerContext& ctx, BinaryOp op, const ElemArg& a, const Elem
                                op == BinaryOp::Remainder || op == BinaryOp::Fmod || op == BinaryOp::Pow))
     ctx.fail("this operation on two bool operands is not supported (torch rejects it too)");
   if (!is_float(t) && (op == BinaryOp::Atan2)) t = ir::DType::Float32;
+  if (alpha != 1.0 && !is_float(t) && alpha != static_cast<double>(static_cast<int64_t>(alpha)))
+    ctx.fail("for integer tensors alpha must be an integer, got " + std::to_string(alpha));
   return add_binary_op(ctx, op, as_dtype(ctx, a, t), as_dtype(ctx, b, t), alpha);
 }
 

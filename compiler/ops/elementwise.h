@@ -84,7 +84,7 @@ struct ReduceShape {
   ir::Shape kept;             // always with size-1 dims (for broadcasting back)
   int64_t count = 1;          // elements folded into each output
 };
-// dims empty and all_if_empty: every dim (torch's dim=None or dim=[]).
+// dims empty: every dim (torch's dim=None or dim=[]).
 ReduceShape reduce_shape(const LowerContext& ctx, const ir::Shape& x, const std::vector<int64_t>& dims,
                          bool keepdim);
 // The dims of argument i: an int, an int list, or None (every dim).

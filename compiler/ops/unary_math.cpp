@@ -1,5 +1,6 @@
 // Math functions -> IR "unary": neg, abs, reciprocal, sqrt, rsqrt, exp, exp2, log, log2,
-// log10, log1p, expm1, sin, cos, tan, erf, floor, ceil, round, trunc, sign and their
+// log10, log1p, expm1, sin, cos, tan, asin, acos, atan, sinh, cosh, erf, erfc, floor, ceil,
+// round, trunc, sign and their
 // aliases and in-place forms. Integer tensors keep their dtype through neg, abs, sign and
 // the rounding ops, and become float32 for the rest (torch's promotion).
 #include "elementwise.h"
@@ -46,7 +47,16 @@ void register_unary_math(Registry& r) {
                                                  {"trunc", UnaryOp::Trunc},
                                                  {"fix", UnaryOp::Trunc},
                                                  {"sign", UnaryOp::Sign},
-                                                 {"sgn", UnaryOp::Sign}};
+                                                 {"sgn", UnaryOp::Sign},
+                                                 {"asin", UnaryOp::Asin},
+                                                 {"arcsin", UnaryOp::Asin},
+                                                 {"acos", UnaryOp::Acos},
+                                                 {"arccos", UnaryOp::Acos},
+                                                 {"atan", UnaryOp::Atan},
+                                                 {"arctan", UnaryOp::Atan},
+                                                 {"sinh", UnaryOp::Sinh},
+                                                 {"cosh", UnaryOp::Cosh},
+                                                 {"erfc", UnaryOp::Erfc}};
   for (const auto& [name, op] : ops) register_with_inplace(r, std::string("aten::") + name, unary(op));
   register_with_inplace(r, "aten::round", lower_round);
 }

@@ -121,6 +121,7 @@ class Overloads(nn.Module):
         f = torch.true_divide(x, 2) + torch.subtract(x, x * x, alpha=3) + torch.multiply(x, 1.5)
         f = f + torch.divide(x * 7, 2.5, rounding_mode="floor") + torch.clip(x, -0.3, 0.3) + torch.fix(x * 4)
         f = f + torch.negative(x) + torch.absolute(x) + torch.sgn(x) + torch.exp2(ids)
+        f = f + torch.asin(x * 0.3) + torch.acos(x * 0.3) + torch.atan(x) + torch.sinh(x) + torch.cosh(x) + torch.erfc(x)
         i = torch.remainder(7, ids + 1) + 2 ** ids + torch.floor_divide(ids * 5, -3) + ids.to(x.device, torch.int64)
         b = torch.greater(x, 0.1) | torch.less(ids, 3) | torch.greater_equal(x, ids) | torch.less_equal(ids, 4)
         b = b ^ torch.not_equal(ids, 2)

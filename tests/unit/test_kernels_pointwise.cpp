@@ -410,6 +410,12 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
       {UnaryOp::PowScalar, 2.0f, 0, [](double x) { return x * x; }, -3, 3},
       {UnaryOp::ScalarPow, 1.7f, 0, [](double x) { return std::pow(1.7f, x); }, -3, 3},
       {UnaryOp::ScaleShift, 1.5f, -0.25f, [](double x) { return 1.5 * x - 0.25; }, -3, 3},
+      {UnaryOp::Asin, 0, 0, [](double x) { return std::asin(x); }, -0.99f, 0.99f},
+      {UnaryOp::Acos, 0, 0, [](double x) { return std::acos(x); }, -0.99f, 0.99f},
+      {UnaryOp::Atan, 0, 0, [](double x) { return std::atan(x); }, -5, 5},
+      {UnaryOp::Sinh, 0, 0, [](double x) { return std::sinh(x); }, -3, 3},
+      {UnaryOp::Cosh, 0, 0, [](double x) { return std::cosh(x); }, -3, 3},
+      {UnaryOp::Erfc, 0, 0, [](double x) { return std::erfc(x); }, -2, 3},
   };
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);

@@ -222,6 +222,24 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
     case UnaryOp::ZeroNonFinite:
       for (int64_t i = 0; i < count; ++i) y[i] = std::isfinite(x[i]) ? x[i] : 0.0f;
       break;
+    case UnaryOp::Asin:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::asin(x[i]);
+      break;
+    case UnaryOp::Acos:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::acos(x[i]);
+      break;
+    case UnaryOp::Atan:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::atan(x[i]);
+      break;
+    case UnaryOp::Sinh:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::sinh(x[i]);
+      break;
+    case UnaryOp::Cosh:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::cosh(x[i]);
+      break;
+    case UnaryOp::Erfc:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::erfc(x[i]);
+      break;
     case UnaryOp::BitwiseNot:  // not a float op; the compiler never emits it for float32
       for (int64_t i = 0; i < count; ++i) y[i] = x[i];
       break;

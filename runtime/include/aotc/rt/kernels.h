@@ -218,6 +218,12 @@ enum class UnaryOp : int32_t {
   ScaleShift = 45,     // a * x + b
   ZeroNonFinite = 46,  // x if finite, else 0 (logsumexp's shift)
   BitwiseNot = 47,     // integer and bool tensors only (unary_typed)
+  Asin = 48,
+  Acos = 49,
+  Atan = 50,
+  Sinh = 51,
+  Cosh = 52,
+  Erfc = 53,
 };
 void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x, float* y);
 
