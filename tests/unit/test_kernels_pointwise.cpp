@@ -381,6 +381,8 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
       {UnaryOp::Log1p, 0, 0, [](double x) { return std::log1p(x); }, -0.5, 9},
       {UnaryOp::Expm1, 0, 0, [](double x) { return std::expm1(x); }, -2, 2},
       {UnaryOp::Sin, 0, 0, [](double x) { return std::sin(x); }, -4, 4},
+      {UnaryOp::Sin, 0, 0, [](double x) { return std::sin(x); }, -3000, 3000},
+      {UnaryOp::Log, 0, 0, [](double x) { return std::log(x); }, 1e-20f, 1e20f},
       {UnaryOp::Cos, 0, 0, [](double x) { return std::cos(x); }, -4, 4},
       {UnaryOp::Tan, 0, 0, [](double x) { return std::tan(x); }, -1, 1},
       {UnaryOp::Erf, 0, 0, [](double x) { return std::erf(x); }, -3, 3},
@@ -440,6 +442,20 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
   CHECK(out[1] == 0.0f);
   CHECK(out[2] == 0.0f);
   CHECK(out[3] == 2.0f);
+  aotc::rt::unary_f32(pool, UnaryOp::Log, 0, 0, 4, special, out);
+  CHECK(out[0] == INFINITY);
+  CHECK(std::isnan(out[1]));
+  CHECK(std::isnan(out[2]));
+  aotc::rt::unary_f32(pool, UnaryOp::Rsqrt, 0, 0, 4, special, out);
+  CHECK(out[0] == 0.0f);
+  aotc::rt::unary_f32(pool, UnaryOp::Sin, 0, 0, 4, special, out);
+  CHECK(std::isnan(out[0]));
+  CHECK(std::isnan(out[2]));
+  aotc::rt::unary_f32(pool, UnaryOp::Exp, 0, 0, 4, special, out);
+  CHECK(out[0] == INFINITY);
+  CHECK(out[1] == 0.0f);
+  aotc::rt::unary_f32(pool, UnaryOp::Sqrt, 0, 0, 4, special, out);
+  CHECK(out[0] == INFINITY);
   aotc::rt::unary_f32(pool, UnaryOp::Erf, 0, 0, 4, special, out);  // NaN stays NaN, in place too
   CHECK(out[0] == 1.0f);
   CHECK(out[1] == -1.0f);
