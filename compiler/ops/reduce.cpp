@@ -1,6 +1,6 @@
 // Reductions over any set of dims (negative dims, keepdim, dim=None / []) -> IR "reduce"
 // -> reduce_f32 / reduce_i64: sum and prod (dtype argument; integer and bool tensors sum
-// into int64 as torch does), mean, amax, amin, all, any.
+// into int64 as torch does), mean, amax, amin, all, any, count_nonzero.
 #include "elementwise.h"
 
 namespace aotc::ops {
@@ -99,6 +99,14 @@ LowerFn all_any(bool is_any) {
   };
 }
 
+// count_nonzero(self, int? dim=None) and count_nonzero.dim_IntList(self, int[] dim): int64.
+void lower_count_nonzero(LowerContext& ctx) {
+  const std::vector<int64_t> dims = ctx.num_inputs() > 1 ? dims_arg(ctx, 1) : std::vector<int64_t>{};
+  const int nonzero = cast_to(ctx, cast_to(ctx, ctx.tensor(0), ir::DType::Bool), ir::DType::Int64);
+  ctx.set_tensor_output(
+      0, add_reduce_op(ctx, rt::ReduceOp::Sum, nonzero, reduce_shape(ctx, ctx.value(0).shape, dims, false)));
+}
+
 std::string emit_reduce(const EmitContext& e, const ir::Op& op) {
   const ir::Value& x = e.graph.value(op.inputs[0]);
   ParamsCode p("aotc::rt::ReduceParams");
@@ -122,6 +130,7 @@ void register_reduce(Registry& r) {
   r.add_lowering("aten::amin", amax_amin(false));
   r.add_lowering("aten::all", all_any(false));
   r.add_lowering("aten::any", all_any(true));
+  r.add_lowering("aten::count_nonzero", lower_count_nonzero);
   r.add_ir_op("reduce", emit_reduce);
 }
 

@@ -141,6 +141,7 @@ class Overloads(nn.Module):
         p2 = mask + zero_d_int                    # int64
         p3 = x.masked_fill(mask, zero_d_float) + torch.where(mask, x, zero_d_float)
         p4 = ids.masked_fill(mask, ids.max())
+        p4 = p4 + torch.count_nonzero(ids, dim=1).unsqueeze(1) + torch.count_nonzero(mask) + torch.count_nonzero(x, (0, 1))
         th = x * 1
         F.threshold(th, 0.2, 5.0, inplace=True)
         return f, i, b, m, c, t, sm, p0, p1, p2, p3, p4, th
