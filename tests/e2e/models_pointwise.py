@@ -144,7 +144,13 @@ class Overloads(nn.Module):
         p4 = p4 + torch.count_nonzero(ids, dim=1).unsqueeze(1) + torch.count_nonzero(mask) + torch.count_nonzero(x, (0, 1))
         th = x * 1
         F.threshold(th, 0.2, 5.0, inplace=True)
-        return f, i, b, m, c, t, sm, p0, p1, p2, p3, p4, th
+        c32 = counts * 1
+        c32.add_(ids)                             # stays int32: in-place keeps self's dtype
+        c32.mul_(ids)
+        c32 += 3
+        fl = x * 1
+        fl.lt_(0.25)                              # stays float32
+        return f, i, b, m, c, t, sm, p0, p1, p2, p3, p4, th, c32, fl
 
 
 class Reductions(nn.Module):
