@@ -247,7 +247,26 @@ ir::Graph import_torchscript(const Options& options, Census* census) {
     torch::jit::OptimizeFrozenGraph(graph, /*optimize_numerics=*/true);
     torch::jit::Inline(*graph);
     torch::jit::LowerSimpleTuples(graph);
-    torch::jit::RemoveTensorMutation(graph);
+    // (ops-pointwise) In-place pointwise ops keep self's dtype (x.eq_(y) stays float,
+    // int32.add_(int64) stays int32) while the out-of-place forms this pass would put in
+    // their place promote: they stay in-place, and aotc lowers them as such.
+    torch::jit::RemoveTensorMutation(graph, [](torch::jit::Node* node) {
+      const std::string name = node->kind().toQualString();
+      for (const char* op : {"aten::eq_",          "aten::ne_",          "aten::lt_",
+                             "aten::le_",          "aten::gt_",          "aten::ge_",
+                             "aten::greater_",     "aten::less_",        "aten::greater_equal_",
+                             "aten::less_equal_",  "aten::not_equal_",   "aten::logical_and_",
+                             "aten::logical_or_",  "aten::logical_xor_", "aten::logical_not_",
+                             "aten::add_",         "aten::sub_",         "aten::mul_",
+                             "aten::div_",         "aten::true_divide_", "aten::floor_divide_",
+                             "aten::remainder_",   "aten::fmod_",        "aten::pow_",
+                             "aten::bitwise_and_", "aten::bitwise_or_",  "aten::bitwise_xor_",
+                             "aten::__iand__",     "aten::__ior__",      "aten::__ixor__",
+                             "aten::clamp_",       "aten::clamp_min_",   "aten::clamp_max_",
+                             "aten::addcmul_",     "aten::addcdiv_",     "aten::lerp_"})
+        if (name == op) return false;
+      return true;
+    });
     torch::jit::ConstantPropagation(graph);
     torch::jit::PeepholeOptimize(graph);
     torch::jit::EliminateDeadCode(graph);

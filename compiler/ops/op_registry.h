@@ -178,5 +178,15 @@ void register_permute(Registry& r);
 void register_cat(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
+// ops-pointwise
+void register_compare(Registry& r);
+void register_where(Registry& r);
+void register_cast(Registry& r);
+void register_unary_math(Registry& r);
+void register_activations(Registry& r);
+void register_clamp(Registry& r);
+void register_max_min(Registry& r);
+void register_statistics(Registry& r);
+void register_cumsum(Registry& r);
 
 }  // namespace aotc::ops

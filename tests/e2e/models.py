@@ -150,3 +150,5 @@ MODELS = {
 }
 
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
+from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
+MODELS.update(MODELS_POINTWISE)
