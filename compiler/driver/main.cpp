@@ -7,17 +7,19 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
-#include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "../../codegen/codegen.h"
+#include "../../codegen/cuda/cuda_target.h"
 #include "../frontend/frontend.h"
 #include "../ir/error.h"
+#include "../ops/cuda/cuda_registry.h"
 #include "../ops/op_registry.h"
 #include "../passes/passes.h"
 #include "aotc_config.h"
@@ -40,6 +42,11 @@ is needed to run it.
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
   --weights embed|file     weights inside the .so (default) or in MODEL.weights beside it
+  --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
+                           with nvcc; the .so needs the GPU driver and cuBLAS at run time
+  --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
+  --precision fp32|tf32    float32 matrix products with --target cuda: exact (default, as
+                           torch.backends.cuda.matmul.allow_tf32 = False) or on tf32 tensor cores
   --list-ops               print the TorchScript ops aotc can lower, one per line
   -v, --verbose            print the graph, the passes, the memory plan and timings
   -h, --help               this help
@@ -97,8 +104,11 @@ struct Job {
   aotc::frontend::Options options;
   std::string output, emit_dir;
   bool verbose = false;
-  std::string target_triple;  // --target-triple; empty: the host
+  std::string target_triple;                                               // --target-triple; empty: the host
   aotc::codegen::WeightsMode weights = aotc::codegen::WeightsMode::Embed;  // --weights
+  bool cuda = false;                                                       // --target cuda
+  aotc::codegen::cuda::CudaOptions cuda_options;                           // --cuda-arch, --precision
+  bool cuda_flags_given = false;
 };
 
 std::optional<Job> parse_command_line(int argc, char** argv) {
@@ -135,9 +145,33 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       job.target_triple = value("--target-triple");
     } else if (arg == "--weights") {
       const std::string mode = value("--weights");
-      if (mode == "embed") job.weights = aotc::codegen::WeightsMode::Embed;
-      else if (mode == "file") job.weights = aotc::codegen::WeightsMode::File;
-      else throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+      if (mode == "embed")
+        job.weights = aotc::codegen::WeightsMode::Embed;
+      else if (mode == "file")
+        job.weights = aotc::codegen::WeightsMode::File;
+      else
+        throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+    } else if (arg == "--target") {
+      const std::string target = value("--target");
+      if (target == "cuda")
+        job.cuda = true;
+      else if (target != "cpu")
+        throw UsageError("--target must be 'cpu' or 'cuda', got '" + target + "'");
+    } else if (arg == "--cuda-arch") {
+      try {
+        job.cuda_options.arch = aotc::codegen::cuda::parse_cuda_arch(value("--cuda-arch"));
+      } catch (const aotc::CompileError& e) {
+        throw UsageError(e.what());
+      }
+      job.cuda_flags_given = true;
+    } else if (arg == "--precision") {
+      job.cuda_options.precision = value("--precision");
+      const std::string& p = job.cuda_options.precision;
+      if (p != "fp32" && p != "tf32" && p != "fp16" && p != "bf16")
+        throw UsageError("--precision must be fp32, tf32, fp16 or bf16, got '" + p + "'");
+      if (p == "fp16" || p == "bf16")
+        throw UsageError("--precision " + p + " is not implemented yet (fp32 and tf32 are)");
+      job.cuda_flags_given = true;
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -150,6 +184,9 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   }
   if (options.model_path.empty()) throw UsageError("no model file given");
   if (output.empty()) throw UsageError("no output file given (-o MODEL.so)");
+  if (job.cuda_flags_given && !job.cuda) throw UsageError("--cuda-arch and --precision need --target cuda");
+  if (job.cuda && !job.target_triple.empty())
+    throw UsageError("--target cuda builds for the host CPU; --target-triple cannot be combined with it");
   for (size_t i = 0; i < options.inputs.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (options.inputs[i].name == options.inputs[j].name)
@@ -168,9 +205,20 @@ int compile(const Job& job) {
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   aotc::passes::run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
-  aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
+  aotc::codegen::Sources sources;
+  if (job.cuda) {
+    // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
+    aotc::ops::cuda::check_cuda_support(graph);
+    aotc::ops::cuda::prepare_graph_for_cuda(graph);
+    if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
+    sources =
+        aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
+  } else {
+    sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
+  }
   const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
+  aotc::codegen::build_shared_library(sources,
+                                      {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
   const double t_total = seconds_since(start);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
@@ -223,7 +271,8 @@ int compile_reporting_errors(const Job& job) {
   try {
     return compile(job);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
+    std::fprintf(stderr,
+                 "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
                  "or set AOTC_MEMORY_LIMIT_MB)\n",
                  job.options.model_path.c_str(), static_cast<unsigned long long>(memory_limit_bytes >> 20));
   } catch (const aotc::CompileError& e) {
@@ -286,8 +335,7 @@ int compile_isolated(const Job& job) {
   }
   clean_after_crash(temp_root, job.output);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  std::fprintf(stderr,
-               "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
+  std::fprintf(stderr, "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
                job.options.model_path.c_str(), sig, sig ? strsignal(sig) : "unknown",
                sig == SIGKILL ? ", probably out of memory" : ": the file is probably corrupt");
   return 1;

@@ -1016,9 +1016,9 @@ TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "arena is NULL",
               std::to_string(need));
   options.arena_size = 0;
-  options.reserved[1] = 1;
+  options.reserved[0] = 1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
-  options.reserved[1] = 0;
+  options.reserved[0] = 0;
   options.reserved_i[2] = -1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
   CHECK(context == nullptr);
