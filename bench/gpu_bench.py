@@ -107,10 +107,11 @@ def main():
           "| model | batch | aotc | torch eager | torch.compile reduce-overhead | aotc / eager | aotc / compile |",
           "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
+        a, e = r["aotc"]["median"], r["eager"]["median"]
         c = r.get("compile", {}).get("median")
-        md.append(f"| {r['model']} | {r['batch']} | {r['aotc']['median']:.3f} | {r['eager']['median']:.3f} | "
-                  f"{f'{c:.3f}' if c else 'not run'} | {r['aotc']['median'] / r['eager']['median']:.2f} | "
-                  f"{f'{r['aotc']['median'] / c:.2f}' if c else '-'} |")
+        c_text = "%.3f" % c if c else "not run"
+        ratio = "%.2f" % (a / c) if c else "-"
+        md.append(f"| {r['model']} | {r['batch']} | {a:.3f} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
     for name, (total, top) in profiles.items():
         md.append(f"\naotc {name} ({args.precision}): {total:.3f} ms of kernels per run; the largest:\n")
         md.append("| kernel | ms per run | launches per run |")
