@@ -74,6 +74,10 @@ def main():
     torch.backends.cudnn.benchmark = True
     device = torch.cuda.get_device_name()
     rows, profiles = [], {}
+    # torch's default stream is the legacy stream (handle 0), which aotc reads as "the
+    # context's own stream": every contender runs on this side stream instead.
+    stream = torch.cuda.Stream()
+    torch.cuda.set_stream(stream)
     for name in args.models.split(","):
         _, inputs, eager = GPU_MODELS[name]()
         x = inputs[0][1].cuda()
@@ -81,7 +85,7 @@ def main():
         so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
         lib = Library(so)
         model = Model(lib)
-        ctx = Context(model, torch.cuda.current_stream().cuda_stream)
+        ctx = Context(model, stream.cuda_stream)
         out = torch.empty(model.outputs[0]["shape"], device="cuda")
         run_aotc = ctx.prepare([x], [out])
         row = {"model": name, "batch": x.shape[0], "precision": args.precision}

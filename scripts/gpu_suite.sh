@@ -6,13 +6,14 @@
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
 # Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build),
-# MODELS, BENCH_MODELS, PRECISIONS (default "fp32 tf32").
+# MODELS, BENCH_MODELS, BENCH_MODELS_TF32 (default BENCH_MODELS), PRECISIONS (default "fp32 tf32").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out}
 BUILD=${BUILD:-/tmp/aotc-gpu-build}
 MODELS=${MODELS:-mlp,small_cnn,two_inputs,activations,dict_out,resnet18,resnet50,mobilenet_v2}
 BENCH_MODELS=${BENCH_MODELS:-resnet18,resnet50,mobilenet_v2}
+BENCH_MODELS_TF32=${BENCH_MODELS_TF32:-$BENCH_MODELS}
 PRECISIONS=${PRECISIONS:-fp32 tf32}
 QUICK=${1:-}
 mkdir -p "$OUT"
@@ -48,7 +49,9 @@ done
 bench_args=()
 [ "$QUICK" = "--quick" ] && bench_args+=(--no-compile --iters 50)
 for precision in $PRECISIONS; do
-  python3 "$ROOT/bench/gpu_bench.py" --workdir /tmp/aotc-gpu-work --models "$BENCH_MODELS" \
+  models=$BENCH_MODELS
+  [ "$precision" = tf32 ] && models=$BENCH_MODELS_TF32
+  python3 "$ROOT/bench/gpu_bench.py" --workdir /tmp/aotc-gpu-work --models "$models" \
     --precision "$precision" --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision.json" \
     --profile resnet50,mobilenet_v2 "${bench_args[@]}" || status=1
 done

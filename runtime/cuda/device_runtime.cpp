@@ -59,6 +59,8 @@ struct ContextState {
   cudaStream_t own_stream = nullptr;  // created here; the capture happens on it
   cudaStream_t stream = nullptr;      // where runs go: own_stream or the caller's
   cublasHandle_t blas = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  size_t workspace_offset = 0;
   unsigned char* memory = nullptr;  // one cudaMalloc: arena, staging, cuBLAS workspace
   std::vector<void*> inputs, outputs;
   std::vector<uint64_t> input_bytes, output_bytes;
@@ -70,6 +72,7 @@ void destroy_context_state(ContextState* s) {
   DeviceScope scope(s->model->device);
   if (s->exec) cudaGraphExecDestroy(s->exec);
   if (s->graph) cudaGraphDestroy(s->graph);
+  if (s->lt) cublasLtDestroy(s->lt);
   if (s->blas) cublasDestroy(s->blas);
   if (s->memory) cudaFree(s->memory);
   if (s->own_stream) cudaStreamDestroy(s->own_stream);
@@ -119,8 +122,13 @@ aotc_status capture(ContextState* s, unsigned char* arena) {
   forget_error();
   if (cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal))
     return cuda_fail("starting the graph capture", e);
-  const CudaRunArgs args{s->own_stream,     s->blas,          arena,
-                         s->model->weights, s->inputs.data(), s->outputs.data()};
+  const Exec exec{s->own_stream,
+                  s->blas,
+                  s->lt,
+                  s->memory + s->workspace_offset,
+                  kBlasWorkspaceBytes,
+                  s->cuda->precision == Precision::Tf32};
+  const CudaRunArgs args{exec, arena, s->model->weights, s->inputs.data(), s->outputs.data()};
   s->cuda->run(args);
   const cudaError_t end = cudaStreamEndCapture(s->own_stream, &s->graph);
   if (first_error()[0])
@@ -160,6 +168,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   size_t total = align_up(desc.arena_bytes);
   for (uint64_t b : s->input_bytes) total += align_up(b);
   for (uint64_t b : s->output_bytes) total += align_up(b);
+  s->workspace_offset = total;
   const size_t workspace_offset = total;
   total += kBlasWorkspaceBytes;
   if (cudaError_t e = cudaMalloc(&s->memory, total)) {
@@ -180,6 +189,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   if (b == CUBLAS_STATUS_SUCCESS)
     b = cublasSetWorkspace(s->blas, s->memory + workspace_offset, kBlasWorkspaceBytes);
   // Exact float32 unless the model was compiled with --precision tf32.
+  if (b == CUBLAS_STATUS_SUCCESS) b = cublasLtCreate(&s->lt);
   if (b == CUBLAS_STATUS_SUCCESS)
     b = cublasSetMathMode(
         s->blas, s->cuda->precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);

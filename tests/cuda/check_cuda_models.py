@@ -25,7 +25,7 @@ from gpu_models import GPU_MODELS  # noqa: E402
 SKIP = 77
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3}
 ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
-                  "libcublas.so.13", "libcublas.so.12"}
+                  "libcublas.so.13", "libcublasLt.so.13"}
 DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
 
 
@@ -89,13 +89,16 @@ def check_on_gpu(args, name, pt, so, inputs, work):
         raise RuntimeError("aotc_model_device does not say CUDA")
     model = Model(lib)
     errors = {}
-    stream = torch.cuda.current_stream()
+    stream = torch.cuda.Stream()  # a real stream: torch's default one is the legacy stream, handle 0
     ctx = Context(model, stream.cuda_stream)
+    if ctx.stream() != stream.cuda_stream:
+        raise RuntimeError("aotc_context_cuda_stream does not give the stream the context was created with")
     # Device memory, on torch's stream, twice (the second replay of the graph must agree).
     for attempt in range(2):
         outs = [torch.full(o["shape"], float("nan"), device="cuda") for o in model.outputs]
-        ctx.run(cuda_inputs, outs)
         torch.cuda.synchronize()
+        ctx.run(cuda_inputs, outs)
+        stream.synchronize()  # the run only enqueued its work: wait for that stream alone
         errors[f"device{attempt}"] = max(rel_l2(g, w) for g, w in zip(outs, expected))
     # Host memory on the context's own stream.
     ctx.set_stream(None)

@@ -53,7 +53,7 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
       .set_f32("clamp_lo", op.f("clamp_lo"))
       .set_f32("clamp_hi", op.f("clamp_hi"));
   return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::conv2d_f32(blas, stream, p, " + e.in(op.inputs[0]) + ", " +
+                          "aotc::rt::cuda::conv2d_f32(ex, p, " + e.in(op.inputs[0]) + ", " +
                               e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
                               ", " + e.scratch(op) + ");")};
 }

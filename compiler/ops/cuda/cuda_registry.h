@@ -5,7 +5,8 @@
 //
 // A generator returns CUDA C++ in two parts: kernels specialised for this op (compile-time
 // shapes; placed at namespace scope of the generated model.cu) and the code that enqueues
-// the op on the run's stream (in the run function, whose locals are `stream`, `blas`,
+// the op on the run's stream (in the run function, whose locals are `ex` (the Exec),
+// `stream`,
 // `arena`, `w` and `in`, as EmitContext's pointer expressions expect).
 #pragma once
 

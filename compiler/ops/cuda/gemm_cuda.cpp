@@ -30,7 +30,7 @@ std::string operands(const EmitContext& e, const ir::Op& op) {
 
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
   return {"", kernel_call(op, gemm_params(op, "aotc::rt::GemmParams", "").str(),
-                          "aotc::rt::cuda::gemm_f32(blas, stream, p, " + operands(e, op) + ");")};
+                          "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
 }
 
 CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
@@ -39,8 +39,7 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
       .set("stride_a", op.i("stride_a"))
       .set("stride_b", op.i("stride_b"))
       .set("stride_c", op.i("stride_c"));
-  return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::batched_gemm_f32(blas, stream, p, " + operands(e, op) + ");")};
+  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::batched_gemm_f32(ex, p, " + operands(e, op) + ");")};
 }
 
 }  // namespace

@@ -6,8 +6,9 @@
 
 namespace aotc::rt::cuda {
 
-void conv2d_f32(cublasHandle_t blas, cudaStream_t stream, const Conv2dParams& p, const float* x,
-                const float* w, const float* bias, float* y, float* scratch) {
+void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch) {
+  cudaStream_t stream = ex.stream;
   const Conv2dPath path = conv2d_path(p);
   if (path == Conv2dPath::Depthwise) return depthwise_conv2d_f32(stream, p, x, w, bias, y);
   if (path == Conv2dPath::Direct) return direct_conv2d_f32(stream, p, x, w, bias, y);
@@ -32,7 +33,7 @@ void conv2d_f32(cublasHandle_t blas, cudaStream_t stream, const Conv2dParams& p,
   g.stride_a = 0;  // the weights, shared by every image
   g.stride_b = depth * spatial;
   g.stride_c = p.c_out * spatial;
-  batched_gemm_f32(blas, stream, g, w, unfolded, bias, y);
+  batched_gemm_f32(ex, g, w, unfolded, bias, y);
 }
 
 }  // namespace aotc::rt::cuda

@@ -1,38 +1,61 @@
 // im2col.cu - unfolds every image's receptive fields into columns so that an ungrouped
-// convolution becomes one GEMM per image. One thread per element of the unfolded matrix,
-// consecutive threads along the output row, so that writes are coalesced and reads
-// nearly so.
+// convolution becomes one GEMM per image. A 2-d grid: x runs along the output positions
+// (coalesced writes, nearly coalesced reads), y over (image, channel, kernel tap), so
+// each thread divides only by the output width; 32-bit index arithmetic (the launcher
+// checks that every index fits).
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 namespace aotc::rt::cuda {
 namespace {
 
-__global__ void im2col_kernel(int64_t total, Conv2dParams p, const float* __restrict__ x,
+struct Im2colShape {
+  int c_in, h_in, w_in, h_out, w_out, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h,
+      dilation_w;
+};
+
+__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x,
                               float* __restrict__ col) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  const int64_t ow = i % p.w_out;
-  const int64_t oh = (i / p.w_out) % p.h_out;
-  const int64_t row = (i / (p.w_out * p.h_out)) % (p.c_in * p.kernel_h * p.kernel_w);
-  const int64_t img = i / (p.w_out * p.h_out * p.c_in * p.kernel_h * p.kernel_w);
-  const int64_t kw = row % p.kernel_w;
-  const int64_t kh = (row / p.kernel_w) % p.kernel_h;
-  const int64_t c = row / (p.kernel_w * p.kernel_h);
-  const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-  const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+  const int spatial = s.h_out * s.w_out;
+  const int pos = blockIdx.x * blockDim.x + threadIdx.x;
+  if (pos >= spatial) return;
+  const int row = first_row + blockIdx.y;  // (image * c_in + c) * kernel_h * kernel_w + kh * kernel_w + kw
+  const int taps = s.kernel_h * s.kernel_w;
+  const int plane = row / taps;  // image * c_in + c
+  const int tap = row - plane * taps;
+  const int kh = tap / s.kernel_w, kw = tap - (tap / s.kernel_w) * s.kernel_w;
+  const int oh = pos / s.w_out, ow = pos - (pos / s.w_out) * s.w_out;
+  const int ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
+  const int iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
   float v = 0.0f;
-  if (ih >= 0 && ih < p.h_in && iw >= 0 && iw < p.w_in)
-    v = x[((img * p.c_in + c) * p.h_in + ih) * p.w_in + iw];
-  col[i] = v;
+  if (ih >= 0 && ih < s.h_in && iw >= 0 && iw < s.w_in)
+    v = x[static_cast<int64_t>(plane) * s.h_in * s.w_in + ih * s.w_in + iw];
+  col[static_cast<int64_t>(row) * spatial + pos] = v;
 }
 
 }  // namespace
 
 void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col) {
-  const int64_t total = p.n * p.c_in * p.kernel_h * p.kernel_w * p.h_out * p.w_out;
-  if (total <= 0) return;
-  im2col_kernel<<<blocks_for(total), kThreads, 0, stream>>>(total, p, x, col);
-  check_launch("im2col_kernel");
+  const int64_t rows = p.n * p.c_in * p.kernel_h * p.kernel_w;
+  const int64_t spatial = p.h_out * p.w_out;
+  if (rows <= 0 || spatial <= 0) return;
+  if (rows > (int64_t{1} << 30) || rows * spatial > (int64_t{1} << 40) || spatial > (int64_t{1} << 30) ||
+      p.h_in * p.w_in > (int64_t{1} << 30)) {
+    note_error("im2col", "the convolution is too large for the im2col kernel");
+    return;
+  }
+  const Im2colShape s{
+      static_cast<int>(p.c_in),      static_cast<int>(p.h_in),     static_cast<int>(p.w_in),
+      static_cast<int>(p.h_out),     static_cast<int>(p.w_out),    static_cast<int>(p.kernel_h),
+      static_cast<int>(p.kernel_w),  static_cast<int>(p.stride_h), static_cast<int>(p.stride_w),
+      static_cast<int>(p.pad_h),     static_cast<int>(p.pad_w),    static_cast<int>(p.dilation_h),
+      static_cast<int>(p.dilation_w)};
+  // gridDim.y is at most 65535: taller matrices go in slices of rows.
+  for (int64_t first = 0; first < rows; first += 65535) {
+    const unsigned slice = static_cast<unsigned>(rows - first < 65535 ? rows - first : 65535);
+    im2col_kernel<<<dim3(blocks_for(spatial), slice), kThreads, 0, stream>>>(s, static_cast<int>(first), x,
+                                                                             col);
+    check_launch("im2col_kernel");
+  }
 }
 
 }  // namespace aotc::rt::cuda

@@ -141,7 +141,8 @@ typedef struct aotc_context_options {
   void* arena;
   uint64_t arena_size;
   /* Minor version 2, CUDA models only: the cudaStream_t the context's runs go on. NULL:
-   * the context creates its own non-blocking stream (destroyed with it). A CUDA model's
+   * the context's own non-blocking stream (created and destroyed with it); for CUDA's
+   * legacy default stream pass cudaStreamLegacy ((void*)1), not NULL. A CUDA model's
    * arena is device memory the context allocates: arena must be NULL there. (cuda_stream
    * took the place of the third zero reserved word.) */
   void* cuda_stream;

@@ -15,12 +15,24 @@
 
 #include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/kernels.h>
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace aotc::rt::cuda {
+
+// Where the launchers enqueue their work, and what the GEMMs use: one per context, fixed
+// for its life (runtime/cuda/device_runtime.cpp).
+struct Exec {
+  cudaStream_t stream;
+  cublasHandle_t blas;  // bound to stream, its math mode set from the precision
+  cublasLtHandle_t lt;  // for GEMMs with a fused epilogue
+  void* workspace;      // cuBLAS's and cuBLASLt's (they run one after another on stream)
+  size_t workspace_bytes;
+  bool tf32;  // --precision tf32: float32 products on tensor cores
+};
 
 // ---------------------------------------------------------------- errors
 // Records the first failure of this thread's launches ("what: reason"); first_error()
@@ -36,21 +48,21 @@ constexpr int kThreads = 256;
 inline unsigned blocks_for(int64_t count) { return static_cast<unsigned>((count + kThreads - 1) / kThreads); }
 
 // ---------------------------------------------------------------- GEMM (cuBLAS)
-// C = alpha * op(A) op(B) (row-major, as GemmParams says) + beta * bias, clamped. The
-// product runs in cuBLAS with the handle's math mode (exact float32 or tf32, set by the
-// runtime from the model's precision); bias and clamp are one pass after it when present.
-void gemm_f32(cublasHandle_t blas, cudaStream_t stream, const GemmParams& p, const float* a, const float* b,
-              const float* bias, float* c);
-void batched_gemm_f32(cublasHandle_t blas, cudaStream_t stream, const BatchedGemmParams& p, const float* a,
-                      const float* b, const float* bias, float* c);
+// C = alpha * op(A) op(B) (row-major, as GemmParams says) + beta * bias, clamped, in
+// exact float32 or tf32 (Exec::tf32). A bias per row and a relu are fused into cuBLASLt's
+// epilogue; other epilogues are one pass (bias_clamp_f32) after a cuBLAS product.
+void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
+              float* c);
+void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
+                      const float* bias, float* c);
 // c[i * stride_c + r * ldc + col] += beta * bias[...] (by kind), then clamped to [lo, hi],
 // for i < batch, r < m, col < n.
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
                     BiasKind kind, float beta, const float* bias, float clamp_lo, float clamp_hi, float* c);
 
 // ---------------------------------------------------------------- convolution
-void conv2d_f32(cublasHandle_t blas, cudaStream_t stream, const Conv2dParams& p, const float* x,
-                const float* w, const float* bias, float* y, float* scratch);
+void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch);
 // col[img][(c * kernel_h + kh) * kernel_w + kw][oh * w_out + ow], zero where the window
 // reads padding (groups == 1).
 void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col);

@@ -4,9 +4,8 @@
 // CudaModelDesc; runtime/src/abi.cpp validates every call, then hands over to the hooks.
 #pragma once
 
+#include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/model_desc.h>
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
 
 #include <cstdint>
 
@@ -22,8 +21,7 @@ enum class Precision : int32_t {
 // memory owned by the context (arena, staging buffers) or the model (weights), fixed for
 // the context's life: the run is captured once as a CUDA graph and replayed.
 struct CudaRunArgs {
-  cudaStream_t stream;
-  cublasHandle_t blas;  // bound to stream, with its own workspace (no allocation in a run)
+  Exec exec;  // stream, cuBLAS handles and their workspace (no allocation in a run)
   unsigned char* arena;
   const unsigned char* weights;
   const void* const* inputs;  // one device buffer per model input
