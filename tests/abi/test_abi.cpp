@@ -1157,6 +1157,10 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
       "aotc_model_create_v2",
       "aotc_model_weights_info",
       "aotc_model_arena_requirements",
+      // minor version 2 (CUDA models)
+      "aotc_model_device",
+      "aotc_context_set_cuda_stream",
+      "aotc_context_cuda_stream",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);

@@ -126,6 +126,7 @@ class Context:
             assert t.is_contiguous()
         self._dims = []
         ins, outs = self._tensors(inputs), self._tensors(outputs)
+        self.prepared = (ins, outs)  # the aotc_tensor arrays, for tests that alter them
         run = self.L.lib.aotc_run
         model, handle, ni, no = self.model.handle, self.handle, len(inputs), len(outputs)
 

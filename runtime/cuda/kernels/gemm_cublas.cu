@@ -9,8 +9,18 @@
 // bias_clamp_f32 adds the epilogue in one pass. Exact float32 unless Exec::tf32.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace aotc::rt::cuda {
 namespace {
+
+// AOTC_CUDA_TRACE=1: say on stderr (at context creation, where GEMMs are planned) why a
+// GEMM did not take the fused cuBLASLt path.
+bool trace() {
+  static const bool on = std::getenv("AOTC_CUDA_TRACE") != nullptr;
+  return on;
+}
 
 bool has_clamp(const GemmParams& p) {
   return p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
@@ -80,10 +90,19 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
                                               sizeof workspace) == CUBLAS_STATUS_SUCCESS;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    ok = ok &&
-         cublasLtMatmulAlgoGetHeuristic(ex.lt, desc, la, lb, lc, lc, pref, 1, &result, &found) ==
-             CUBLAS_STATUS_SUCCESS &&
-         found > 0;
+    if (ok) {
+      const cublasStatus_t h =
+          cublasLtMatmulAlgoGetHeuristic(ex.lt, desc, la, lb, lc, lc, pref, 1, &result, &found);
+      ok = h == CUBLAS_STATUS_SUCCESS && found > 0;
+      if (!ok && trace())
+        std::fprintf(stderr,
+                     "aotc: cuBLASLt has no algorithm for %lldx%lldx%lld (batch %lld): %s, %d found\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                     static_cast<long long>(bp.batch), cublasGetStatusString(h), found);
+    } else if (trace()) {
+      std::fprintf(stderr, "aotc: cuBLASLt descriptors for %lldx%lldx%lld could not be made\n",
+                   static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+    }
     if (ok) {
       const float zero = 0.0f;
       const cublasStatus_t s = cublasLtMatmul(ex.lt, desc, &p.alpha, a, la, b, lb, &zero, c, lc, c, lc,
