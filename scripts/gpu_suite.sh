@@ -53,6 +53,6 @@ for precision in $PRECISIONS; do
   [ "$precision" = tf32 ] && models=$BENCH_MODELS_TF32
   python3 "$ROOT/bench/gpu_bench.py" --workdir /tmp/aotc-gpu-work --models "$models" \
     --precision "$precision" --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision.json" \
-    --profile resnet50,mobilenet_v2 "${bench_args[@]}" || status=1
+    --profile "${PROFILE_MODELS:-resnet50,mobilenet_v2}" "${bench_args[@]}" || status=1
 done
 exit $status
