@@ -13,29 +13,23 @@ struct Im2colShape {
       dilation_w;
 };
 
-// One block per (unfolded row, output row): the row's channel and kernel tap and the input
-// row it reads are the same for the whole block, so the threads only step along the output
-// row, with no division; an input row outside the image writes zeros.
 __global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x,
                               float* __restrict__ col) {
-  const int oh = blockIdx.x;
+  const int spatial = s.h_out * s.w_out;
+  const int pos = blockIdx.x * blockDim.x + threadIdx.x;
+  if (pos >= spatial) return;
   const int row = first_row + blockIdx.y;  // (image * c_in + c) * kernel_h * kernel_w + kh * kernel_w + kw
   const int taps = s.kernel_h * s.kernel_w;
   const int plane = row / taps;  // image * c_in + c
   const int tap = row - plane * taps;
-  const int kh = tap / s.kernel_w, kw = tap - kh * s.kernel_w;
+  const int kh = tap / s.kernel_w, kw = tap - (tap / s.kernel_w) * s.kernel_w;
+  const int oh = pos / s.w_out, ow = pos - (pos / s.w_out) * s.w_out;
   const int ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
-  float* out = col + static_cast<int64_t>(row) * s.h_out * s.w_out + oh * s.w_out;
-  if (ih < 0 || ih >= s.h_in) {
-    for (int ow = threadIdx.x; ow < s.w_out; ow += blockDim.x) out[ow] = 0.0f;
-    return;
-  }
-  const float* in = x + (static_cast<int64_t>(plane) * s.h_in + ih) * s.w_in;
-  const int iw0 = kw * s.dilation_w - s.pad_w;
-  for (int ow = threadIdx.x; ow < s.w_out; ow += blockDim.x) {
-    const int iw = ow * s.stride_w + iw0;
-    out[ow] = (iw >= 0 && iw < s.w_in) ? in[iw] : 0.0f;
-  }
+  const int iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
+  float v = 0.0f;
+  if (ih >= 0 && ih < s.h_in && iw >= 0 && iw < s.w_in)
+    v = x[static_cast<int64_t>(plane) * s.h_in * s.w_in + ih * s.w_in + iw];
+  col[static_cast<int64_t>(row) * spatial + pos] = v;
 }
 
 }  // namespace
@@ -55,13 +49,11 @@ void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, floa
       static_cast<int>(p.kernel_w),  static_cast<int>(p.stride_h), static_cast<int>(p.stride_w),
       static_cast<int>(p.pad_h),     static_cast<int>(p.pad_w),    static_cast<int>(p.dilation_h),
       static_cast<int>(p.dilation_w)};
-  // Threads along an output row: a multiple of a warp, at most 256. gridDim.y is at most
-  // 65535: taller matrices go in slices of rows.
-  const unsigned threads = static_cast<unsigned>(p.w_out >= 256 ? 256 : (p.w_out + 31) / 32 * 32);
+  // gridDim.y is at most 65535: taller matrices go in slices of rows.
   for (int64_t first = 0; first < rows; first += 65535) {
     const unsigned slice = static_cast<unsigned>(rows - first < 65535 ? rows - first : 65535);
-    im2col_kernel<<<dim3(static_cast<unsigned>(p.h_out), slice), threads, 0, stream>>>(
-        s, static_cast<int>(first), x, col);
+    im2col_kernel<<<dim3(blocks_for(spatial), slice), kThreads, 0, stream>>>(s, static_cast<int>(first), x,
+                                                                             col);
     check_launch("im2col_kernel");
   }
 }
