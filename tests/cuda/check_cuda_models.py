@@ -109,7 +109,10 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     errors["host"] = max(rel_l2(g, w) for g, w in zip(host_outs, expected))
     ctx.destroy()
     model.destroy()
-    # aotc-run, the user's tool, with .npy files (host memory).
+    # aotc-run, the user's tool: --info names the device; runs take .npy files (host memory).
+    info = subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True)
+    if info.returncode != 0 or json.loads(info.stdout).get("device") != "cuda":
+        raise RuntimeError(f"aotc-run --info --json does not say device cuda: {info.stdout} {info.stderr}")
     run = [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
     for n, t in inputs:
         path = os.path.join(work, f"in_{n}.npy")
