@@ -3,6 +3,7 @@
 - on the CPU fixture model: aotc_model_device says CPU; device memory, an unknown memory
   kind and a CUDA stream are refused with messages; the stream functions refuse a CPU
   context;
+- the command-line errors of the CUDA flags: exit status 2, a message, no output file;
 - on a model compiled with --target cuda: the library exports the new functions,
   aotc_model_device says CUDA before any model exists, and aotc_model_create either works
   (a GPU is there: then a run on host memory gives finite outputs) or fails with
@@ -90,10 +91,29 @@ def cuda_model_checks(aotc, workdir):
     model.destroy()
 
 
+def cli_checks(aotc, workdir):
+    pt, so = os.path.join(workdir, "tiny.pt"), os.path.join(workdir, "cli.so")
+    base = [aotc, pt, "-o", so, "--input", "input:3x8"]
+    cases = [
+        (["--target", "tpu"], "--target must be 'cpu' or 'cuda'"),
+        (["--target", "cuda", "--cuda-arch", "sm_61"], "compute capability 7.0 or newer"),
+        (["--target", "cuda", "--cuda-arch", "90"], "expected sm_NN"),
+        (["--target", "cuda", "--precision", "fp16"], "not implemented yet"),
+        (["--target", "cuda", "--precision", "fp64"], "--precision must be"),
+        (["--cuda-arch", "sm_80"], "need --target cuda"),
+        (["--target", "cuda", "--target-triple", "aarch64-linux-gnu"], "cannot be combined"),
+    ]
+    for extra, words in cases:
+        result = subprocess.run(base + extra, capture_output=True, text=True)
+        if result.returncode != 2 or words not in result.stderr or os.path.exists(so):
+            failures.append(f"aotc {' '.join(extra)}: status {result.returncode}, {result.stderr.strip()!r}")
+
+
 def main():
     fixture, aotc, workdir = sys.argv[1:4]
     fixture_checks(fixture)
     cuda_model_checks(aotc, workdir)
+    cli_checks(aotc, workdir)
     for f in failures:
         print("FAIL", f)
     print("PASS" if not failures else f"{len(failures)} failures")
