@@ -18,6 +18,7 @@
 #include "../compiler/ir/error.h"
 #include "aotc_config.h"
 #include "codegen.h"
+#include "cuda/cuda_target.h"
 #include "template_text.h"
 #include "templates_embedded.h"
 
@@ -240,7 +241,7 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   const std::string& runtime_lib = target.runtime_lib;
   const std::string runtime_include = getenv_or("AOTC_RUNTIME_INCLUDE", AOTC_RUNTIME_INCLUDE);
   const std::string cxx = getenv_or("AOTC_CXX", AOTC_CXX);
-  write_text(work / "model.cpp", sources.model_cpp);
+  write_text(work / (sources.cuda ? "model.cu" : "model.cpp"), sources.model_cpp);
   write_text(work / "weights.S", sources.weights_s);
   if ((options.weights == WeightsMode::File) != sources.weights_external)
     throw CompileError("internal: the sources and the build options disagree on where the weights go");
@@ -249,6 +250,7 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
              sources.weights_external ? 0 : sources.weights_bin.size());
   write_text(work / "exports.map", sources.exports_map);
   std::string ninja =
+      sources.cuda ? cuda::cuda_build_ninja(sources, cxx, runtime_lib, runtime_include) :
       fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
                                                 {"CXX", shell_arg(cxx)},
                                                 {"TARGET_FLAGS", target.flags},

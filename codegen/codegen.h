@@ -22,6 +22,10 @@ struct Sources {
   std::vector<uint8_t> weights_bin;  // the weights blob, wherever it goes
   bool weights_external = false;     // WeightsMode::File: weights_bin goes to OUTPUT.weights
   std::string exports_map;
+  // aotc --target cuda: model_cpp holds CUDA C++ (model.cu, built by nvcc with
+  // templates/build_cuda.ninja.in); see codegen/cuda/cuda_target.h.
+  bool cuda = false;
+  std::string cuda_arch;  // "sm_90"
 };
 
 // Lays out the constants the ops use in one 64-byte aligned blob (setting each
@@ -38,6 +42,10 @@ struct BuildOptions {
   std::string target_triple;  // empty: the host; e.g. "aarch64-linux-gnu"
   WeightsMode weights = WeightsMode::Embed;
 };
+
+// Lays out the constants the ops read (and the outputs return) in one 64-byte aligned
+// blob, in first-use order, setting each Constant::offset; returns the blob.
+std::vector<uint8_t> layout_weights(ir::Graph& graph);
 
 // The CPU a model is built for (--target-triple): clang flags for build.ninja and the
 // aotc runtime library built for that CPU.

@@ -27,6 +27,8 @@ std::string tensor_desc(const std::string& name, const ir::Value& v) {
   return os.str();
 }
 
+}  // namespace
+
 // Constants actually read by ops or returned, in first-use order, packed with alignment.
 std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   std::vector<int> order;
@@ -51,8 +53,6 @@ std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   }
   return blob;
 }
-
-}  // namespace
 
 std::string cpp_string_literal(const std::string& s) {
   std::string out = "\"";

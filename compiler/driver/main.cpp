@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "../../codegen/codegen.h"
+#include "../../codegen/cuda/cuda_target.h"
 #include "../frontend/frontend.h"
 #include "../ir/error.h"
+#include "../ops/cuda/cuda_registry.h"
 #include "../ops/op_registry.h"
 #include "../passes/passes.h"
 #include "aotc_config.h"
@@ -48,6 +50,11 @@ is needed to run it.
                            shapes: how often, supported or not, and where the unsupported
                            ones are) and exit 1 if anything cannot be compiled, else 0;
                            writes no file
+  --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
+                           with nvcc; the .so needs the GPU driver and cuBLAS at run time
+  --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
+  --precision fp32|tf32    float32 matrix products with --target cuda: exact (default, as
+                           torch.backends.cuda.matmul.allow_tf32 = False) or on tf32 tensor cores
   --list-ops               print the TorchScript ops aotc can lower, one per line
   --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings
@@ -192,6 +199,9 @@ struct Job {
   bool verbose = false;
   std::string target_triple;                                               // --target-triple; empty: the host
   aotc::codegen::WeightsMode weights = aotc::codegen::WeightsMode::Embed;  // --weights
+  bool cuda = false;                                                       // --target cuda
+  aotc::codegen::cuda::CudaOptions cuda_options;                           // --cuda-arch, --precision
+  bool cuda_flags_given = false;
 };
 
 std::optional<Job> parse_command_line(int argc, char** argv) {
@@ -237,6 +247,27 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
         job.weights = aotc::codegen::WeightsMode::File;
       else
         throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+    } else if (arg == "--target") {
+      const std::string target = value("--target");
+      if (target == "cuda")
+        job.cuda = true;
+      else if (target != "cpu")
+        throw UsageError("--target must be 'cpu' or 'cuda', got '" + target + "'");
+    } else if (arg == "--cuda-arch") {
+      try {
+        job.cuda_options.arch = aotc::codegen::cuda::parse_cuda_arch(value("--cuda-arch"));
+      } catch (const aotc::CompileError& e) {
+        throw UsageError(e.what());
+      }
+      job.cuda_flags_given = true;
+    } else if (arg == "--precision") {
+      job.cuda_options.precision = value("--precision");
+      const std::string& p = job.cuda_options.precision;
+      if (p != "fp32" && p != "tf32" && p != "fp16" && p != "bf16")
+        throw UsageError("--precision must be fp32, tf32, fp16 or bf16, got '" + p + "'");
+      if (p == "fp16" || p == "bf16")
+        throw UsageError("--precision " + p + " is not implemented yet (fp32 and tf32 are)");
+      job.cuda_flags_given = true;
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -255,6 +286,9 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   if (options.model_path.empty()) throw UsageError("no model file given");
   if (job.check && !output.empty()) throw UsageError("--check writes no file; leave out -o");
   if (output.empty() && !job.check) throw UsageError("no output file given (-o MODEL.so)");
+  if (job.cuda_flags_given && !job.cuda) throw UsageError("--cuda-arch and --precision need --target cuda");
+  if (job.cuda && !job.target_triple.empty())
+    throw UsageError("--target cuda builds for the host CPU; --target-triple cannot be combined with it");
   for (size_t i = 0; i < options.inputs.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (options.inputs[i].name == options.inputs[j].name)
@@ -278,7 +312,17 @@ int compile(const Job& job) {
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   aotc::passes::run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
-  aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
+  aotc::codegen::Sources sources;
+  if (job.cuda) {
+    // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
+    aotc::ops::cuda::check_cuda_support(graph);
+    aotc::ops::cuda::prepare_graph_for_cuda(graph);
+    if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
+    sources =
+        aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
+  } else {
+    sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
+  }
   const double t_codegen = seconds_since(start);
   aotc::codegen::build_shared_library(sources,
                                       {job.output, job.emit_dir, verbose, job.target_triple, job.weights});

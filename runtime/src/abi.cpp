@@ -34,6 +34,11 @@ static_assert(sizeof(void*) != 8 ||
               (sizeof(aotc_context_options) == 48 && offsetof(aotc_context_options, arena) == 16 &&
                offsetof(aotc_context_options, arena_size) == 24));
 static_assert(sizeof(void*) != 8 || sizeof(aotc_model_options) == 64);
+// Minor version 2 named the third reserved word of the context options and the first of
+// a tensor's: same sizes, same offsets.
+static_assert(sizeof(void*) != 8 || (offsetof(aotc_context_options, cuda_stream) == 32 &&
+                                     offsetof(aotc_context_options, reserved) == 40));
+static_assert(sizeof(void*) != 8 || (sizeof(aotc_tensor) == 64 && offsetof(aotc_tensor, memory) == 32));
 static_assert(sizeof(aotc_weights_info) == 56);
 
 // Weights of a model whose blob is empty: any 64-byte aligned address will do.
@@ -53,6 +58,7 @@ struct aotc_model {
   const unsigned char* weights;
   void* mapping;  // the weights file mapped at create (munmap at destroy), or nullptr
   size_t mapping_bytes;
+  void* device_state;  // a device model's (DeviceHooks::model_create), or nullptr
 };
 
 struct aotc_context {
@@ -65,6 +71,7 @@ struct aotc_context {
   void** output_ptrs;
   // Set while a run is in progress: a context serves one thread at a time.
   std::atomic<bool> busy;
+  void* device_state;  // a device model's (DeviceHooks::context_create), or nullptr
 };
 
 namespace {
@@ -231,6 +238,16 @@ aotc_status create_model(const aotc_model_options* options, aotc_model** out_mod
     std::free(out_bytes);
     return s;
   }
+  if (desc->device) {
+    // The weights go to the device once; the host copy is not needed afterwards.
+    if (aotc_status s = desc->device->model_create(*desc, model->weights, &model->device_state)) {
+      if (model->mapping) ::munmap(model->mapping, model->mapping_bytes);
+      delete model;
+      std::free(in_bytes);
+      std::free(out_bytes);
+      return s;
+    }
+  }
   for (size_t i = 0; i < desc->num_inputs; ++i) in_bytes[i] = dense_bytes(desc->inputs[i]);
   for (size_t i = 0; i < desc->num_outputs; ++i) out_bytes[i] = dense_bytes(desc->outputs[i]);
   model->magic = kModelMagic;
@@ -361,6 +378,7 @@ AOTC_API aotc_status aotc_model_destroy(aotc_model* model) {
     return fail(AOTC_ERR_INVALID_ARGUMENT, "model still has %lld live context(s): destroy them first",
                 static_cast<long long>(live));
   model->magic = 0;
+  if (model->device_state) model->desc->device->model_destroy(model->device_state);
   if (model->mapping) ::munmap(model->mapping, model->mapping_bytes);
   std::free(model->input_bytes);
   std::free(model->output_bytes);
@@ -428,8 +446,14 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   if (aotc_status s = check_threads(threads)) return s;
   if (threads == 0) threads = 1;
   const aotc::rt::ModelDesc* desc = model->desc;
-  const size_t arena_bytes = static_cast<size_t>(context_arena_bytes(*desc, threads));
+  // A device model's arena is device memory that its hooks allocate: none on the host.
+  const size_t arena_bytes = desc->device ? 0 : static_cast<size_t>(context_arena_bytes(*desc, threads));
   unsigned char* caller_arena = nullptr;
+  if (options && desc->device && options->arena)
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "this model runs on the GPU and allocates its arena in device memory: arena must be NULL");
+  if (options && !desc->device && options->cuda_stream)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "cuda_stream is for CUDA models; this model runs on the CPU");
   if (options) {
     bool reserved_zero = all_zero(options->reserved, sizeof options->reserved / sizeof options->reserved[0]);
     for (const int32_t r : options->reserved_i) reserved_zero = reserved_zero && r == 0;
@@ -475,9 +499,19 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     if (no_pool) return fail(AOTC_ERR_SYSTEM, "could not start %d worker threads", threads - 1);
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
   }
+  if (desc->device) {
+    if (aotc_status s = desc->device->context_create(
+            *desc, model->device_state, options ? options->cuda_stream : nullptr, &ctx->device_state)) {
+      delete ctx->pool;
+      std::free(ctx->input_ptrs);
+      std::free(ctx->output_ptrs);
+      delete ctx;
+      return s;
+    }
+  }
   // Each thread's kernel scratch follows the activations.
   const size_t scratch_bytes = static_cast<size_t>(round_up(desc->thread_scratch_bytes, kArenaAlignment));
-  if (scratch_bytes)
+  if (scratch_bytes && !desc->device)
     ctx->pool->set_thread_scratch(ctx->arena + round_up(desc->arena_bytes, kArenaAlignment), scratch_bytes);
   ctx->magic = kContextMagic;
   ctx->model = model;
@@ -493,6 +527,7 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   if (context->busy.load())
     return fail(AOTC_ERR_INVALID_ARGUMENT, "context is running on another thread; destroy it after the run");
   context->magic = 0;
+  if (context->device_state) context->model->desc->device->context_destroy(context->device_state);
   --context->model->live_contexts;
   delete context->pool;
   if (context->owns_arena) std::free(context->arena);
@@ -532,6 +567,26 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
       return s;
     context->output_ptrs[i] = outputs[i].data;
   }
+  for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const bool is_input = i < num_inputs;
+    const aotc_tensor& t = is_input ? inputs[i] : outputs[i - num_inputs];
+    const size_t index = is_input ? i : i - num_inputs;
+    if (t.memory != AOTC_MEMORY_HOST && t.memory != AOTC_MEMORY_DEVICE)
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "%s %zu: memory is %llu, not an aotc_memory_kind",
+                  is_input ? "input" : "output", index, static_cast<unsigned long long>(t.memory));
+    if (t.memory == AOTC_MEMORY_DEVICE && !desc->device)
+      return fail(
+          AOTC_ERR_INVALID_ARGUMENT,
+          "%s %zu: memory is AOTC_MEMORY_DEVICE, but this model runs on the CPU and reads host memory",
+          is_input ? "input" : "output", index);
+  }
+  if (desc->device) {
+    try {
+      return desc->device->run(context->device_state, inputs, outputs);
+    } catch (...) {
+      return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
+    }
+  }
   aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, model->weights,
                          context->pool};
   try {
@@ -539,6 +594,42 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
   } catch (...) {
     return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
   }
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_device(aotc_device_type* out_device) {
+  if (!out_device) return fail(AOTC_ERR_NULL_POINTER, "out_device is NULL");
+  const aotc::rt::ModelDesc* desc = aotc_internal_model_desc();
+  *out_device = desc && desc->device ? desc->device->device : AOTC_DEVICE_CPU;
+  return AOTC_OK;
+}
+
+namespace {
+aotc_status check_cuda_context(const aotc_context* context) {
+  if (!context) return fail(AOTC_ERR_NULL_POINTER, "context is NULL");
+  if (context->magic != kContextMagic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
+  const aotc::rt::DeviceHooks* device = context->model->desc->device;
+  if (!device || device->device != AOTC_DEVICE_CUDA)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "this model runs on the CPU: it has no CUDA stream");
+  return AOTC_OK;
+}
+}  // namespace
+
+AOTC_API aotc_status aotc_context_set_cuda_stream(aotc_context* context, void* cuda_stream) {
+  if (aotc_status s = check_cuda_context(context)) return s;
+  if (context->busy.exchange(true, std::memory_order_acquire))
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "context is running on another thread: set its stream between runs");
+  const aotc_status s = context->model->desc->device->set_stream(context->device_state, cuda_stream);
+  context->busy.store(false, std::memory_order_release);
+  return s;
+}
+
+AOTC_API aotc_status aotc_context_cuda_stream(const aotc_context* context, void** out_cuda_stream) {
+  if (aotc_status s = check_cuda_context(context)) return s;
+  if (!out_cuda_stream) return fail(AOTC_ERR_NULL_POINTER, "out_cuda_stream is NULL");
+  *out_cuda_stream = context->model->desc->device->stream(context->device_state);
   return AOTC_OK;
 }
 

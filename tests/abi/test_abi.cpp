@@ -1016,9 +1016,9 @@ TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "arena is NULL",
               std::to_string(need));
   options.arena_size = 0;
-  options.reserved[1] = 1;
+  options.reserved[0] = 1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
-  options.reserved[1] = 0;
+  options.reserved[0] = 0;
   options.reserved_i[2] = -1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
   CHECK(context == nullptr);
@@ -1157,6 +1157,10 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
       "aotc_model_create_v2",
       "aotc_model_weights_info",
       "aotc_model_arena_requirements",
+      // minor version 2 (CUDA models)
+      "aotc_model_device",
+      "aotc_context_set_cuda_stream",
+      "aotc_context_cuda_stream",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);

@@ -409,10 +409,10 @@ void check_runs(aotc_model* model, aotc_context* ctx) {
   int64_t ids[4] = {1, 2, 3, 4};
   float sum[1];
   const int64_t dx[2] = {2, 3}, di[1] = {4}, ds[1] = {1};
-  const aotc_tensor ins[2] = {{x, AOTC_DTYPE_FLOAT32, 2, dx, sizeof x, {}},
-                              {ids, AOTC_DTYPE_INT64, 1, di, sizeof ids, {}}};
-  aotc_tensor outs[2] = {{y, AOTC_DTYPE_FLOAT32, 2, dx, sizeof y, {}},
-                         {sum, AOTC_DTYPE_FLOAT32, 1, ds, sizeof sum, {}}};
+  const aotc_tensor ins[2] = {{x, AOTC_DTYPE_FLOAT32, 2, dx, sizeof x, AOTC_MEMORY_HOST, {}},
+                              {ids, AOTC_DTYPE_INT64, 1, di, sizeof ids, AOTC_MEMORY_HOST, {}}};
+  aotc_tensor outs[2] = {{y, AOTC_DTYPE_FLOAT32, 2, dx, sizeof y, AOTC_MEMORY_HOST, {}},
+                         {sum, AOTC_DTYPE_FLOAT32, 1, ds, sizeof sum, AOTC_MEMORY_HOST, {}}};
   if (aotc_run(model, ctx, ins, 2, outs, 2) != AOTC_OK || y[5] != 13.0f || sum[0] != 10.0f)
     bug("a freshly created context does not run");
 }
@@ -442,8 +442,10 @@ void do_context(FuzzedDataProvider& in) {
     const uint64_t v = in.ConsumeIntegral<uint64_t>();
     if (which < 3)
       options.reserved_i[which] = static_cast<int32_t>(v);
-    else
-      options.reserved[which - 3] = v;
+    else if (which == 3)
+      options.reserved[0] = v;
+    else  // minor version 2 named the word: a stream on a CPU model fails like a reserved word
+      options.cuda_stream = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
     reserved_zero = v == 0 || (which < 3 && static_cast<int32_t>(v) == 0);
   }
   // The arena the model needs for this thread count (as a caller would ask for it).

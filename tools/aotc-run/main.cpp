@@ -208,7 +208,17 @@ struct Api {
   aotc_status (*model_create_v2)(const aotc_model_options*, aotc_model**);
   aotc_status (*model_weights_info)(aotc_weights_info*);
   aotc_status (*model_arena_requirements)(const aotc_model*, int32_t, uint64_t*, uint64_t*);
+  // Minor version 2 (nullptr in older libraries, which all run on the CPU).
+  aotc_status (*model_device)(aotc_device_type*);
 };
+
+// "cpu" or "cuda": where the library's model runs. aotc-run always passes host memory; a
+// CUDA model copies inputs to the GPU and outputs back itself (AOTC_MEMORY_HOST).
+const char* device_name(const Api& api) {
+  aotc_device_type device = AOTC_DEVICE_CPU;
+  if (api.model_device && api.model_device(&device) == AOTC_OK && device == AOTC_DEVICE_CUDA) return "cuda";
+  return "cpu";
+}
 
 // Where aotc --weights file puts the weights of MODEL.so: MODEL.weights (the .so suffix
 // replaced, else .weights appended), as codegen's weights_path_for does.
@@ -270,6 +280,7 @@ class Library {
     resolve_optional("aotc_model_create_v2", api_.model_create_v2);
     resolve_optional("aotc_model_weights_info", api_.model_weights_info);
     resolve_optional("aotc_model_arena_requirements", api_.model_arena_requirements);
+    resolve_optional("aotc_model_device", api_.model_device);
     aotc_weights_info info{};
     if (api_.model_weights_info) {
       check(api_.model_weights_info(&info), "aotc_model_weights_info");
@@ -523,6 +534,7 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
     weights_json += "}";
     out = "{\"model\": " + json_string(options.model_path) +
           ", \"abi_version\": " + std::to_string(api.abi_version()) +
+          ", \"device\": " + json_string(device_name(api)) +
           ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) + memory +
           ", \"weights\": " + weights_json + ", \"inputs\": " + tensors(sig.inputs) +
           ", \"outputs\": " + tensors(sig.outputs) + "}\n";
@@ -550,8 +562,8 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
     else
       weights_text += "embedded\n";
     out = "model: " + options.model_path + "\nabi version: " + std::to_string(api.abi_version()) +
-          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" + memory + weights_text +
-          tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
+          "\ndevice: " + device_name(api) + "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" +
+          memory + weights_text + tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
   }
   if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
     throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));

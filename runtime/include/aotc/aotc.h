@@ -37,8 +37,11 @@ extern "C" {
 #define AOTC_ABI_VERSION 1u
 /* Compatible additions to version 1 (compare with aotc_abi_minor_version()):
  *   1: external weights (aotc_model_weights_info, aotc_model_create_v2), caller-provided
- *      arenas (aotc_context_options.arena, aotc_model_arena_requirements). */
-#define AOTC_ABI_MINOR_VERSION 1u
+ *      arenas (aotc_context_options.arena, aotc_model_arena_requirements).
+ *   2: CUDA models (aotc --target cuda): aotc_model_device, tensors in device memory
+ *      (aotc_tensor.memory), a CUDA stream per context (aotc_context_options.cuda_stream,
+ *      aotc_context_set_cuda_stream, aotc_context_cuda_stream). */
+#define AOTC_ABI_MINOR_VERSION 2u
 #define AOTC_MAX_RANK 8
 /* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
 #define AOTC_MEMORY_ALIGNMENT 64u
@@ -81,6 +84,25 @@ typedef enum aotc_dtype AOTC_ENUM_BASE {
 typedef struct aotc_model aotc_model;
 typedef struct aotc_context aotc_context;
 
+/* Minor version 2: what a model library runs on (aotc_model_device). */
+typedef enum aotc_device_type AOTC_ENUM_BASE {
+  AOTC_DEVICE_CPU = 0,  /* aotc's default target: the host's CPU */
+  AOTC_DEVICE_CUDA = 1  /* aotc --target cuda: an NVIDIA GPU through the CUDA runtime */
+} aotc_device_type;
+
+/* Minor version 2: where the bytes of a caller's tensor live (aotc_tensor.memory). */
+typedef enum aotc_memory_kind AOTC_ENUM_BASE {
+  /* Host memory, the old meaning of a zero field. A CUDA model copies such inputs to the
+   * GPU and such outputs back, and aotc_run returns once they are in place. */
+  AOTC_MEMORY_HOST = 0,
+  /* CUDA device memory (cudaMalloc) of the device current when the context was created;
+   * CUDA models only. If every input and output is in device memory, aotc_run only
+   * enqueues the work on the context's stream and returns: synchronise that stream
+   * (aotc_context_cuda_stream) before reading the outputs, and keep the inputs unchanged
+   * until then. */
+  AOTC_MEMORY_DEVICE = 1
+} aotc_memory_kind;
+
 /* Description of one input or output. Pointers stay valid while the model lives. */
 typedef struct aotc_tensor_info {
   const char* name;
@@ -98,7 +120,10 @@ typedef struct aotc_tensor {
   int32_t rank;
   const int64_t* dims; /* rank entries */
   uint64_t size_bytes; /* bytes available at data */
-  uint64_t reserved[4];
+  /* Minor version 2: an aotc_memory_kind, where data points (0: host memory, as before).
+   * (memory took the place of the first of four zero reserved words.) */
+  uint64_t memory;
+  uint64_t reserved[3]; /* must be zero */
 } aotc_tensor;
 
 typedef struct aotc_context_options {
@@ -115,7 +140,13 @@ typedef struct aotc_context_options {
    * the struct's size and layout are those of version 1 on the 64-bit targets.) */
   void* arena;
   uint64_t arena_size;
-  uint64_t reserved[2]; /* must be zero */
+  /* Minor version 2, CUDA models only: the cudaStream_t the context's runs go on. NULL:
+   * the context's own non-blocking stream (created and destroyed with it); for CUDA's
+   * legacy default stream pass cudaStreamLegacy ((void*)1), not NULL. A CUDA model's
+   * arena is device memory the context allocates: arena must be NULL there. (cuda_stream
+   * took the place of the third zero reserved word.) */
+  void* cuda_stream;
+  uint64_t reserved[1]; /* must be zero */
 } aotc_context_options;
 
 /* Where a model's weights live (aotc_weights_info.location). */
@@ -214,8 +245,21 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
                                          aotc_context** out_context);
 AOTC_API aotc_status aotc_context_destroy(aotc_context* context);
 
+/* Minor version 2: the device this library's model runs on; callable before any model
+ * exists. A CUDA model's aotc_model_create uploads the weights to the current CUDA
+ * device once (it fails with AOTC_ERR_SYSTEM and CUDA's message where there is none). */
+AOTC_API aotc_status aotc_model_device(aotc_device_type* out_device);
+
+/* Minor version 2, CUDA models only (AOTC_ERR_INVALID_ARGUMENT otherwise): the stream a
+ * context's runs go on, and replacing it (NULL: back to the context's own stream). The
+ * caller keeps a stream it gives alive until it replaces it or destroys the context. */
+AOTC_API aotc_status aotc_context_set_cuda_stream(aotc_context* context, void* cuda_stream);
+AOTC_API aotc_status aotc_context_cuda_stream(const aotc_context* context, void** out_cuda_stream);
+
 /* Runs the model once. inputs and outputs are in the order reported by *_info; every
- * one must match its info's dtype and dims exactly. Outputs are written in place. */
+ * one must match its info's dtype and dims exactly. Outputs are written in place.
+ * A CUDA model runs as one CUDA graph captured at aotc_context_create and replayed on
+ * the context's stream; see aotc_memory_kind for when the call returns. */
 AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, const aotc_tensor* inputs,
                               size_t num_inputs, aotc_tensor* outputs, size_t num_outputs);
 

@@ -10,6 +10,25 @@
 namespace aotc::rt {
 
 class ThreadPool;
+struct ModelDesc;
+
+// The device half of the runtime for models that do not run on the CPU (aotc --target
+// cuda: runtime/cuda/). The C ABI (runtime/src/abi.cpp) validates every call as for a
+// CPU model, then hands over through these hooks, so the CPU runtime needs no CUDA.
+// Each hook reports failures with rt::fail (a status and the thread's last error).
+struct DeviceHooks {
+  aotc_device_type device;
+  // Uploads the weights (host bytes, weights_bytes of them) once; *state is the model's.
+  aotc_status (*model_create)(const ModelDesc& desc, const unsigned char* weights, void** state);
+  void (*model_destroy)(void* state);
+  // stream: the caller's (aotc_context_options.cuda_stream) or nullptr for the context's own.
+  aotc_status (*context_create)(const ModelDesc& desc, void* model_state, void* stream, void** state);
+  void (*context_destroy)(void* state);
+  aotc_status (*set_stream)(void* state, void* stream);
+  void* (*stream)(const void* state);
+  // Inputs and outputs are validated (dtype, shape, size, memory kind) before this.
+  aotc_status (*run)(void* state, const aotc_tensor* inputs, const aotc_tensor* outputs);
+};
 
 struct TensorDesc {
   const char* name;
@@ -45,6 +64,11 @@ struct ModelDesc {
   // against weights_bytes and weights_checksum.
   bool weights_external;
   uint64_t weights_checksum;  // weights_checksum() of the weights_bytes bytes
+  // Models for a device (aotc --target cuda): its hooks and what they read of the model
+  // (runtime/cuda: a CudaModelDesc). nullptr: a CPU model, which runs through run().
+  // With a device, arena_bytes is the device arena of each context.
+  const DeviceHooks* device = nullptr;
+  const void* device_desc = nullptr;
 };
 
 // Alignment of the weights blob (and of a caller's weights buffer) and of the arena.

@@ -1,0 +1,136 @@
+"""GPU benchmark (issue 5): aotc --target cuda against torch eager and
+torch.compile(mode="reduce-overhead"), in one process, on the same GPU and inputs.
+
+Each contender runs on torch's current stream; every run is timed with its own pair of CUDA
+events after a warm-up, and the table gives medians (and p90) of --iters runs. aotc runs
+through its C ABI on device memory (tests/cuda/aotc_ctypes.py): the input copy into the
+context's staging buffer, the CUDA graph replay and the output copy are all inside the
+timed region. torch's tf32 switches follow --precision. The .so files come from
+tests/cuda/check_cuda_models.py (--workdir, same layout)."""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "cuda"))
+from aotc_ctypes import Context, Library, Model  # noqa: E402
+from gpu_models import GPU_MODELS  # noqa: E402
+
+
+def time_runs(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    for start, end in events:
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    ms = sorted(s.elapsed_time(e) for s, e in events)
+    return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
+
+
+def kernel_profile(fn, runs=10, top=12):
+    """Device time per kernel name over `runs` runs (CUPTI sees the kernels of graph replays)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    totals = {}
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            key = ev.name[:70]
+            t, n = totals.get(key, (0.0, 0))
+            totals[key] = (t + ev.device_time / 1000.0, n + 1)
+    rows = sorted(totals.items(), key=lambda kv: -kv[1][0])
+    total = sum(t for t, _ in totals.values()) / runs
+    return total, [(name, t / runs, n // runs) for name, (t, n) in rows[:top]]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", required=True, help="where check_cuda_models.py compiled the models")
+    ap.add_argument("--models", default="resnet18,resnet50,mobilenet_v2")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a minute per model)")
+    ap.add_argument("--profile", default="", help="models whose aotc kernels are profiled")
+    ap.add_argument("--results", default="", help="append the markdown table here")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+
+    tf32 = args.precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    device = torch.cuda.get_device_name()
+    rows, profiles = [], {}
+    # torch's default stream is the legacy stream (handle 0), which aotc reads as "the
+    # context's own stream": every contender runs on this side stream instead.
+    stream = torch.cuda.Stream()
+    torch.cuda.set_stream(stream)
+    for name in args.models.split(","):
+        _, inputs, eager = GPU_MODELS[name]()
+        x = inputs[0][1].cuda()
+        eager = eager.cuda().eval()
+        so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
+        lib = Library(so)
+        model = Model(lib)
+        ctx = Context(model, stream.cuda_stream)
+        out = torch.empty(model.outputs[0]["shape"], device="cuda")
+        run_aotc = ctx.prepare([x], [out])
+        row = {"model": name, "batch": x.shape[0], "precision": args.precision}
+        with torch.no_grad():
+            row["aotc"] = time_runs(run_aotc, args.warmup, args.iters)
+            row["eager"] = time_runs(lambda: eager(x), args.warmup, args.iters)
+            if not args.no_compile:
+                compiled = torch.compile(eager, mode="reduce-overhead")
+                row["compile"] = time_runs(lambda: compiled(x), max(args.warmup, 10), args.iters)
+            if name in args.profile.split(","):
+                profiles[name] = kernel_profile(run_aotc)
+        ctx.destroy()
+        model.destroy()
+        rows.append(row)
+        line = f"{name:14} b{row['batch']:<3} {args.precision}: aotc {row['aotc']['median']:.3f} ms, eager {row['eager']['median']:.3f} ms"
+        if "compile" in row:
+            line += f", torch.compile {row['compile']['median']:.3f} ms (aotc/compile {row['aotc']['median'] / row['compile']['median']:.2f})"
+        print(line)
+        sys.stdout.flush()
+
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    md = [f"\n### {date}, {device}, torch {torch.__version__}, {args.precision}, medians of {args.iters} runs (ms)\n",
+          "| model | batch | aotc | torch eager | torch.compile reduce-overhead | aotc / eager | aotc / compile |",
+          "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        a, e = r["aotc"]["median"], r["eager"]["median"]
+        c = r.get("compile", {}).get("median")
+        c_text = "%.3f" % c if c else "not run"
+        ratio = "%.2f" % (a / c) if c else "-"
+        md.append(f"| {r['model']} | {r['batch']} | {a:.3f} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
+    for name, (total, top) in profiles.items():
+        md.append(f"\naotc {name} ({args.precision}): {total:.3f} ms of kernels per run; the largest:\n")
+        md.append("| kernel | ms per run | launches per run |")
+        md.append("| --- | --- | --- |")
+        for kname, t, n in top:
+            md.append(f"| `{kname}` | {t:.3f} | {n} |")
+    text = "\n".join(md) + "\n"
+    print(text)
+    if args.results:
+        with open(args.results, "a") as f:
+            f.write(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "rows": rows, "profiles": profiles}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

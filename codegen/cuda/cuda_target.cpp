@@ -1,0 +1,159 @@
+#include "cuda_target.h"
+
+#include <aotc/rt/model_desc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "../../compiler/ir/error.h"
+#include "../../compiler/ops/cuda/cuda_registry.h"
+#include "../template_text.h"
+#include "aotc_config.h"
+#include "cuda_templates_embedded.h"
+#include "templates_embedded.h"
+
+namespace aotc::codegen::cuda {
+namespace {
+
+std::string tensor_desc(const std::string& name, const ir::Value& v) {
+  std::ostringstream os;
+  os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size()
+     << ", {";
+  for (size_t i = 0; i < v.shape.size(); ++i) os << (i ? ", " : "") << v.shape[i];
+  os << "}},";
+  return os.str();
+}
+
+std::string getenv_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  std::string escaped;
+  for (char c : out + "'") escaped += c == '$' ? std::string("$$") : std::string(1, c);
+  return escaped;
+}
+
+std::string ninja_path(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '$' || c == ' ' || c == ':') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+int parse_cuda_arch(const std::string& text) {
+  const std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : "";
+  const bool ok = (digits.size() == 2 || digits.size() == 3) &&
+                  digits.find_first_not_of("0123456789") == std::string::npos;
+  const int arch = ok ? std::stoi(digits) : 0;
+  if (arch < 70)
+    throw CompileError("--cuda-arch '" + text +
+                       "': expected sm_NN for a GPU of compute capability 7.0 or newer, e.g. "
+                       "sm_80 (A100), sm_90 (H100)");
+  return arch;
+}
+
+Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights,
+                              const CudaOptions& options) {
+  if (options.precision != "fp32" && options.precision != "tf32")
+    throw CompileError("--precision " + options.precision +
+                       " is not supported by the CUDA target yet (fp32, tf32)");
+  Sources sources;
+  sources.cuda = true;
+  sources.cuda_arch = "sm_" + std::to_string(options.arch);
+  sources.weights_bin = layout_weights(graph);
+  sources.weights_external = weights == WeightsMode::File;
+  const uint64_t checksum = rt::weights_checksum(sources.weights_bin.data(), sources.weights_bin.size());
+  char checksum_text[32];
+  std::snprintf(checksum_text, sizeof checksum_text, "0x%016llxull",
+                static_cast<unsigned long long>(checksum));
+
+  const ops::cuda::CudaRegistry& registry = ops::cuda::CudaRegistry::get();
+  ops::EmitContext emit(graph);
+  std::string kernels, body;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    const ops::cuda::CudaEmitFn* fn = registry.find(op.kind);
+    if (!fn) throw CompileError("internal: no CUDA code generator for IR op '" + op.kind + "'");
+    const ops::cuda::CudaCode code = (*fn)(emit, op, i);
+    kernels += code.kernels;
+    body += code.launch;
+  }
+  std::string input_descs, output_descs, copies;
+  for (int id : graph.inputs) input_descs += tensor_desc(graph.value(id).name, graph.value(id)) + "\n";
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const ir::GraphOutput& out = graph.outputs[i];
+    const ir::Value& v = graph.value(out.value);
+    output_descs += tensor_desc(out.name, v) + "\n";
+    if (v.bytes() > 0)
+      copies += "  cudaMemcpyAsync(args.outputs[" + std::to_string(i) + "], " + emit.in(out.value) + ", " +
+                std::to_string(v.bytes()) +
+                ", cudaMemcpyDeviceToDevice, stream);\n"
+                "  aotc::rt::cuda::check_launch(\"output copy\");\n";
+  }
+  if (graph.inputs.empty()) input_descs = "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
+  std::string safe_name;
+  for (unsigned char c : source_name)
+    safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
+
+  sources.model_cpp = fill_template(
+      templates::model_cu_in,
+      {{"AOTC_VERSION", AOTC_VERSION_STRING},
+       {"SOURCE_NAME", safe_name},
+       {"CUDA_ARCH", sources.cuda_arch},
+       {"PRECISION", options.precision},
+       {"PRECISION_ENUM", options.precision == "tf32" ? "Tf32" : "Fp32"},
+       {"ARCH_NUMBER", std::to_string(options.arch)},
+       {"OP_COUNT", std::to_string(graph.ops.size())},
+       {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
+       {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
+       {"WEIGHTS_CHECKSUM", checksum_text},
+       {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
+       {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
+       {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
+       {"INPUT_DESCS", input_descs},
+       {"OUTPUT_DESCS", output_descs},
+       {"NUM_INPUTS", std::to_string(graph.inputs.size())},
+       {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
+       {"KERNELS", kernels},
+       {"RUN_BODY", body},
+       {"OUTPUT_COPIES", copies}});
+  sources.weights_s = std::string(templates::weights_S_in);
+  sources.exports_map = std::string(templates::exports_map);
+  return sources;
+}
+
+std::string cuda_build_ninja(const Sources& sources, const std::string& cxx, const std::string& runtime_lib,
+                             const std::string& runtime_include) {
+  const std::string cuda_runtime = getenv_or("AOTC_CUDA_RUNTIME_LIB", AOTC_CUDA_RUNTIME_LIB);
+  const std::string nvcc = getenv_or("AOTC_NVCC", AOTC_NVCC);
+  const std::string cuda_lib_dir = getenv_or("AOTC_CUDA_LIB_DIR", AOTC_CUDA_LIB_DIR);
+  std::error_code ec;
+  if (cuda_runtime.empty() || nvcc.empty())
+    throw CompileError(
+        "--target cuda: this aotc was built without CUDA (nvcc was not found when it was configured; "
+        "install the CUDA toolkit and reconfigure, or set AOTC_NVCC and AOTC_CUDA_RUNTIME_LIB)");
+  if (!std::filesystem::is_regular_file(cuda_runtime, ec))
+    throw CompileError("--target cuda: the aotc CUDA runtime library " + cuda_runtime +
+                       " does not exist (build aotc first)");
+  const std::string arch = sources.cuda_arch.substr(3);
+  return fill_template(templates::build_cuda_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                                        {"NVCC", shell_quote(nvcc)},
+                                                        {"CXX", shell_quote(cxx)},
+                                                        {"CUDA_ARCH_NUMBER", arch},
+                                                        {"RUNTIME_INCLUDE", shell_quote(runtime_include)},
+                                                        {"CUDA_LIB_DIR", shell_quote(cuda_lib_dir)},
+                                                        {"RUNTIME_LIB", ninja_path(runtime_lib)},
+                                                        {"CUDA_RUNTIME_LIB", ninja_path(cuda_runtime)}});
+}
+
+}  // namespace aotc::codegen::cuda

@@ -1,0 +1,66 @@
+// IR "binary" on CUDA: a kernel generated for this op with torch's broadcasting folded
+// into compile-time index arithmetic (an operand read densely or as a scalar needs none),
+// and the relu/clamp that prepare_graph_for_cuda fused into it (the residual add + relu of
+// a ResNet block is one pass).
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+// Index expression of one operand for output element i.
+std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& out, const std::string& var,
+                          std::string& code) {
+  const std::vector<int64_t> dense = dense_strides(out);
+  bool all_zero = true, is_dense = true;  // dims of size 1 do not move the index
+  for (size_t d = 0; d < out.size(); ++d) {
+    all_zero = all_zero && (strides[d] == 0 || out[d] == 1);
+    is_dense = is_dense && (strides[d] == dense[d] || out[d] == 1);
+  }
+  if (all_zero) return "0";
+  if (is_dense) return "i";
+  code += "  int64_t " + var + " = 0;\n  {\n    int64_t r = i;\n";
+  for (size_t d = out.size(); d-- > 0;) {
+    const std::string dim = std::to_string(out[d]) + "ll";
+    if (strides[d] != 0)
+      code += "    " + var + " += (r % " + dim + ") * " + std::to_string(strides[d]) + "ll;\n";
+    if (d > 0) code += "    r /= " + dim + ";\n";
+  }
+  code += "  }\n";
+  return var;
+}
+
+CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
+  const ir::Shape& out = e.graph.value(op.outputs[0]).shape;
+  const int64_t count = ir::numel(out);
+  const std::string name = kernel_name(index);
+  std::string body;
+  const std::string ia =
+      operand_index(broadcast_strides(e.graph.value(op.inputs[0]).shape, out), out, "ia", body);
+  const std::string ib =
+      operand_index(broadcast_strides(e.graph.value(op.inputs[1]).shape, out), out, "ib", body);
+  std::string value = "aotc::rt::cuda::binary_apply<static_cast<aotc::rt::BinaryOp>(" +
+                      std::to_string(op.i("op")) + ")>(a[" + ia + "], b[" + ib + "], " +
+                      EmitContext::f32(op.f("alpha")) + ")";
+  if (op.has("clamp_lo"))
+    value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f("clamp_lo")) + ", " +
+            EmitContext::f32(op.f("clamp_hi")) + ")";
+  CudaCode code;
+  code.kernels = "__global__ void __launch_bounds__(256) " + name +
+                 "(const float* __restrict__ a, const float* __restrict__ b, float* y) {\n"
+                 "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
+                 "  if (i >= " +
+                 std::to_string(count) + "ll) return;\n" + body + "  y[i] = " + value + ";\n}\n";
+  if (count > 0)
+    code.launch =
+        kernel_call(op, "",
+                    name + "<<<" + std::to_string((count + 255) / 256) + ", 256, 0, stream>>>(" +
+                        e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.out(op.outputs[0]) +
+                        "); aotc::rt::cuda::check_launch(\"" + name + "\");");
+  return code;
+}
+
+}  // namespace
+
+void register_binary_cuda(CudaRegistry& r) { r.add("binary", emit_binary); }
+
+}  // namespace aotc::ops::cuda

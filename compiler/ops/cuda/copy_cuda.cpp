@@ -1,0 +1,52 @@
+// IR "copy" (permute, transpose, expand) and "concat" (cat) on CUDA ->
+// aotc::rt::cuda::copy_strided, one call per cat input into its slice of the output.
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+CudaCode emit_copy(const EmitContext& e, const ir::Op& op, size_t) {
+  const auto& dims = op.ints("dims");
+  ParamsCode p("aotc::rt::CopyParams");
+  p.set("rank", static_cast<int64_t>(dims.size()))
+      .set("elem_size", op.i("elem_size"))
+      .set_array("dims", dims)
+      .set_array("src_strides", op.ints("src_strides"))
+      .set_array("dst_strides", op.ints("dst_strides"));
+  return {"", kernel_call(op, p.str(),
+                          "aotc::rt::cuda::copy_strided(stream, p, " + e.in(op.inputs[0]) + ", " +
+                              e.out(op.outputs[0]) + ");")};
+}
+
+CudaCode emit_concat(const EmitContext& e, const ir::Op& op, size_t) {
+  const ir::Value& y = e.graph.value(op.outputs[0]);
+  const size_t dim = static_cast<size_t>(op.i("dim"));
+  const std::vector<int64_t> dst = dense_strides(y.shape);
+  const int64_t elem = ir::dtype_size(y.dtype);
+  CudaCode code;
+  int64_t offset = 0;  // elements along dim already written
+  for (int id : op.inputs) {
+    const ir::Shape& s = e.graph.value(id).shape;
+    ParamsCode p("aotc::rt::CopyParams");
+    p.set("rank", static_cast<int64_t>(s.size()))
+        .set("elem_size", elem)
+        .set_array("dims", s)
+        .set_array("src_strides", dense_strides(s))
+        .set_array("dst_strides", dst);
+    const std::string target = "reinterpret_cast<unsigned char*>(" + e.out(op.outputs[0]) + ") + " +
+                               std::to_string(offset * dst[dim] * elem);
+    code.launch += kernel_call(op, p.str(),
+                               "aotc::rt::cuda::copy_strided(stream, p, " + e.in(id) + ", " + target + ");");
+    offset += s[dim];
+  }
+  return code;
+}
+
+}  // namespace
+
+void register_copy_cuda(CudaRegistry& r) {
+  r.add("copy", emit_copy);
+  r.add("concat", emit_concat);
+}
+
+}  // namespace aotc::ops::cuda

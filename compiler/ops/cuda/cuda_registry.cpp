@@ -1,0 +1,122 @@
+#include "cuda_registry.h"
+
+#include <aotc/rt/kernels.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "../../passes/passes.h"
+
+namespace aotc::ops::cuda {
+
+void register_all_cuda_ops(CudaRegistry& r) {
+  register_conv2d_cuda(r);
+  register_gemm_cuda(r);
+  register_unary_cuda(r);
+  register_binary_cuda(r);
+  register_pool2d_cuda(r);
+  register_adaptive_avg_pool2d_cuda(r);
+  register_copy_cuda(r);
+  register_channel_affine_cuda(r);
+  register_softmax_cuda(r);
+  register_reduce_cuda(r);
+}
+
+CudaRegistry& CudaRegistry::get() {
+  static CudaRegistry* registry = [] {
+    auto* r = new CudaRegistry;
+    register_all_cuda_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void CudaRegistry::add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch) {
+  emit_[kind] = std::move(emit);
+  if (scratch) scratch_[kind] = std::move(scratch);
+}
+
+const CudaEmitFn* CudaRegistry::find(const std::string& kind) const {
+  auto it = emit_.find(kind);
+  return it == emit_.end() ? nullptr : &it->second;
+}
+
+const CudaScratchFn* CudaRegistry::find_scratch(const std::string& kind) const {
+  auto it = scratch_.find(kind);
+  return it == scratch_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> CudaRegistry::kinds() const {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : emit_) names.push_back(name);
+  return names;
+}
+
+std::string kernel_name(size_t op_index, const std::string& suffix) {
+  return "aotc_op" + std::to_string(op_index) + suffix;
+}
+
+void check_cuda_support(const ir::Graph& graph) {
+  const CudaRegistry& r = CudaRegistry::get();
+  for (const ir::Op& op : graph.ops) {
+    std::string where = op.loc.str();
+    if (!op.loc.text.empty()) where += ": " + op.loc.text;
+    if (!r.find(op.kind)) {
+      std::string known;
+      for (const std::string& k : r.kinds()) known += (known.empty() ? "" : ", ") + k;
+      throw CompileError("--target cuda: IR op '" + op.kind + "' (at " + where +
+                         ") has no CUDA implementation yet (the CUDA target has: " + known + ")");
+    }
+    for (int id : op.inputs)
+      if (id >= 0 && graph.value(id).dtype != ir::DType::Float32 && op.kind != "copy" && op.kind != "concat")
+        throw CompileError("--target cuda: IR op '" + op.kind + "' (at " + where + ") reads a " +
+                           ir::dtype_name(graph.value(id).dtype) +
+                           " tensor; the CUDA target is float32 only");
+  }
+}
+
+namespace {
+
+// relu / clamp reading only a binary op's result (the residual add of a ResNet block)
+// becomes that op's clamp epilogue, as passes/fuse_activation.cpp does for conv and gemm.
+// Only the CUDA generator of "binary" reads these attributes, so this runs for CUDA only.
+void fuse_binary_clamp(ir::Graph& graph) {
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    ir::Op& act = graph.ops[i];
+    if (act.kind != "unary") continue;
+    const auto kind = static_cast<rt::UnaryOp>(act.i("op"));
+    double lo, hi;
+    if (kind == rt::UnaryOp::Relu)
+      lo = 0, hi = INFINITY;
+    else if (kind == rt::UnaryOp::Clamp)
+      lo = act.f("a"), hi = act.f("b");
+    else
+      continue;
+    const int p = passes::producer_of(graph, act.inputs[0]);
+    if (p < 0) continue;
+    ir::Op& producer = graph.ops[static_cast<size_t>(p)];
+    if (producer.kind != "binary" || producer.has("clamp_lo")) continue;
+    if (passes::readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
+    if (graph.value(producer.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
+    producer.attrs["clamp_lo"] = lo;
+    producer.attrs["clamp_hi"] = hi;
+    producer.outputs[0] = act.outputs[0];
+    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    --i;
+  }
+}
+
+}  // namespace
+
+void prepare_graph_for_cuda(ir::Graph& graph) {
+  fuse_binary_clamp(graph);
+  const CudaRegistry& r = CudaRegistry::get();
+  for (ir::Op& op : graph.ops) {
+    const CudaScratchFn* scratch = r.find_scratch(op.kind);
+    op.scratch_bytes = scratch ? (*scratch)(op) : 0;
+    op.thread_scratch_bytes = 0;  // CPU GEMM packing: not on the GPU
+  }
+  passes::plan_memory(graph);
+}
+
+}  // namespace aotc::ops::cuda

@@ -1,0 +1,72 @@
+// cuda_registry.h - the CUDA target's code generators (aotc --target cuda), one file per
+// IR op kind (<op>_cuda.cpp), kept apart from the CPU ones in compiler/ops/: an IR op
+// kind that has no entry here cannot be compiled for CUDA, and aotc says so, naming the op
+// and its Python line.
+//
+// A generator returns CUDA C++ in two parts: kernels specialised for this op (compile-time
+// shapes; placed at namespace scope of the generated model.cu) and the code that enqueues
+// the op on the run's stream (in the run function, whose locals are `ex` (the Exec),
+// `stream`,
+// `arena`, `w` and `in`, as EmitContext's pointer expressions expect).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../op_helpers.h"
+
+namespace aotc::ops::cuda {
+
+struct CudaCode {
+  std::string kernels;  // __global__ functions, may be empty
+  std::string launch;   // statements for the run function
+};
+
+// op_index is the op's position in the graph: unique, for the names of its kernels.
+using CudaEmitFn = std::function<CudaCode(const EmitContext&, const ir::Op&, size_t op_index)>;
+// Arena scratch the op's CUDA kernels need (planned before codegen), if not the CPU's.
+using CudaScratchFn = std::function<int64_t(const ir::Op&)>;
+
+class CudaRegistry {
+ public:
+  static CudaRegistry& get();  // filled on first use by register_all_cuda_ops()
+  void add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch = nullptr);
+  const CudaEmitFn* find(const std::string& kind) const;
+  const CudaScratchFn* find_scratch(const std::string& kind) const;
+  std::vector<std::string> kinds() const;  // sorted
+
+ private:
+  std::map<std::string, CudaEmitFn> emit_;
+  std::map<std::string, CudaScratchFn> scratch_;
+};
+
+void register_all_cuda_ops(CudaRegistry& r);
+
+// One register function per file.
+void register_conv2d_cuda(CudaRegistry& r);
+void register_gemm_cuda(CudaRegistry& r);
+void register_unary_cuda(CudaRegistry& r);
+void register_binary_cuda(CudaRegistry& r);
+void register_pool2d_cuda(CudaRegistry& r);
+void register_adaptive_avg_pool2d_cuda(CudaRegistry& r);
+void register_copy_cuda(CudaRegistry& r);
+void register_channel_affine_cuda(CudaRegistry& r);
+void register_softmax_cuda(CudaRegistry& r);
+void register_reduce_cuda(CudaRegistry& r);
+
+// Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,
+// and the name of the op's generated kernel.
+std::string kernel_name(size_t op_index, const std::string& suffix = "");
+
+// Checks that every op of the graph has a CUDA generator and float32 operands, and fails
+// with a CompileError naming the first one that does not (its kind and Python line).
+void check_cuda_support(const ir::Graph& graph);
+
+// Prepares a graph that ran the default passes for CUDA codegen: fuses a relu/clamp into
+// the binary op (residual add) it follows, sets each op's CUDA scratch (no per-thread CPU
+// scratch) and plans the memory again.
+void prepare_graph_for_cuda(ir::Graph& graph);
+
+}  // namespace aotc::ops::cuda

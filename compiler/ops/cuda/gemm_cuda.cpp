@@ -1,0 +1,52 @@
+// IR "gemm" and "batched_gemm" on CUDA -> aotc::rt::cuda::gemm_f32 / batched_gemm_f32
+// (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias and clamp epilogue.
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::string& prefix) {
+  ParamsCode p(type);
+  p.set(prefix + "m", op.i("m"))
+      .set(prefix + "n", op.i("n"))
+      .set(prefix + "k", op.i("k"))
+      .set_bool(prefix + "trans_a", op.b("trans_a"))
+      .set_bool(prefix + "trans_b", op.b("trans_b"))
+      .set(prefix + "lda", op.i("lda"))
+      .set(prefix + "ldb", op.i("ldb"))
+      .set(prefix + "ldc", op.i("ldc"))
+      .set_f32(prefix + "alpha", op.f("alpha"))
+      .set_f32(prefix + "beta", op.f("beta"))
+      .raw(prefix + "bias_kind", "static_cast<aotc::rt::BiasKind>(" + std::to_string(op.i("bias_kind")) + ")")
+      .set_f32(prefix + "clamp_lo", op.f("clamp_lo"))
+      .set_f32(prefix + "clamp_hi", op.f("clamp_hi"));
+  return p;
+}
+
+std::string operands(const EmitContext& e, const ir::Op& op) {
+  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+         e.out(op.outputs[0]);
+}
+
+CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
+  return {"", kernel_call(op, gemm_params(op, "aotc::rt::GemmParams", "").str(),
+                          "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
+}
+
+CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
+  ParamsCode p = gemm_params(op, "aotc::rt::BatchedGemmParams", "gemm.");
+  p.set("batch", op.i("batch"))
+      .set("stride_a", op.i("stride_a"))
+      .set("stride_b", op.i("stride_b"))
+      .set("stride_c", op.i("stride_c"));
+  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::batched_gemm_f32(ex, p, " + operands(e, op) + ");")};
+}
+
+}  // namespace
+
+void register_gemm_cuda(CudaRegistry& r) {
+  r.add("gemm", emit_gemm);
+  r.add("batched_gemm", emit_batched_gemm);
+}
+
+}  // namespace aotc::ops::cuda

@@ -1,0 +1,49 @@
+"""Builds libaotc_runtime_cuda.a, the CUDA half of the aotc runtime, with nvcc.
+
+meson calls this (runtime/meson.build) rather than using its own CUDA support so that the
+flags are exactly those of the generated models' build.ninja (templates/build_cuda.ninja.in):
+position-independent, hidden symbols, machine code for each architecture in --archs plus
+PTX for the oldest, which newer GPUs compile when the model loads.
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nvcc", required=True)
+    parser.add_argument("--include", required=True)
+    parser.add_argument("--archs", required=True, help="comma-separated compute capabilities, e.g. 80,90")
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("sources", nargs="+")
+    args = parser.parse_args()
+
+    archs = [a.strip() for a in args.archs.split(",") if a.strip()]
+    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
+    gencode.append(f"-gencode=arch=compute_{archs[0]},code=compute_{archs[0]}")
+    out_dir = args.output + ".objects"
+    os.makedirs(out_dir, exist_ok=True)
+
+    def compile_one(source: str) -> str:
+        obj = os.path.join(out_dir, os.path.basename(source) + ".o")
+        command = [args.nvcc, "-std=c++20", "-O3", *gencode,
+                   "-Xcompiler=-fPIC,-fvisibility=hidden,-ffunction-sections,-fdata-sections",
+                   "-Werror=all-warnings", "-I", args.include, "-c", source, "-o", obj]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"{' '.join(command)}\n{result.stdout}{result.stderr}")
+        return obj
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        objects = list(pool.map(compile_one, args.sources))
+    if os.path.exists(args.output):
+        os.remove(args.output)
+    subprocess.run(["ar", "rcs", args.output, *objects], check=True)
+
+
+if __name__ == "__main__":
+    main()

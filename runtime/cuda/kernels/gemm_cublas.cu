@@ -1,0 +1,165 @@
+// gemm_cublas.cu - row-major GEMM (GemmParams, as the CPU kernel takes it) on cuBLAS.
+//
+// With an epilogue that cuBLASLt can fuse (a bias per row of C, a relu, or both: every
+// convolution of a ResNet after batch-norm folding), the product goes through cuBLASLt
+// with row-major layouts, so the bias is per row of the row-major C, and the result is
+// written once. Otherwise (or when cuBLASLt offers no algorithm for the case) cuBLAS's
+// column-major sgemm computes the row-major C = op(A) op(B) as the column-major
+// C^T = op(B)^T op(A)^T, B first, each operand's row stride its leading dimension, and
+// bias_clamp_f32 adds the epilogue in one pass. Exact float32 unless Exec::tf32.
+#include <aotc/rt/cuda/kernels_cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace aotc::rt::cuda {
+namespace {
+
+// AOTC_CUDA_TRACE=1: say on stderr (at context creation, where GEMMs are planned) why a
+// GEMM did not take the fused cuBLASLt path.
+bool trace() {
+  static const bool on = std::getenv("AOTC_CUDA_TRACE") != nullptr;
+  return on;
+}
+
+bool has_clamp(const GemmParams& p) {
+  return p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
+}
+
+// The cuBLASLt epilogue for p, if it has one that cuBLASLt can fuse.
+bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out) {
+  const bool with_bias = p.bias_kind == BiasKind::PerRow && bias && p.beta == 1.0f;
+  if (p.bias_kind != BiasKind::None && !with_bias) return false;
+  const bool relu = p.clamp_lo == 0.0f && p.clamp_hi == __builtin_inff();
+  if (has_clamp(p) && !relu) return false;
+  if (!with_bias && !relu) return false;  // nothing to fuse: plain cuBLAS
+  *out = with_bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_RELU;
+  return true;
+}
+
+// A row-major layout of rows x cols with row stride ld, batch matrices stride apart.
+cublasLtMatrixLayout_t row_major(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  if (cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, static_cast<uint64_t>(rows),
+                                 static_cast<uint64_t>(cols), ld) != CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  const cublasLtOrder_t order = CUBLASLT_ORDER_ROW;
+  const int32_t count = static_cast<int32_t>(batch);
+  bool ok = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order) ==
+            CUBLAS_STATUS_SUCCESS;
+  if (ok && batch > 1)
+    ok = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count) ==
+             CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                          sizeof stride) == CUBLAS_STATUS_SUCCESS;
+  if (!ok) {
+    cublasLtMatrixLayoutDestroy(layout);
+    return nullptr;
+  }
+  return layout;
+}
+
+// The product with its epilogue through cuBLASLt; false (nothing enqueued) when cuBLASLt
+// has no algorithm for it, and the caller takes the plain path.
+bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epilogue, const float* a,
+             const float* b, const float* bias, float* c) {
+  const GemmParams& p = bp.gemm;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  bool done = false;
+  if (cublasLtMatmulDescCreate(&desc, ex.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                               CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
+    const cublasOperation_t ta = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            tb = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    bool ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                             sizeof epilogue) == CUBLAS_STATUS_SUCCESS;
+    if (ok && epilogue != CUBLASLT_EPILOGUE_RELU)
+      ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
+           CUBLAS_STATUS_SUCCESS;
+    la = row_major(p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a);
+    lb = row_major(p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b);
+    lc = row_major(p.m, p.n, p.ldc, bp.batch, bp.stride_c);
+    const uint64_t workspace = ex.workspace_bytes;
+    ok = ok && la && lb && lc && cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                              sizeof workspace) == CUBLAS_STATUS_SUCCESS;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    if (ok) {
+      const cublasStatus_t h =
+          cublasLtMatmulAlgoGetHeuristic(ex.lt, desc, la, lb, lc, lc, pref, 1, &result, &found);
+      ok = h == CUBLAS_STATUS_SUCCESS && found > 0;
+      if (!ok && trace())
+        std::fprintf(stderr,
+                     "aotc: cuBLASLt has no algorithm for %lldx%lldx%lld (batch %lld): %s, %d found\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                     static_cast<long long>(bp.batch), cublasGetStatusString(h), found);
+    } else if (trace()) {
+      std::fprintf(stderr, "aotc: cuBLASLt descriptors for %lldx%lldx%lld could not be made\n",
+                   static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+    }
+    if (ok) {
+      const float zero = 0.0f;
+      const cublasStatus_t s = cublasLtMatmul(ex.lt, desc, &p.alpha, a, la, b, lb, &zero, c, lc, c, lc,
+                                              &result.algo, ex.workspace, ex.workspace_bytes, ex.stream);
+      if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasLtMatmul", cublasGetStatusString(s));
+      done = true;
+    }
+  }
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (lc) cublasLtMatrixLayoutDestroy(lc);
+  if (lb) cublasLtMatrixLayoutDestroy(lb);
+  if (la) cublasLtMatrixLayoutDestroy(la);
+  if (desc) cublasLtMatmulDescDestroy(desc);
+  return done;
+}
+
+}  // namespace
+
+void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* a, const float* b,
+                      const float* bias, float* c) {
+  const GemmParams& p = bp.gemm;
+  if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
+  cublasLtEpilogue_t epilogue;
+  if (p.k > 0 && lt_epilogue(p, bias, &epilogue) && lt_gemm(ex, bp, epilogue, a, b, bias, c)) return;
+  const float zero = 0.0f;
+  cublasStatus_t s;
+  if (p.k == 0) {
+    // No product: C is the bias term alone; zero it first.
+    for (int64_t i = 0; i < bp.batch; ++i)
+      cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
+                        static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
+    check_launch("gemm (k = 0)");
+  } else if (bp.batch == 1) {
+    s = cublasSgemm(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
+                    static_cast<int>(p.ldb), a, static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
+  } else {
+    s = cublasSgemmStridedBatched(
+        ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
+        static_cast<int>(p.ldb), bp.stride_b, a, static_cast<int>(p.lda), bp.stride_a, &zero, c,
+        static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
+  }
+  if (p.bias_kind != BiasKind::None || has_clamp(p))
+    bias_clamp_f32(ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, p.bias_kind, p.beta, bias, p.clamp_lo,
+                   p.clamp_hi, c);
+}
+
+void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
+              float* c) {
+  BatchedGemmParams bp;
+  bp.gemm = p;
+  bp.batch = 1;
+  bp.stride_c = p.m * p.ldc;
+  batched_gemm_f32(ex, bp, a, b, bias, c);
+}
+
+}  // namespace aotc::rt::cuda

@@ -1,0 +1,88 @@
+// kernels_cuda.h - the CUDA kernels that generated model code (aotc --target cuda) calls,
+// compiled once with the project (runtime/cuda/kernels/, one kernel per file). Internal,
+// not the C ABI. They take the parameter structs of the CPU kernels (aotc/rt/kernels.h), so
+// that both targets read an IR op's attributes the same way.
+//
+// Conventions:
+//   - Every launcher enqueues on the stream it is given and returns at once; it never
+//     allocates (scratch comes from the arena, sized by *_scratch_bytes below, which the
+//     compiler plans with) and never synchronises: the run is captured as a CUDA graph.
+//   - A failure (a launch or cuBLAS error) is recorded with note_error(); the runtime reads
+//     it after the capture (first_error()) and fails the context's creation with it.
+//   - Tensors are dense row-major (NCHW), float32; "clamp_lo/clamp_hi" is a fused
+//     activation epilogue as on the CPU.
+#pragma once
+
+#include <aotc/rt/cuda/conv2d_plan.h>
+#include <aotc/rt/kernels.h>
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace aotc::rt::cuda {
+
+// Where the launchers enqueue their work, and what the GEMMs use: one per context, fixed
+// for its life (runtime/cuda/device_runtime.cpp).
+struct Exec {
+  cudaStream_t stream;
+  cublasHandle_t blas;  // bound to stream, its math mode set from the precision
+  cublasLtHandle_t lt;  // for GEMMs with a fused epilogue
+  void* workspace;      // cuBLAS's and cuBLASLt's (they run one after another on stream)
+  size_t workspace_bytes;
+  bool tf32;  // --precision tf32: float32 products on tensor cores
+};
+
+// ---------------------------------------------------------------- errors
+// Records the first failure of this thread's launches ("what: reason"); first_error()
+// returns it ("" when none) and forget_error() forgets it.
+void note_error(const char* what, const char* reason);
+const char* first_error();
+void forget_error();
+// Records the last launch's error, if any, under the kernel's name.
+void check_launch(const char* kernel);
+
+// Blocks of kThreads threads covering count elements.
+constexpr int kThreads = 256;
+inline unsigned blocks_for(int64_t count) { return static_cast<unsigned>((count + kThreads - 1) / kThreads); }
+
+// ---------------------------------------------------------------- GEMM (cuBLAS)
+// C = alpha * op(A) op(B) (row-major, as GemmParams says) + beta * bias, clamped, in
+// exact float32 or tf32 (Exec::tf32). A bias per row and a relu are fused into cuBLASLt's
+// epilogue; other epilogues are one pass (bias_clamp_f32) after a cuBLAS product.
+void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
+              float* c);
+void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
+                      const float* bias, float* c);
+// c[i * stride_c + r * ldc + col] += beta * bias[...] (by kind), then clamped to [lo, hi],
+// for i < batch, r < m, col < n.
+void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
+                    BiasKind kind, float beta, const float* bias, float clamp_lo, float clamp_hi, float* c);
+
+// ---------------------------------------------------------------- convolution
+void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch);
+// col[img][(c * kernel_h + kh) * kernel_w + kw][oh * w_out + ow], zero where the window
+// reads padding (groups == 1).
+void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col);
+void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
+                          const float* bias, float* y);
+void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
+                       const float* bias, float* y);
+
+// ---------------------------------------------------------------- pooling
+void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
+void avg_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
+void adaptive_avg_pool2d_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
+                             int64_t h_out, int64_t w_out, const float* x, float* y);
+
+// ---------------------------------------------------------------- data movement, normalisation
+void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
+void channel_affine_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t spatial, const float* scale,
+                        const float* shift, float clamp_lo, float clamp_hi, const float* x, float* y);
+void softmax_f32(cudaStream_t stream, int64_t outer, int64_t axis, int64_t inner, bool log, const float* x,
+                 float* y);
+void reduce_f32(cudaStream_t stream, const ReduceParams& p, const float* x, float* y);
+
+}  // namespace aotc::rt::cuda

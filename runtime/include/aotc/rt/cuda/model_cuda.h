@@ -1,0 +1,40 @@
+// model_cuda.h - the contract between generated CUDA model code (aotc --target cuda,
+// templates/model.cu.in) and the CUDA half of the runtime (runtime/cuda/). Internal: not
+// part of the C ABI. The generated ModelDesc points at cuda_device_hooks() and at its
+// CudaModelDesc; runtime/src/abi.cpp validates every call, then hands over to the hooks.
+#pragma once
+
+#include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/model_desc.h>
+
+#include <cstdint>
+
+namespace aotc::rt::cuda {
+
+// aotc --precision: how float32 matrix products may round (torch.backends' settings).
+enum class Precision : int32_t {
+  Fp32 = 0,  // exact float32 (allow_tf32 = False): cuBLAS default math, no tensor cores
+  Tf32 = 1,  // float32 storage, tensor-core products with 10-bit mantissas (allow_tf32 = True)
+};
+
+// Everything the generated run function enqueues its kernels with. Every pointer is device
+// memory owned by the context (arena, staging buffers) or the model (weights), fixed for
+// the context's life: the run is captured once as a CUDA graph and replayed.
+struct CudaRunArgs {
+  Exec exec;  // stream, cuBLAS handles and their workspace (no allocation in a run)
+  unsigned char* arena;
+  const unsigned char* weights;
+  const void* const* inputs;  // one device buffer per model input
+  void* const* outputs;       // one device buffer per model output
+};
+
+struct CudaModelDesc {
+  void (*run)(const CudaRunArgs& args);  // enqueues the whole model on args.stream
+  Precision precision;
+  int32_t arch;  // the compute capability the code was built for (--cuda-arch sm_90: 90)
+};
+
+// The hooks of runtime/src/abi.cpp for CUDA models (runtime/cuda/device_runtime.cpp).
+const DeviceHooks* cuda_device_hooks();
+
+}  // namespace aotc::rt::cuda

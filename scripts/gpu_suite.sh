@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The GPU suite (issue 5), for a machine with an NVIDIA GPU, nvcc and torch: builds aotc
+# against that machine's own torch, compiles the CUDA model set with --target cuda,
+# compares each with torch on the same GPU (tests/cuda/check_cuda_models.py), then runs the
+# benchmark (bench/gpu_bench.py). CI has no GPU: there the same check only compiles.
+#
+#   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
+# Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build),
+# MODELS, BENCH_MODELS, BENCH_MODELS_TF32 (default BENCH_MODELS), PRECISIONS (default "fp32 tf32").
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/gpu-out}
+BUILD=${BUILD:-/tmp/aotc-gpu-build}
+MODELS=${MODELS:-mlp,small_cnn,two_inputs,activations,dict_out,resnet18,resnet50,mobilenet_v2}
+BENCH_MODELS=${BENCH_MODELS:-resnet18,resnet50,mobilenet_v2}
+BENCH_MODELS_TF32=${BENCH_MODELS_TF32:-$BENCH_MODELS}
+PRECISIONS=${PRECISIONS:-fp32 tf32}
+QUICK=${1:-}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+
+# The project wants clang++ and lld for CPU models; a GPU image may have only g++. The CUDA
+# target needs neither (nvcc and any C++ linker do), so stand-ins keep meson happy there.
+if ! command -v clang++ >/dev/null || ! command -v ld.lld >/dev/null; then
+  mkdir -p /tmp/aotc-shim
+  printf '#!/bin/sh\nexec g++ "$@"\n' >/tmp/aotc-shim/clang++
+  printf '#!/bin/sh\nexec ld "$@"\n' >/tmp/aotc-shim/ld.lld
+  chmod +x /tmp/aotc-shim/clang++ /tmp/aotc-shim/ld.lld
+  export PATH=/tmp/aotc-shim:$PATH
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+TORCH_DIR=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+start=$(date +%s)
+if [ ! -f "$BUILD/build.ninja" ]; then
+  meson setup "$BUILD" "$ROOT" --buildtype=release -Dtorch_dir="$TORCH_DIR" -Dwith_cuda=enabled \
+    -Dnvcc_archs=90 >"$OUT/meson-setup.log" 2>&1 || { tail -30 "$OUT/meson-setup.log"; exit 1; }
+fi
+ninja -C "$BUILD" -j"$(nproc)" compiler/aotc tools/aotc-run/aotc-run runtime/libaotc_runtime.a \
+  runtime/libaotc_runtime_cuda.a >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+
+status=0
+for precision in $PRECISIONS; do
+  python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
+    --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir /tmp/aotc-gpu-work --models "$MODELS" \
+    --precision "$precision" --json "$OUT/check_$precision.json" || status=1
+done
+
+bench_args=()
+[ "$QUICK" = "--quick" ] && bench_args+=(--no-compile --iters 50)
+for precision in $PRECISIONS; do
+  models=$BENCH_MODELS
+  [ "$precision" = tf32 ] && models=$BENCH_MODELS_TF32
+  python3 "$ROOT/bench/gpu_bench.py" --workdir /tmp/aotc-gpu-work --models "$models" \
+    --precision "$precision" --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision.json" \
+    --profile "${PROFILE_MODELS:-resnet50,mobilenet_v2}" "${bench_args[@]}" || status=1
+done
+exit $status

@@ -1,0 +1,181 @@
+"""End-to-end check of models compiled with aotc --target cuda.
+
+For each model: torch makes the TorchScript file; aotc compiles it for CUDA; the .so must
+need nothing but glibc, the loader and cuBLAS. Then, on a machine with a GPU, the .so runs
+three ways and each result is compared with torch's on the same GPU (relative L2 error,
+fp32 <= 1e-4, tf32 <= 5e-3; torch runs the model in float64 there, so that the reference
+itself cannot have taken a tf32 path; its float32 result's error is reported beside):
+through the C ABI on device memory
+(torch's CUDA tensors, torch's current stream), on host memory, and through aotc-run (.npy
+files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
+the compile checks still run and the test reports SKIP (exit status 77) for the rest."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from aotc_ctypes import DEVICE_CUDA, Context, Library, Model  # noqa: E402
+from gpu_models import GPU_MODELS  # noqa: E402
+
+SKIP = 77
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3}
+ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
+                  "libcublas.so.13", "libcublasLt.so.13"}
+DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
+
+
+def flatten(value, out):
+    if isinstance(value, torch.Tensor):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            flatten(v, out)
+    return out
+
+
+def rel_l2(got, want):
+    got, want = got.double().cpu(), want.double().cpu()
+    norm = torch.linalg.vector_norm(want).item()
+    diff = torch.linalg.vector_norm(got - want).item()
+    return diff / norm if norm > 0 else diff
+
+
+def gpu_available():
+    try:
+        return torch.cuda.is_available() and torch.cuda.device_count() > 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def compile_model(args, name, work):
+    module, inputs, _ = GPU_MODELS[name]()
+    pt = os.path.join(work, "model.pt")
+    torch.jit.save(module, pt)
+    so = os.path.join(work, f"model_{args.precision}.so")
+    cmd = [args.aotc, pt, "-o", so, "--target", "cuda", "--cuda-arch", args.cuda_arch, "--precision", args.precision]
+    for n, t in inputs:
+        cmd += ["--input", f"{n}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
+    start = time.monotonic()
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"aotc failed:\n{result.stderr[-4000:]}")
+    dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
+    bad = [lib for lib in needed if lib not in ALLOWED_NEEDED]
+    if bad:
+        raise RuntimeError(f"the .so needs {bad}")
+    return pt, so, inputs, seconds, needed
+
+
+def check_on_gpu(args, name, pt, so, inputs, work):
+    loaded = torch.jit.load(pt, map_location="cuda")
+    cuda_inputs = [t.cuda() for _, t in inputs]
+    with torch.no_grad():
+        torch_fp32 = flatten(loaded(*cuda_inputs), [])
+        loaded64 = torch.jit.load(pt, map_location="cuda").double()
+        expected = flatten(loaded64(*[t.double() if t.is_floating_point() else t for t in cuda_inputs]), [])
+    torch.cuda.synchronize()
+    lib = Library(so)
+    if lib.device() != DEVICE_CUDA:
+        raise RuntimeError("aotc_model_device does not say CUDA")
+    model = Model(lib)
+    errors = {"torch-fp32": max(rel_l2(g, w) for g, w in zip(torch_fp32, expected))}
+    stream = torch.cuda.Stream()  # a real stream: torch's default one is the legacy stream, handle 0
+    ctx = Context(model, stream.cuda_stream)
+    if ctx.stream() != stream.cuda_stream:
+        raise RuntimeError("aotc_context_cuda_stream does not give the stream the context was created with")
+    # Device memory, on torch's stream, twice (the second replay of the graph must agree).
+    for attempt in range(2):
+        outs = [torch.full(o["shape"], float("nan"), device="cuda") for o in model.outputs]
+        torch.cuda.synchronize()
+        ctx.run(cuda_inputs, outs)
+        stream.synchronize()  # the run only enqueued its work: wait for that stream alone
+        errors[f"device{attempt}"] = max(rel_l2(g, w) for g, w in zip(outs, expected))
+    # Host memory on the context's own stream.
+    ctx.set_stream(None)
+    host_outs = [torch.full(o["shape"], float("nan")) for o in model.outputs]
+    ctx.run([t for _, t in inputs], host_outs)
+    errors["host"] = max(rel_l2(g, w) for g, w in zip(host_outs, expected))
+    ctx.destroy()
+    model.destroy()
+    # aotc-run, the user's tool: --info names the device; runs take .npy files (host memory).
+    info = subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True)
+    if info.returncode != 0 or json.loads(info.stdout).get("device") != "cuda":
+        raise RuntimeError(f"aotc-run --info --json does not say device cuda: {info.stdout} {info.stderr}")
+    run = [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
+    for n, t in inputs:
+        path = os.path.join(work, f"in_{n}.npy")
+        np.save(path, t.numpy())
+        run += ["--input", f"{n}={path}"]
+    result = subprocess.run(run, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"aotc-run failed: {result.stderr}")
+    errors["aotc-run"] = max(
+        rel_l2(torch.from_numpy(np.load(os.path.join(work, "out", f"out{i}.npy"))), w)
+        for i, w in enumerate(expected))
+    return errors
+
+
+def main():
+    torch.backends.cuda.matmul.allow_tf32 = False  # torch's own float32 result, reported beside
+    torch.backends.cudnn.allow_tf32 = False
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--aotc-run", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--models", default="mlp,small_cnn,two_inputs,activations,dict_out")
+    ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
+    ap.add_argument("--cuda-arch", default="sm_90")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    gpu = gpu_available()
+    failed, results = False, []
+    for name in args.models.split(","):
+        work = os.path.join(args.workdir, name)
+        os.makedirs(work, exist_ok=True)
+        row = {"model": name, "precision": args.precision}
+        try:
+            pt, so, inputs, seconds, needed = compile_model(args, name, work)
+            row["compile_s"] = round(seconds, 2)
+            row["needed"] = needed
+            if gpu:
+                row["errors"] = check_on_gpu(args, name, pt, so, inputs, work)
+                worst = max(v for k, v in row["errors"].items() if k != "torch-fp32")
+                row["ok"] = bool(worst <= TOLERANCE[args.precision])
+                status = "ok" if row["ok"] else "FAIL"
+                detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())
+                print(f"{status:4} {name} ({args.precision}): compiled in {seconds:.1f} s; rel L2 {detail}")
+            else:
+                row["ok"] = True
+                print(f"ok   {name} ({args.precision}): compiled in {seconds:.1f} s, needs {needed}; no GPU: not run")
+        except Exception as e:  # noqa: BLE001
+            row["ok"] = False
+            row["error"] = str(e)
+            print(f"FAIL {name} ({args.precision}): {e}")
+        failed |= not row["ok"]
+        results.append(row)
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if failed:
+        return 1
+    if not gpu:
+        print("SKIP: no GPU here; the models compiled, their runs were skipped")
+        return SKIP
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The C ABI's CUDA additions (minor version 2), checked without a GPU where they can be:
+
+- on the CPU fixture model: aotc_model_device says CPU; device memory, an unknown memory
+  kind and a CUDA stream are refused with messages; the stream functions refuse a CPU
+  context;
+- the command-line errors of the CUDA flags: exit status 2, a message, no output file;
+- on a model compiled with --target cuda: the library exports the new functions,
+  aotc_model_device says CUDA before any model exists, and aotc_model_create either works
+  (a GPU is there: then a run on host memory gives finite outputs) or fails with
+  AOTC_ERR_SYSTEM and CUDA's reason (no GPU), never a crash.
+Usage: test_cuda_abi.py FIXTURE_MODEL AOTC WORKDIR"""
+import os
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aotc_ctypes import (DEVICE_CPU, DEVICE_CUDA, AotcError, Context, Library,  # noqa: E402
+                         Model)
+
+ERR_INVALID_ARGUMENT, ERR_SYSTEM = 2, 21
+failures = []
+
+
+def expect_error(fn, status, *words):
+    try:
+        fn()
+    except AotcError as e:
+        if e.status != status or not all(w in e.message for w in words):
+            failures.append(f"expected status {status} with {words}, got {e}")
+        return
+    failures.append(f"expected status {status} with {words}, the call succeeded")
+
+
+def fixture_checks(path):
+    lib = Library(path)
+    assert lib.lib.aotc_abi_minor_version() >= 2, "minor version"
+    if lib.device() != DEVICE_CPU:
+        failures.append("the CPU fixture does not say AOTC_DEVICE_CPU")
+    model = Model(lib)
+    ctx = Context(model)
+    inputs = [torch.ones(i["shape"], dtype=getattr(torch, i["dtype"])) for i in model.inputs]
+    outputs = [torch.zeros(o["shape"]) for o in model.outputs]
+    ctx.run(inputs, outputs)  # host memory: fine
+    run = ctx.prepare(inputs, outputs)
+    for array in ctx.prepared:
+        # Device memory on a CPU model, and a memory kind that does not exist: refused.
+        array[0].memory = 1
+        expect_error(run, ERR_INVALID_ARGUMENT, "AOTC_MEMORY_DEVICE", "CPU")
+        array[0].memory = 7
+        expect_error(run, ERR_INVALID_ARGUMENT, "memory is 7")
+        array[0].memory = 0
+    run()
+    expect_error(lambda: ctx.set_stream(1234), ERR_INVALID_ARGUMENT, "CPU")
+    expect_error(ctx.stream, ERR_INVALID_ARGUMENT, "CPU")
+    expect_error(lambda: Context(model, stream=4096), ERR_INVALID_ARGUMENT, "cuda_stream")
+    ctx.destroy()
+    model.destroy()
+
+
+def cuda_model_checks(aotc, workdir):
+    os.makedirs(workdir, exist_ok=True)
+    torch.manual_seed(0)
+    module = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval())
+    pt, so = os.path.join(workdir, "tiny.pt"), os.path.join(workdir, "tiny_cuda.so")
+    torch.jit.save(module, pt)
+    subprocess.run([aotc, pt, "-o", so, "--input", "input:3x8", "--target", "cuda"], check=True)
+    symbols = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
+    for name in ["aotc_model_device", "aotc_context_set_cuda_stream", "aotc_context_cuda_stream"]:
+        if name not in symbols:
+            failures.append(f"{so} does not export {name}")
+    lib = Library(so)
+    if lib.device() != DEVICE_CUDA:
+        failures.append("a --target cuda model does not say AOTC_DEVICE_CUDA")
+    try:
+        model = Model(lib)
+    except AotcError as e:
+        if e.status != ERR_SYSTEM or "CUDA" not in e.message:
+            failures.append(f"without a GPU, create must fail with AOTC_ERR_SYSTEM and CUDA's reason: {e}")
+        print(f"no GPU: aotc_model_create says: {e.message}")
+        return
+    ctx = Context(model)
+    x = torch.randn(3, 8)
+    y = torch.full((3, 4), float("nan"))
+    ctx.run([x], [y])
+    want = module(x)
+    if not torch.allclose(y, want, rtol=1e-5, atol=1e-6):
+        failures.append(f"the CUDA model's output differs from torch's: {y} vs {want}")
+    ctx.destroy()
+    model.destroy()
+
+
+def cli_checks(aotc, workdir):
+    pt, so = os.path.join(workdir, "tiny.pt"), os.path.join(workdir, "cli.so")
+    base = [aotc, pt, "-o", so, "--input", "input:3x8"]
+    cases = [
+        (["--target", "tpu"], "--target must be 'cpu' or 'cuda'"),
+        (["--target", "cuda", "--cuda-arch", "sm_61"], "compute capability 7.0 or newer"),
+        (["--target", "cuda", "--cuda-arch", "90"], "expected sm_NN"),
+        (["--target", "cuda", "--precision", "fp16"], "not implemented yet"),
+        (["--target", "cuda", "--precision", "fp64"], "--precision must be"),
+        (["--cuda-arch", "sm_80"], "need --target cuda"),
+        (["--target", "cuda", "--target-triple", "aarch64-linux-gnu"], "cannot be combined"),
+    ]
+    for extra, words in cases:
+        result = subprocess.run(base + extra, capture_output=True, text=True)
+        if result.returncode != 2 or words not in result.stderr or os.path.exists(so):
+            failures.append(f"aotc {' '.join(extra)}: status {result.returncode}, {result.stderr.strip()!r}")
+
+
+def main():
+    fixture, aotc, workdir = sys.argv[1:4]
+    fixture_checks(fixture)
+    cuda_model_checks(aotc, workdir)
+    cli_checks(aotc, workdir)
+    for f in failures:
+        print("FAIL", f)
+    print("PASS" if not failures else f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
