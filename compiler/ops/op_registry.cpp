@@ -22,6 +22,14 @@ void register_all_ops(Registry& r) {
   register_cat(r);
   register_softmax(r);
   register_reduce(r);
+  // vision (issue 3)
+  register_conv3d(r);
+  register_conv_transpose(r);
+  register_pool3d(r);
+  register_adaptive_pool3d(r);
+  register_group_norm(r);
+  register_instance_norm(r);
+  register_upsample(r);
 }
 
 Registry& Registry::get() {

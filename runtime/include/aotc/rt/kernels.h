@@ -233,3 +233,7 @@ struct ReduceParams {
 void reduce_f32(ThreadPool& pool, const ReduceParams& p, const float* x, float* y);
 
 }  // namespace aotc::rt
+
+// vision (issue 3): 3-d and transposed convolution, 3-d and adaptive pooling, group norm,
+// upsampling.
+#include <aotc/rt/kernels_spatial.h>
