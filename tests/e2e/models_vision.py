@@ -25,15 +25,33 @@ def _randomize_norms(module, seed):
     return module
 
 
-def _torchvision(name, seed, size=64, script=False, **kwargs):
+def _torchvision(name, seed, size=64, script=False, wrap=None, **kwargs):
     import torchvision
     torch.manual_seed(seed)
     m = getattr(torchvision.models, name)(weights=None, **kwargs)
     with torch.no_grad():
         _randomize_norms(m, seed)
+    if wrap is not None:
+        m = wrap(m)
     m.eval()
     x = torch.randn(1, 3, size, size)
     return (torch.jit.script(m) if script else torch.jit.trace(m, x)), [("x", x)]
+
+
+class _Logits(nn.Module):
+    """Scripted googlenet returns GoogLeNetOutputs(logits, None, None) (its aux outputs are
+    None in eval); aotc and the test compare tensors, so this keeps the logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x).logits
+
+
+def _googlenet_scripted():
+    return _torchvision("googlenet", 26, script=True, wrap=_Logits, aux_logits=False, init_weights=True)
 
 
 def _vgg11_bn(script):
@@ -210,7 +228,7 @@ MODELS_VISION = {
     "densenet121": lambda: _torchvision("densenet121", 25),
     "densenet121_scripted": lambda: _torchvision("densenet121", 25, script=True),
     "googlenet": lambda: _torchvision("googlenet", 26, aux_logits=False, init_weights=True),
-    "googlenet_scripted": lambda: _torchvision("googlenet", 26, script=True, aux_logits=False, init_weights=True),
+    "googlenet_scripted": _googlenet_scripted,
     "regnet_x_400mf": lambda: _torchvision("regnet_x_400mf", 27),
     "regnet_x_400mf_scripted": lambda: _torchvision("regnet_x_400mf", 27, script=True),
     "vgg11_bn": lambda: _vgg11_bn(False),
@@ -224,3 +242,59 @@ MODELS_VISION = {
     "pool_indices": lambda: _pool_indices(False),
     "pool_indices_scripted": lambda: _pool_indices(True),
 }
+
+
+class Overloads(nn.Module):
+    """Every overload registered for the vision ops, called through torch.ops.aten so that
+    scripting keeps each form: the older upsample forms (one scale per dim) beside .vec,
+    unbatched convolution / pooling inputs, conv3d with padding="same", the general
+    convolution with transposed=True, instance norm with running statistics."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(44)
+        self.w2 = nn.Parameter(torch.randn(6, 8, 3, 3) * 0.3)
+        self.w3 = nn.Parameter(torch.randn(5, 4, 3, 1, 3) * 0.3)
+        self.wt = nn.Parameter(torch.randn(4, 3, 3, 2) * 0.3)
+        self.wt1 = nn.Parameter(torch.randn(4, 2, 5) * 0.3)
+        self.bt = nn.Parameter(torch.randn(6) * 0.1)
+        # Instance norm with running statistics (what InstanceNorm with
+        # track_running_stats=True calls in eval), as constants.
+        self.register_buffer("in_mean", torch.rand(4) - 0.5)
+        self.register_buffer("in_var", torch.rand(4) + 0.5)
+        self.in_weight = nn.Parameter(torch.rand(4) + 0.5)
+
+    def forward(self, x):
+        # x: 2 x 4 x 9 x 11
+        a = torch.ops.aten.upsample_nearest2d(x, [13, 20], 1.5, 2.0)
+        b = torch.ops.aten.upsample_nearest2d(x, None, [1.5, 2.0])
+        c = torch.ops.aten.upsample_bilinear2d(x, [13, 20], False, 1.5, 2.0)
+        d = torch.ops.aten.upsample_bilinear2d(x, [13, 20], True, None, None)
+        e = torch.ops.aten._upsample_nearest_exact2d(x, [5, 7], None, None)
+        f = torch.ops.aten._upsample_nearest_exact1d(x.flatten(2), None, [0.7])
+        g = torch.ops.aten.upsample_linear1d(x.flatten(2), [50], True, None)
+        h = torch.ops.aten.upsample_nearest1d(x.flatten(2), [150], 1.5)
+        v = x.unsqueeze(2)  # 2 x 4 x 1 x 9 x 11
+        i = torch.ops.aten.upsample_trilinear3d(v, [2, 17, 23], False, 2.0, 2.0, 2.0)
+        j = torch.ops.aten.upsample_nearest3d(v, [3, 5, 6], None, None, None)
+        k = torch.ops.aten._upsample_nearest_exact3d(v, None, [1.0, 0.5, 1.25])
+        # Unbatched inputs: C x H x W.
+        u = x.reshape(8, 9, 11)
+        conv_u = F.conv2d(u, self.w2, None, 2, 1)
+        pool_u = F.max_pool2d(u, 2) + F.avg_pool2d(u, 3, 2, 0, ceil_mode=True)
+        adapt_u = F.adaptive_avg_pool2d(u, (2, 3)) + F.adaptive_max_pool2d(u, (2, 3))
+        conv3 = F.conv3d(torch.cat([v, v * 0.5, v - 1.0], dim=2), self.w3, None, 1, "same")
+        convt = torch.ops.aten.convolution(x, self.wt, self.bt, [2, 1], [1, 0], [1, 2], True, [1, 0], 2)
+        convt1 = F.conv_transpose1d(x.flatten(2), self.wt1, None, 3, 2, 1, 2, 2)
+        inorm = torch.ops.aten.instance_norm(x.flatten(2), self.in_weight, None, self.in_mean, self.in_var, False,
+                                             0.1, 1e-5, False)
+        return a, b, c, d, e, f, g, h, i, j, k, conv_u, pool_u, adapt_u, conv3, convt, convt1, inorm
+
+
+def _overloads():
+    m = Overloads().eval()
+    torch.manual_seed(45)
+    return torch.jit.script(m), [("x", torch.randn(2, 4, 9, 11))]
+
+
+MODELS_VISION["vision_overloads"] = _overloads
