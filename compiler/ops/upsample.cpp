@@ -1,6 +1,6 @@
 // Upsampling as F.interpolate produces it: aten::upsample_nearest{1,2,3}d,
 // aten::_upsample_nearest_exact{1,2,3}d, aten::upsample_linear1d, upsample_bilinear2d and
-// upsample_trilinear3d, in both overloads (the .vec form with output_size? and
+// upsample_trilinear3d, upsample_bicubic2d, in both overloads (the .vec form with output_size? and
 // scale_factors?, and the older one with output_size and one optional scale per dim)
 // -> IR "upsample" -> upsample_f32. Output sizes and torch's source-index ratios are
 // computed here, in the precision torch uses, so that the kernel picks the same cells.
@@ -23,7 +23,8 @@ float source_ratio(bool linear, bool align_corners, int64_t in, int64_t out, std
 
 void lower_upsample(LowerContext& ctx, size_t spatial, rt::UpsampleMode mode) {
   ctx.require_float32({0});
-  const bool linear = mode == rt::UpsampleMode::Linear;
+  // Linear and cubic modes take align_corners (argument 2) and share torch's ratio rules.
+  const bool linear = mode == rt::UpsampleMode::Linear || mode == rt::UpsampleMode::Cubic;
   const ir::Shape x = ctx.value(0).shape;
   if (x.size() != spatial + 2)
     ctx.fail("input must be " + std::to_string(spatial + 2) + "-d (N, C and " + std::to_string(spatial) +
@@ -77,6 +78,7 @@ void lower_upsample(LowerContext& ctx, size_t spatial, rt::UpsampleMode mode) {
               {"out", as_3d(out, 1)},
               {"ratio", ratio}};
   rt::UpsampleParams p;
+  p.mode = mode;
   p.out[2] = out.back();
   op.scratch_bytes = rt::upsample_scratch_bytes(p);
   ctx.set_tensor_output(0, result);
@@ -114,6 +116,7 @@ void register_upsample(Registry& r) {
   r.add_lowering("aten::upsample_linear1d", upsample_lowering(1, M::Linear));
   r.add_lowering("aten::upsample_bilinear2d", upsample_lowering(2, M::Linear));
   r.add_lowering("aten::upsample_trilinear3d", upsample_lowering(3, M::Linear));
+  r.add_lowering("aten::upsample_bicubic2d", upsample_lowering(2, M::Cubic));
   r.add_ir_op("upsample", emit_upsample);
 }
 

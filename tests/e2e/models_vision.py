@@ -86,7 +86,8 @@ class _UNetBlock(nn.Module):
 class UNet(nn.Module):
     """Encoder-decoder with skip connections: ConvTranspose2d (with and without output
     padding, grouped, followed by a BatchNorm that folds into it), F.interpolate nearest and
-    bilinear (scale factors, sizes, align_corners both ways), cat, GroupNorm, InstanceNorm."""
+    bilinear (scale factors, sizes, align_corners both ways), bicubic, cat, GroupNorm,
+    InstanceNorm."""
 
     def __init__(self):
         super().__init__()
@@ -113,7 +114,8 @@ class UNet(nn.Module):
         near = F.interpolate(m, size=(d1.shape[2], d1.shape[3]), mode="nearest")
         d1 = d1 + near.mean(dim=1, keepdim=True)
         out = self.head(d1)
-        return out, F.interpolate(out, size=(11, 13), mode="bilinear", align_corners=True)
+        return (out, F.interpolate(out, size=(11, 13), mode="bilinear", align_corners=True),
+                F.interpolate(out, scale_factor=1.5, mode="bicubic", align_corners=False))
 
 
 def _unet(script):
@@ -278,6 +280,8 @@ class Overloads(nn.Module):
         i = torch.ops.aten.upsample_trilinear3d(v, [2, 17, 23], False, 2.0, 2.0, 2.0)
         j = torch.ops.aten.upsample_nearest3d(v, [3, 5, 6], None, None, None)
         k = torch.ops.aten._upsample_nearest_exact3d(v, None, [1.0, 0.5, 1.25])
+        cubic_a = torch.ops.aten.upsample_bicubic2d(x, None, False, [1.7, 1.3])
+        cubic_b = torch.ops.aten.upsample_bicubic2d(x, [5, 20], True, None, None)
         # Unbatched inputs: C x H x W.
         u = x.reshape(8, 9, 11)
         conv_u = F.conv2d(u, self.w2, None, 2, 1)
@@ -288,7 +292,7 @@ class Overloads(nn.Module):
         convt1 = F.conv_transpose1d(x.flatten(2), self.wt1, None, 3, 2, 1, 2, 2)
         inorm = torch.ops.aten.instance_norm(x.flatten(2), self.in_weight, None, self.in_mean, self.in_var, False,
                                              0.1, 1e-5, False)
-        return a, b, c, d, e, f, g, h, i, j, k, conv_u, pool_u, adapt_u, conv3, convt, convt1, inorm
+        return a, b, c, d, e, f, g, h, i, j, k, cubic_a, cubic_b, conv_u, pool_u, adapt_u, conv3, convt, convt1, inorm
 
 
 def _overloads():

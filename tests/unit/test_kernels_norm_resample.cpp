@@ -1,5 +1,5 @@
 // group_norm_f32 (group and instance normalisation) and upsample_f32 (nearest,
-// nearest-exact, linear / bilinear / trilinear, align_corners both ways) against naive
+// nearest-exact, linear / bilinear / trilinear, bicubic, align_corners both ways) against naive
 // double references. The upsampling reference computes torch's source positions in double
 // from the same ratios; exact expectations pin the well-known cases.
 #include <doctest/doctest.h>
@@ -77,46 +77,66 @@ namespace {
 
 // Source cells and weights along one dim, as torch defines them, in double.
 struct RefSource {
-  int64_t i0, i1;
-  double l0, l1;
+  int64_t index[4];
+  double weight[4];
+  int taps;
 };
+double ref_cubic(double x) {  // torch's cubic convolution kernel, A = -0.75
+  const double a = -0.75;
+  x = std::fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
 RefSource ref_source(const UpsampleParams& p, int dim, int64_t o) {
   const int64_t in = p.in[dim], out = p.out[dim];
   const double r = p.ratio[dim];
+  // The source position in float, as torch computes it for float tensors (torch's
+  // definition: over a few thousand cells, double arithmetic picks visibly other weights).
+  const float rf = p.ratio[dim];
+  const double position = p.align_corners ? double(rf * float(o)) : double(rf * (float(o) + 0.5f) - 0.5f);
   if (p.mode == UpsampleMode::Nearest) {
     const int64_t i = std::min<int64_t>(static_cast<int64_t>(std::floor(o * r)), in - 1);
-    return {i, i, 1.0, 0.0};
+    return {{i}, {1.0}, 1};
   }
   if (p.mode == UpsampleMode::NearestExact) {
     const int64_t i = std::min<int64_t>(static_cast<int64_t>(std::floor((o + 0.5) * r)), in - 1);
-    return {i, i, 1.0, 0.0};
+    return {{i}, {1.0}, 1};
   }
-  if (in == out) return {o, o, 1.0, 0.0};
-  double real = p.align_corners ? r * o : r * (o + 0.5) - 0.5;
+  if (p.mode == UpsampleMode::Cubic) {
+    const double real = position;
+    const int64_t i = static_cast<int64_t>(std::floor(real));
+    RefSource s{{}, {}, 4};
+    for (int j = 0; j < 4; ++j) {
+      s.index[j] = std::min<int64_t>(std::max<int64_t>(i - 1 + j, 0), in - 1);
+      s.weight[j] = ref_cubic(real - double(i - 1 + j));
+    }
+    return s;
+  }
+  if (in == out) return {{o}, {1.0}, 1};
+  double real = position;
   if (real < 0) real = 0;
   const int64_t i0 = std::min<int64_t>(static_cast<int64_t>(std::floor(real)), in - 1);
   const double l1 = std::min(std::max(real - double(i0), 0.0), 1.0);
-  return {i0, i0 + (i0 < in - 1 ? 1 : 0), 1.0 - l1, l1};
+  return {{i0, i0 + (i0 < in - 1 ? 1 : 0)}, {1.0 - l1, l1}, 2};
 }
 
 std::vector<double> ref_upsample(const UpsampleParams& p, const float* x) {
   const int64_t vi = p.in[0] * p.in[1] * p.in[2], vo = p.out[0] * p.out[1] * p.out[2];
   std::vector<double> y(static_cast<size_t>(p.planes * vo));
+  const RefSource none{{0}, {1.0}, 1};
   for (int64_t q = 0; q < p.planes; ++q)
     for (int64_t o = 0; o < vo; ++o) {
       const int64_t od = o / (p.out[1] * p.out[2]), oh = (o / p.out[2]) % p.out[1], ow = o % p.out[2];
-      const RefSource sd = p.dims >= 3 ? ref_source(p, 0, od) : RefSource{0, 0, 1, 0};
-      const RefSource sh = p.dims >= 2 ? ref_source(p, 1, oh) : RefSource{0, 0, 1, 0};
+      const RefSource sd = p.dims >= 3 ? ref_source(p, 0, od) : none;
+      const RefSource sh = p.dims >= 2 ? ref_source(p, 1, oh) : none;
       const RefSource sw = ref_source(p, 2, ow);
       double acc = 0.0;
-      for (int a = 0; a < 2; ++a)
-        for (int b = 0; b < 2; ++b)
-          for (int c = 0; c < 2; ++c) {
-            const double wt = (a ? sd.l1 : sd.l0) * (b ? sh.l1 : sh.l0) * (c ? sw.l1 : sw.l0);
-            if (wt == 0.0) continue;
-            acc += wt * x[q * vi + ((a ? sd.i1 : sd.i0) * p.in[1] + (b ? sh.i1 : sh.i0)) * p.in[2] +
-                          (c ? sw.i1 : sw.i0)];
-          }
+      for (int a = 0; a < sd.taps; ++a)
+        for (int b = 0; b < sh.taps; ++b)
+          for (int c = 0; c < sw.taps; ++c)
+            acc += sd.weight[a] * sh.weight[b] * sw.weight[c] *
+                   x[q * vi + (sd.index[a] * p.in[1] + sh.index[b]) * p.in[2] + sw.index[c]];
       y[static_cast<size_t>(q * vo + o)] = acc;
     }
   return y;
@@ -138,20 +158,28 @@ TEST_CASE("upsample_f32: nearest, nearest-exact and linear in 1, 2 and 3 dims") 
     double scale;  // 0: from the sizes
   };
   const Case cases[] = {
-      {2, 3, {1, 5, 7}, {1, 10, 14}, 2.0}, {2, 2, {1, 5, 7}, {1, 7, 10}, 1.5},
-      {2, 2, {1, 6, 9}, {1, 11, 13}, 0},   {2, 2, {1, 8, 9}, {1, 4, 5}, 0},
-      {2, 1, {1, 4, 4}, {1, 1, 1}, 0},     {1, 4, {1, 1, 13}, {1, 1, 19}, 1.5},
-      {1, 2, {1, 1, 9}, {1, 1, 9}, 0},     {3, 2, {3, 4, 5}, {6, 8, 10}, 2.0},
-      {3, 1, {4, 5, 3}, {3, 7, 5}, 0},     {2, 2, {1, 33, 17}, {1, 99, 51}, 3.0},
+      {2, 3, {1, 5, 7}, {1, 10, 14}, 2.0},
+      {2, 2, {1, 5, 7}, {1, 7, 10}, 1.5},
+      {2, 2, {1, 6, 9}, {1, 11, 13}, 0},
+      {2, 2, {1, 8, 9}, {1, 4, 5}, 0},
+      {2, 1, {1, 4, 4}, {1, 1, 1}, 0},
+      {1, 4, {1, 1, 13}, {1, 1, 19}, 1.5},
+      {1, 2, {1, 1, 9}, {1, 1, 9}, 0},
+      {3, 2, {3, 4, 5}, {6, 8, 10}, 2.0},
+      {3, 1, {4, 5, 3}, {3, 7, 5}, 0},
+      {2, 2, {1, 33, 17}, {1, 99, 51}, 3.0},
       {2, 1, {1, 1, 1}, {1, 3, 4}, 0},
+      {2, 1, {1, 2, 4100}, {1, 3, 4103}, 0},  // rows longer than the blend buffer
   };
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 701;
     for (const Case& cc : cases)
-      for (UpsampleMode mode : {UpsampleMode::Nearest, UpsampleMode::NearestExact, UpsampleMode::Linear})
+      for (UpsampleMode mode :
+           {UpsampleMode::Nearest, UpsampleMode::NearestExact, UpsampleMode::Linear, UpsampleMode::Cubic})
         for (bool align : {false, true}) {
-          if (align && mode != UpsampleMode::Linear) continue;
+          const bool takes_align = mode == UpsampleMode::Linear || mode == UpsampleMode::Cubic;
+          if ((align && !takes_align) || (mode == UpsampleMode::Cubic && cc.dims > 2)) continue;
           UpsampleParams p;
           p.mode = mode;
           p.align_corners = align;
@@ -160,20 +188,23 @@ TEST_CASE("upsample_f32: nearest, nearest-exact and linear in 1, 2 and 3 dims") 
           for (int d = 0; d < 3; ++d) {
             p.in[d] = cc.in[d];
             p.out[d] = cc.out[d];
-            p.ratio[d] = d < 3 - cc.dims ? 1.0f
-                                         : torch_ratio(mode == UpsampleMode::Linear, align, cc.in[d],
-                                                       cc.out[d], cc.scale);
+            p.ratio[d] =
+                d < 3 - cc.dims ? 1.0f : torch_ratio(takes_align, align, cc.in[d], cc.out[d], cc.scale);
           }
           const auto x = random_floats(static_cast<size_t>(p.planes * p.in[0] * p.in[1] * p.in[2]), ++seed);
           Guarded y(static_cast<size_t>(p.planes * p.out[0] * p.out[1] * p.out[2]));
           const int64_t scratch_bytes = aotc::rt::upsample_scratch_bytes(p);
-          std::vector<int64_t> scratch(static_cast<size_t>(scratch_bytes / 8 + 2), 0x5a5a);
-          aotc::rt::upsample_f32(pool, p, x.data(), y.data(), scratch.data());
+          // 8-byte aligned, with a guard of 16 bytes after the planned size.
+          std::vector<int64_t> storage(static_cast<size_t>(scratch_bytes / 8 + 3), 0x5a5a5a5a5a5a5a5a);
+          auto* scratch = reinterpret_cast<unsigned char*>(storage.data());
+          aotc::rt::upsample_f32(pool, p, x.data(), y.data(), scratch);
           INFO("dims=" << cc.dims << " out " << p.out[0] << "x" << p.out[1] << "x" << p.out[2]
                        << " mode=" << static_cast<int>(mode) << " align=" << align << " threads=" << threads);
           CHECK(rel_l2(y.values(), ref_upsample(p, x.data())) <= kTolerance);
           CHECK(y.guards_intact());
-          CHECK(scratch[static_cast<size_t>(scratch_bytes / 8)] == 0x5a5a);
+          bool guard_intact = true;
+          for (int64_t i = scratch_bytes; i < scratch_bytes + 16; ++i) guard_intact &= scratch[i] == 0x5a;
+          CHECK(guard_intact);
         }
   }
 }

@@ -141,11 +141,16 @@ enum class UpsampleMode : int32_t {
   Nearest = 0,       // src = min(floor(dst * ratio), in - 1)
   NearestExact = 1,  // src = min(floor((dst + 0.5) * ratio), in - 1)
   Linear = 2,        // linear / bilinear / trilinear, align_corners or half-pixel centres
+  Cubic = 3,         // bicubic (torch's cubic convolution, A = -0.75), taps clamped to the input
 };
+// Input cells each output position reads along one dim.
+inline int upsample_taps(UpsampleMode mode) {
+  return mode == UpsampleMode::Cubic ? 4 : (mode == UpsampleMode::Linear ? 2 : 1);
+}
 // ratio[d] is torch's source scale along each dim, computed by the compiler as torch does
 // (area_pixel_compute_scale): (in - 1) / (out - 1) with align_corners, else 1 / scale_factor
 // when a scale factor was given, else in / out. dims (1 to 3) is how many trailing dims
-// are interpolated; the others must have in == out == 1.
+// are interpolated; the others must have in == out == 1. Cubic is 2-d at most.
 struct UpsampleParams {
   UpsampleMode mode = UpsampleMode::Nearest;
   bool align_corners = false;
@@ -157,7 +162,7 @@ struct UpsampleParams {
 };
 // Scratch: the source columns and weights of one output row (computed once per call).
 inline int64_t upsample_scratch_bytes(const UpsampleParams& p) {
-  return p.out[2] * static_cast<int64_t>(2 * sizeof(int64_t) + 2 * sizeof(float));
+  return p.out[2] * upsample_taps(p.mode) * static_cast<int64_t>(sizeof(int64_t) + sizeof(float));
 }
 void upsample_f32(ThreadPool& pool, const UpsampleParams& p, const float* x, float* y, void* scratch);
 
