@@ -40,12 +40,12 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
   if (a.padding_mode == "valid") {
     padding = {0, 0};
   } else if (a.padding_mode == "same") {
+    // torch pads total = dilation * (kernel - 1) with total / 2 before and the rest after.
+    // The kernels only need the padding before: the output keeps the input's size, and
+    // taps past the end read zeros like any padding.
     for (size_t d = 0; d < 2; ++d) {
-      const int64_t total = dilation[d] * (w4[2 + d] - 1);
-      if (total % 2)
-        ctx.fail(
-            "padding='same' with an even kernel size needs asymmetric padding, which is not supported yet");
-      padding.push_back(total / 2);
+      if (stride[d] != 1) ctx.fail("padding='same' is not supported for strided convolutions");
+      padding.push_back(dilation[d] * (w4[2 + d] - 1) / 2);
     }
   } else {
     padding = expand(a.padding, 0);
@@ -71,6 +71,10 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
   p.groups = groups;
   p.h_out = (p.h_in + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
   p.w_out = (p.w_in + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  if (a.padding_mode == "same") {  // also when the padding is asymmetric (even kernels)
+    p.h_out = p.h_in;
+    p.w_out = p.w_in;
+  }
   if (p.h_out <= 0 || p.w_out <= 0)
     ctx.fail("input " + ir::shape_str(xv.shape) + " is smaller than the kernel " + ir::shape_str(wv.shape));
   if (a.bias >= 0 && ir::numel(ctx.graph.value(a.bias).shape) != p.c_out)

@@ -28,11 +28,10 @@ void lower_conv3d(LowerContext& ctx, const ConvArgs& a) {
   if (a.padding_mode == "valid") {
     padding = {0, 0, 0};
   } else if (a.padding_mode == "same") {
+    // As in conv2d.cpp: the padding before (total / 2); the output keeps the input's size.
     for (size_t d = 0; d < 3; ++d) {
-      const int64_t total = dilation[d] * (w[2 + d] - 1);
-      if (total % 2)
-        ctx.fail("padding='same' with an even kernel size needs asymmetric padding, which is not supported");
-      padding.push_back(total / 2);
+      if (stride[d] != 1) ctx.fail("padding='same' is not supported for strided convolutions");
+      padding.push_back(dilation[d] * (w[2 + d] - 1) / 2);
     }
   } else {
     padding = spatial_values(ctx, a.padding, 3, "padding");
@@ -45,8 +44,10 @@ void lower_conv3d(LowerContext& ctx, const ConvArgs& a) {
     p.stride[d] = stride[d];
     p.pad[d] = padding[d];
     p.dilation[d] = dilation[d];
-    p.out[d] = (p.in[d] + 2 * p.pad[d] - p.dilation[d] * (p.kernel[d] - 1) - 1) / p.stride[d] + 1;
-    if (p.in[d] + 2 * p.pad[d] < p.dilation[d] * (p.kernel[d] - 1) + 1)
+    p.out[d] = a.padding_mode == "same"
+                   ? p.in[d]
+                   : (p.in[d] + 2 * p.pad[d] - p.dilation[d] * (p.kernel[d] - 1) - 1) / p.stride[d] + 1;
+    if (a.padding_mode != "same" && p.in[d] + 2 * p.pad[d] < p.dilation[d] * (p.kernel[d] - 1) + 1)
       ctx.fail("input " + ir::shape_str(x) + " is smaller than the kernel " + ir::shape_str(w));
   }
   if (a.bias >= 0 && ir::numel(ctx.graph.value(a.bias).shape) != p.c_out)

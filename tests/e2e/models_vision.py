@@ -249,7 +249,7 @@ MODELS_VISION = {
 class Overloads(nn.Module):
     """Every overload registered for the vision ops, called through torch.ops.aten so that
     scripting keeps each form: the older upsample forms (one scale per dim) beside .vec,
-    unbatched convolution / pooling inputs, conv3d with padding="same", the general
+    unbatched convolution / pooling inputs, padding="same" (even kernels too), the general
     convolution with transposed=True, instance norm with running statistics."""
 
     def __init__(self):
@@ -257,6 +257,9 @@ class Overloads(nn.Module):
         torch.manual_seed(44)
         self.w2 = nn.Parameter(torch.randn(6, 8, 3, 3) * 0.3)
         self.w3 = nn.Parameter(torch.randn(5, 4, 3, 1, 3) * 0.3)
+        self.w3_even = nn.Parameter(torch.randn(3, 4, 2, 3, 4) * 0.3)
+        self.w2_even = nn.Parameter(torch.randn(5, 4, 4, 2) * 0.3)
+        self.w1_even = nn.Parameter(torch.randn(3, 4, 6) * 0.3)
         self.wt = nn.Parameter(torch.randn(4, 3, 3, 2) * 0.3)
         self.wt1 = nn.Parameter(torch.randn(4, 2, 5) * 0.3)
         self.bt = nn.Parameter(torch.randn(6) * 0.1)
@@ -288,11 +291,15 @@ class Overloads(nn.Module):
         pool_u = F.max_pool2d(u, 2) + F.avg_pool2d(u, 3, 2, 0, ceil_mode=True)
         adapt_u = F.adaptive_avg_pool2d(u, (2, 3)) + F.adaptive_max_pool2d(u, (2, 3))
         conv3 = F.conv3d(torch.cat([v, v * 0.5, v - 1.0], dim=2), self.w3, None, 1, "same")
+        # padding="same" with even kernels: torch pads one more after than before.
+        same_even3 = F.conv3d(torch.cat([v, v * 0.5, v - 1.0], dim=2), self.w3_even, None, 1, "same", (1, 2, 1))
+        same_even2 = F.conv2d(x, self.w2_even, None, 1, "same", (2, 1))
+        same_even1 = F.conv1d(x.flatten(2), self.w1_even, None, 1, "same", 3)
         convt = torch.ops.aten.convolution(x, self.wt, self.bt, [2, 1], [1, 0], [1, 2], True, [1, 0], 2)
         convt1 = F.conv_transpose1d(x.flatten(2), self.wt1, None, 3, 2, 1, 2, 2)
         inorm = torch.ops.aten.instance_norm(x.flatten(2), self.in_weight, None, self.in_mean, self.in_var, False,
                                              0.1, 1e-5, False)
-        return a, b, c, d, e, f, g, h, i, j, k, cubic_a, cubic_b, conv_u, pool_u, adapt_u, conv3, convt, convt1, inorm
+        return a, b, c, d, e, f, g, h, i, j, k, cubic_a, cubic_b, conv_u, pool_u, adapt_u, conv3, same_even3, same_even2, same_even1, convt, convt1, inorm
 
 
 def _overloads():
