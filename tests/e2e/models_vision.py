@@ -309,3 +309,19 @@ def _overloads():
 
 
 MODELS_VISION["vision_overloads"] = _overloads
+
+
+def _mc3_18():
+    """A torchvision video model (mixed 3-d / 2-d-in-3-d convolutions, BatchNorm3d,
+    adaptive_avg_pool3d) on a short clip: 4 frames of 32x32."""
+    import torchvision
+    torch.manual_seed(29)
+    m = torchvision.models.video.mc3_18(weights=None)
+    with torch.no_grad():
+        _randomize_norms(m, 29)
+    m.eval()
+    x = torch.randn(1, 3, 4, 32, 32)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
+MODELS_VISION["mc3_18"] = _mc3_18
