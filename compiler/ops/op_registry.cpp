@@ -30,6 +30,7 @@ void register_all_ops(Registry& r) {
   register_group_norm(r);
   register_instance_norm(r);
   register_upsample(r);
+  register_max_unpool(r);
 }
 
 Registry& Registry::get() {

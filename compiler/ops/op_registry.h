@@ -186,5 +186,6 @@ void register_adaptive_pool3d(Registry& r);
 void register_group_norm(Registry& r);
 void register_instance_norm(Registry& r);
 void register_upsample(Registry& r);
+void register_max_unpool(Registry& r);
 
 }  // namespace aotc::ops

@@ -198,7 +198,8 @@ def _vision3d(script):
 
 
 class PoolIndices(nn.Module):
-    """Max pooling that returns the argmax (int64 outputs): 1-d, 2-d, 3-d, adaptive."""
+    """Max pooling that returns the argmax (int64 outputs): 1-d, 2-d, 3-d, adaptive; and max
+    unpooling with those indices."""
 
     def forward(self, x):
         v2, i2 = F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True, ceil_mode=True)
@@ -206,7 +207,11 @@ class PoolIndices(nn.Module):
         v1, i1 = F.max_pool1d(x.flatten(2), 4, stride=3, dilation=2, return_indices=True)
         v3, i3 = F.max_pool3d(x.unsqueeze(1), (2, 2, 3), return_indices=True)
         a1, ai1 = F.adaptive_max_pool1d(x.flatten(2), 5, return_indices=True)
-        return v2, i2, a2, ai2, v1, i1, v3, i3, a1, ai1
+        # Unpooling puts the maxima back (max_unpool2d also serves 1-d).
+        u2 = torch.ops.aten.max_unpool2d(v2 * 2.0, i2, [11, 13])
+        u1 = torch.ops.aten.max_unpool2d(v1.unsqueeze(2), i1.unsqueeze(2), [1, 143]).squeeze(2)
+        u3 = torch.ops.aten.max_unpool3d(v3, i3, [5, 11, 13], [2, 2, 3], [0, 0, 0])
+        return v2, i2, a2, ai2, v1, i1, v3, i3, a1, ai1, u2, u1, u3
 
 
 def _pool_indices(script):

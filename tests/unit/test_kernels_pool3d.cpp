@@ -244,3 +244,25 @@ TEST_CASE("adaptive_avg_pool3d_f32 / adaptive_max_pool3d_f32: bins as torch comp
     }
   }
 }
+
+TEST_CASE("max_unpool_f32: scatter by index, zeros elsewhere, bad indices skipped") {
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    const int64_t planes = 3, in_volume = 5, out_volume = 11;
+    const auto x = random_floats(static_cast<size_t>(planes * in_volume), 801);
+    // Plane 1 repeats index 4 (the later value wins) and has indices out of range.
+    const std::vector<int64_t> idx = {0, 3, 4, 9, 10, 4, 4, -1, 11, 2, 1, 2, 5, 6, 7};
+    std::vector<double> want(static_cast<size_t>(planes * out_volume), 0.0);
+    for (int64_t q = 0; q < planes; ++q)
+      for (int64_t i = 0; i < in_volume; ++i) {
+        const int64_t at = idx[static_cast<size_t>(q * in_volume + i)];
+        if (at >= 0 && at < out_volume)
+          want[static_cast<size_t>(q * out_volume + at)] = x[static_cast<size_t>(q * in_volume + i)];
+      }
+    Guarded y(static_cast<size_t>(planes * out_volume));
+    aotc::rt::max_unpool_f32(pool, planes, in_volume, out_volume, x.data(), idx.data(), y.data());
+    CHECK(rel_l2(y.values(), want) == 0.0);
+    CHECK(y.data()[out_volume + 4] == x[6]);
+    CHECK(y.guards_intact());
+  }
+}

@@ -123,6 +123,13 @@ void adaptive_avg_pool3d_f32(ThreadPool& pool, const AdaptivePoolParams& p, cons
 void adaptive_max_pool3d_f32(ThreadPool& pool, const AdaptivePoolParams& p, const float* x, float* y,
                              int64_t* indices);
 
+// Max unpooling (the inverse of max pooling with indices): each plane of y (out_volume
+// values) is zero but for y[indices[i]] = x[i] over the plane's in_volume inputs; later
+// duplicates win, as in torch's serial loop. Indices outside [0, out_volume), which torch
+// rejects when it runs, are skipped: the kernel never writes out of bounds.
+void max_unpool_f32(ThreadPool& pool, int64_t planes, int64_t in_volume, int64_t out_volume, const float* x,
+                    const int64_t* indices, float* y);
+
 // ---------------------------------------------------------------- normalisation
 // Group normalisation (instance normalisation is groups == c): per image and group of
 // c / groups channels, y = (x - mean) / sqrt(var + eps) * gamma[c] + beta[c], the biased
