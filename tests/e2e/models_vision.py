@@ -169,7 +169,8 @@ def _conv1d(script):
 
 class Vision3d(nn.Module):
     """conv3d (stride, padding, dilation, groups, 1x1x1), batch_norm3d folded and standalone,
-    max/avg/adaptive pooling 3-d, conv_transpose3d, nearest and trilinear upsampling."""
+    max/avg/adaptive pooling 3-d, grouped conv_transpose3d with a folded batch norm, nearest
+    and trilinear upsampling."""
 
     def __init__(self):
         super().__init__()
@@ -178,13 +179,14 @@ class Vision3d(nn.Module):
         self.conv2 = nn.Conv3d(8, 12, (3, 1, 3), stride=(1, 2, 2), padding=(2, 0, 1), dilation=(2, 1, 1), groups=4)
         self.bn2 = nn.BatchNorm3d(12)
         self.pw = nn.Conv3d(12, 12, 1)
-        self.up = nn.ConvTranspose3d(12, 6, 3, stride=2, padding=1, output_padding=(1, 0, 1))
+        self.up = nn.ConvTranspose3d(12, 6, 3, stride=2, padding=1, output_padding=(1, 0, 1), groups=3)
+        self.up_bn = nn.BatchNorm3d(6)  # folds into the transposed convolution
 
     def forward(self, x):
         x = F.max_pool3d(F.relu(self.bn1(self.conv1(x))), 2, ceil_mode=True)
         x = self.bn2(F.relu6(self.conv2(x)))
         x = F.avg_pool3d(self.pw(x), (1, 2, 2), stride=1, padding=(0, 1, 1), count_include_pad=False)
-        y = self.up(x)
+        y = self.up_bn(self.up(x))
         z = F.interpolate(y, scale_factor=(1.0, 0.5, 0.5), mode="trilinear", align_corners=False) + \
             F.interpolate(y, scale_factor=(1.0, 0.5, 0.5), mode="nearest")
         return F.adaptive_avg_pool3d(z, (2, 3, 1)), F.adaptive_avg_pool3d(y, 1).flatten(1)
