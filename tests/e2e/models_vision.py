@@ -332,3 +332,20 @@ def _mc3_18():
 
 
 MODELS_VISION["mc3_18"] = _mc3_18
+
+
+def _deeplabv3():
+    """A torchvision segmentation model (dilated convolutions, ASPP with global pooling
+    upsampled back, bilinear upsampling to the input's size); traced, its dict output
+    {"out": ...} as it is."""
+    import torchvision
+    torch.manual_seed(30)
+    m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None)
+    with torch.no_grad():
+        _randomize_norms(m, 30)
+    m.eval()
+    x = torch.randn(1, 3, 64, 64)
+    return torch.jit.trace(m, x, strict=False), [("x", x)]
+
+
+MODELS_VISION["deeplabv3_mobilenet_v3_large"] = _deeplabv3
