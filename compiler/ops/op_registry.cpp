@@ -31,6 +31,8 @@ void register_all_ops(Registry& r) {
   register_instance_norm(r);
   register_upsample(r);
   register_max_unpool(r);
+  register_grid_sample(r);
+  register_affine_grid(r);
 }
 
 Registry& Registry::get() {

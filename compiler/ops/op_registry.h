@@ -187,5 +187,7 @@ void register_group_norm(Registry& r);
 void register_instance_norm(Registry& r);
 void register_upsample(Registry& r);
 void register_max_unpool(Registry& r);
+void register_grid_sample(Registry& r);
+void register_affine_grid(Registry& r);
 
 }  // namespace aotc::ops

@@ -349,3 +349,38 @@ def _deeplabv3():
 
 
 MODELS_VISION["deeplabv3_mobilenet_v3_large"] = _deeplabv3
+
+
+class GridSample(nn.Module):
+    """F.affine_grid from a theta computed at run time, and F.grid_sample with every
+    supported mode and padding, align_corners both ways, on a grid given as an input that
+    reaches past [-1, 1] (a spatial-transformer block)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 6)
+
+    def forward(self, x, grid):
+        theta = torch.tanh(self.fc(x.mean(dim=(2, 3)))).view(-1, 2, 3) * 0.3 + \
+            torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+        g1 = F.affine_grid(theta, [2, 3, 7, 12], align_corners=False)
+        g2 = F.affine_grid(theta, [2, 3, 1, 5], align_corners=True)
+        outs = [F.grid_sample(x, g1, mode="bilinear", padding_mode="zeros", align_corners=False),
+                F.grid_sample(x, g2, mode="nearest", padding_mode="border", align_corners=True)]
+        for mode in ["bilinear", "nearest"]:
+            for padding in ["zeros", "border", "reflection"]:
+                for align in [False, True]:
+                    outs.append(F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align))
+        return g1, outs
+
+
+def _grid_sample(script):
+    torch.manual_seed(46)
+    m = GridSample().eval()
+    x = torch.randn(2, 3, 9, 11)
+    grid = torch.rand(2, 6, 8, 2) * 2.6 - 1.3
+    return (torch.jit.script(m) if script else torch.jit.trace(m, (x, grid))), [("x", x), ("grid", grid)]
+
+
+MODELS_VISION["grid_sample"] = lambda: _grid_sample(False)
+MODELS_VISION["grid_sample_scripted"] = lambda: _grid_sample(True)

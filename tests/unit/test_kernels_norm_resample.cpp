@@ -238,3 +238,91 @@ TEST_CASE("upsample_f32: known values") {
   CHECK(y.data()[2] == 1.75f);
   CHECK(y.data()[3] == 2.0f);
 }
+
+namespace {
+
+using aotc::rt::GridSampleMode;
+using aotc::rt::GridSamplePadding;
+using aotc::rt::GridSampleParams;
+
+// torch's grid_sampler_2d, in double.
+double ref_reflect(double in, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0.0;
+  const double min = twice_low / 2, span = (twice_high - twice_low) / 2;
+  in = std::fabs(in - min);
+  const double extra = std::fmod(in, span);
+  const int flips = static_cast<int>(std::floor(in / span));
+  return flips % 2 == 0 ? extra + min : span - extra + min;
+}
+double ref_coordinate(const GridSampleParams& p, double g, int64_t size) {
+  double v = p.align_corners ? (g + 1) / 2 * double(size - 1) : ((g + 1) * double(size) - 1) / 2;
+  if (p.padding != GridSamplePadding::Zeros) {
+    if (p.padding == GridSamplePadding::Reflection)
+      v = p.align_corners ? ref_reflect(v, 0, 2.0 * double(size - 1))
+                          : ref_reflect(v, -1, 2.0 * double(size) - 1);
+    v = std::min(std::max(v, 0.0), double(size - 1));
+  }
+  return v;
+}
+
+std::vector<double> ref_grid_sample(const GridSampleParams& p, const float* x, const float* grid) {
+  std::vector<double> y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.h_out; ++oh)
+      for (int64_t ow = 0; ow < p.w_out; ++ow) {
+        const float* g = grid + ((n * p.h_out + oh) * p.w_out + ow) * 2;
+        const double ix = ref_coordinate(p, g[0], p.w_in), iy = ref_coordinate(p, g[1], p.h_in);
+        for (int64_t c = 0; c < p.c; ++c) {
+          const float* plane = x + (n * p.c + c) * p.h_in * p.w_in;
+          auto at = [&](int64_t yy, int64_t xx) {
+            return yy >= 0 && yy < p.h_in && xx >= 0 && xx < p.w_in ? double(plane[yy * p.w_in + xx]) : 0.0;
+          };
+          double v;
+          if (p.mode == GridSampleMode::Nearest) {
+            v = at(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
+          } else {
+            const int64_t x0 = static_cast<int64_t>(std::floor(ix)),
+                          y0 = static_cast<int64_t>(std::floor(iy));
+            const double wx = ix - double(x0), wy = iy - double(y0);
+            v = at(y0, x0) * (1 - wx) * (1 - wy) + at(y0, x0 + 1) * wx * (1 - wy) +
+                at(y0 + 1, x0) * (1 - wx) * wy + at(y0 + 1, x0 + 1) * wx * wy;
+          }
+          y[static_cast<size_t>(((n * p.c + c) * p.h_out + oh) * p.w_out + ow)] = v;
+        }
+      }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("grid_sample_f32: bilinear and nearest, every padding, align_corners, grids past the border") {
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 901;
+    for (GridSampleMode mode : {GridSampleMode::Bilinear, GridSampleMode::Nearest})
+      for (GridSamplePadding padding :
+           {GridSamplePadding::Zeros, GridSamplePadding::Border, GridSamplePadding::Reflection})
+        for (bool align : {false, true}) {
+          GridSampleParams p;
+          p.n = 2;
+          p.c = 3;
+          p.h_in = 7;
+          p.w_in = 9;
+          p.h_out = 5;
+          p.w_out = 11;
+          p.mode = mode;
+          p.padding = padding;
+          p.align_corners = align;
+          const auto x = random_floats(static_cast<size_t>(p.n * p.c * p.h_in * p.w_in), ++seed);
+          // Grid values in [-2.5, 2.5], far outside the input too (random values do not sit on
+          // the .5 ties where float and double nearest rounding could differ).
+          auto grid = random_floats(static_cast<size_t>(p.n * p.h_out * p.w_out * 2), ++seed, -2.5f, 2.5f);
+          Guarded y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
+          aotc::rt::grid_sample_f32(pool, p, x.data(), grid.data(), y.data());
+          INFO("mode=" << int(mode) << " padding=" << int(padding) << " align=" << align
+                       << " threads=" << threads);
+          CHECK(rel_l2(y.values(), ref_grid_sample(p, x.data(), grid.data())) <= kTolerance);
+          CHECK(y.guards_intact());
+        }
+  }
+}

@@ -173,4 +173,19 @@ inline int64_t upsample_scratch_bytes(const UpsampleParams& p) {
 }
 void upsample_f32(ThreadPool& pool, const UpsampleParams& p, const float* x, float* y, void* scratch);
 
+// Grid sampling (F.grid_sample, 2-d): y[n, c, oh, ow] samples x[n, c] at the normalised
+// position grid[n, oh, ow] = (x, y) in [-1, 1], as torch's grid_sampler_2d computes it
+// (unnormalise with or without align_corners, then the padding mode, in float).
+enum class GridSampleMode : int32_t { Bilinear = 0, Nearest = 1 };
+enum class GridSamplePadding : int32_t { Zeros = 0, Border = 1, Reflection = 2 };
+struct GridSampleParams {
+  int64_t n = 1, c = 0, h_in = 0, w_in = 0, h_out = 0, w_out = 0;
+  GridSampleMode mode = GridSampleMode::Bilinear;
+  GridSamplePadding padding = GridSamplePadding::Zeros;
+  bool align_corners = false;
+};
+// x: n x c x h_in x w_in; grid: n x h_out x w_out x 2; y: n x c x h_out x w_out.
+void grid_sample_f32(ThreadPool& pool, const GridSampleParams& p, const float* x, const float* grid,
+                     float* y);
+
 }  // namespace aotc::rt
