@@ -33,6 +33,16 @@ void register_all_ops(Registry& r) {
   register_max_unpool(r);
   register_grid_sample(r);
   register_affine_grid(r);
+  // ops-pointwise: dtypes, comparisons, math, activations, reductions
+  register_compare(r);
+  register_where(r);
+  register_cast(r);
+  register_unary_math(r);
+  register_activations(r);
+  register_clamp(r);
+  register_max_min(r);
+  register_statistics(r);
+  register_cumsum(r);
 }
 
 Registry& Registry::get() {

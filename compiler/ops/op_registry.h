@@ -189,5 +189,15 @@ void register_upsample(Registry& r);
 void register_max_unpool(Registry& r);
 void register_grid_sample(Registry& r);
 void register_affine_grid(Registry& r);
+// ops-pointwise
+void register_compare(Registry& r);
+void register_where(Registry& r);
+void register_cast(Registry& r);
+void register_unary_math(Registry& r);
+void register_activations(Registry& r);
+void register_clamp(Registry& r);
+void register_max_min(Registry& r);
+void register_statistics(Registry& r);
+void register_cumsum(Registry& r);
 
 }  // namespace aotc::ops

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -463,6 +464,36 @@ std::string hex64(uint64_t value) {
   return text;
 }
 
+// A tensor name for the human-readable --info: names come from the model (dict keys can
+// hold spaces, tabs, newlines or terminal escapes), so anything but a plain identifier is
+// quoted, with control characters escaped as Python would.
+std::string display_name(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '.' || c == ':' || c == '-' || c >= 0x80;
+  });
+  if (plain) return name;
+  std::string text = "'";
+  for (unsigned char c : name) {
+    if (c == '\\' || c == '\'') {
+      text += '\\';
+      text += static_cast<char>(c);
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else if (c == '\r') {
+      text += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      text += hex;
+    } else {
+      text += static_cast<char>(c);
+    }
+  }
+  return text + "'";
+}
+
 void print_info(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   const WeightsSource& weights = lib.weights();
@@ -500,8 +531,9 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       std::string text = std::string(title) + ":\n";
       for (size_t i = 0; i < list.size(); ++i) {
         const TensorSig& t = list[i];
-        text += "  " + std::to_string(i) + " " + t.name + ": " + api.dtype_name(t.dtype) + " " +
-                npy::shape_string(t.dims) + " (" + std::to_string(t.size_bytes) + " bytes)\n";
+        text += "  " + std::to_string(i) + " " + display_name(t.name) + ": " + api.dtype_name(t.dtype) + " " +
+                npy::shape_string(t.dims) + (t.dims.empty() ? " (a scalar, " : " (") +
+                std::to_string(t.size_bytes) + " bytes)\n";
       }
       return text;
     };
