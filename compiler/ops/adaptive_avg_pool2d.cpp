@@ -1,23 +1,33 @@
-// aten::adaptive_avg_pool2d -> IR "adaptive_avg_pool2d" -> adaptive_avg_pool2d_f32.
+// aten::adaptive_avg_pool1d / adaptive_avg_pool2d -> IR "adaptive_avg_pool2d" ->
+// adaptive_avg_pool2d_f32 (1-d is 2-d with H = 1, as torch computes it too). The 3-d and
+// max forms are in adaptive_pool3d.cpp.
 #include "op_helpers.h"
+#include "spatial.h"
 
 namespace aotc::ops {
 namespace {
 
-void lower_adaptive_avg_pool2d(LowerContext& ctx) {
-  ctx.require_float32({0});
-  const ir::Shape x = ctx.value(0).shape;
-  if (x.size() != 3 && x.size() != 4) ctx.fail("input must be 3-d or 4-d, got " + ir::shape_str(x));
-  const std::vector<int64_t> size = ctx.ints_arg(1, 2);
-  if (size[0] <= 0 || size[1] <= 0) ctx.fail("output size must be positive, got " + ir::shape_str(size));
-  const bool batched = x.size() == 4;
-  const int64_t n = batched ? x[0] : 1, c = x[x.size() - 3], h = x[x.size() - 2], w = x[x.size() - 1];
-  ir::Shape y = {c, size[0], size[1]};
-  if (batched) y.insert(y.begin(), n);
-  const int out = ctx.new_value(ir::DType::Float32, y);
-  ir::Op& op = ctx.add_op("adaptive_avg_pool2d", {ctx.tensor(0)}, {out});
-  op.attrs = {{"n", n}, {"c", c}, {"h_in", h}, {"w_in", w}, {"h_out", size[0]}, {"w_out", size[1]}};
-  ctx.set_tensor_output(0, out);
+LowerFn adaptive_avg_pool_lowering(size_t spatial) {
+  return [spatial](LowerContext& ctx) {
+    ctx.require_float32({0});
+    const ir::Shape x = ctx.value(0).shape;
+    if (x.size() != spatial + 1 && x.size() != spatial + 2)
+      ctx.fail("input must be " + std::to_string(spatial + 1) + "-d or " + std::to_string(spatial + 2) +
+               "-d, got " + ir::shape_str(x));
+    const std::vector<int64_t> size = spatial_values(ctx, ctx.ints_arg(1), spatial, "output_size");
+    for (int64_t s : size)
+      if (s <= 0) ctx.fail("output size must be positive, got " + ir::shape_str(size));
+    const bool batched = x.size() == spatial + 2;
+    const int64_t n = batched ? x[0] : 1, c = x[x.size() - spatial - 1];
+    const std::vector<int64_t> in = as_3d({x.end() - static_cast<std::ptrdiff_t>(spatial), x.end()}, 1);
+    const std::vector<int64_t> out = as_3d(size, 1);
+    ir::Shape y = x;
+    for (size_t d = 0; d < spatial; ++d) y[x.size() - spatial + d] = size[d];
+    const int result = ctx.new_value(ir::DType::Float32, y);
+    ir::Op& op = ctx.add_op("adaptive_avg_pool2d", {ctx.tensor(0)}, {result});
+    op.attrs = {{"n", n}, {"c", c}, {"h_in", in[1]}, {"w_in", in[2]}, {"h_out", out[1]}, {"w_out", out[2]}};
+    ctx.set_tensor_output(0, result);
+  };
 }
 
 std::string emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op) {
@@ -32,7 +42,8 @@ std::string emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op) {
 }  // namespace
 
 void register_adaptive_avg_pool2d(Registry& r) {
-  r.add_lowering("aten::adaptive_avg_pool2d", lower_adaptive_avg_pool2d);
+  r.add_lowering("aten::adaptive_avg_pool1d", adaptive_avg_pool_lowering(1));
+  r.add_lowering("aten::adaptive_avg_pool2d", adaptive_avg_pool_lowering(2));
   r.add_ir_op("adaptive_avg_pool2d", emit_adaptive_avg_pool2d);
 }
 

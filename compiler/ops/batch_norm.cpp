@@ -4,16 +4,14 @@
 #include <cmath>
 
 #include "op_helpers.h"
+#include "spatial.h"
 
 namespace aotc::ops {
-namespace {
 
-// aten::batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum,
-// eps, cudnn_enabled)
-void lower_batch_norm(LowerContext& ctx) {
+// The arguments of aten::batch_norm(input, weight?, bias?, running_mean?, running_var?,
+// training, momentum, eps, cudnn_enabled), whatever `training` says (the caller checks it).
+void lower_batch_norm_eval(LowerContext& ctx) {
   ctx.require_float32({0, 1, 2, 3, 4});
-  if (ctx.bool_arg(5))
-    ctx.fail("batch_norm in training mode is not supported; call model.eval() before saving");
   const ir::Shape x = ctx.value(0).shape;
   if (x.size() < 2) ctx.fail("input must have at least 2 dimensions, got " + ir::shape_str(x));
   const int64_t channels = x[1];
@@ -52,6 +50,14 @@ void lower_batch_norm(LowerContext& ctx) {
               {"clamp_lo", -INFINITY},
               {"clamp_hi", INFINITY}};
   ctx.set_tensor_output(0, out);
+}
+
+namespace {
+
+void lower_batch_norm(LowerContext& ctx) {
+  if (ctx.bool_arg(5))
+    ctx.fail("batch_norm in training mode is not supported; call model.eval() before saving");
+  lower_batch_norm_eval(ctx);
 }
 
 std::string emit_channel_affine(const EmitContext& e, const ir::Op& op) {

@@ -1,20 +1,14 @@
 // conv2d: aten::conv2d / conv1d / _convolution / convolution -> IR "conv2d" -> conv2d_f32.
-// 1-d and unbatched convolutions are views of the 2-d batched case (no copies).
+// 1-d and unbatched convolutions are views of the 2-d batched case (no copies). The
+// general forms (_convolution, convolution) also lead to conv3d.cpp and conv_transpose.cpp.
 #include <aotc/rt/kernels.h>
 
 #include "op_helpers.h"
+#include "spatial.h"
 
 namespace aotc::ops {
-namespace {
 
-struct ConvArgs {
-  int x, w, bias;
-  std::vector<int64_t> stride, padding, dilation;
-  std::string padding_mode;  // "", "same" or "valid" (string overloads of conv1d/conv2d)
-  int64_t groups;
-};
-
-void lower_conv(LowerContext& ctx, const ConvArgs& a) {
+void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
   ctx.require_float32({0, 1, 2});
   const ir::Value& xv = ctx.graph.value(a.x);
   const ir::Value& wv = ctx.graph.value(a.w);
@@ -46,12 +40,12 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   if (a.padding_mode == "valid") {
     padding = {0, 0};
   } else if (a.padding_mode == "same") {
+    // torch pads total = dilation * (kernel - 1) with total / 2 before and the rest after.
+    // The kernels only need the padding before: the output keeps the input's size, and
+    // taps past the end read zeros like any padding.
     for (size_t d = 0; d < 2; ++d) {
-      const int64_t total = dilation[d] * (w4[2 + d] - 1);
-      if (total % 2)
-        ctx.fail(
-            "padding='same' with an even kernel size needs asymmetric padding, which is not supported yet");
-      padding.push_back(total / 2);
+      if (stride[d] != 1) ctx.fail("padding='same' is not supported for strided convolutions");
+      padding.push_back(dilation[d] * (w4[2 + d] - 1) / 2);
     }
   } else {
     padding = expand(a.padding, 0);
@@ -77,6 +71,10 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   p.groups = groups;
   p.h_out = (p.h_in + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
   p.w_out = (p.w_in + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  if (a.padding_mode == "same") {  // also when the padding is asymmetric (even kernels)
+    p.h_out = p.h_in;
+    p.w_out = p.w_in;
+  }
   if (p.h_out <= 0 || p.w_out <= 0)
     ctx.fail("input " + ir::shape_str(xv.shape) + " is smaller than the kernel " + ir::shape_str(wv.shape));
   if (a.bias >= 0 && ir::numel(ctx.graph.value(a.bias).shape) != p.c_out)
@@ -110,6 +108,8 @@ void lower_conv(LowerContext& ctx, const ConvArgs& a) {
   ctx.set_tensor_output(0, ctx.graph.add_alias(y4, y_shape));
 }
 
+namespace {
+
 std::string padding_mode(const LowerContext& ctx, size_t i) {
   return ctx.arg(i).kind == Operand::Kind::String ? ctx.arg(i).s : "";
 }
@@ -118,18 +118,36 @@ std::vector<int64_t> padding_values(const LowerContext& ctx, size_t i) {
   return ctx.arg(i).kind == Operand::Kind::String ? std::vector<int64_t>{} : ctx.ints_arg(i);
 }
 
-// aten::conv1d / conv2d(input, weight, bias, stride, padding, dilation, groups)
+// aten::conv1d / conv2d / conv3d(input, weight, bias, stride, padding, dilation, groups),
+// padding a list or (the .padding overloads) "same" / "valid".
 void lower_convnd(LowerContext& ctx) {
-  lower_conv(ctx, {ctx.tensor(0), ctx.tensor(1), ctx.is_none(2) ? -1 : ctx.tensor(2), ctx.ints_arg(3),
-                   padding_values(ctx, 4), ctx.ints_arg(5), padding_mode(ctx, 4), ctx.int_arg(6)});
+  ConvArgs a;
+  a.x = ctx.tensor(0);
+  a.w = ctx.tensor(1);
+  a.bias = ctx.is_none(2) ? -1 : ctx.tensor(2);
+  a.stride = ctx.ints_arg(3);
+  a.padding = padding_values(ctx, 4);
+  a.padding_mode = padding_mode(ctx, 4);
+  a.dilation = ctx.ints_arg(5);
+  a.groups = ctx.int_arg(6);
+  lower_any_conv(ctx, a);
 }
 
 // aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-// groups) and aten::_convolution (same first nine, then backend flags).
+// groups) and aten::_convolution (same first nine, then backend flags): any rank, plain or
+// transposed.
 void lower_convolution(LowerContext& ctx) {
-  if (ctx.bool_arg(6)) ctx.fail("transposed convolution is not supported yet");
-  lower_conv(ctx, {ctx.tensor(0), ctx.tensor(1), ctx.is_none(2) ? -1 : ctx.tensor(2), ctx.ints_arg(3),
-                   ctx.ints_arg(4), ctx.ints_arg(5), "", ctx.int_arg(8)});
+  ConvArgs a;
+  a.x = ctx.tensor(0);
+  a.w = ctx.tensor(1);
+  a.bias = ctx.is_none(2) ? -1 : ctx.tensor(2);
+  a.stride = ctx.ints_arg(3);
+  a.padding = ctx.ints_arg(4);
+  a.dilation = ctx.ints_arg(5);
+  a.transposed = ctx.bool_arg(6);
+  a.output_padding = ctx.ints_arg(7);
+  a.groups = ctx.int_arg(8);
+  lower_any_conv(ctx, a);
 }
 
 std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
@@ -168,6 +186,9 @@ std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
 void register_conv2d(Registry& r) {
   r.add_lowering("aten::conv1d", lower_convnd);
   r.add_lowering("aten::conv2d", lower_convnd);
+  r.add_lowering("aten::conv3d", lower_convnd);  // same schema; lowered by conv3d.cpp
+  // What tracing records for padding="same" / "valid": the conv{1,2,3}d.padding schema.
+  r.add_lowering("aten::_convolution_mode", lower_convnd);
   r.add_lowering("aten::convolution", lower_convolution);
   r.add_lowering("aten::_convolution", lower_convolution);
   r.add_ir_op("conv2d", emit_conv2d);

@@ -22,6 +22,17 @@ void register_all_ops(Registry& r) {
   register_cat(r);
   register_softmax(r);
   register_reduce(r);
+  // vision (issue 3)
+  register_conv3d(r);
+  register_conv_transpose(r);
+  register_pool3d(r);
+  register_adaptive_pool3d(r);
+  register_group_norm(r);
+  register_instance_norm(r);
+  register_upsample(r);
+  register_max_unpool(r);
+  register_grid_sample(r);
+  register_affine_grid(r);
   // ops-pointwise: dtypes, comparisons, math, activations, reductions
   register_compare(r);
   register_where(r);

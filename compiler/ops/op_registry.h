@@ -178,6 +178,17 @@ void register_permute(Registry& r);
 void register_cat(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
+// vision (issue 3): 3-d and transposed convolution, 3-d / adaptive pooling, norms, resampling.
+void register_conv3d(Registry& r);
+void register_conv_transpose(Registry& r);
+void register_pool3d(Registry& r);
+void register_adaptive_pool3d(Registry& r);
+void register_group_norm(Registry& r);
+void register_instance_norm(Registry& r);
+void register_upsample(Registry& r);
+void register_max_unpool(Registry& r);
+void register_grid_sample(Registry& r);
+void register_affine_grid(Registry& r);
 // ops-pointwise
 void register_compare(Registry& r);
 void register_where(Registry& r);

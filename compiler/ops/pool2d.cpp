@@ -1,69 +1,82 @@
-// max_pool2d / avg_pool2d -> IR ops of the same names -> max_pool2d_f32 / avg_pool2d_f32.
-// Output sizes follow torch's pooling_output_shape, ceil_mode included.
+// max_pool1d/2d, avg_pool1d/2d -> IR "max_pool2d" / "avg_pool2d" -> max_pool2d_f32 /
+// avg_pool2d_f32 (1-d pooling is 2-d pooling with H = 1). Output sizes follow torch's
+// pooling_output_shape, ceil_mode included. 3-d pooling and pooling that returns indices
+// are in pool3d.cpp, which reads its arguments with pool_geometry() from here.
 #include <aotc/rt/kernels.h>
 
-#include "op_helpers.h"
+#include "spatial.h"
 
 namespace aotc::ops {
-namespace {
 
-int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
-                    bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = span / stride + 1;  // span >= 0 is checked by the caller
-  // The last window must start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
-
-void lower_pool(LowerContext& ctx, bool is_max) {
+PoolGeometry pool_geometry(const LowerContext& ctx, size_t spatial, bool is_max) {
   ctx.require_float32({0});
   const ir::Shape x = ctx.value(0).shape;
-  if (x.size() != 3 && x.size() != 4) ctx.fail("input must be 3-d or 4-d, got " + ir::shape_str(x));
-  const std::vector<int64_t> kernel = ctx.ints_arg(1, 2);
+  if (x.size() != spatial + 1 && x.size() != spatial + 2)
+    ctx.fail("input must be " + std::to_string(spatial + 1) + "-d or " + std::to_string(spatial + 2) +
+             "-d, got " + ir::shape_str(x));
+  const std::vector<int64_t> kernel = spatial_values(ctx, ctx.ints_arg(1), spatial, "kernel_size");
   std::vector<int64_t> stride = ctx.ints_arg(2);
   if (stride.empty()) stride = kernel;  // torch: stride defaults to kernel_size
-  if (stride.size() == 1) stride.assign(2, stride[0]);
-  const std::vector<int64_t> pad = ctx.ints_arg(3, 2);
-  const std::vector<int64_t> dilation = is_max ? ctx.ints_arg(4, 2) : std::vector<int64_t>{1, 1};
+  stride = spatial_values(ctx, stride, spatial, "stride");
+  const std::vector<int64_t> pad = spatial_values(ctx, ctx.ints_arg(3), spatial, "padding");
+  const std::vector<int64_t> dilation =
+      is_max ? spatial_values(ctx, ctx.ints_arg(4), spatial, "dilation") : std::vector<int64_t>(spatial, 1);
   const bool ceil_mode = ctx.bool_arg(is_max ? 5 : 4);
-  const bool count_include_pad = is_max ? true : ctx.bool_arg(5);
-  const int64_t divisor = is_max || ctx.is_none(6) ? 0 : ctx.int_arg(6);
-  for (size_t d = 0; d < 2; ++d) {
-    if (kernel[d] <= 0 || stride.size() != 2 || stride[d] <= 0 || dilation[d] <= 0)
+  PoolGeometry g;
+  g.count_include_pad = is_max ? true : ctx.bool_arg(5);
+  // avg_pool1d has no divisor_override.
+  g.divisor_override = is_max || ctx.is_none(6) ? 0 : ctx.int_arg(6);
+  if (!is_max && !ctx.is_none(6) && g.divisor_override == 0) ctx.fail("divisor_override must not be zero");
+  const bool batched = x.size() == spatial + 2;
+  g.n = batched ? x[0] : 1;
+  g.c = x[x.size() - spatial - 1];
+  std::vector<int64_t> in(x.end() - static_cast<std::ptrdiff_t>(spatial), x.end()), out;
+  for (size_t d = 0; d < spatial; ++d) {
+    if (kernel[d] <= 0 || stride[d] <= 0 || dilation[d] <= 0)
       ctx.fail("kernel, stride and dilation must be positive");
     if (pad[d] < 0 || pad[d] * 2 > kernel[d])
       ctx.fail("padding must be at most half of the kernel size, got padding " + std::to_string(pad[d]) +
                " for kernel " + std::to_string(kernel[d]));
+    if (in[d] + 2 * pad[d] < dilation[d] * (kernel[d] - 1) + 1)
+      ctx.fail("input " + ir::shape_str(x) + " is smaller than the pooling window");
+    out.push_back(pooled_size(in[d], kernel[d], pad[d], stride[d], dilation[d], ceil_mode));
   }
-  const bool batched = x.size() == 4;
-  const int64_t n = batched ? x[0] : 1, c = x[x.size() - 3], h = x[x.size() - 2], w = x[x.size() - 1];
-  if (h + 2 * pad[0] < dilation[0] * (kernel[0] - 1) + 1 ||
-      w + 2 * pad[1] < dilation[1] * (kernel[1] - 1) + 1)
-    ctx.fail("input " + ir::shape_str(x) + " is smaller than the pooling window");
-  const int64_t h_out = pooled_size(h, kernel[0], pad[0], stride[0], dilation[0], ceil_mode);
-  const int64_t w_out = pooled_size(w, kernel[1], pad[1], stride[1], dilation[1], ceil_mode);
-  ir::Shape y = {c, h_out, w_out};
-  if (batched) y.insert(y.begin(), n);
-  const int out = ctx.new_value(ir::DType::Float32, y);
+  g.out_shape = x;
+  for (size_t d = 0; d < spatial; ++d) g.out_shape[x.size() - spatial + d] = out[d];
+  g.in = as_3d(in, 1);
+  g.out = as_3d(out, 1);
+  g.kernel = as_3d(kernel, 1);
+  g.stride = as_3d(stride, 1);
+  g.pad = as_3d(pad, 0);
+  g.dilation = as_3d(dilation, 1);
+  return g;
+}
+
+namespace {
+
+void lower_pool(LowerContext& ctx, size_t spatial, bool is_max) {
+  const PoolGeometry g = pool_geometry(ctx, spatial, is_max);
+  const int out = ctx.new_value(ir::DType::Float32, g.out_shape);
   ir::Op& op = ctx.add_op(is_max ? "max_pool2d" : "avg_pool2d", {ctx.tensor(0)}, {out});
-  op.attrs = {{"n", n},
-              {"c", c},
-              {"h_in", h},
-              {"w_in", w},
-              {"h_out", h_out},
-              {"w_out", w_out},
-              {"kernel", kernel},
-              {"stride", stride},
-              {"padding", pad},
-              {"dilation", dilation},
-              {"count_include_pad", count_include_pad},
-              {"divisor_override", divisor}};
+  // The 2-d kernel sees the last two dims (H = 1 for 1-d pooling).
+  auto hw = [](const std::vector<int64_t>& v) { return std::vector<int64_t>{v[1], v[2]}; };
+  op.attrs = {{"n", g.n},
+              {"c", g.c},
+              {"h_in", g.in[1]},
+              {"w_in", g.in[2]},
+              {"h_out", g.out[1]},
+              {"w_out", g.out[2]},
+              {"kernel", hw(g.kernel)},
+              {"stride", hw(g.stride)},
+              {"padding", hw(g.pad)},
+              {"dilation", hw(g.dilation)},
+              {"count_include_pad", g.count_include_pad},
+              {"divisor_override", g.divisor_override}};
   ctx.set_tensor_output(0, out);
 }
 
-LowerFn pool_lowering(bool is_max) {
-  return [is_max](LowerContext& ctx) { lower_pool(ctx, is_max); };
+LowerFn pool_lowering(size_t spatial, bool is_max) {
+  return [spatial, is_max](LowerContext& ctx) { lower_pool(ctx, spatial, is_max); };
 }
 
 std::string emit_pool(const EmitContext& e, const ir::Op& op) {
@@ -92,10 +105,13 @@ std::string emit_pool(const EmitContext& e, const ir::Op& op) {
 }  // namespace
 
 void register_pool2d(Registry& r) {
-  // aten::max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
-  r.add_lowering("aten::max_pool2d", pool_lowering(true));
-  // aten::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-  r.add_lowering("aten::avg_pool2d", pool_lowering(false));
+  // aten::max_pool{1,2}d(self, kernel_size, stride, padding, dilation, ceil_mode)
+  r.add_lowering("aten::max_pool1d", pool_lowering(1, true));
+  r.add_lowering("aten::max_pool2d", pool_lowering(2, true));
+  // aten::avg_pool1d(self, kernel_size, stride, padding, ceil_mode, count_include_pad) and
+  // aten::avg_pool2d(..., count_include_pad, divisor_override)
+  r.add_lowering("aten::avg_pool1d", pool_lowering(1, false));
+  r.add_lowering("aten::avg_pool2d", pool_lowering(2, false));
   r.add_ir_op("max_pool2d", emit_pool);
   r.add_ir_op("avg_pool2d", emit_pool);
 }

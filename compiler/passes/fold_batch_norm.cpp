@@ -1,5 +1,8 @@
-// fold_batch_norm: conv2d -> channel_affine becomes one conv2d with scaled weights:
-//   w'[o] = w[o] * scale[o],  b'[o] = b[o] * scale[o] + shift[o].
+// fold_batch_norm: conv2d / conv3d / conv_transpose -> channel_affine becomes one
+// convolution with scaled weights:
+//   w'[o] = w[o] * scale[o],  b'[o] = b[o] * scale[o] + shift[o]
+// where w[o] is every weight of output channel o (a contiguous block for convolutions; for
+// transposed ones, whose weight is c_in x c_out/groups x kernel, one block per input channel).
 // Freezing already folds the common cases; this catches the rest (e.g. batch norms that
 // torch.jit.freeze could not see through).
 #include <cmath>
@@ -15,7 +18,9 @@ void fold_batch_norm(ir::Graph& graph) {
         affine.f("clamp_hi") != INFINITY)
       continue;
     const int p = producer_of(graph, affine.inputs[0]);
-    if (p < 0 || graph.ops[static_cast<size_t>(p)].kind != "conv2d") continue;
+    if (p < 0) continue;
+    const std::string conv_kind = graph.ops[static_cast<size_t>(p)].kind;
+    if (conv_kind != "conv2d" && conv_kind != "conv3d" && conv_kind != "conv_transpose") continue;
     ir::Op& conv = graph.ops[static_cast<size_t>(p)];
     const std::vector<int> readers = readers_of_storage(graph, affine.inputs[0]);
     if (readers.size() != 1 || conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
@@ -26,17 +31,29 @@ void fold_batch_norm(ir::Graph& graph) {
     const float* scale = graph.constant_of(affine.inputs[1]).f32();
     const float* shift = graph.constant_of(affine.inputs[2]).f32();
     const ir::Constant& w = graph.constant_of(conv.inputs[1]);
-    const int64_t per_out = ir::numel(w.shape) / c_out;
     std::vector<float> weights(w.f32(), w.f32() + ir::numel(w.shape));
     std::vector<float> bias(static_cast<size_t>(c_out), 0.0f);
     if (conv.inputs[2] >= 0) {
       const float* b = graph.constant_of(conv.inputs[2]).f32();
       bias.assign(b, b + c_out);
     }
-    for (int64_t o = 0; o < c_out; ++o) {
-      for (int64_t j = 0; j < per_out; ++j) weights[static_cast<size_t>(o * per_out + j)] *= scale[o];
-      bias[static_cast<size_t>(o)] = bias[static_cast<size_t>(o)] * scale[o] + shift[o];
+    if (conv_kind == "conv_transpose") {
+      const int64_t c_in = conv.i("c_in"), groups = conv.i("groups");
+      const int64_t cout_g = c_out / groups, cin_g = c_in / groups;
+      const int64_t taps = ir::numel(w.shape) / (c_in * cout_g);
+      for (int64_t ci = 0; ci < c_in; ++ci)
+        for (int64_t og = 0; og < cout_g; ++og) {
+          const int64_t o = (ci / cin_g) * cout_g + og;
+          float* block = weights.data() + (ci * cout_g + og) * taps;
+          for (int64_t j = 0; j < taps; ++j) block[j] *= scale[o];
+        }
+    } else {
+      const int64_t per_out = ir::numel(w.shape) / c_out;
+      for (int64_t o = 0; o < c_out; ++o)
+        for (int64_t j = 0; j < per_out; ++j) weights[static_cast<size_t>(o * per_out + j)] *= scale[o];
     }
+    for (int64_t o = 0; o < c_out; ++o)
+      bias[static_cast<size_t>(o)] = bias[static_cast<size_t>(o)] * scale[o] + shift[o];
     const ir::Shape w_shape = graph.value(conv.inputs[1]).shape;
     const int new_w = graph.add_f32_constant(w_shape, std::move(weights));
     const int new_b = graph.add_f32_constant({c_out}, std::move(bias));

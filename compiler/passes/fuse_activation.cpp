@@ -1,6 +1,6 @@
 // fuse_activation: a clamp-like activation (relu, relu6, hardtanh, clamp) that is the
-// only reader of a conv2d / gemm / channel_affine result becomes that op's epilogue,
-// saving one pass over memory.
+// only reader of a conv2d / conv3d / conv_transpose / gemm / channel_affine / group_norm
+// result becomes that op's epilogue, saving one pass over memory.
 #include <aotc/rt/kernels.h>
 
 #include <algorithm>
@@ -26,7 +26,8 @@ void fuse_activation(ir::Graph& graph) {
     if (p < 0) continue;
     ir::Op& producer = graph.ops[static_cast<size_t>(p)];
     if (producer.kind != "conv2d" && producer.kind != "gemm" && producer.kind != "batched_gemm" &&
-        producer.kind != "channel_affine")
+        producer.kind != "channel_affine" && producer.kind != "conv3d" && producer.kind != "conv_transpose" &&
+        producer.kind != "group_norm")
       continue;
     if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
     if (graph.value(producer.outputs[0]).bytes() != graph.value(act.outputs[0]).bytes()) continue;

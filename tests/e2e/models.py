@@ -149,6 +149,10 @@ MODELS = {
     "mobilenet_v2_64": mobilenet_v2_64,
 }
 
+# vision (issue 3): convolutional classifiers, U-Net, 1-d and 3-d models (models_vision.py).
+from models_vision import MODELS_VISION  # noqa: E402
+
+MODELS.update(MODELS_VISION)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
 from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
 MODELS.update(MODELS_POINTWISE)

@@ -147,6 +147,57 @@ void conv_cases(ThreadPool& pool) {
   }
 }
 
+// vision (issue 3): conv3d_f32 (vol2col and pointwise) and conv_transpose_f32 (GEMM with a
+// transposed left operand + col2im), 2-d and 3-d shapes.
+void conv_nd_cases(ThreadPool& pool) {
+  struct Case {
+    const char* name;
+    bool transposed;
+    int64_t c_in, c_out, groups, in[3], k[3], stride;
+  };
+  const Case cases[] = {
+      {"conv3d 3x3x3", false, 32, 32, 1, {8, 28, 28}, {3, 3, 3}, 1},
+      {"conv3d pointwise", false, 64, 128, 1, {4, 14, 14}, {1, 1, 1}, 1},
+      {"conv3d (1,3,3) groups 2", false, 16, 32, 2, {4, 30, 30}, {1, 3, 3}, 2},
+      {"conv_transpose 2x2 s2", true, 128, 64, 1, {1, 32, 32}, {1, 2, 2}, 2},
+      {"conv_transpose 3x3x3 s2", true, 32, 16, 1, {4, 12, 12}, {3, 3, 3}, 2},
+      {"conv_transpose groups 4", true, 64, 64, 4, {1, 20, 20}, {1, 4, 4}, 2},
+  };
+  uint32_t seed = 300;
+  for (const Case& cs : cases) {
+    aotc::rt::ConvNdParams p;
+    p.c_in = cs.c_in;
+    p.c_out = cs.c_out;
+    p.groups = cs.groups;
+    p.has_bias = true;
+    for (int d = 0; d < 3; ++d) {
+      p.in[d] = cs.in[d];
+      p.kernel[d] = cs.k[d];
+      p.stride[d] = cs.k[d] > 1 ? cs.stride : 1;
+      p.out[d] =
+          cs.transposed ? (cs.in[d] - 1) * p.stride[d] + cs.k[d] : (cs.in[d] - cs.k[d]) / p.stride[d] + 1;
+    }
+    const int64_t w_count = (cs.transposed ? p.c_in * (p.c_out / p.groups) : p.c_out * (p.c_in / p.groups)) *
+                            aotc::rt::conv_nd_volume(p.kernel);
+    const auto x =
+        aotc::test::random_floats(static_cast<size_t>(p.c_in * aotc::rt::conv_nd_volume(p.in)), ++seed);
+    const auto w = aotc::test::random_floats(static_cast<size_t>(w_count), ++seed);
+    const auto bias = aotc::test::random_floats(static_cast<size_t>(p.c_out), ++seed);
+    std::vector<float> y(static_cast<size_t>(p.c_out * aotc::rt::conv_nd_volume(p.out)));
+    const int64_t scratch_bytes =
+        cs.transposed ? aotc::rt::conv_transpose_scratch_bytes(p) : aotc::rt::conv3d_scratch_bytes(p);
+    std::vector<float> scratch(static_cast<size_t>(scratch_bytes) / sizeof(float) + 1);
+    if (cs.transposed)
+      expect_no_allocation(pool, aotc::rt::conv_transpose_thread_scratch_bytes(p), cs.name, [&] {
+        aotc::rt::conv_transpose_f32(pool, p, x.data(), w.data(), bias.data(), y.data(), scratch.data());
+      });
+    else
+      expect_no_allocation(pool, aotc::rt::conv3d_thread_scratch_bytes(p), cs.name, [&] {
+        aotc::rt::conv3d_f32(pool, p, x.data(), w.data(), bias.data(), y.data(), scratch.data());
+      });
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -164,6 +215,7 @@ int main() {
     gemm_cases(pool);
     batched_cases(pool);
     conv_cases(pool);
+    conv_nd_cases(pool);  // vision (issue 3)
   }
   std::printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;

@@ -353,3 +353,7 @@ void arg_reduce(ThreadPool& pool, ElemType t, bool is_max, int64_t outer, int64_
 void cumsum(ThreadPool& pool, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x, void* y);
 
 }  // namespace aotc::rt
+
+// vision (issue 3): 3-d and transposed convolution, 3-d and adaptive pooling, group norm,
+// upsampling.
+#include <aotc/rt/kernels_spatial.h>

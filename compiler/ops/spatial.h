@@ -1,0 +1,62 @@
+// spatial.h - lowering pieces shared by the convolution, pooling and normalisation op
+// files (1-d, 2-d and 3-d spatial tensors N x C x ...). Kernels see every spatial tensor
+// as 3-d (d, h, w) with leading 1s: see runtime/include/aotc/rt/kernels_spatial.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "op_helpers.h"
+
+namespace aotc::ops {
+
+// The arguments every convolution form carries, already read from the node.
+struct ConvArgs {
+  int x = -1, w = -1, bias = -1;  // bias -1: none
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  std::string padding_mode;  // "", "same" or "valid" (string overloads of conv1d/2d/3d)
+  int64_t groups = 1;
+  bool transposed = false;
+};
+
+// conv2d.cpp: 1-d and 2-d convolutions (IR "conv2d").
+void lower_conv2d(LowerContext& ctx, const ConvArgs& a);
+// conv3d.cpp: 3-d convolutions (IR "conv3d").
+void lower_conv3d(LowerContext& ctx, const ConvArgs& a);
+// conv_transpose.cpp: 1-d, 2-d and 3-d transposed convolutions (IR "conv_transpose").
+void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
+// The rt::ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ (conv3d.cpp).
+std::string conv_nd_params_code(const ir::Op& op);
+// Picks one of the above from the weight's rank and `transposed`.
+void lower_any_conv(LowerContext& ctx, const ConvArgs& a);
+
+// A list argument of `spatial` values: a single value repeats (torch's int[2] accepts 3).
+std::vector<int64_t> spatial_values(const LowerContext& ctx, std::vector<int64_t> v, size_t spatial,
+                                    const char* what);
+// The last `spatial` values of v, with leading `fill`s up to 3 (a 2-d [h, w] -> [fill, h, w]).
+std::vector<int64_t> as_3d(const std::vector<int64_t>& v, int64_t fill);
+
+// torch's pooling_output_shape, ceil_mode included.
+int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                    bool ceil_mode);
+
+// The geometry of a max or average pooling node (aten::max_pool{1,2,3}d[_with_indices],
+// aten::avg_pool{1,2,3}d), read and checked as torch does; every list has 3 entries
+// (leading 1s, or 0s for padding, for 1-d and 2-d).
+struct PoolGeometry {
+  int64_t n = 1, c = 1;
+  std::vector<int64_t> in, out, kernel, stride, pad, dilation;
+  bool count_include_pad = true;  // average pooling
+  int64_t divisor_override = 0;   // average pooling; 0: none
+  ir::Shape out_shape;            // the output's shape, batched or not like the input
+};
+PoolGeometry pool_geometry(const LowerContext& ctx, size_t spatial, bool is_max);  // pool2d.cpp
+
+// batch_norm.cpp: batch norm in eval mode (running statistics) -> IR "channel_affine".
+// The arguments are those of aten::batch_norm, which aten::instance_norm shares.
+void lower_batch_norm_eval(LowerContext& ctx);
+// group_norm.cpp: IR "group_norm" over x (N x C x ...) with `groups` groups; gamma and
+// beta are value ids or -1.
+int add_group_norm(LowerContext& ctx, int x, int64_t groups, int gamma, int beta, double eps);
+
+}  // namespace aotc::ops
