@@ -22,6 +22,13 @@ void register_all_ops(Registry& r) {
   register_cat(r);
   register_softmax(r);
   register_reduce(r);
+  // sequence models (transformers, RNNs)
+  register_layer_norm(r);
+  register_embedding(r);
+  register_scaled_dot_product_attention(r);
+  register_native_multi_head_attention(r);
+  register_transformer_encoder_layer(r);
+  register_recurrent(r);
 }
 
 Registry& Registry::get() {

@@ -178,5 +178,12 @@ void register_permute(Registry& r);
 void register_cat(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
+// sequence models (transformers, RNNs)
+void register_layer_norm(Registry& r);
+void register_embedding(Registry& r);
+void register_scaled_dot_product_attention(Registry& r);
+void register_native_multi_head_attention(Registry& r);
+void register_transformer_encoder_layer(Registry& r);
+void register_recurrent(Registry& r);
 
 }  // namespace aotc::ops

@@ -148,3 +148,6 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+
+from models_sequence import MODELS_SEQUENCE  # noqa: E402  (sequence area: transformers, RNNs)
+MODELS.update(MODELS_SEQUENCE)
