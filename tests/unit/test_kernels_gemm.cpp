@@ -250,6 +250,9 @@ TEST_CASE("gemm_f32: residual added before the clamp, with and without bias") {
       p.n = cs.n;
       p.k = cs.k;
       p.trans_b = true;
+      p.lda = cs.k;
+      p.ldb = cs.k;
+      p.ldc = cs.n;
       p.bias_kind = cs.bias;
       p.clamp_lo = cs.lo;
       p.alpha = 0.75f;
