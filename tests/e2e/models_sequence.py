@@ -154,12 +154,12 @@ def transformer_encoder():
     """Traced: two post-norm relu layers and one pre-norm GELU layer, each one fused
     aten::_transformer_encoder_layer_fwd."""
     m, x = _encoder()
-    return _trace(m, x), [("x", x)]
+    return _trace(m, x), [("input", x)]
 
 
 def transformer_encoder_scripted():
     m, x = _encoder()
-    return torch.jit.script(m), [("x", x)]
+    return torch.jit.script(m), [("input", x)]
 
 
 class MhaModel(nn.Module):
