@@ -18,35 +18,36 @@ namespace {
 
 constexpr float kNegInf = -__builtin_inff();
 
-// Scaled and masked scores of one query row, in place; columns >= visible are closed
-// (causal). Returns the row maximum (-inf when every column is closed).
+// Masked scores of one query row, in place (the scale is already in, from the GEMM's
+// alpha); columns >= visible are closed (causal). Returns the row maximum (-inf when every
+// column is closed). Each loop is a plain pass the compiler vectorises.
 float mask_row(const AttentionParams& p, float* s, int64_t cols, int64_t visible, const void* mask_row,
                int64_t mask_col_stride) {
-  const float scale = p.scale;
-  float mx = kNegInf;
   const auto* mf = static_cast<const float*>(mask_row);
   const auto* mb = static_cast<const uint8_t*>(mask_row);
   const int64_t mc = mask_col_stride;
   switch (p.mask_kind) {
     case AttentionMask::None:
-      for (int64_t j = 0; j < visible; ++j) s[j] *= scale;
       break;
     case AttentionMask::Additive:
-      for (int64_t j = 0; j < visible; ++j) s[j] = s[j] * scale + mf[j * mc];
+      if (mc == 1) {
+        for (int64_t j = 0; j < visible; ++j) s[j] += mf[j];
+      } else {
+        for (int64_t j = 0; j < visible; ++j) s[j] += mf[j * mc];
+      }
       break;
     case AttentionMask::KeepIfTrue:
-      for (int64_t j = 0; j < visible; ++j) s[j] = mb[j * mc] ? s[j] * scale : kNegInf;
+      for (int64_t j = 0; j < visible; ++j) s[j] = mb[j * mc] ? s[j] : kNegInf;
       break;
     case AttentionMask::DropIfTrue:
-      for (int64_t j = 0; j < visible; ++j) s[j] = mb[j * mc] ? kNegInf : s[j] * scale;
+      for (int64_t j = 0; j < visible; ++j) s[j] = mb[j * mc] ? kNegInf : s[j];
       break;
     case AttentionMask::DropIfNonzero:
-      for (int64_t j = 0; j < visible; ++j) s[j] = mf[j * mc] != 0.0f ? kNegInf : s[j] * scale;
+      for (int64_t j = 0; j < visible; ++j) s[j] = mf[j * mc] != 0.0f ? kNegInf : s[j];
       break;
   }
   for (int64_t j = visible; j < cols; ++j) s[j] = kNegInf;
-  for (int64_t j = 0; j < visible; ++j) mx = detail::max_nan(mx, s[j]);
-  return mx;
+  return detail::max_contiguous(s, visible);
 }
 
 // Softmax of a masked row in place. A row with every column masked gives zeros, as
@@ -106,6 +107,7 @@ void attend_block(const AttentionParams& p, int64_t b, int64_t h, int64_t row0, 
     qk.lda = p.q_strides[2];
     qk.ldb = p.k_strides[2];
     qk.ldc = cols;
+    qk.alpha = p.scale;  // folded into the product: no separate pass over the scores
     detail::gemm_block_f32(qk, 0, rows, 0, cols, qp, kp, nullptr, scores, scratch.pack, scratch.pack_bytes);
   }
   const auto* mask_bytes = static_cast<const unsigned char*>(mask);

@@ -292,7 +292,8 @@ constexpr int64_t kAttentionRowBlock = 32;
 inline int64_t attention_thread_scratch_bytes(const AttentionParams& p) {
   if (p.q_len <= 0 || p.kv_len <= 0) return 0;
   const int64_t rows = p.q_len < kAttentionRowBlock ? p.q_len : kAttentionRowBlock;
-  GemmParams scores;  // rows x kv_len x head_dim
+  GemmParams scores;  // rows x kv_len x head_dim, scaled in the product
+  scores.alpha = p.scale;
   scores.m = rows;
   scores.n = p.kv_len;
   scores.k = p.head_dim;
