@@ -185,5 +185,15 @@ void register_scaled_dot_product_attention(Registry& r);
 void register_native_multi_head_attention(Registry& r);
 void register_transformer_encoder_layer(Registry& r);
 void register_recurrent(Registry& r);
+// ops-pointwise
+void register_compare(Registry& r);
+void register_where(Registry& r);
+void register_cast(Registry& r);
+void register_unary_math(Registry& r);
+void register_activations(Registry& r);
+void register_clamp(Registry& r);
+void register_max_min(Registry& r);
+void register_statistics(Registry& r);
+void register_cumsum(Registry& r);
 
 }  // namespace aotc::ops

@@ -143,6 +143,16 @@ def main():
             print(f"FAIL {args.model}: output {i} has shape {got.shape}, torch gives {want.shape}")
             failed = True
             continue
+        if got.dtype != want.dtype:
+            print(f"FAIL {args.model}: output {i} has dtype {got.dtype}, torch gives {want.dtype}")
+            failed = True
+            continue
+        if want.dtype.kind in "biu":  # integer and bool outputs must match exactly
+            mismatches = int(np.count_nonzero(got != want))
+            status = "ok" if mismatches == 0 else "FAIL"
+            failed |= mismatches != 0
+            print(f"  output {i} {list(want.shape)} {want.dtype}: {mismatches} elements differ {status}")
+            continue
         err = rel_l2(got, want)
         status = "ok" if err <= TOLERANCE else "FAIL"
         failed |= err > TOLERANCE
