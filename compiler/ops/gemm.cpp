@@ -7,9 +7,12 @@
 
 namespace aotc::ops {
 
-ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y) {
-  const bool batched = g.batch > 1 || g.stride_a || g.stride_b;
-  ir::Op& op = ctx.add_op(batched ? "batched_gemm" : "gemm", {a, b, bias}, {y});
+ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y, int residual) {
+  const bool batched = g.batch > 1 || g.stride_a || g.stride_b || g.stride_bias;
+  if (batched && residual >= 0) ctx.fail("internal: a batched GEMM cannot take a residual");
+  std::vector<int> inputs = {a, b, bias};
+  if (residual >= 0) inputs.push_back(residual);
+  ir::Op& op = ctx.add_op(batched ? "batched_gemm" : "gemm", inputs, {y});
   op.attrs = {{"m", g.m},
               {"n", g.n},
               {"k", g.k},
@@ -26,7 +29,8 @@ ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias,
               {"batch", g.batch},
               {"stride_a", g.stride_a},
               {"stride_b", g.stride_b},
-              {"stride_c", g.m * g.n}};
+              {"stride_c", g.m * g.n},
+              {"stride_bias", g.stride_bias}};
   rt::GemmParams p;
   p.m = g.m;
   p.n = g.n;
@@ -56,14 +60,22 @@ ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::str
   return p;
 }
 
+// The residual input (4th, optional) goes into the parameters: the kernel call keeps its
+// four operands.
+void set_residual(const EmitContext& e, const ir::Op& op, ParamsCode& p, const std::string& prefix) {
+  if (op.inputs.size() < 4 || op.inputs[3] < 0) return;
+  p.raw(prefix + "residual", e.in(op.inputs[3])).set(prefix + "ldr", op.i("n"));
+}
+
 std::string operands(const EmitContext& e, const ir::Op& op) {
   return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
          e.out(op.outputs[0]);
 }
 
 std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
-  return kernel_call(op, gemm_params(op, "aotc::rt::GemmParams", "").str(),
-                     "aotc::rt::gemm_f32(pool, p, " + operands(e, op) + ");");
+  ParamsCode p = gemm_params(op, "aotc::rt::GemmParams", "");
+  set_residual(e, op, p, "");
+  return kernel_call(op, p.str(), "aotc::rt::gemm_f32(pool, p, " + operands(e, op) + ");");
 }
 
 std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
@@ -71,7 +83,8 @@ std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
   p.set("batch", op.i("batch"))
       .set("stride_a", op.i("stride_a"))
       .set("stride_b", op.i("stride_b"))
-      .set("stride_c", op.i("stride_c"));
+      .set("stride_c", op.i("stride_c"))
+      .set("stride_bias", op.has("stride_bias") ? op.i("stride_bias") : 0);
   return kernel_call(op, p.str(), "aotc::rt::batched_gemm_f32(pool, p, " + operands(e, op) + ");");
 }
 

@@ -13,9 +13,11 @@ struct GemmShape {
   double alpha = 1.0, beta = 1.0;
   rt::BiasKind bias_kind = rt::BiasKind::None;
   int64_t batch = 1, stride_a = 0, stride_b = 0;  // batched when batch > 1
+  int64_t stride_bias = 0;                        // per-matrix bias (baddbmm)
 };
 
-// y = alpha * op(a) op(b) + beta * bias with dense operands; bias may be -1.
-ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y);
+// y = alpha * op(a) op(b) + beta * bias (+ residual) with dense operands; bias and residual
+// may be -1. A residual (m x n, dense) is added in the GEMM's epilogue (not for batches).
+ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y, int residual = -1);
 
 }  // namespace aotc::ops

@@ -1,4 +1,4 @@
-// aten::matmul, aten::mm, aten::bmm -> gemm / batched_gemm, with torch.matmul's rules:
+// aten::matmul, aten::mm, aten::bmm, aten::baddbmm -> gemm / batched_gemm, with torch.matmul's rules:
 // 1-d operands gain and then lose a dimension, batch dims broadcast (materialised with a
 // strided copy only when neither side can simply be reused with stride 0).
 #include "gemm.h"
@@ -90,9 +90,53 @@ void lower_bmm(LowerContext& ctx) {
   lower_product(ctx, ctx.tensor(0), ctx.tensor(1));
 }
 
+// baddbmm(self, batch1, batch2, *, beta=1, alpha=1) = beta * self + alpha * batch1 @ batch2.
+// self rides in the batched GEMM's bias: shared by every product when it has no batch dim
+// (per-column, per-row or full), one m x n block per product otherwise (expanded first
+// when it broadcasts within a product).
+void lower_baddbmm(LowerContext& ctx) {
+  ctx.require_float32({0, 1, 2});
+  const ir::Shape a = ctx.value(1).shape, b = ctx.value(2).shape;
+  if (a.size() != 3 || b.size() != 3 || a[0] != b[0] || a[2] != b[1])
+    ctx.fail("batch1 " + ir::shape_str(a) + " and batch2 " + ir::shape_str(b) + " cannot be multiplied");
+  GemmShape g;
+  g.batch = a[0];
+  g.m = a[1];
+  g.n = b[2];
+  g.k = a[2];
+  g.stride_a = g.m * g.k;
+  g.stride_b = g.k * g.n;
+  g.beta = ctx.num_inputs() > 3 ? ctx.double_arg(3) : 1.0;
+  g.alpha = ctx.num_inputs() > 4 ? ctx.double_arg(4) : 1.0;
+  const ir::Shape out_shape = {g.batch, g.m, g.n};
+  ir::Shape s = ctx.value(0).shape;
+  if (broadcast_shapes(ctx, s, out_shape) != out_shape)
+    ctx.fail("self " + ir::shape_str(s) + " does not broadcast to the product's shape " +
+             ir::shape_str(out_shape));
+  while (s.size() < 3) s.insert(s.begin(), 1);
+  int bias = ctx.tensor(0);
+  if (g.beta == 0.0) {
+    bias = -1;  // torch ignores self then, NaN included
+  } else if (s[0] == 1 && s[1] == 1 && s[2] == g.n && g.n > 1) {
+    g.bias_kind = rt::BiasKind::PerColumn;
+  } else if (s[0] == 1 && s[1] == g.m && s[2] == 1 && g.m > 1) {
+    g.bias_kind = rt::BiasKind::PerRow;
+  } else if (s[0] == 1 && s[1] == g.m && s[2] == g.n) {
+    g.bias_kind = rt::BiasKind::Full;
+  } else {
+    if (s != out_shape) bias = expand_to(ctx, bias, s, out_shape);
+    g.bias_kind = rt::BiasKind::Full;
+    g.stride_bias = g.m * g.n;
+  }
+  const int out = ctx.new_value(ir::DType::Float32, out_shape);
+  make_gemm(ctx, g, ctx.tensor(1), ctx.tensor(2), bias, out);
+  ctx.set_tensor_output(0, out);
+}
+
 }  // namespace
 
 void register_matmul(Registry& r) {
+  r.add_lowering("aten::baddbmm", lower_baddbmm);
   r.add_lowering("aten::matmul", lower_matmul);
   r.add_lowering("aten::mm", lower_mm);
   r.add_lowering("aten::bmm", lower_bmm);

@@ -33,6 +33,13 @@ void register_all_ops(Registry& r) {
   register_max_unpool(r);
   register_grid_sample(r);
   register_affine_grid(r);
+  // sequence models (transformers, RNNs)
+  register_layer_norm(r);
+  register_embedding(r);
+  register_scaled_dot_product_attention(r);
+  register_native_multi_head_attention(r);
+  register_transformer_encoder_layer(r);
+  register_recurrent(r);
   // ops-pointwise: dtypes, comparisons, math, activations, reductions
   register_compare(r);
   register_where(r);

@@ -189,6 +189,13 @@ void register_upsample(Registry& r);
 void register_max_unpool(Registry& r);
 void register_grid_sample(Registry& r);
 void register_affine_grid(Registry& r);
+// sequence models (transformers, RNNs)
+void register_layer_norm(Registry& r);
+void register_embedding(Registry& r);
+void register_scaled_dot_product_attention(Registry& r);
+void register_native_multi_head_attention(Registry& r);
+void register_transformer_encoder_layer(Registry& r);
+void register_recurrent(Registry& r);
 // ops-pointwise
 void register_compare(Registry& r);
 void register_where(Registry& r);

@@ -153,6 +153,8 @@ MODELS = {
 from models_vision import MODELS_VISION  # noqa: E402
 
 MODELS.update(MODELS_VISION)
+from models_sequence import MODELS_SEQUENCE  # noqa: E402  (sequence area: transformers, RNNs)
+MODELS.update(MODELS_SEQUENCE)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
 from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
 MODELS.update(MODELS_POINTWISE)

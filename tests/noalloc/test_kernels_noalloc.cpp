@@ -198,6 +198,71 @@ void conv_nd_cases(ThreadPool& pool) {
   }
 }
 
+// Sequence area: fused attention (scores in the thread scratch) and the recurrent loop.
+void sequence_cases(ThreadPool& pool) {
+  struct Case {
+    const char* name;
+    int64_t batch, heads, len, head_dim;
+    bool causal;
+  };
+  const Case cases[] = {{"attention tiny", 1, 1, 3, 4, false},
+                        {"attention BERT-base head", 1, 12, 128, 64, false},
+                        {"attention ViT-B/16 at 224", 1, 12, 197, 64, true}};
+  uint32_t seed = 300;
+  for (const Case& cs : cases) {
+    aotc::rt::AttentionParams p;
+    p.batch = cs.batch;
+    p.heads = cs.heads;
+    p.q_len = p.kv_len = cs.len;
+    p.head_dim = p.v_head_dim = cs.head_dim;
+    p.scale = 0.125f;
+    p.causal = cs.causal;
+    const int64_t row = 3 * cs.heads * cs.head_dim;  // packed QKV [B, T, 3, H, E]
+    const int64_t strides[3] = {cs.len * row, cs.head_dim, row};
+    std::copy(strides, strides + 3, p.q_strides);
+    std::copy(strides, strides + 3, p.k_strides);
+    std::copy(strides, strides + 3, p.v_strides);
+    const int64_t os[3] = {cs.len * cs.heads * cs.head_dim, cs.head_dim, cs.heads * cs.head_dim};
+    std::copy(os, os + 3, p.out_strides);
+    p.mask_kind = aotc::rt::AttentionMask::KeepIfTrue;
+    p.mask_strides[0] = cs.len;  // key padding [B, S]
+    p.mask_strides[3] = 1;
+    p.weights = aotc::rt::AttentionWeights::HeadMean;
+    const auto qkv = aotc::test::random_floats(static_cast<size_t>(cs.batch * cs.len * row), ++seed);
+    std::vector<unsigned char> mask(static_cast<size_t>(cs.batch * cs.len), 1);
+    std::vector<float> out(static_cast<size_t>(cs.batch * cs.len * cs.heads * cs.head_dim));
+    std::vector<float> probs(static_cast<size_t>(cs.batch * cs.len * cs.len));
+    const float* q = qkv.data();
+    expect_no_allocation(pool, aotc::rt::attention_thread_scratch_bytes(p), cs.name, [&] {
+      aotc::rt::attention_f32(pool, p, q, q + cs.heads * cs.head_dim, q + 2 * cs.heads * cs.head_dim,
+                              mask.data(), out.data(), probs.data());
+    });
+  }
+  for (auto cell : {aotc::rt::RecurrentCell::Lstm, aotc::rt::RecurrentCell::Gru}) {
+    aotc::rt::RecurrentParams p;
+    p.cell = cell;
+    p.steps = 5;
+    p.batch = 8;
+    p.hidden = 256;
+    const int64_t g = aotc::rt::recurrent_gate_count(cell) * p.hidden;
+    p.gx_step_stride = p.batch * g;
+    p.gx_batch_stride = g;
+    p.y_step_stride = p.batch * p.hidden;
+    p.y_batch_stride = p.hidden;
+    const auto gx = aotc::test::random_floats(static_cast<size_t>(p.steps * p.batch * g), ++seed);
+    const auto w = aotc::test::random_floats(static_cast<size_t>(g * p.hidden), ++seed);
+    const auto b = aotc::test::random_floats(static_cast<size_t>(g), ++seed);
+    std::vector<float> y(static_cast<size_t>(p.steps * p.batch * p.hidden)),
+        h(static_cast<size_t>(p.batch * p.hidden)), c(h.size());
+    std::vector<float> scratch(static_cast<size_t>(aotc::rt::recurrent_scratch_bytes(p)) / sizeof(float));
+    expect_no_allocation(pool, aotc::rt::recurrent_thread_scratch_bytes(p),
+                         cell == aotc::rt::RecurrentCell::Lstm ? "lstm recurrence" : "gru recurrence", [&] {
+                           aotc::rt::recurrent_f32(pool, p, gx.data(), w.data(), b.data(), nullptr, nullptr,
+                                                   y.data(), h.data(), c.data(), scratch.data());
+                         });
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -216,6 +281,7 @@ int main() {
     batched_cases(pool);
     conv_cases(pool);
     conv_nd_cases(pool);  // vision (issue 3)
+    sequence_cases(pool);
   }
   std::printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;

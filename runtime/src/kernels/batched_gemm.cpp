@@ -23,14 +23,16 @@ void batched_gemm_f32(ThreadPool& pool, const BatchedGemmParams& bp, const float
     const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / flops) + 1;
     pool.parallel_for(bp.batch, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
       for (int64_t i = i0; i < i1; ++i) {
-        detail::gemm_block_f32(p, 0, p.m, 0, p.n, a + i * bp.stride_a, b + i * bp.stride_b, bias,
-                               c + i * bp.stride_c, pool.thread_scratch(thread), pool.thread_scratch_bytes());
+        detail::gemm_block_f32(p, 0, p.m, 0, p.n, a + i * bp.stride_a, b + i * bp.stride_b,
+                               bias ? bias + i * bp.stride_bias : nullptr, c + i * bp.stride_c,
+                               pool.thread_scratch(thread), pool.thread_scratch_bytes());
       }
     });
     return;
   }
   for (int64_t i = 0; i < bp.batch; ++i) {
-    gemm_f32(pool, p, a + i * bp.stride_a, b + i * bp.stride_b, bias, c + i * bp.stride_c);
+    gemm_f32(pool, p, a + i * bp.stride_a, b + i * bp.stride_b, bias ? bias + i * bp.stride_bias : nullptr,
+             c + i * bp.stride_c);
   }
 }
 

@@ -1,4 +1,4 @@
-// gemm.cpp - single-precision matrix product with bias and clamp epilogue, on Eigen.
+// gemm.cpp - single-precision matrix product with bias, residual and clamp epilogue, on Eigen.
 // A product is split into independent row (or column) blocks, one Eigen product per
 // thread; Eigen itself runs single-threaded (no OpenMP). Eigen's packing GEMM packs into
 // the thread's scratch (ThreadPool::thread_scratch) instead of allocating: a run makes
@@ -169,6 +169,20 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
       }
     }
   }
+  // A residual joins the bias in C before the product accumulates onto both.
+  if (p.residual) {
+    const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* crow = cb + i * ldc;
+      const float* rrow = p.residual + (row0 + i) * ldr + col0;
+      if (use_bias) {
+        for (int64_t j = 0; j < cols; ++j) crow[j] += rrow[j];
+      } else {
+        for (int64_t j = 0; j < cols; ++j) crow[j] = rrow[j];
+      }
+    }
+  }
+  const bool accumulate = use_bias || p.residual != nullptr;
 
   if (p.k > 0) {
     // op(A) rows [row0, row1): row-major when stored m x k, column-major when stored k x m.
@@ -180,18 +194,18 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
     // allocates its packing buffers only if the scratch is missing (a pool without one,
     // e.g. in unit tests).
     if (gemm_block_packs(rows, cols, p.k, p.alpha) &&
-        packed_gemm(p, ab, lda, bb, ldb, rows, cols, use_bias, cb, ldc, pack, pack_bytes)) {
+        packed_gemm(p, ab, lda, bb, ldb, rows, cols, accumulate, cb, ldc, pack, pack_bytes)) {
       // done
     } else if (!p.trans_a && !p.trans_b) {
-      product<RowMajorMat, RowMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, use_bias, cb, ldc);
+      product<RowMajorMat, RowMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, accumulate, cb, ldc);
     } else if (!p.trans_a && p.trans_b) {
-      product<RowMajorMat, ColMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, use_bias, cb, ldc);
+      product<RowMajorMat, ColMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, accumulate, cb, ldc);
     } else if (p.trans_a && !p.trans_b) {
-      product<ColMajorMat, RowMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, use_bias, cb, ldc);
+      product<ColMajorMat, RowMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, accumulate, cb, ldc);
     } else {
-      product<ColMajorMat, ColMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, use_bias, cb, ldc);
+      product<ColMajorMat, ColMajorMat>(ab, lda, bb, ldb, rows, cols, p.k, p.alpha, accumulate, cb, ldc);
     }
-  } else if (!use_bias) {
+  } else if (!accumulate) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) cb[i * ldc + j] = 0.0f;
   }

@@ -1,0 +1,45 @@
+// sequence_ops.h - what the transformer and RNN lowerings share: building blocks that
+// add one IR op each (layer norm, fused attention) and the multi-head attention block that
+// both aten::_native_multi_head_attention and aten::_transformer_encoder_layer_fwd use.
+#pragma once
+
+#include <aotc/rt/kernels.h>
+
+#include "gemm.h"
+#include "op_registry.h"
+
+namespace aotc::ops {
+
+// y = layer_norm(x) over its last `cols` values (rows = numel / cols); gamma, beta may be -1.
+// Returns y (float32, x's shape).
+int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta, double eps);
+
+// One fused attention op. q/k/v/out are read and written through params' strides; the
+// offsets (elements) let q, k and v be slices of one packed projection. mask may be -1;
+// probs is the weights output (-1 unless params.weights asks for it).
+struct AttentionOperands {
+  int q = -1, k = -1, v = -1, mask = -1, out = -1, probs = -1;
+  int64_t q_offset = 0, k_offset = 0, v_offset = 0;
+};
+ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a);
+
+// torch's multi-head self/cross attention block on [B, T, D] inputs (batch first), as the
+// native fast path computes it: QKV projection (one GEMM when query, key and value are the
+// same tensor), attention with an optional mask of mask_type 0 ([T, S]), 1 ([B, S]) or 2
+// (broadcastable to [B, H, T, S]), in which true / non-zero means masked, and the output
+// projection, to which `residual` (-1: none) is added in the GEMM epilogue.
+struct MultiHeadAttentionArgs {
+  int query = -1, key = -1, value = -1;
+  int64_t embed_dim = 0, heads = 0;
+  int qkv_weight = -1, qkv_bias = -1, proj_weight = -1, proj_bias = -1;
+  int mask = -1;
+  int64_t mask_type = -1;  // -1: from the mask's rank
+  bool need_weights = false, average_weights = true;
+  int residual = -1;
+};
+struct MultiHeadAttentionResult {
+  int out = -1, weights = -1;
+};
+MultiHeadAttentionResult lower_multi_head_attention(LowerContext& ctx, const MultiHeadAttentionArgs& a);
+
+}  // namespace aotc::ops

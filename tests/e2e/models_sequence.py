@@ -1,0 +1,384 @@
+"""Test models of the sequence area (issue 3): transformers, attention, RNNs, and the
+matrix-product, layer-norm and embedding ops they are built from. Same contract as
+models.py: each builder returns (module, inputs) with a TorchScript module in eval mode and
+inputs as (name, tensor) in forward()'s order; everything is seeded.
+
+Traced transformer modules are traced under torch.no_grad(): that is when nn.MultiheadAttention
+and nn.TransformerEncoderLayer take their fused fast paths (aten::_native_multi_head_attention,
+aten::_transformer_encoder_layer_fwd), as they do in a user's inference code."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _randomize(module, scale=0.5):
+    """Non-trivial values for every parameter and buffer (LayerNorm starts at 1 and 0)."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.uniform_(-scale, scale)
+    return module
+
+
+def _trace(module, *inputs):
+    with torch.no_grad():
+        return torch.jit.trace(module, inputs)
+
+
+def _padding_mask(batch, seq, lengths):
+    """Bool [batch, seq], True for the first lengths[b] positions: every row keeps a key."""
+    mask = torch.zeros(batch, seq, dtype=torch.bool)
+    for b, n in enumerate(lengths):
+        mask[b, :n] = True
+    return mask
+
+
+# ---------------------------------------------------------------- op models
+class MatmulOps(nn.Module):
+    """Every torch.matmul broadcasting case, mm, bmm and baddbmm's self shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(7, 5))
+        self.bias_col = nn.Parameter(torch.randn(5))
+        self.bias_row = nn.Parameter(torch.randn(3, 1))
+        self.bias_full = nn.Parameter(torch.randn(3, 5))
+        self.bias_batch = nn.Parameter(torch.randn(4, 1, 5))
+
+    def forward(self, a, b, v):
+        # a [4, 3, 7], b [4, 7, 5], v [7]
+        outs = [
+            torch.matmul(a, self.w),                         # batched @ 2-d: folded into M
+            torch.matmul(v, b),                              # 1-d @ batched -> [4, 5]
+            torch.matmul(a, v),                              # batched @ 1-d -> [4, 3]
+            a * torch.matmul(v, v),                          # 1-d @ 1-d -> 0-d
+            torch.matmul(v, self.w),                         # 1-d @ 2-d
+            torch.matmul(a.view(2, 2, 3, 7).unsqueeze(0), b.view(2, 2, 7, 5)),  # [1,2,2] x [2,2] batch
+            torch.matmul(a.view(4, 1, 3, 7), b.view(1, 4, 7, 5)),  # [4,1] x [1,4] batch -> [4, 4]
+            torch.mm(a.view(12, 7), self.w),
+            torch.bmm(a, b),
+            torch.baddbmm(self.bias_col, a, b),
+            torch.baddbmm(self.bias_row, a, b, beta=0.5, alpha=2.0),
+            torch.baddbmm(self.bias_full, a, b, alpha=-1.0),
+            torch.baddbmm(self.bias_batch, a, b, beta=2.0),
+            torch.baddbmm(torch.bmm(a, b), a, b, beta=0.0),
+            torch.baddbmm(a.sum() * torch.ones(1), a, b),
+        ]
+        return outs
+
+
+def matmul_ops():
+    torch.manual_seed(20)
+    args = (torch.randn(4, 3, 7), torch.randn(4, 7, 5), torch.randn(7))
+    return torch.jit.script(MatmulOps().eval()), [("a", args[0]), ("b", args[1]), ("v", args[2])]
+
+
+class LayerNormOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_last = nn.LayerNorm(9)
+        self.ln_two = nn.LayerNorm((5, 9), eps=1e-3)
+        self.ln_plain = nn.LayerNorm(9, elementwise_affine=False)
+        self.ln_no_bias = nn.LayerNorm(9, bias=False)
+
+    def forward(self, x):
+        # x [3, 5, 9], with an offset: the mean is large against the spread
+        return (self.ln_last(x), self.ln_two(x), self.ln_plain(x + 100.0), self.ln_no_bias(x),
+                F.layer_norm(x, (9,), None, None, 1e-6))
+
+
+def layer_norm_ops():
+    torch.manual_seed(21)
+    m = _randomize(LayerNormOps().eval())
+    return torch.jit.script(m), [("x", torch.randn(3, 5, 9) * 2 + 1)]
+
+
+class SdpaOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("float_mask", torch.randn(6, 10))
+        keep = torch.rand(3, 1, 10) > 0.3
+        keep[..., 0] = True
+        self.register_buffer("head_mask", keep)  # per head, shared by the query rows
+
+    def forward(self, q, k, v, bool_mask, k6, v6, kb, vb):
+        # q [2, 3, 6, 8], k [2, 3, 10, 8], v [2, 3, 10, 5], bool_mask [2, 1, 6, 10],
+        # k6/v6 with 6 keys (causal), kb/vb [1, 3, 10, *] (broadcast over the batch)
+        return (
+            F.scaled_dot_product_attention(q, k, v),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=self.float_mask),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, scale=0.3),
+            F.scaled_dot_product_attention(q, k6, v6, is_causal=True),
+            F.scaled_dot_product_attention(q.view(6, 6, 8), k.view(6, 10, 8), v.view(6, 10, 5), dropout_p=0.0),
+            F.scaled_dot_product_attention(q, kb, vb, attn_mask=self.head_mask),
+        )
+
+
+def sdpa_ops():
+    torch.manual_seed(22)
+    mask = torch.rand(2, 1, 6, 10) > 0.4
+    mask[..., 0] = True  # no fully masked row
+    inputs = [("q", torch.randn(2, 3, 6, 8)), ("k", torch.randn(2, 3, 10, 8)), ("v", torch.randn(2, 3, 10, 5)),
+              ("bool_mask", mask), ("k6", torch.randn(2, 3, 6, 8)), ("v6", torch.randn(2, 3, 6, 5)),
+              ("kb", torch.randn(1, 3, 10, 8)), ("vb", torch.randn(1, 3, 10, 5))]
+    return torch.jit.script(SdpaOps().eval()), inputs
+
+
+class EmbeddingOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 12, padding_idx=0)
+
+    def forward(self, ids):
+        return self.emb(ids), F.embedding(ids.view(-1), self.emb.weight)
+
+
+def embedding_ops():
+    torch.manual_seed(23)
+    ids = torch.randint(0, 50, (3, 7), dtype=torch.int64)
+    ids[0, 0] = 0
+    return torch.jit.script(EmbeddingOps().eval()), [("ids", ids)]
+
+
+# ---------------------------------------------------------------- transformers
+def _encoder():
+    torch.manual_seed(24)
+    post = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, batch_first=True), 2, enable_nested_tensor=False)
+    pre = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(64, 4, dim_feedforward=96, activation="gelu", norm_first=True, batch_first=True),
+        1, enable_nested_tensor=False)
+    return _randomize(nn.Sequential(post, pre), 0.3).eval(), torch.randn(2, 11, 64)
+
+
+def transformer_encoder():
+    """Traced: two post-norm relu layers and one pre-norm GELU layer, each one fused
+    aten::_transformer_encoder_layer_fwd."""
+    m, x = _encoder()
+    return _trace(m, x), [("input", x)]
+
+
+def transformer_encoder_scripted():
+    m, x = _encoder()
+    return torch.jit.script(m), [("input", x)]
+
+
+class MhaModel(nn.Module):
+    """Self-attention with a (constant) bool causal attention mask and a bool key padding
+    mask input; returns the output and the head-averaged weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.register_buffer("causal", torch.ones(9, 9, dtype=torch.bool).triu(1))
+
+    def forward(self, x, key_padding_mask):
+        return self.mha(x, x, x, key_padding_mask=key_padding_mask, attn_mask=self.causal)
+
+
+def _mha():
+    torch.manual_seed(25)
+    m = _randomize(MhaModel(), 0.4).eval()
+    x = torch.randn(3, 9, 32)
+    pad = ~_padding_mask(3, 9, [9, 5, 2])  # True = padding (ignored)
+    return m, x, pad
+
+
+def multihead_attention():
+    m, x, pad = _mha()
+    return _trace(m, x, pad), [("x", x), ("key_padding_mask", pad)]
+
+
+class MhaConstMasks(nn.Module):
+    """Both masks fixed (buffers): torch merges them at compile time into one [B, H, T, S]
+    mask (mask_type 2); need_weights=False, per-head weights off."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.register_buffer("causal", torch.ones(9, 9, dtype=torch.bool).triu(1))
+        self.register_buffer("padding", ~_padding_mask(3, 9, [9, 5, 2]))
+
+    def forward(self, x):
+        out, _ = self.mha(x, x, x, key_padding_mask=self.padding, attn_mask=self.causal, need_weights=False)
+        per_head = self.mha(x, x, x, key_padding_mask=self.padding, average_attn_weights=False)
+        return out, per_head[0], per_head[1]
+
+
+def multihead_attention_const_masks():
+    torch.manual_seed(31)
+    m = _randomize(MhaConstMasks(), 0.4).eval()
+    x = torch.randn(3, 9, 32)
+    return _trace(m, x), [("x", x)]
+
+
+def multihead_attention_scripted():
+    m, x, pad = _mha()
+    return torch.jit.script(m), [("x", x), ("key_padding_mask", pad)]
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.ff1 = nn.Linear(d, ff)
+        self.act = nn.GELU()
+        self.ff2 = nn.Linear(ff, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        h = self.heads
+        q = self.q(x).view(b, s, h, d // h).transpose(1, 2)
+        k = self.k(x).view(b, s, h, d // h).transpose(1, 2)
+        v = self.v(x).view(b, s, h, d // h).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        a = a.transpose(1, 2).reshape(b, s, d)
+        x = self.ln1(x + self.o(a))
+        return self.ln2(x + self.ff2(self.act(self.ff1(x))))
+
+
+class BertEncoder(nn.Module):
+    """BERT-style: word + position + token-type embeddings, LayerNorm, then post-norm layers
+    whose attention takes a bool mask (True = attend) built from the [B, S] padding mask."""
+
+    def __init__(self, vocab=100, d=48, heads=4, ff=96, layers=2, seq=13):
+        super().__init__()
+        self.word = nn.Embedding(vocab, d, padding_idx=0)
+        self.position = nn.Parameter(torch.randn(1, seq, d) * 0.1)
+        self.token_type = nn.Parameter(torch.randn(d) * 0.1)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList([BertLayer(d, heads, ff) for _ in range(layers)])
+
+    def forward(self, ids, mask):
+        x = self.ln(self.word(ids) + self.position + self.token_type)
+        attn_mask = mask.view(mask.size(0), 1, 1, mask.size(1))
+        for layer in self.layers:
+            x = layer(x, attn_mask)
+        return x
+
+
+def _bert():
+    torch.manual_seed(26)
+    m = BertEncoder().eval()
+    ids = torch.randint(1, 100, (2, 13), dtype=torch.int64)
+    mask = _padding_mask(2, 13, [13, 8])
+    ids[1, 8:] = 0
+    return m, ids, mask
+
+
+def bert_encoder():
+    m, ids, mask = _bert()
+    return _trace(m, ids, mask), [("ids", ids), ("mask", mask)]
+
+
+def bert_encoder_scripted():
+    m, ids, mask = _bert()
+    return torch.jit.script(m), [("ids", ids), ("mask", mask)]
+
+
+# ---------------------------------------------------------------- RNNs
+class RnnModel(nn.Module):
+    """2 layers, bidirectional, batch_first, with the initial state given; then a second
+    RNN, time-major, without one. Subclasses give forward()."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.rnn = cls(10, 16, num_layers=2, bidirectional=True, batch_first=True)
+        self.rnn2 = cls(32, 8, num_layers=1, batch_first=False)
+
+
+class LstmModel(RnnModel):
+    def __init__(self):
+        super().__init__(nn.LSTM)
+
+    def forward(self, x, h0, c0):
+        y, (h, c) = self.rnn(x, (h0, c0))
+        z, (h2, c2) = self.rnn2(y.transpose(0, 1))
+        return y, h, c, z, h2, c2
+
+
+class GruModel(RnnModel):
+    def __init__(self):
+        super().__init__(nn.GRU)
+
+    def forward(self, x, h0):
+        y, h = self.rnn(x, h0)
+        z, h2 = self.rnn2(y.transpose(0, 1))
+        return y, h, z, h2
+
+
+def _lstm_inputs():
+    torch.manual_seed(27)
+    return [("x", torch.randn(3, 7, 10)), ("h0", torch.randn(4, 3, 16)), ("c0", torch.randn(4, 3, 16))]
+
+
+def lstm():
+    inputs = _lstm_inputs()
+    m = LstmModel().eval()
+    return _trace(m, *[t for _, t in inputs]), inputs
+
+
+def lstm_scripted():
+    inputs = _lstm_inputs()
+    return torch.jit.script(LstmModel().eval()), inputs
+
+
+def _gru_inputs():
+    torch.manual_seed(28)
+    return [("x", torch.randn(3, 7, 10)), ("h0", torch.randn(4, 3, 16))]
+
+
+def gru():
+    inputs = _gru_inputs()
+    m = GruModel().eval()
+    return _trace(m, *[t for _, t in inputs]), inputs
+
+
+def gru_scripted():
+    inputs = _gru_inputs()
+    return torch.jit.script(GruModel().eval()), inputs
+
+
+# ---------------------------------------------------------------- torchvision
+def vit_b_16():
+    """vit_b_16 itself (12 layers, width 768, 12 heads) at a 64x64 input (4x4 patches + the
+    class token: 17 tokens); its attention is the MHA fast path when traced."""
+    import torchvision
+    torch.manual_seed(29)
+    m = torchvision.models.vit_b_16(image_size=64).eval()
+    x = torch.randn(1, 3, 64, 64)
+    return _trace(m, x), [("x", x)]
+
+
+def convnext_tiny():
+    import torchvision
+    torch.manual_seed(30)
+    m = torchvision.models.convnext_tiny().eval()
+    x = torch.randn(1, 3, 64, 64)
+    return _trace(m, x), [("x", x)]
+
+
+MODELS_SEQUENCE = {
+    "matmul_ops": matmul_ops,
+    "layer_norm_ops": layer_norm_ops,
+    "sdpa_ops": sdpa_ops,
+    "embedding_ops": embedding_ops,
+    "transformer_encoder": transformer_encoder,
+    "transformer_encoder_scripted": transformer_encoder_scripted,
+    "multihead_attention": multihead_attention,
+    "multihead_attention_scripted": multihead_attention_scripted,
+    "multihead_attention_const_masks": multihead_attention_const_masks,
+    "bert_encoder": bert_encoder,
+    "bert_encoder_scripted": bert_encoder_scripted,
+    "lstm": lstm,
+    "lstm_scripted": lstm_scripted,
+    "gru": gru,
+    "gru_scripted": gru_scripted,
+    "vit_b_16": vit_b_16,
+    "convnext_tiny": convnext_tiny,
+}
