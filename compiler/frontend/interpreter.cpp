@@ -238,6 +238,8 @@ class Interpreter {
         for (const Binding& item : b.items) {
           if (item.kind == Binding::Kind::Tensor || (item.is_known() && item.known.isTensor()))
             ids.push_back(tensor_of(item, "list item"));
+          else if (item.is_known() && item.known.isNone())
+            ids.push_back(-1);  // Tensor?[] (aten::index): None is a full slice
           else {
             o.kind = K::Other;
             o.s = "a list or tuple mixing tensors and other values";
@@ -282,6 +284,18 @@ class Interpreter {
     if (v.isTensorList()) {
       std::vector<int> ids;
       for (const at::Tensor& t : v.toTensorVector()) ids.push_back(constant_tensor(t));
+      return ops::Operand::of_tensors(std::move(ids));
+    }
+    if (v.isList()) {  // Tensor?[] of constants and None (aten::index)
+      std::vector<int> ids;
+      for (const c10::IValue& e : v.toListRef()) {
+        if (!e.isTensor() && !e.isNone()) {
+          o.kind = K::Other;
+          o.s = "a list mixing tensors and other values";
+          return o;
+        }
+        ids.push_back(e.isTensor() ? constant_tensor(e.toTensor()) : -1);
+      }
       return ops::Operand::of_tensors(std::move(ids));
     }
     if (v.isDevice()) {
@@ -581,12 +595,13 @@ class Interpreter {
   }
 
   // Rebinding the result of an in-place op is only right when no other tensor that is
-  // still read later shares the mutated storage (a view such as x.view(...) would have to
-  // see the change too).
+  // still read later shares the mutated memory in torch (a view such as x.view(...) or
+  // x[:, 1:] would have to see the change too). view_root also follows the views that aotc
+  // materialised as copies (slices with a step, transposes, ...).
   void check_no_live_view(Node* node) {
-    const int root = graph_.storage_root(lookup(node->input(0)).tensor);
+    const int root = graph_.view_root(lookup(node->input(0)).tensor);
     for (const auto& [value, b] : env_) {
-      if (value == node->input(0) || b.kind != Binding::Kind::Tensor || graph_.storage_root(b.tensor) != root)
+      if (value == node->input(0) || b.kind != Binding::Kind::Tensor || graph_.view_root(b.tensor) != root)
         continue;
       for (const torch::jit::Use& use : value->uses())
         if (use.user != node && use.user->isAfter(node))

@@ -22,6 +22,20 @@ void register_all_ops(Registry& r) {
   register_cat(r);
   register_softmax(r);
   register_reduce(r);
+  // Views, slicing, indexing, data movement, factories (ops-views).
+  register_slice(r);
+  register_split(r);
+  register_expand(r);
+  register_assemble(r);
+  register_flip_roll(r);
+  register_repeat(r);
+  register_indexing(r);
+  register_gather(r);
+  register_tril_triu(r);
+  register_pixel_shuffle(r);
+  register_pad(r);
+  register_factories(r);
+  register_diagonal_unfold(r);
 }
 
 Registry& Registry::get() {
