@@ -234,6 +234,15 @@ class Interpreter {
       case Binding::Kind::Tensor:
         return ops::Operand::of_tensor(b.tensor);
       case Binding::Kind::Seq: {
+        // int[] built from values known at compile time that TorchScript could not fold
+        // (sizes of run-time tensors in traced graphs: x.view(n, 3, c // 3, h, w)).
+        bool all_ints = !b.items.empty();
+        for (const Binding& item : b.items) all_ints &= item.is_known() && item.known.isInt();
+        if (all_ints) {
+          std::vector<int64_t> ints;
+          for (const Binding& item : b.items) ints.push_back(item.known.toInt());
+          return ops::Operand::of_ints(std::move(ints));
+        }
         std::vector<int> ids;
         for (const Binding& item : b.items) {
           if (item.kind == Binding::Kind::Tensor || (item.is_known() && item.known.isTensor()))
@@ -459,6 +468,15 @@ class Interpreter {
     }
     if (kind == prim::ListUnpack || kind == prim::TupleUnpack) {
       Binding seq = lookup(node->input(0));
+      // A known list (n, c, h, w = x.shape): ListUnpack has no operator to evaluate it with.
+      if (seq.is_known() && seq.known.isIntList()) {
+        const std::vector<int64_t> items = seq.known.toIntVector();
+        if (items.size() != node->outputs().size())
+          fail_at(node, "cannot unpack " + std::to_string(items.size()) + " values into " +
+                            std::to_string(node->outputs().size()));
+        for (size_t i = 0; i < items.size(); ++i) bind(node->output(i), Binding::of_known(items[i]));
+        return true;
+      }
       if (seq.is_known()) return false;  // torch evaluates it
       if (seq.kind != Binding::Kind::Seq || seq.items.size() != node->outputs().size())
         fail_at(node, "cannot unpack this value into " + std::to_string(node->outputs().size()) + " values");

@@ -143,6 +143,12 @@ def main():
             print(f"FAIL {args.model}: output {i} has shape {got.shape}, torch gives {want.shape}")
             failed = True
             continue
+        if not np.issubdtype(want.dtype, np.floating):  # ints and bools must match exactly
+            same = got.dtype == want.dtype and np.array_equal(got, want)
+            failed |= not same
+            print(f"  output {i} {list(want.shape)} {want.dtype}: "
+                  f"{'exact' if same else f'MISMATCH (aotc gives {got.dtype})'} {'ok' if same else 'FAIL'}")
+            continue
         err = rel_l2(got, want)
         status = "ok" if err <= TOLERANCE else "FAIL"
         failed |= err > TOLERANCE

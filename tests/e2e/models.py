@@ -148,3 +148,5 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)
+MODELS.update(MODELS_VIEWS)
