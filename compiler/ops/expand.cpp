@@ -37,6 +37,7 @@ void register_expand(Registry& r) {
   r.add_lowering("aten::expand", lower_expand);
   r.add_lowering("aten::broadcast_to", lower_expand);
   r.add_lowering("aten::expand_as", lower_expand_as);
+  r.add_lowering("aten::expand_copy", lower_expand);
 }
 
 }  // namespace aotc::ops

@@ -1,4 +1,4 @@
-// flip (a view with negative strides, one copy) and roll (an assembly of up to 2^k
+// flip and rot90 (views with negative strides, one copy) and roll (an assembly of up to 2^k
 // pieces for k rolled dims: each dim splits into the part that wraps and the rest).
 #include "assemble.h"
 
@@ -79,6 +79,33 @@ void lower_roll(LowerContext& ctx) {
   ctx.set_tensor_output(0, out);
 }
 
+// rot90(self, k=1, dims=[0, 1]): flips and a transpose of the two dims, as torch builds it.
+void lower_rot90(LowerContext& ctx) {
+  StridedView v = view_of(ctx.graph, ctx.tensor(0));
+  const int64_t k = ctx.num_inputs() > 1 ? ctx.int_arg(1) : 1;
+  const std::vector<int64_t> dims_arg = ctx.num_inputs() > 2 ? ctx.ints_arg(2) : std::vector<int64_t>{0, 1};
+  if (dims_arg.size() != 2 || v.rank() < 2)
+    ctx.fail("rot90 needs two dims and a tensor of at least 2 dimensions");
+  const std::vector<int64_t> dims = unique_dims(ctx, dims_arg, v.rank());
+  std::vector<int64_t> order(static_cast<size_t>(v.rank()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::swap(order[static_cast<size_t>(dims[0])], order[static_cast<size_t>(dims[1])]);
+  switch (((k % 4) + 4) % 4) {
+    case 1:
+      v = permute_view(flip_view(v, dims[1]), order);
+      break;
+    case 2:
+      v = flip_view(flip_view(v, dims[0]), dims[1]);
+      break;
+    case 3:
+      v = permute_view(flip_view(v, dims[0]), order);
+      break;
+    default:
+      break;
+  }
+  set_view_output(ctx, v);
+}
+
 }  // namespace
 
 void register_flip_roll(Registry& r) {
@@ -86,6 +113,7 @@ void register_flip_roll(Registry& r) {
   r.add_lowering("aten::fliplr", lower_fliplr);
   r.add_lowering("aten::flipud", lower_flipud);
   r.add_lowering("aten::roll", lower_roll);
+  r.add_lowering("aten::rot90", lower_rot90);
 }
 
 }  // namespace aotc::ops

@@ -174,6 +174,17 @@ void lower_masked_select(LowerContext& ctx) {
   ctx.set_tensor_output(0, index_select_constant(ctx, x, 0, positions));
 }
 
+// take(self, index): self flattened, indexed by a tensor of any shape.
+void lower_take(LowerContext& ctx) {
+  const ir::Value& index = ctx.value(1);
+  if (!is_index_dtype(index.dtype))
+    ctx.fail(std::string("index must be int64 or int32, got ") + ir::dtype_name(index.dtype));
+  const int64_t n = ir::numel(ctx.value(0).shape);
+  if (n == 0 && ir::numel(index.shape) > 0) ctx.fail("cannot take from an empty tensor");
+  ctx.set_tensor_output(0,
+                        add_index_gather(ctx, ctx.graph.add_alias(ctx.tensor(0), {n}), 0, {ctx.tensor(1)}));
+}
+
 }  // namespace
 
 std::optional<std::vector<int64_t>> constant_int_values(const ir::Graph& graph, int id) {
@@ -240,6 +251,7 @@ void register_indexing(Registry& r) {
   r.add_lowering("aten::index_select", lower_index_select);
   r.add_lowering("aten::index", lower_index);
   r.add_lowering("aten::masked_select", lower_masked_select);
+  r.add_lowering("aten::take", lower_take);
   r.add_ir_op("index_gather", emit_index_gather);
 }
 

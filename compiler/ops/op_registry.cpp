@@ -36,6 +36,7 @@ void register_all_ops(Registry& r) {
   register_pad(r);
   register_factories(r);
   register_diagonal_unfold(r);
+  register_scatter(r);
 }
 
 Registry& Registry::get() {

@@ -192,5 +192,6 @@ void register_pixel_shuffle(Registry& r);
 void register_pad(Registry& r);
 void register_factories(Registry& r);
 void register_diagonal_unfold(Registry& r);
+void register_scatter(Registry& r);
 
 }  // namespace aotc::ops

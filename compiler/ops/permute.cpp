@@ -104,6 +104,11 @@ void register_permute(Registry& r) {
   r.add_lowering("aten::numpy_T", lower_numpy_t);
   r.add_lowering("aten::movedim", lower_movedim);
   r.add_lowering("aten::moveaxis", lower_movedim);
+  r.add_lowering("aten::transpose_", lower_transpose);
+  r.add_lowering("aten::t_", lower_t);
+  r.add_lowering("aten::permute_copy", lower_permute);
+  r.add_lowering("aten::transpose_copy", lower_transpose);
+  r.add_lowering("aten::t_copy", lower_t);
 }
 
 }  // namespace aotc::ops

@@ -92,6 +92,9 @@ void register_slice(Registry& r) {
   r.add_lowering("aten::slice", lower_slice);
   r.add_lowering("aten::narrow", lower_narrow);
   r.add_lowering("aten::select", lower_select);
+  r.add_lowering("aten::slice_copy", lower_slice);
+  r.add_lowering("aten::narrow_copy", lower_narrow);
+  r.add_lowering("aten::select_copy", lower_select);
 }
 
 }  // namespace aotc::ops

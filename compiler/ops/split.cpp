@@ -149,6 +149,9 @@ void register_split(Registry& r) {
   r.add_lowering("aten::vsplit", lower_vsplit);
   r.add_lowering("aten::dsplit", lower_dsplit);
   r.add_lowering("aten::unbind", lower_unbind);
+  r.add_lowering("aten::split_copy", lower_split);
+  r.add_lowering("aten::split_with_sizes_copy", lower_split);
+  r.add_lowering("aten::unbind_copy", lower_unbind);
 }
 
 }  // namespace aotc::ops

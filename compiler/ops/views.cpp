@@ -137,6 +137,11 @@ void register_views(Registry& r) {
   r.add_lowering("aten::squeeze_", lower_squeeze);
   r.add_lowering("aten::unsqueeze", lower_unsqueeze);
   r.add_lowering("aten::unsqueeze_", lower_unsqueeze);
+  // The _copy variants (what functionalized graphs hold) compute the same values.
+  r.add_lowering("aten::view_copy", lower_reshape);
+  r.add_lowering("aten::squeeze_copy", lower_squeeze);
+  r.add_lowering("aten::unsqueeze_copy", lower_unsqueeze);
+  r.add_lowering("aten::alias_copy", lower_identity);
   r.add_lowering("aten::contiguous", lower_identity);
   r.add_lowering("aten::clone", lower_clone);
   r.add_lowering("aten::detach", lower_identity);

@@ -145,12 +145,14 @@ class ChannelShuffle(nn.Module):
 class Indexing(nn.Module):
     """index_select, gather, take_along_dim, x[idx] with int64 index tensors (constant and
     run-time), x[:, idx], x[i, j] broadcast, non-adjacent index tensors, a constant bool
-    mask, masked_select with a constant mask, diagonal, unfold."""
+    mask, masked_select with a constant mask, diagonal, unfold, scatter, take, rot90."""
 
     def __init__(self):
         super().__init__()
         self.register_buffer("rows", torch.tensor([4, 0, -1, 2, 2]))
         self.register_buffer("cols", torch.tensor([6, 0, 3, 3, 1], dtype=torch.int32))
+        self.register_buffer("perm", torch.tensor([2, 0, 4, 1, 3]).view(5, 1, 1))
+        self.register_buffer("one_per_row", torch.randint(0, 6, (5, 7, 1)))
         self.register_buffer("mask", torch.tensor([True, False, True, True, False, False, True]))
 
     def forward(self, x, idx):  # x: [5, 7, 6], idx: int64 [3, 4] in [0, 5)
@@ -167,7 +169,11 @@ class Indexing(nn.Module):
         k = torch.diagonal(x, offset=1, dim1=1, dim2=2)
         m = x.unfold(1, 3, 2)
         n = x[:, :, self.rows[1:3]]
-        return a, b, c, d, e, f, g, h, i, j, k, m, n
+        o = torch.scatter(x, 0, self.perm.expand(5, 7, 6), x.flip(2) * 2.0)
+        p = x.scatter(2, self.one_per_row, 9.5)
+        q = torch.take(x, idx)
+        r = (torch.rot90(x, 1, (1, 2)), torch.rot90(x, -1), torch.rot90(x, 2, (2, 0)))
+        return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p, q, r
 
 
 class IntViews(nn.Module):
@@ -186,7 +192,7 @@ class IntViews(nn.Module):
         j = ids.repeat(2, 1)[:, -3:]
         k = F.pad(mask, (1, 1), mode="constant", value=1.0)
         m = small[1:3].flip(0)
-        n = torch.cat([small, small.t()[:, :2].t()], 0).roll(1, 1)
+        n = torch.cat([small, small.t()[:, :2].t()], 0).roll(1, 1).scatter(1, torch.tensor([[4], [0], [2], [1], [3]]), -3)
         o = F.pad(small, (2, 1), mode="reflect")
         return a, b, c, d, e, f, g, h, i, j, k, m, n, o
 

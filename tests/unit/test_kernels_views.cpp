@@ -303,3 +303,59 @@ TEST_CASE("copy_strided: negative and zero source strides (flip, reflect, replic
     }
   }
 }
+
+TEST_CASE("scatter: src and value, every dim, last write wins") {
+  struct Case {
+    std::vector<int64_t> y_dims, index_dims;
+    int dim;
+  };
+  const Case cases[] = {{{5}, {7}, 0}, {{4, 7}, {3, 5}, 1}, {{4, 7}, {6, 2}, 0}, {{3, 5, 6}, {2, 4, 9}, 2}};
+  ThreadPool pool(3);
+  for (const Case& c : cases)
+    for (int64_t elem : {1, 4, 8})
+      for (bool with_src : {true, false}) {
+        const int rank = static_cast<int>(c.y_dims.size());
+        aotc::rt::ScatterParams p;
+        p.rank = rank;
+        p.dim = c.dim;
+        p.elem_size = elem;
+        p.index_elem_size = 8;
+        p.y_dim_size = c.y_dims[static_cast<size_t>(c.dim)];
+        dense_strides(rank, c.y_dims.data(), p.y_strides);
+        int64_t src_strides[8];
+        dense_strides(rank, c.index_dims.data(), src_strides);  // src has the index's shape
+        for (int d = 0; d < rank; ++d) {
+          p.dims[d] = c.index_dims[static_cast<size_t>(d)];
+          p.src_strides[d] = with_src ? src_strides[d] : 0;
+        }
+        const int64_t total =
+            std::accumulate(c.index_dims.begin(), c.index_dims.end(), int64_t{1}, std::multiplies<>());
+        const int64_t y_total =
+            std::accumulate(c.y_dims.begin(), c.y_dims.end(), int64_t{1}, std::multiplies<>());
+        std::mt19937 gen(29);
+        std::vector<int64_t> values(static_cast<size_t>(total));
+        for (auto& v : values)
+          v = static_cast<int64_t>(gen() % static_cast<uint32_t>(2 * p.y_dim_size)) - p.y_dim_size;
+        const auto index = index_bytes(values, 8);
+        const auto src = random_bytes(static_cast<size_t>((with_src ? total : 1) * elem), 31);
+        Dest d(static_cast<size_t>(y_total * elem), 37);
+        const auto original = d.buf;
+        std::vector<unsigned char> want = d.payload();
+        for (int64_t i = 0; i < total; ++i) {  // in index order: later writes win
+          int64_t rem = i, off = 0, s_off = 0;
+          for (int dd = rank - 1; dd >= 0; --dd) {
+            int64_t at = rem % p.dims[dd];
+            rem /= p.dims[dd];
+            s_off += at * p.src_strides[dd];
+            if (dd == c.dim) at = ref_index(values[static_cast<size_t>(i)], p.y_dim_size);
+            off += at * p.y_strides[dd];
+          }
+          std::memcpy(want.data() + off * elem, src.data() + s_off * elem, static_cast<size_t>(elem));
+        }
+        aotc::rt::scatter(pool, p, src.data(), index.data(), d.data());
+        INFO("y=" << dims_str(rank, c.y_dims.data()) << " dim=" << c.dim << " elem=" << elem
+                  << " src=" << with_src);
+        CHECK(d.payload() == want);
+        CHECK(d.guard_intact(original));
+      }
+}

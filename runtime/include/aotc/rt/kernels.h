@@ -287,4 +287,20 @@ struct GatherParams {
 };
 void gather(ThreadPool& pool, const GatherParams& p, const void* x, const void* index, void* y);
 
+// torch.scatter (no reduction) into y, which already holds self: for every i in the
+// index's shape, y[i with i[dim] = index[i]] = src[i] (src_strides; all 0 to scatter one
+// value). y_strides are y's dense strides, y_dim_size bounds the index. Runs in index
+// order on one thread, so that with repeated indices the last write wins, deterministically.
+struct ScatterParams {
+  int32_t rank = 0;
+  int32_t dim = 0;
+  int64_t dims[8] = {};
+  int64_t y_strides[8] = {};
+  int64_t src_strides[8] = {};
+  int64_t y_dim_size = 0;
+  int64_t elem_size = 4;
+  int64_t index_elem_size = 8;
+};
+void scatter(ThreadPool& pool, const ScatterParams& p, const void* src, const void* index, void* y);
+
 }  // namespace aotc::rt
