@@ -6,6 +6,7 @@
 #   scripts/sanitize.sh                  # configure (first time), build, test, summary
 #   scripts/sanitize.sh --suite unit     # arguments replace the default '--suite unit --suite e2e'
 #   SANITIZE_BUILD=/tmp/asan scripts/sanitize.sh
+#   SANITIZERS=thread scripts/sanitize.sh concurrency   # ThreadSanitizer, in build-tsan/
 #
 # What is sanitized: the runtime, aotc-run, the fixture model, the doctest binaries, the
 # libFuzzer targets, aotc itself, and every model .so that aotc compiles during the e2e
@@ -28,16 +29,24 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-build=${SANITIZE_BUILD:-build-asan}
-sanitizers=address,undefined
+sanitizers=${SANITIZERS:-address,undefined}
+if [ "$sanitizers" = thread ]; then
+  build=${SANITIZE_BUILD:-build-tsan}
+  rtlib=libclang_rt.tsan-x86_64.a
+  link_args="[]"  # TSan's runtime is static in executables; models resolve __tsan_* to it
+else
+  build=${SANITIZE_BUILD:-build-asan}
+  rtlib=libclang_rt.asan-x86_64.so
+fi
 [ -d .venv/bin ] && export PATH="$PWD/.venv/bin:$PATH"
 
 for tool in clang clang++ meson ninja; do
   command -v "$tool" > /dev/null || { echo "sanitize.sh: $tool not found (run scripts/setup.sh)" >&2; exit 2; }
 done
 rtdir=$(clang++ -print-runtime-dir)
-if [ ! -f "$rtdir/libclang_rt.asan-x86_64.so" ]; then
-  echo "sanitize.sh: no libclang_rt.asan-x86_64.so in $rtdir (install libclang-rt-14-dev)" >&2
+[ "$sanitizers" = thread ] || link_args="['-shared-libasan','-Wl,-rpath,$rtdir']"
+if [ ! -f "$rtdir/$rtlib" ]; then
+  echo "sanitize.sh: no $rtlib in $rtdir (install libclang-rt-14-dev)" >&2
   exit 2
 fi
 
@@ -48,8 +57,7 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$build" \
     -Db_sanitize=$sanitizers -Db_lundef=false -Dmodel_sanitize=$sanitizers \
     -Dbuildtype=debugoptimized -Dwerror=false \
-    "-Dc_link_args=['-shared-libasan','-Wl,-rpath,$rtdir']" \
-    "-Dcpp_link_args=['-shared-libasan','-Wl,-rpath,$rtdir']" || exit 1
+    "-Dc_link_args=$link_args" "-Dcpp_link_args=$link_args" || exit 1
 fi
 ninja -C "$build" -j "${SANITIZE_JOBS:-2}" || { echo "sanitize.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
 built=$(date +%s)
@@ -62,6 +70,8 @@ mkdir -p "$logs"
 # detect_leaks: LeakSanitizer at exit. log_path: reports also go to files (see above).
 # ASan's exit code 86 is not one any of our tools uses for its own errors.
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=86:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:detect_odr_violation=2:symbolize=1:log_path=$logs/report"
+# second_deadlock_stack: both stacks of a lock-order report. TSan ends with exit code 66.
+export TSAN_OPTIONS="halt_on_error=1:exitcode=86:second_deadlock_stack=1:log_path=$logs/report"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=86:log_path=$logs/report"
 # Tells tests that something differs under ASan (tests/e2e/test_hostile_files.py: no ulimit -v).
 export AOTC_SANITIZER=$sanitizers
@@ -97,7 +107,7 @@ for name in reports:
 if status != 0 and failed == 0:
     failed = 1
     failures.append("meson test itself")
-print(f"\nsanitizers: address,undefined (clang); build {build_s} s, tests {test_s} s")
+print(f"\nsanitizers: {os.environ.get('AOTC_SANITIZER')} (clang); build {build_s} s, tests {test_s} s")
 if failures:
     print("failed: " + ", ".join(failures))
 print(f"sanitizer reports: {len(reports)}")

@@ -7,11 +7,12 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
-#include <cstdio>
-#include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     R"(usage: aotc MODEL.pt -o MODEL.so --input NAME:DIMS[:DTYPE] [--input ...] [options]
+       aotc --check MODEL.pt --input NAME:DIMS[:DTYPE] [--input ...]
+       aotc --list-ops [--markdown]
 
 Compiles a TorchScript module (torch.jit.script or torch.jit.trace, saved with
 torch.jit.save) into a shared library with a C ABI (see aotc/aotc.h). No LibTorch
@@ -35,12 +38,18 @@ is needed to run it.
   --input NAME:DIMS[:DTYPE]
                            one per argument of the method, in order. NAME is the Python
                            argument name, DIMS like 1x3x224x224, DTYPE one of float32
-                           (default), float16, bfloat16, int64, int32, bool
+                           (default), float16, bfloat16, int64, int32, bool. Arguments
+                           with a default value (mask=None, ...) may be left out
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
   --weights embed|file     weights inside the .so (default) or in MODEL.weights beside it
+  --check                  print the model's op census (every op reached for these input
+                           shapes: how often, supported or not, and where the unsupported
+                           ones are) and exit 1 if anything cannot be compiled, else 0;
+                           writes no file
   --list-ops               print the TorchScript ops aotc can lower, one per line
+  --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings
   -h, --help               this help
   --version                the version
@@ -92,12 +101,96 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::string ops_list() {
+  std::string text;
+  for (const std::string& name : aotc::ops::Registry::get().lowering_names()) text += name + "\n";
+  return text;
+}
+
+// docs/OPS.md: the registry's lowerings, an op and its in-place form on one row.
+// scripts/gen_ops_doc.sh writes it; the ops_doc test fails when it is out of date.
+std::string ops_markdown() {
+  const std::vector<std::string> names = aotc::ops::Registry::get().lowering_names();
+  const std::set<std::string> all(names.begin(), names.end());
+  std::vector<std::string> rows;
+  int inplace = 0;
+  for (const std::string& name : names) {
+    const bool is_inplace = name.size() > 1 && name.back() == '_' && name.find("::__") == std::string::npos;
+    const std::string base = name.substr(0, name.size() - 1);
+    if (is_inplace && all.count(base)) continue;  // on its base op's row
+    std::string row = "| `" + name + "` | ";
+    if (all.count(name + "_")) {
+      row += "`" + name + "_`";
+      ++inplace;
+    }
+    rows.push_back(row + " |");
+  }
+  std::string text =
+      "# Supported ops\n\n"
+      "<!-- Generated from aotc's op registry by scripts/gen_ops_doc.sh (aotc --list-ops --markdown).\n"
+      "     Do not edit: the ops_doc test fails when this file differs from the registry. -->\n\n"
+      "aotc lowers " +
+      std::to_string(names.size()) + " TorchScript ops to its own IR, which the generated code runs: the " +
+      std::to_string(rows.size()) + " below, " + std::to_string(inplace) +
+      " of them in their in-place form too (`x.relu_()`, `x += y`).\n\n"
+      "Ops are only needed for what the model computes at run time. Anything whose inputs are\n"
+      "known when compiling is evaluated by LibTorch at compile time, whatever the op: shape\n"
+      "arithmetic (`aten::size`, `prim::NumToTensor`, int and float math, lists, tuples, dicts,\n"
+      "strings), `prim::If` and `prim::Loop` decided by shapes and constants (loops are unrolled),\n"
+      "and tensor ops on constants. `aotc --check MODEL.pt --input NAME:DIMS ...` prints every op\n"
+      "a model reaches for the given input shapes and whether each is supported.\n\n"
+      "| op | in-place form |\n| --- | --- |\n";
+  for (const std::string& row : rows) text += row + "\n";
+  return text;
+}
+
+// aotc --check: the census on stdout; status 1 when anything cannot be compiled.
+int print_census(const aotc::frontend::Census& census, const aotc::frontend::Options& options) {
+  std::string inputs;
+  for (const auto& in : options.inputs)
+    inputs += (inputs.empty() ? "" : ", ") + in.name + ": " + aotc::ir::dtype_name(in.dtype) +
+              aotc::ir::shape_str(in.shape);
+  std::printf("op census of %s, %s(%s)\n", options.model_path.c_str(), options.method.c_str(),
+              inputs.c_str());
+  int runtime_kinds = 0, bad_kinds = 0, compile_kinds = 0;
+  std::printf("\nrun-time ops (lowered to aotc IR), uses after specialisation:\n");
+  std::printf("  %6s  %-40s %s\n", "uses", "op", "status");
+  for (const auto& [name, use] : census.ops) {
+    const int uses = use.runtime + use.unsupported + use.failed;
+    if (uses == 0) continue;
+    ++runtime_kinds;
+    std::string status = "supported";
+    if (use.unsupported > 0) {
+      status = "UNSUPPORTED";
+      ++bad_kinds;
+    } else if (use.failed > 0) {
+      status = "supported, but " + std::to_string(use.failed) + " use(s) refused (see below)";
+      ++bad_kinds;
+    }
+    std::printf("  %6d  %-40s %s\n", uses, name.c_str(), status.c_str());
+  }
+  if (runtime_kinds == 0) std::printf("  (none)\n");
+  std::printf("\nevaluated at compile time (shape arithmetic, control flow, constants):\n");
+  for (const auto& [name, use] : census.ops) {
+    if (use.compile_time == 0) continue;
+    ++compile_kinds;
+    std::printf("  %6d  %s\n", use.compile_time, name.c_str());
+  }
+  if (compile_kinds == 0) std::printf("  (none)\n");
+  if (!census.ok()) std::printf("\n%s\n", census.error_report().c_str());
+  std::printf("\n%d run-time op(s), %d not compilable; %d evaluated at compile time: %s\n", runtime_kinds,
+              bad_kinds, compile_kinds,
+              census.ok() ? "the model can be compiled" : "the model cannot be compiled");
+  return census.ok() ? 0 : 1;
+}
+
 // What the command line asks for; nullopt when it was answered already (--help, ...).
 struct Job {
   aotc::frontend::Options options;
+  bool check = false;  // --check: the op census only
   std::string output, emit_dir;
   bool verbose = false;
-  std::string target_triple;  // --target-triple; empty: the host
+  std::string target_triple;                                               // --target-triple; empty: the host
   aotc::codegen::WeightsMode weights = aotc::codegen::WeightsMode::Embed;  // --weights
 };
 
@@ -107,6 +200,7 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   std::string& output = job.output;
   std::string& emit_dir = job.emit_dir;
   bool& verbose = job.verbose;
+  bool list_ops = false, markdown = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -120,9 +214,11 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       std::printf("aotc %s\n", AOTC_VERSION_STRING);
       return std::nullopt;
     } else if (arg == "--list-ops") {
-      for (const std::string& name : aotc::ops::Registry::get().lowering_names())
-        std::printf("%s\n", name.c_str());
-      return std::nullopt;
+      list_ops = true;
+    } else if (arg == "--markdown") {
+      markdown = true;
+    } else if (arg == "--check") {
+      job.check = true;
     } else if (arg == "-o" || arg == "--output") {
       output = value("-o");
     } else if (arg == "--input") {
@@ -135,9 +231,12 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       job.target_triple = value("--target-triple");
     } else if (arg == "--weights") {
       const std::string mode = value("--weights");
-      if (mode == "embed") job.weights = aotc::codegen::WeightsMode::Embed;
-      else if (mode == "file") job.weights = aotc::codegen::WeightsMode::File;
-      else throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+      if (mode == "embed")
+        job.weights = aotc::codegen::WeightsMode::Embed;
+      else if (mode == "file")
+        job.weights = aotc::codegen::WeightsMode::File;
+      else
+        throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -148,8 +247,14 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       throw UsageError("more than one model file given ('" + options.model_path + "' and '" + arg + "')");
     }
   }
+  if (markdown && !list_ops) throw UsageError("--markdown goes with --list-ops");
+  if (list_ops) {
+    std::fputs(markdown ? ops_markdown().c_str() : ops_list().c_str(), stdout);
+    return std::nullopt;
+  }
   if (options.model_path.empty()) throw UsageError("no model file given");
-  if (output.empty()) throw UsageError("no output file given (-o MODEL.so)");
+  if (job.check && !output.empty()) throw UsageError("--check writes no file; leave out -o");
+  if (output.empty() && !job.check) throw UsageError("no output file given (-o MODEL.so)");
   for (size_t i = 0; i < options.inputs.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (options.inputs[i].name == options.inputs[j].name)
@@ -162,6 +267,11 @@ int compile(const Job& job) {
   const aotc::frontend::Options& options = job.options;
   const bool verbose = job.verbose;
   const auto start = std::chrono::steady_clock::now();
+  if (job.check) {
+    aotc::frontend::Census census;
+    aotc::frontend::import_torchscript(options, &census);
+    return print_census(census, options);
+  }
   aotc::codegen::resolve_target(job.target_triple);  // an unknown or unbuilt target fails before the work
   aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
   const double t_frontend = seconds_since(start);
@@ -170,7 +280,8 @@ int compile(const Job& job) {
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
   aotc::codegen::Sources sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources, {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
+  aotc::codegen::build_shared_library(sources,
+                                      {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
   const double t_total = seconds_since(start);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
@@ -187,16 +298,16 @@ int compile(const Job& job) {
 
 // A corrupt file can make LibTorch's unpickler ask for unbounded memory. The compile
 // child gets an address-space limit: 4 GiB plus 16 times the file size, at most the
-// machine's memory; AOTC_MEMORY_LIMIT_MB overrides it (0: no limit). Not under ASan,
-// which reserves terabytes of address space.
+// machine's memory; AOTC_MEMORY_LIMIT_MB overrides it (0: no limit). Not under ASan or
+// TSan, which reserve terabytes of address space.
 uint64_t memory_limit_bytes = 0;
 
 void limit_memory(const std::string& model_path) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   (void)model_path;
   return;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   (void)model_path;
   return;
 #endif
@@ -223,7 +334,8 @@ int compile_reporting_errors(const Job& job) {
   try {
     return compile(job);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
+    std::fprintf(stderr,
+                 "aotc: error: %s: out of memory while compiling (limit %llu MiB; the file may be corrupt, "
                  "or set AOTC_MEMORY_LIMIT_MB)\n",
                  job.options.model_path.c_str(), static_cast<unsigned long long>(memory_limit_bytes >> 20));
   } catch (const aotc::CompileError& e) {
@@ -284,10 +396,9 @@ int compile_isolated(const Job& job) {
     std::filesystem::remove_all(temp_root, ec);
     return WEXITSTATUS(status);
   }
-  clean_after_crash(temp_root, job.output);
+  if (!job.output.empty()) clean_after_crash(temp_root, job.output);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  std::fprintf(stderr,
-               "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
+  std::fprintf(stderr, "aotc: error: %s: compiling crashed (signal %d, %s)%s; no output was written\n",
                job.options.model_path.c_str(), sig, sig ? strsignal(sig) : "unknown",
                sig == SIGKILL ? ", probably out of memory" : ": the file is probably corrupt");
   return 1;

@@ -4,7 +4,9 @@
 // lowers the rest to aotc's IR through the lowerings in compiler/ops.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../ir/graph.h"
@@ -24,8 +26,40 @@ struct Options {
   bool verbose = false;
 };
 
+// What became of one TorchScript op (e.g. "aten::conv2d") in a model, counted per use
+// after specialisation (a node inside an unrolled loop counts once per iteration).
+struct OpUse {
+  std::string schema;    // the overload TorchScript resolved, when known
+  int runtime = 0;       // lowered to aotc IR: computed when the model runs
+  int compile_time = 0;  // evaluated while compiling (shapes, constants, control flow)
+  int unsupported = 0;   // no lowering exists
+  int failed = 0;        // a lowering exists but refused this use (see Census::problems)
+  // Where the unsupported uses are: distinct source locations with their use counts.
+  std::vector<std::pair<ir::SourceLocation, int>> unsupported_at;
+};
+
+// Everything the frontend found in a model. import_torchscript fills it when asked
+// (aotc --check); otherwise a non-empty list of problems becomes one CompileError.
+struct Census {
+  std::map<std::string, OpUse> ops;
+  // Messages for uses that cannot be compiled for another reason than a missing op:
+  // a lowering's refusal, control flow or shapes that depend on run-time values, ...
+  std::vector<std::string> problems;
+
+  int unsupported_uses() const;
+  bool ok() const { return unsupported_uses() == 0 && problems.empty(); }
+  // The error message for a census that is not ok(): every unsupported op with its
+  // schema, count and source lines, then every other problem.
+  std::string error_report() const;
+};
+
 // Throws CompileError with a message for the user on any problem; when ops are
 // unsupported, the message lists all of them with their counts and source lines.
-ir::Graph import_torchscript(const Options& options);
+// With census != nullptr, unsupported ops and per-use problems are recorded there
+// instead of thrown (errors that stop the frontend, like an unreadable file, still throw).
+ir::Graph import_torchscript(const Options& options, Census* census = nullptr);
+
+// The TorchScript schemas LibTorch knows for an op name ("aten::add" -> its overloads).
+std::vector<std::string> schemas_of(const std::string& op_name);
 
 }  // namespace aotc::frontend

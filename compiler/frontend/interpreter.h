@@ -16,8 +16,14 @@
 namespace aotc::frontend {
 
 // graph: the method's graph after freezing, inlining and clean-up; its first input is
-// the (unused) module self. ir_graph: already holds the IR inputs, in order.
-void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose);
+// the module (self: attributes that freezing kept are read from it). arguments: for each
+// further graph input, nullopt where the next IR input of ir_graph (already added, in
+// order) is bound, or the compile-time value (an argument's default). Every op
+// reached and every problem found (unsupported ops, lowerings that refuse, control flow
+// decided at run time) is recorded in census; the caller decides whether to throw.
+void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
+                 Census& census, const c10::IValue& self,
+                 const std::vector<std::optional<c10::IValue>>& arguments);
 
 // The user's source location of a node, from its TorchScript source range.
 ir::SourceLocation source_location(const torch::jit::Node* node);

@@ -37,6 +37,16 @@ void register_all_ops(Registry& r) {
   register_factories(r);
   register_diagonal_unfold(r);
   register_scatter(r);
+  // ops-pointwise: dtypes, comparisons, math, activations, reductions
+  register_compare(r);
+  register_where(r);
+  register_cast(r);
+  register_unary_math(r);
+  register_activations(r);
+  register_clamp(r);
+  register_max_min(r);
+  register_statistics(r);
+  register_cumsum(r);
 }
 
 Registry& Registry::get() {

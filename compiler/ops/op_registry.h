@@ -193,5 +193,15 @@ void register_pad(Registry& r);
 void register_factories(Registry& r);
 void register_diagonal_unfold(Registry& r);
 void register_scatter(Registry& r);
+// ops-pointwise
+void register_compare(Registry& r);
+void register_where(Registry& r);
+void register_cast(Registry& r);
+void register_unary_math(Registry& r);
+void register_activations(Registry& r);
+void register_clamp(Registry& r);
+void register_max_min(Registry& r);
+void register_statistics(Registry& r);
+void register_cumsum(Registry& r);
 
 }  // namespace aotc::ops

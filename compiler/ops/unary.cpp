@@ -1,21 +1,15 @@
-// Activations -> IR "unary" -> unary_f32: relu, relu6, hardtanh, clamp, leaky_relu,
-// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, and their in-place forms.
-#include <aotc/rt/kernels.h>
-
-#include "op_helpers.h"
+// Activations -> IR "unary" -> unary_f32 (unary_typed for integer and bool tensors):
+// relu, relu6, hardtanh, leaky_relu, sigmoid, tanh, gelu (erf and tanh), silu, hardswish,
+// hardsigmoid, and their in-place forms. Integer inputs of the float-only activations are
+// converted to float32 first, as torch promotes them.
+#include "elementwise.h"
 
 namespace aotc::ops {
 namespace {
 
 using rt::UnaryOp;
 
-void add_unary(LowerContext& ctx, UnaryOp kind, double a = 0, double b = 0) {
-  ctx.require_float32({0});
-  const int out = ctx.new_value(ir::DType::Float32, ctx.value(0).shape);
-  ir::Op& op = ctx.add_op("unary", {ctx.tensor(0)}, {out});
-  op.attrs = {{"op", static_cast<int64_t>(kind)}, {"a", a}, {"b", b}};
-  ctx.set_tensor_output(0, out);
-}
+void add_unary(LowerContext& ctx, UnaryOp kind, double a = 0, double b = 0) { lower_unary(ctx, kind, a, b); }
 
 double optional_number(const LowerContext& ctx, size_t i, double fallback) {
   return ctx.is_none(i) ? fallback : ctx.double_arg(i);
@@ -32,44 +26,47 @@ void lower_gelu(LowerContext& ctx) {
   ctx.fail("unknown gelu approximation '" + approximate + "'");
 }
 
-void lower_clamp(LowerContext& ctx) {
-  if ((!ctx.is_none(1) && ctx.arg(1).is_tensor()) || (!ctx.is_none(2) && ctx.arg(2).is_tensor()))
-    ctx.fail("clamp with tensor bounds is not supported yet");
-  add_unary(ctx, UnaryOp::Clamp, optional_number(ctx, 1, -INFINITY), optional_number(ctx, 2, INFINITY));
-}
-
 std::string emit_unary(const EmitContext& e, const ir::Op& op) {
+  const ir::DType t = e.graph.value(op.inputs[0]).dtype;
+  const std::string count = std::to_string(ir::numel(e.graph.value(op.outputs[0]).shape));
+  const std::string kind = "static_cast<aotc::rt::UnaryOp>(" + std::to_string(op.i("op")) + ")";
+  const std::string data = e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");";
+  if (t == ir::DType::Float32)
+    return kernel_call(op, "",
+                       "aotc::rt::unary_f32(pool, " + kind + ", " + EmitContext::f32(op.f("a")) + ", " +
+                           EmitContext::f32(op.f("b")) + ", " + count + ", " + data);
+  // Integer bounds (clamp) are exact in double up to 2^53.
+  char a[40], b[40];
+  std::snprintf(a, sizeof a, "%.17g", op.f("a"));
+  std::snprintf(b, sizeof b, "%.17g", op.f("b"));
+  auto literal = [](const char* s) -> std::string {
+    const std::string v = s;
+    if (v == "inf") return "__builtin_inf()";
+    if (v == "-inf") return "(-__builtin_inf())";
+    return v;
+  };
   return kernel_call(op, "",
-                     "aotc::rt::unary_f32(pool, static_cast<aotc::rt::UnaryOp>(" +
-                         std::to_string(op.i("op")) + "), " + EmitContext::f32(op.f("a")) + ", " +
-                         EmitContext::f32(op.f("b")) + ", " +
-                         std::to_string(ir::numel(e.graph.value(op.outputs[0]).shape)) + ", " +
-                         e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
-}
-
-// Registers name and name_ (the in-place form) with the same lowering.
-void both(Registry& r, const std::string& name, LowerFn fn) {
-  r.add_lowering(name, fn);
-  r.add_lowering(name + "_", fn);
+                     "aotc::rt::unary_typed(pool, " + kind + ", " + elem_type_code(t) + ", " + literal(a) +
+                         ", " + literal(b) + ", " + count + ", " + data);
 }
 
 }  // namespace
 
 void register_unary(Registry& r) {
-  both(r, "aten::relu", [](LowerContext& c) { add_unary(c, UnaryOp::Relu); });
-  both(r, "aten::relu6", [](LowerContext& c) { add_unary(c, UnaryOp::Clamp, 0.0, 6.0); });
-  both(r, "aten::hardtanh", [](LowerContext& c) {
+  register_with_inplace(r, "aten::relu", [](LowerContext& c) { add_unary(c, UnaryOp::Relu); });
+  register_with_inplace(r, "aten::relu6", [](LowerContext& c) { add_unary(c, UnaryOp::Clamp, 0.0, 6.0); });
+  register_with_inplace(r, "aten::hardtanh", [](LowerContext& c) {
     add_unary(c, UnaryOp::Clamp, optional_number(c, 1, -1.0), optional_number(c, 2, 1.0));
   });
-  both(r, "aten::leaky_relu",
-       [](LowerContext& c) { add_unary(c, UnaryOp::LeakyRelu, optional_number(c, 1, 0.01)); });
-  both(r, "aten::sigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Sigmoid); });
-  both(r, "aten::tanh", [](LowerContext& c) { add_unary(c, UnaryOp::Tanh); });
-  both(r, "aten::gelu", lower_gelu);
-  both(r, "aten::silu", [](LowerContext& c) { add_unary(c, UnaryOp::Silu); });
-  both(r, "aten::hardswish", [](LowerContext& c) { add_unary(c, UnaryOp::Hardswish); });
-  both(r, "aten::hardsigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Hardsigmoid); });
-  both(r, "aten::clamp", lower_clamp);
+  register_with_inplace(r, "aten::leaky_relu", [](LowerContext& c) {
+    add_unary(c, UnaryOp::LeakyRelu, optional_number(c, 1, 0.01));
+  });
+  register_with_inplace(r, "aten::sigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Sigmoid); });
+  register_with_inplace(r, "aten::tanh", [](LowerContext& c) { add_unary(c, UnaryOp::Tanh); });
+  register_with_inplace(r, "aten::gelu", lower_gelu);
+  register_with_inplace(r, "aten::silu", [](LowerContext& c) { add_unary(c, UnaryOp::Silu); });
+  register_with_inplace(r, "aten::hardswish", [](LowerContext& c) { add_unary(c, UnaryOp::Hardswish); });
+  register_with_inplace(r, "aten::hardsigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Hardsigmoid); });
   r.add_ir_op("unary", emit_unary);
 }
 

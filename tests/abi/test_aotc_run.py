@@ -303,10 +303,31 @@ def run_tests(work):
     for bad in ["0", "-1", "abc", "1025", ""]:
         expect_error(f"--threads {bad!r}", [MODEL, *good, "--output-dir", out, "--threads", bad], 2,
                      ["--threads"], out)
-    expect_error("--json without --info", [MODEL, "--json"], 2, ["--json"])
+    expect_error("--json without --info or --bench", [MODEL, "--json"], 2, ["--json"])
     expect_error("--info with inputs", [MODEL, "--info", *good], 2, ["--info"])
     expect_error("two models", [MODEL, MODEL, "--info"], 2, ["unexpected argument"])
     expect_error("--weights without a file", [MODEL, "--info", "--weights="], 2, ["--weights"])
+
+    # ---- --bench ----
+    result = aotc_run(MODEL, "--bench", "--iters", "7", "--warmup", "1", "--threads", "2")
+    check(result.returncode == 0 and "7 runs after 1 warm-up, 2 threads: min " in result.stdout
+          and "median" in result.stdout and "p90" in result.stdout and "peak RSS" in result.stdout,
+          "--bench with synthetic inputs", result.stdout + result.stderr)
+    result = aotc_run(MODEL, "--bench", "--json", "--iters", "5", *good)
+    bench = json.loads(result.stdout) if result.returncode == 0 else {}
+    check(bench.get("iters") == 5 and bench.get("warmup") == 5 and bench.get("threads") == 1
+          and 0 <= bench["min_ms"] <= bench["median_ms"] <= bench["p90_ms"] <= bench["max_ms"]
+          and bench["min_ms"] <= bench["mean_ms"] <= bench["max_ms"] and bench["peak_rss_kb"] > 0,
+          "--bench --json with given inputs: ordered statistics", result.stdout + result.stderr)
+    # Given inputs are still checked; the poison input makes the fixture's run fail.
+    expect_error("--bench with a wrong input", [MODEL, "--bench", "--input", f"x={x32}"], 1,
+                 ["input 'x': expected float32 [2, 3]"])
+    expect_error("--bench whose run fails", [MODEL, "--bench", "--input", f"ids={poison}"], 1,
+                 ["aotc_run failed"])
+    expect_error("--bench with --output-dir", [MODEL, "--bench", "--output-dir", out], 2, ["--bench"], out)
+    expect_error("--bench with --info", [MODEL, "--bench", "--info"], 2, ["--info", "--bench"])
+    for flag, bad in [("--iters", "0"), ("--iters", "x"), ("--warmup", "-1"), ("--warmup", "")]:
+        expect_error(f"{flag} {bad!r}", [MODEL, "--bench", flag, bad], 2, [flag])
 
     # ---- external weights (aotc --weights file) ----
     expect_error("--weights for a model with embedded weights", [MODEL, "--info", "--weights", x], 1,

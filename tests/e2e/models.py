@@ -150,3 +150,7 @@ MODELS = {
 }
 from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)
 MODELS.update(MODELS_VIEWS)
+
+from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
+from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
+MODELS.update(MODELS_POINTWISE)

@@ -117,7 +117,7 @@ BUILDER = textwrap.dedent(r'''
 
     class Unsupported(nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 0)  # */ "); system("touch PWNED"); /* ??/ \
+            return torch.lgamma(x)  # */ "); system("touch PWNED"); /* ??/ \
 
 
     torch.manual_seed(0)
@@ -360,7 +360,7 @@ def main():
                             cwd=w, env=env)
     stderr = result.stderr.decode(errors="replace")
     first = stderr.splitlines()[0] if stderr else ""
-    ok = result.returncode == 1 and first.startswith("aotc: error:") and "cumsum" in stderr \
+    ok = result.returncode == 1 and first.startswith("aotc: error:") and "lgamma" in stderr \
         and not os.path.exists(bad_out)
     report(ok, "an unsupported op on a hostile source line is a clean error",
            first[:160] if ok else f"exit {result.returncode}: {stderr[-1500:]}")

@@ -282,6 +282,8 @@ inline double ref_unary(rt::UnaryOp op, double a, double b, double x) {
       return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
     case UnaryOp::Hardsigmoid:
       return std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    default:  // the pointwise family's ops: test_kernels_pointwise.cpp has their references
+      break;
   }
   return std::nan("");
 }
@@ -321,6 +323,9 @@ inline std::vector<double> ref_binary(const rt::BinaryParams& p, const float* a,
         break;
       case rt::BinaryOp::Div:
         v = av / bv;
+        break;
+      default:  // the rest: test_kernels_pointwise.cpp
+        v = std::nan("");
         break;
     }
     y[static_cast<size_t>(i)] = v;
@@ -363,9 +368,10 @@ inline std::vector<double> ref_reduce(const rt::ReduceParams& p, const float* x)
     out_strides[d] = p.reduce_mask[d] ? 0 : out_total;
     if (!p.reduce_mask[d]) out_total *= p.dims[d];
   }
-  const double init = p.op == rt::ReduceOp::Max   ? -std::numeric_limits<double>::infinity()
-                      : p.op == rt::ReduceOp::Min ? std::numeric_limits<double>::infinity()
-                                                  : 0.0;
+  const double init = p.op == rt::ReduceOp::Max    ? -std::numeric_limits<double>::infinity()
+                      : p.op == rt::ReduceOp::Min  ? std::numeric_limits<double>::infinity()
+                      : p.op == rt::ReduceOp::Prod ? 1.0
+                                                   : 0.0;
   std::vector<double> y(static_cast<size_t>(out_total), init);
   std::vector<int64_t> counts(static_cast<size_t>(out_total), 0);
   const int64_t total = index_space_size(p.rank, p.dims);
@@ -383,6 +389,9 @@ inline std::vector<double> ref_reduce(const rt::ReduceParams& p, const float* x)
         break;
       case rt::ReduceOp::Min:
         y[o] = std::fmin(y[o], v);
+        break;
+      case rt::ReduceOp::Prod:
+        y[o] *= v;
         break;
     }
   }

