@@ -86,6 +86,25 @@ void lower_fill_(LowerContext& ctx) {
   ctx.set_tensor_output(0, add_assembly(ctx, a));
 }
 
+// copy_(self, src, non_blocking=False): the new content of self is src broadcast to self's
+// shape (the frontend rebinds self, and writes it back into a base it is a view of).
+void lower_copy_(LowerContext& ctx) {
+  const ir::Value& x = ctx.value(0);
+  const ir::Value& src = ctx.value(1);
+  if (src.dtype != x.dtype)
+    ctx.fail(std::string("copy_ of a ") + ir::dtype_name(src.dtype) + " tensor into a " + ir::dtype_name(x.dtype) +
+             " tensor is not supported; convert it first (.to(dtype))");
+  const ir::Shape shape = broadcast_shapes(ctx, x.shape, src.shape);
+  if (shape != x.shape)
+    ctx.fail("copy_ source " + ir::shape_str(src.shape) + " cannot be broadcast to " + ir::shape_str(x.shape));
+  Assembly a;
+  a.dtype = x.dtype;
+  a.shape = x.shape;
+  a.pieces.push_back(region_piece(expand_view(view_of(ctx.graph, ctx.tensor(1)), x.shape), x.shape,
+                                  std::vector<int64_t>(x.shape.size(), 0)));
+  ctx.set_tensor_output(0, add_assembly(ctx, a));
+}
+
 }  // namespace
 
 void register_factories(Registry& r) {
@@ -103,6 +122,7 @@ void register_factories(Registry& r) {
   r.add_lowering("aten::full", lower_full);
   r.add_lowering("aten::zero_", lower_zero_);
   r.add_lowering("aten::fill_", lower_fill_);
+  r.add_lowering("aten::copy_", lower_copy_);
 }
 
 }  // namespace aotc::ops

@@ -37,6 +37,7 @@ void register_all_ops(Registry& r) {
   register_factories(r);
   register_diagonal_unfold(r);
   register_scatter(r);
+  register_slice_scatter(r);
   // ops-pointwise: dtypes, comparisons, math, activations, reductions
   register_compare(r);
   register_where(r);

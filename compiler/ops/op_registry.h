@@ -193,6 +193,7 @@ void register_pad(Registry& r);
 void register_factories(Registry& r);
 void register_diagonal_unfold(Registry& r);
 void register_scatter(Registry& r);
+void register_slice_scatter(Registry& r);
 // ops-pointwise
 void register_compare(Registry& r);
 void register_where(Registry& r);

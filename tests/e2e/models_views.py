@@ -229,6 +229,21 @@ class ViewsOfInputs(nn.Module):
         return x[1:4], x[:, 2], x.t()[2:], x.view(7, 6), x @ self.w[:, ::2], x[::2] + self.w.t()[1, :]
 
 
+class InplaceViews(nn.Module):
+    """In-place updates through views (slice assignment with a step, select, transpose),
+    which the frontend writes back with slice_scatter / select_scatter."""
+
+    def forward(self, x):  # x: [4, 6, 5]
+        y = x * 1.0
+        y[:, ::2] = y[:, 1::2] * 3.0
+        y[1] = 0.5
+        z = y.clone()
+        z[..., 1:4:2].mul_(2.0)
+        v = z.transpose(0, 1)[2]
+        v.add_(1.0)
+        return y, z
+
+
 def _inputs_slicing():
     return [("x", torch.randn(5, 7, 9))]
 
@@ -286,6 +301,7 @@ _CASES = {
     "views_int": (IntViews, _inputs_int),
     "views_factories": (Factories, _inputs_factories),
     "views_of_inputs": (ViewsOfInputs, _inputs_views_of_inputs),
+    "views_inplace": (InplaceViews, lambda: [("x", torch.randn(4, 6, 5))]),
 }
 
 
