@@ -166,6 +166,18 @@ int Graph::storage_root(int id) const {
   return id;
 }
 
+int Graph::view_root(int id) const {
+  for (;;) {
+    const Value& v = value(id);
+    if (v.storage == Storage::Alias)
+      id = v.alias_of;
+    else if (v.view_of >= 0)
+      id = v.view_of;
+    else
+      return id;
+  }
+}
+
 Constant& Graph::constant_of(int id) {
   return constants.at(static_cast<size_t>(value(storage_root(id)).constant_index));
 }
@@ -192,6 +204,7 @@ std::string Graph::dump() const {
     std::string s = "%" + std::to_string(id) + ":" + dtype_name(v.dtype) + shape_str(v.shape);
     if (v.storage == Storage::Constant) s += "(const)";
     if (v.storage == Storage::Alias) s += "(alias of %" + std::to_string(v.alias_of) + ")";
+    if (v.view_of >= 0) s += "(view of %" + std::to_string(v.view_of) + ")";
     return s;
   };
   os << "inputs:";

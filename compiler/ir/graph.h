@@ -49,6 +49,12 @@ struct Value {
   int constant_index = -1;  // Storage::Constant
   int alias_of = -1;        // Storage::Alias: the value whose bytes this one views
   int64_t alias_byte_offset = 0;
+  // A torch view that aotc materialised as a dense copy (a slice with a step, select,
+  // transpose, expand, ...; compiler/ops/strided_view.h): the value it views. The copy has
+  // its own bytes, but in torch the two share memory: an in-place update of one must be
+  // seen by the other, which aotc refuses (see Graph::view_root). IR values are never
+  // mutated after the op that produces them, so reading a copy is reading the view.
+  int view_of = -1;
   int64_t arena_offset = -1;  // Storage::Arena, set by the memory planner
 
   int64_t bytes() const { return numel(shape) * dtype_size(dtype); }
@@ -114,6 +120,8 @@ class Graph {
   const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }
   // The value that owns the bytes of id (follows alias chains).
   int storage_root(int id) const;
+  // The value whose memory id shares in torch: follows alias chains and view_of links.
+  int view_root(int id) const;
   bool is_constant(int id) const { return value(storage_root(id)).storage == Storage::Constant; }
   Constant& constant_of(int id);
   const Constant& constant_of(int id) const;

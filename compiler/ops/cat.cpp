@@ -1,65 +1,87 @@
-// aten::cat -> IR "concat" -> one copy_strided per input into its slice of the output.
-#include "op_helpers.h"
+// cat / concat / concatenate and stack -> IR "assemble" (assemble.h): one copy_strided per
+// part into its slice of the output. Parts are read through view_of, so cat of slices or of
+// transposed tensors reads the original tensors without intermediate copies.
+#include "assemble.h"
 
 namespace aotc::ops {
 namespace {
 
-void lower_cat(LowerContext& ctx) {
+const std::vector<int>& tensor_list(const LowerContext& ctx) {
   const Operand& list = ctx.arg(0);
   if (list.kind != Operand::Kind::TensorList || list.tensors.empty())
     ctx.fail("argument 0 must be a non-empty list of tensors, got " + list.describe());
+  for (int id : list.tensors)
+    if (id < 0) ctx.fail("the list of tensors holds None");
+  return list.tensors;
+}
+
+void require_same_dtype(const LowerContext& ctx, const std::vector<int>& parts) {
+  for (int id : parts)
+    if (ctx.graph.value(id).dtype != ctx.graph.value(parts[0]).dtype)
+      ctx.fail(std::string("tensors of different dtypes (") +
+               ir::dtype_name(ctx.graph.value(parts[0]).dtype) + ", " +
+               ir::dtype_name(ctx.graph.value(id).dtype) +
+               ") cannot be concatenated yet; convert them first");
+}
+
+void lower_cat(LowerContext& ctx) {
+  const std::vector<int>& list = tensor_list(ctx);
   const int64_t dim_arg = ctx.num_inputs() > 1 ? ctx.int_arg(1) : 0;
   // torch skips 1-d empty tensors in cat (legacy behaviour).
   std::vector<int> parts;
-  for (int id : list.tensors) {
+  for (int id : list) {
     const ir::Shape& s = ctx.graph.value(id).shape;
     if (!(s.size() == 1 && s[0] == 0)) parts.push_back(id);
   }
-  if (parts.empty()) parts.push_back(list.tensors[0]);
+  if (parts.empty()) parts.push_back(list[0]);
+  require_same_dtype(ctx, list);
   const ir::Value& first = ctx.graph.value(parts[0]);
   const int64_t rank = static_cast<int64_t>(first.shape.size());
   if (rank == 0) ctx.fail("zero-dimensional tensors cannot be concatenated");
   const int64_t dim = normalize_dim(ctx, dim_arg, rank);
-  ir::Shape y = first.shape;
-  y[static_cast<size_t>(dim)] = 0;
+  const size_t d = static_cast<size_t>(dim);
+  Assembly a;
+  a.dtype = first.dtype;
+  a.shape = first.shape;
+  a.shape[d] = 0;
   for (int id : parts) {
     const ir::Value& v = ctx.graph.value(id);
-    if (v.dtype != first.dtype) ctx.fail("tensors of different dtypes cannot be concatenated yet");
     bool ok = v.shape.size() == first.shape.size();
-    for (size_t d = 0; ok && d < v.shape.size(); ++d)
-      ok = d == static_cast<size_t>(dim) || v.shape[d] == first.shape[d];
+    for (size_t i = 0; ok && i < v.shape.size(); ++i) ok = i == d || v.shape[i] == first.shape[i];
     if (!ok)
       ctx.fail("shapes " + ir::shape_str(first.shape) + " and " + ir::shape_str(v.shape) +
                " differ outside dimension " + std::to_string(dim));
-    y[static_cast<size_t>(dim)] += v.shape[static_cast<size_t>(dim)];
+    a.shape[d] += v.shape[d];
   }
-  const int out = ctx.new_value(first.dtype, y);
-  ir::Op& op = ctx.add_op("concat", parts, {out});
-  op.attrs = {{"dim", dim}};
-  ctx.set_tensor_output(0, out);
+  std::vector<int64_t> starts(static_cast<size_t>(rank), 0);
+  for (int id : parts) {
+    a.pieces.push_back(region_piece(view_of(ctx.graph, id), a.shape, starts));
+    starts[d] += ctx.graph.value(id).shape[d];
+  }
+  ctx.set_tensor_output(0, add_assembly(ctx, a));
 }
 
-std::string emit_concat(const EmitContext& e, const ir::Op& op) {
-  const ir::Value& y = e.graph.value(op.outputs[0]);
-  const size_t dim = static_cast<size_t>(op.i("dim"));
-  const std::vector<int64_t> dst = dense_strides(y.shape);
-  const int64_t elem = ir::dtype_size(y.dtype);
-  std::string code;
-  int64_t offset = 0;  // elements along dim already written
-  for (int id : op.inputs) {
-    const ir::Shape& s = e.graph.value(id).shape;
-    ParamsCode p("aotc::rt::CopyParams");
-    p.set("rank", static_cast<int64_t>(s.size()))
-        .set("elem_size", elem)
-        .set_array("dims", s)
-        .set_array("src_strides", dense_strides(s))
-        .set_array("dst_strides", dst);
-    const std::string target = "reinterpret_cast<unsigned char*>(" + e.out(op.outputs[0]) + ") + " +
-                               std::to_string(offset * dst[dim] * elem);
-    code += kernel_call(op, p.str(), "aotc::rt::copy_strided(pool, p, " + e.in(id) + ", " + target + ");");
-    offset += s[dim];
+// stack(tensors, dim=0): same shapes, joined along a new dim.
+void lower_stack(LowerContext& ctx) {
+  const std::vector<int>& list = tensor_list(ctx);
+  require_same_dtype(ctx, list);
+  const ir::Value& first = ctx.graph.value(list[0]);
+  const int64_t rank = static_cast<int64_t>(first.shape.size());
+  const int64_t dim = normalize_dim(ctx, ctx.num_inputs() > 1 ? ctx.int_arg(1) : 0, rank + 1);
+  for (int id : list)
+    if (ctx.graph.value(id).shape != first.shape)
+      ctx.fail("stack expects each tensor to be equal size, but got " + ir::shape_str(first.shape) + " and " +
+               ir::shape_str(ctx.graph.value(id).shape));
+  Assembly a;
+  a.dtype = first.dtype;
+  a.shape = first.shape;
+  a.shape.insert(a.shape.begin() + dim, static_cast<int64_t>(list.size()));
+  std::vector<int64_t> starts(static_cast<size_t>(rank + 1), 0);
+  for (int id : list) {
+    a.pieces.push_back(region_piece(unsqueeze_view(view_of(ctx.graph, id), dim), a.shape, starts));
+    ++starts[static_cast<size_t>(dim)];
   }
-  return code;
+  ctx.set_tensor_output(0, add_assembly(ctx, a));
 }
 
 }  // namespace
@@ -67,7 +89,8 @@ std::string emit_concat(const EmitContext& e, const ir::Op& op) {
 void register_cat(Registry& r) {
   r.add_lowering("aten::cat", lower_cat);
   r.add_lowering("aten::concat", lower_cat);
-  r.add_ir_op("concat", emit_concat);
+  r.add_lowering("aten::concatenate", lower_cat);
+  r.add_lowering("aten::stack", lower_stack);
 }
 
 }  // namespace aotc::ops

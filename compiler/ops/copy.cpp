@@ -1,4 +1,8 @@
-// IR "copy": a strided copy of any rank (permute, transpose, expand) -> copy_strided.
+// IR "copy": a strided copy of any rank -> copy_strided. Made by the views that are not
+// contiguous (strided_view.h: permute, slice with a step, select, expand, flip, ...) and by
+// clone. Attributes: dims, src_strides, dst_strides (elements), elem_size, and for views
+// src_offset, the element offset of the view's first element in the input (negative
+// strides walk back from there).
 #include "op_helpers.h"
 
 namespace aotc::ops {
@@ -12,9 +16,11 @@ std::string emit_copy(const EmitContext& e, const ir::Op& op) {
       .set_array("dims", dims)
       .set_array("src_strides", op.ints("src_strides"))
       .set_array("dst_strides", op.ints("dst_strides"));
-  return kernel_call(
-      op, p.str(),
-      "aotc::rt::copy_strided(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  std::string src = e.in(op.inputs[0]);
+  const int64_t offset = op.has("src_offset") ? op.i("src_offset") * op.i("elem_size") : 0;
+  if (offset != 0) src = "reinterpret_cast<const unsigned char*>(" + src + ") + " + std::to_string(offset);
+  return kernel_call(op, p.str(),
+                     "aotc::rt::copy_strided(pool, p, " + src + ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

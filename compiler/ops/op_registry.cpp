@@ -40,6 +40,22 @@ void register_all_ops(Registry& r) {
   register_native_multi_head_attention(r);
   register_transformer_encoder_layer(r);
   register_recurrent(r);
+  // Views, slicing, indexing, data movement, factories (ops-views).
+  register_slice(r);
+  register_split(r);
+  register_expand(r);
+  register_assemble(r);
+  register_flip_roll(r);
+  register_repeat(r);
+  register_indexing(r);
+  register_gather(r);
+  register_tril_triu(r);
+  register_pixel_shuffle(r);
+  register_pad(r);
+  register_factories(r);
+  register_diagonal_unfold(r);
+  register_scatter(r);
+  register_slice_scatter(r);
   // ops-pointwise: dtypes, comparisons, math, activations, reductions
   register_compare(r);
   register_where(r);

@@ -41,7 +41,7 @@ struct Operand {
   std::vector<double> doubles;
   std::vector<bool> bools;
   int tensor = -1;           // Tensor: IR value id
-  std::vector<int> tensors;  // TensorList
+  std::vector<int> tensors;  // TensorList; -1 for a None item of a Tensor?[] (aten::index)
 
   static Operand none() { return {}; }
   static Operand of_bool(bool v) {
@@ -196,6 +196,22 @@ void register_scaled_dot_product_attention(Registry& r);
 void register_native_multi_head_attention(Registry& r);
 void register_transformer_encoder_layer(Registry& r);
 void register_recurrent(Registry& r);
+// Views, slicing, indexing, data movement, factories (ops-views).
+void register_slice(Registry& r);
+void register_split(Registry& r);
+void register_expand(Registry& r);
+void register_assemble(Registry& r);
+void register_flip_roll(Registry& r);
+void register_repeat(Registry& r);
+void register_indexing(Registry& r);
+void register_gather(Registry& r);
+void register_tril_triu(Registry& r);
+void register_pixel_shuffle(Registry& r);
+void register_pad(Registry& r);
+void register_factories(Registry& r);
+void register_diagonal_unfold(Registry& r);
+void register_scatter(Registry& r);
+void register_slice_scatter(Registry& r);
 // ops-pointwise
 void register_compare(Registry& r);
 void register_where(Registry& r);

@@ -1,6 +1,7 @@
-// Ops that only change how the same bytes are seen: flatten, view, reshape, squeeze,
-// unsqueeze, contiguous, detach, and dropout in eval mode (clone copies). Every tensor aotc
-// computes is dense, so these are aliases in the IR and cost nothing at run time.
+// Ops that only change how the same bytes are seen: flatten, unflatten, view, reshape,
+// squeeze, unsqueeze, contiguous, detach, alias, and dropout in eval mode (clone copies).
+// Every tensor aotc computes is dense (strided_view.h materialises the views that are not),
+// so these are aliases in the IR and cost nothing at run time.
 #include "op_helpers.h"
 
 namespace aotc::ops {
@@ -30,8 +31,8 @@ ir::Shape infer_shape(const LowerContext& ctx, std::vector<int64_t> shape, int64
     shape[static_cast<size_t>(infer)] = count / known;
   }
   if (ir::numel(shape) != count)
-    ctx.fail("shape " + ir::shape_str(shape) + " is invalid for an input of " + std::to_string(count) +
-             " elements " + ir::shape_str(ctx.value(0).shape));
+    ctx.fail("shape " + ir::shape_str(shape) + " is invalid for " + std::to_string(count) +
+             " elements (input " + ir::shape_str(ctx.value(0).shape) + ")");
   return shape;
 }
 
@@ -80,6 +81,20 @@ void lower_squeeze(LowerContext& ctx) {
   set_view(ctx, y);
 }
 
+// unflatten(self, dim, sizes): dim becomes sizes (one of them may be -1).
+void lower_unflatten(LowerContext& ctx) {
+  const ir::Shape x = ctx.value(0).shape;
+  if (x.empty()) ctx.fail("unflatten() cannot be applied to a 0-dim tensor");
+  const int64_t d = normalize_dim(ctx, ctx.int_arg(1), static_cast<int64_t>(x.size()));
+  const std::vector<int64_t> sizes = ctx.ints_arg(2);
+  if (sizes.empty()) ctx.fail("unflatten: sizes must be non-empty");
+  const ir::Shape inner = infer_shape(ctx, sizes, x[static_cast<size_t>(d)]);
+  ir::Shape y(x.begin(), x.begin() + d);
+  y.insert(y.end(), inner.begin(), inner.end());
+  y.insert(y.end(), x.begin() + d + 1, x.end());
+  set_view(ctx, y);
+}
+
 void lower_unsqueeze(LowerContext& ctx) {
   ir::Shape y = ctx.value(0).shape;
   const int64_t d = normalize_dim(ctx, ctx.int_arg(1), static_cast<int64_t>(y.size()) + 1);
@@ -117,13 +132,22 @@ void register_views(Registry& r) {
   r.add_lowering("aten::view_as", lower_reshape_as);
   r.add_lowering("aten::reshape_as", lower_reshape_as);
   r.add_lowering("aten::flatten", lower_flatten);
+  r.add_lowering("aten::unflatten", lower_unflatten);
   r.add_lowering("aten::squeeze", lower_squeeze);
   r.add_lowering("aten::squeeze_", lower_squeeze);
   r.add_lowering("aten::unsqueeze", lower_unsqueeze);
   r.add_lowering("aten::unsqueeze_", lower_unsqueeze);
+  // The _copy variants (what functionalized graphs hold) compute the same values.
+  r.add_lowering("aten::view_copy", lower_reshape);
+  r.add_lowering("aten::squeeze_copy", lower_squeeze);
+  r.add_lowering("aten::unsqueeze_copy", lower_unsqueeze);
+  r.add_lowering("aten::alias_copy", lower_identity);
   r.add_lowering("aten::contiguous", lower_identity);
   r.add_lowering("aten::clone", lower_clone);
   r.add_lowering("aten::detach", lower_identity);
+  r.add_lowering("aten::detach_", lower_identity);
+  r.add_lowering("aten::alias", lower_identity);
+  r.add_lowering("aten::lift_fresh", lower_identity);
   r.add_lowering("aten::dropout", lower_dropout);
   r.add_lowering("aten::dropout_", lower_dropout);
   r.add_lowering("aten::feature_dropout", lower_dropout);

@@ -148,6 +148,8 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)
+MODELS.update(MODELS_VIEWS)
 
 # vision (issue 3): convolutional classifiers, U-Net, 1-d and 3-d models (models_vision.py).
 from models_vision import MODELS_VISION  # noqa: E402

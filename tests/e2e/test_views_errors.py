@@ -1,0 +1,113 @@
+"""Compile errors of the view, indexing and data-movement ops (ops-views): what aotc cannot
+compile with static shapes (boolean masks and repeats computed at run time) and invalid
+arguments must fail with a message that names the op, the Python file:line and the
+reason, scripted and traced. Never a crash, never a .so."""
+import argparse
+import inspect
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class MaskIndex(nn.Module):
+    def forward(self, x, mask):
+        return x[mask]  # LINE
+
+
+class MaskedSelect(nn.Module):
+    def forward(self, x, mask):
+        return torch.masked_select(x, mask)  # LINE
+
+
+class RuntimeRepeats(nn.Module):
+    def forward(self, x, reps):
+        return x.repeat_interleave(reps, dim=0)  # LINE
+
+
+class BadChunk(nn.Module):
+    def forward(self, x, mask):
+        return x.chunk(0, dim=1)  # LINE
+
+
+class BadSplit(nn.Module):
+    def forward(self, x, mask):
+        a, b = torch.split(x, [1, 1], dim=1)  # LINE
+        return a + b
+
+
+# name -> (module, inputs, words the message must contain)
+CASES = {
+    "mask_index": (MaskIndex, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                   ["aten::index", "boolean mask", "run time"]),
+    "masked_select": (MaskedSelect, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                      ["aten::masked_select", "shape depends on the mask"]),
+    "runtime_repeats": (RuntimeRepeats, [("x", torch.randn(3, 4)), ("reps", torch.tensor([1, 2, 0]))],
+                        ["aten::repeat_interleave", "computed at run time"]),
+}
+# torch itself rejects invalid arguments when tracing; scripted, aotc must report them.
+SCRIPT_ONLY = {
+    "bad_chunk": (BadChunk, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                  ["aten::chunk", "greater than 0"]),
+    "bad_split": (BadSplit, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                  ["aten::split", "do not sum"]),
+}
+
+DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.bool: "bool"}
+
+
+def source_line(cls):
+    lines, start = inspect.getsourcelines(cls)
+    return start + next(i for i, text in enumerate(lines) if "# LINE" in text)
+
+
+def check(name, cls, inputs, words, how, aotc, workdir):
+    module = cls().eval()
+    if how == "scripted":
+        ts = torch.jit.script(module)
+    else:
+        ts = torch.jit.trace(module, tuple(t for _, t in inputs), check_trace=False)
+    pt = os.path.join(workdir, f"{name}_{how}.pt")
+    so = os.path.join(workdir, f"{name}_{how}.so")
+    torch.jit.save(ts, pt)
+    if os.path.exists(so):
+        os.remove(so)
+    cmd = [aotc, pt, "-o", so]
+    for arg, t in inputs:
+        cmd += ["--input", f"{arg}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    where = f"{os.path.basename(__file__)}:{source_line(cls)}"
+    problems = []
+    if r.returncode != 1:
+        problems.append(f"exit status {r.returncode}, expected 1")
+    if os.path.exists(so):
+        problems.append("a .so was written")
+    for word in words + [where]:
+        if word not in r.stderr:
+            problems.append(f"message lacks '{word}'")
+    print(f"{'FAIL' if problems else 'ok'}   {name} ({how}): {r.stderr.strip().splitlines()[0] if r.stderr else ''}")
+    for p in problems:
+        print(f"       {p}\n       stderr: {r.stderr.strip()}")
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    ok = True
+    for how in ["scripted", "traced"]:
+        for name, (cls, inputs, words) in CASES.items():
+            ok &= check(name, cls, inputs, words, how, args.aotc, args.workdir)
+    for name, (cls, inputs, words) in SCRIPT_ONLY.items():
+        ok &= check(name, cls, inputs, words, "scripted", args.aotc, args.workdir)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
