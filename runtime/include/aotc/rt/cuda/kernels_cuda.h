@@ -79,6 +79,7 @@ void adaptive_avg_pool2d_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t 
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
+void fill(cudaStream_t stream, const FillParams& p, void* dst);
 void channel_affine_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t spatial, const float* scale,
                         const float* shift, float clamp_lo, float clamp_hi, const float* x, float* y);
 void softmax_f32(cudaStream_t stream, int64_t outer, int64_t axis, int64_t inner, bool log, const float* x,
