@@ -188,9 +188,23 @@ def measure_peak_gflops(threads, n=2048, runs=10):
     return 2 * n ** 3 / statistics.median(times) / 1e9
 
 
+class mha_fastpath_off:
+    """nn.TransformerEncoderLayer and nn.MultiheadAttention take torch's fused fast path in
+    eval mode (aten::_transformer_encoder_layer_fwd, _native_multi_head_attention), which
+    neither the FLOP counter nor the ONNX exporter understands: they see the same model
+    through its unfused ops while this is active. aotc and LibTorch still get the fast path."""
+
+    def __enter__(self):
+        self.before = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+
+    def __exit__(self, *exc):
+        torch.backends.mha.set_fastpath_enabled(self.before)
+
+
 def count_flops(model, inputs):
     from torch.utils.flop_counter import FlopCounterMode
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+    with torch.no_grad(), mha_fastpath_off(), FlopCounterMode(display=False) as counter:
         model(*[t for _, t in inputs])
     return counter.get_total_flops()
 
@@ -279,7 +293,7 @@ def bench_model(args, name, batch, work, peaks):
     try:
         import onnxruntime as ort
         if not os.path.exists(onnx_path):
-            with torch.no_grad():
+            with torch.no_grad(), mha_fastpath_off():
                 torch.onnx.export(model, tuple(tensors), onnx_path, input_names=[n for n, _ in inputs],
                                   opset_version=17, dynamo=False)
     except Exception as e:  # noqa: BLE001 - reported in the table
