@@ -1,6 +1,8 @@
 """Models of the CUDA suite (tests/cuda/check_cuda_models.py, bench/gpu_bench.py): the
-torchvision classifiers of issue 5 with seeded random weights, and the small op models of
-the CPU suite (tests/e2e/models.py), which cover every op kind the CUDA target has.
+torchvision classifiers of issue 5 and the transformers (vit_b_16 at 224x224, a BERT-base
+encoder: 12 layers, width 768, 12 heads, sequence 128) with seeded random weights, and the
+small op models of the CPU suite (tests/e2e/models.py), which cover every op kind the CUDA
+target has.
 Each builder returns (TorchScript module, [(input name, tensor)], eager nn.Module or None)."""
 import os
 import sys
@@ -22,6 +24,33 @@ def _torchvision(name, seed, batch, size=224, script=False):
     return build
 
 
+def _vit_b_16():
+    """torchvision's vit_b_16 at 224x224 (197 tokens), traced under no_grad as a user's
+    inference code runs it: its attention is the MHA fast path (_native_multi_head_attention)."""
+    import torchvision
+    torch.manual_seed(9)
+    m = torchvision.models.vit_b_16().eval()
+    x = torch.randn(1, 3, 224, 224)
+    with torch.no_grad():
+        ts = torch.jit.trace(m, x)
+    return ts, [("x", x)], m
+
+
+def _bert_base():
+    """The BERT-style encoder of the CPU suite (tests/e2e/models_sequence.py) at BERT-base
+    size: vocabulary 30522, 12 layers, width 768, 12 heads, feed-forward 3072, sequence 128,
+    batch 1, the last 28 positions padding (bool mask, True = attend)."""
+    from models_sequence import BertEncoder, _padding_mask
+    torch.manual_seed(10)
+    m = BertEncoder(vocab=30522, d=768, heads=12, ff=3072, layers=12, seq=128).eval()
+    ids = torch.randint(1, 30522, (1, 128), dtype=torch.int64)
+    mask = _padding_mask(1, 128, [100])
+    ids[0, 100:] = 0
+    with torch.no_grad():
+        ts = torch.jit.trace(m, (ids, mask))
+    return ts, [("ids", ids), ("mask", mask)], m
+
+
 def _small(name):
     def build():
         module, inputs = MODELS[name]()
@@ -35,5 +64,11 @@ GPU_MODELS = {
     "mobilenet_v2": _torchvision("mobilenet_v2", 6, 1, script=True),
     "resnet50_b32": _torchvision("resnet50", 8, 32),
 }
-for _name in ["mlp", "small_cnn", "two_inputs", "activations", "dict_out"]:
+GPU_MODELS["vit_b_16"] = _vit_b_16
+GPU_MODELS["bert_base"] = _bert_base
+for _name in ["mlp", "small_cnn", "two_inputs", "activations", "dict_out",
+              # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
+              "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",
+              "multihead_attention_const_masks", "bert_encoder"]:
     GPU_MODELS[_name] = _small(_name)
+GPU_MODELS["vit_b_16_64"] = _small("vit_b_16")  # the CPU suite's vit_b_16 at 64x64
