@@ -10,7 +10,7 @@
 //     cuBLASLt 13.0 refuses for float32 (then the plain path).
 // When cuBLASLt offers no algorithm the plain path runs. Exact float32 unless Exec::tf32.
 // AOTC_CUDA_NO_LT=1 (read when a context is created) keeps every GEMM on the plain path,
-// for comparisons.
+// AOTC_CUDA_LT_NO_RELU=1 those with a relu, for comparisons.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <cstdio>
@@ -50,6 +50,7 @@ bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out
   const bool with_bias = p.bias_kind != BiasKind::None;
   const bool relu = p.clamp_lo == 0.0f && p.clamp_hi == __builtin_inff();
   if (has_clamp(p) && !relu) return false;
+  if (relu && std::getenv("AOTC_CUDA_LT_NO_RELU")) return false;
   if (!with_bias && !relu) return false;  // nothing to fuse: plain cuBLAS
   *out = with_bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_RELU;
   *row_major_layout = p.bias_kind == BiasKind::PerRow;
