@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a minute per model)")
     ap.add_argument("--profile", default="", help="models whose aotc kernels are profiled")
+    ap.add_argument("--ab-no-lt", action="store_true",
+                    help="also time aotc with AOTC_CUDA_NO_LT=1 (every GEMM epilogue as a separate pass)")
     ap.add_argument("--results", default="", help="append the markdown table here")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
@@ -80,27 +82,35 @@ def main():
     torch.cuda.set_stream(stream)
     for name in args.models.split(","):
         _, inputs, eager = GPU_MODELS[name]()
-        x = inputs[0][1].cuda()
+        xs = [t.cuda() for _, t in inputs]
         eager = eager.cuda().eval()
         so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
         lib = Library(so)
         model = Model(lib)
         ctx = Context(model, stream.cuda_stream)
-        out = torch.empty(model.outputs[0]["shape"], device="cuda")
-        run_aotc = ctx.prepare([x], [out])
-        row = {"model": name, "batch": x.shape[0], "precision": args.precision}
+        outs = [torch.empty(o["shape"], device="cuda") for o in model.outputs]
+        run_aotc = ctx.prepare(xs, outs)
+        row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision}
         with torch.no_grad():
             row["aotc"] = time_runs(run_aotc, args.warmup, args.iters)
-            row["eager"] = time_runs(lambda: eager(x), args.warmup, args.iters)
+            row["eager"] = time_runs(lambda: eager(*xs), args.warmup, args.iters)
             if not args.no_compile:
                 compiled = torch.compile(eager, mode="reduce-overhead")
-                row["compile"] = time_runs(lambda: compiled(x), max(args.warmup, 10), args.iters)
+                row["compile"] = time_runs(lambda: compiled(*xs), max(args.warmup, 10), args.iters)
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
+            if args.ab_no_lt:  # the GEMMs are planned when a context is created (graph capture)
+                os.environ["AOTC_CUDA_NO_LT"] = "1"
+                ctx_no_lt = Context(model, stream.cuda_stream)
+                del os.environ["AOTC_CUDA_NO_LT"]
+                row["aotc_no_lt"] = time_runs(ctx_no_lt.prepare(xs, outs), args.warmup, args.iters)
+                ctx_no_lt.destroy()
         ctx.destroy()
         model.destroy()
         rows.append(row)
         line = f"{name:14} b{row['batch']:<3} {args.precision}: aotc {row['aotc']['median']:.3f} ms, eager {row['eager']['median']:.3f} ms"
+        if "aotc_no_lt" in row:
+            line += f", aotc without cuBLASLt epilogues {row['aotc_no_lt']['median']:.3f} ms"
         if "compile" in row:
             line += f", torch.compile {row['compile']['median']:.3f} ms (aotc/compile {row['aotc']['median'] / row['compile']['median']:.2f})"
         print(line)

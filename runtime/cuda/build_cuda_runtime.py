@@ -18,7 +18,8 @@ def main() -> None:
     parser.add_argument("--include", required=True)
     parser.add_argument("--archs", required=True, help="comma-separated compute capabilities, e.g. 80,90")
     parser.add_argument("--output", required=True)
-    parser.add_argument("--jobs", type=int, default=2)
+    # nvcc processes at once: 2 unless AOTC_NVCC_JOBS says (scripts/gpu_suite.sh: every core)
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("AOTC_NVCC_JOBS", "2")))
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()
 

@@ -3,8 +3,9 @@
 For each model: torch makes the TorchScript file; aotc compiles it for CUDA; the .so must
 need nothing but glibc, the loader and cuBLAS. Then, on a machine with a GPU, the .so runs
 three ways and each result is compared with torch's on the same GPU (relative L2 error,
-fp32 <= 1e-4, tf32 <= 5e-3; torch runs the model in float64 there, so that the reference
-itself cannot have taken a tf32 path; its float32 result's error is reported beside):
+fp32 <= 1e-4, tf32 <= 5e-3; the reference is torch's float64 result on the CPU, which
+cannot have taken a tf32 path; the errors of torch's float32 and float64 results on the GPU
+are reported beside):
 through the C ABI on device memory
 (torch's CUDA tensors, torch's current stream), on host memory, and through aotc-run (.npy
 files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
@@ -83,14 +84,20 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     cuda_inputs = [t.cuda() for _, t in inputs]
     with torch.no_grad():
         torch_fp32 = flatten(loaded(*cuda_inputs), [])
-        loaded64 = torch.jit.load(pt, map_location="cuda").double()
-        expected = flatten(loaded64(*[t.double() if t.is_floating_point() else t for t in cuda_inputs]), [])
+        # The reference: torch's CPU float64 result. Not CUDA's: its fused encoder layer
+        # (aten::_transformer_encoder_layer_fwd, pre-norm GELU) differs from the CPU one and
+        # from the unfused layers by 5.2e-5 even in float64 (measured on an H100, 2026-11-23).
+        loaded64 = torch.jit.load(pt, map_location="cpu").double()
+        expected = flatten(loaded64(*[t.double() if t.is_floating_point() else t for _, t in inputs]), [])
+        cuda64 = flatten(torch.jit.load(pt, map_location="cuda").double()(
+            *[t.double() if t.is_floating_point() else t for t in cuda_inputs]), [])
     torch.cuda.synchronize()
     lib = Library(so)
     if lib.device() != DEVICE_CUDA:
         raise RuntimeError("aotc_model_device does not say CUDA")
     model = Model(lib)
-    errors = {"torch-fp32": max(rel_l2(g, w) for g, w in zip(torch_fp32, expected))}
+    errors = {"torch-fp32": max(rel_l2(g, w) for g, w in zip(torch_fp32, expected)),
+              "torch-cuda-fp64": max(rel_l2(g, w) for g, w in zip(cuda64, expected))}
     stream = torch.cuda.Stream()  # a real stream: torch's default one is the legacy stream, handle 0
     ctx = Context(model, stream.cuda_stream)
     if ctx.stream() != stream.cuda_stream:
@@ -134,7 +141,8 @@ def main():
     ap.add_argument("--aotc", required=True)
     ap.add_argument("--aotc-run", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--models", default="mlp,small_cnn,two_inputs,activations,dict_out")
+    ap.add_argument("--models", default="mlp,small_cnn,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
+                    "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder")
     ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
     ap.add_argument("--cuda-arch", default="sm_90")
     ap.add_argument("--json", default="")
@@ -151,7 +159,7 @@ def main():
             row["needed"] = needed
             if gpu:
                 row["errors"] = check_on_gpu(args, name, pt, so, inputs, work)
-                worst = max(v for k, v in row["errors"].items() if k != "torch-fp32")
+                worst = max(v for k, v in row["errors"].items() if not k.startswith("torch-"))
                 row["ok"] = bool(worst <= TOLERANCE[args.precision])
                 status = "ok" if row["ok"] else "FAIL"
                 detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())

@@ -1,6 +1,8 @@
 """Models of the CUDA suite (tests/cuda/check_cuda_models.py, bench/gpu_bench.py): the
-torchvision classifiers of issue 5 with seeded random weights, and the small op models of
-the CPU suite (tests/e2e/models.py), which cover every op kind the CUDA target has.
+torchvision classifiers of issue 5 and the transformers (vit_b_16 at 224x224, a BERT-base
+encoder: 12 layers, width 768, 12 heads, sequence 128) with seeded random weights, and the
+small op models of the CPU suite (tests/e2e/models.py), which cover every op kind the CUDA
+target has.
 Each builder returns (TorchScript module, [(input name, tensor)], eager nn.Module or None)."""
 import os
 import sys
@@ -22,6 +24,57 @@ def _torchvision(name, seed, batch, size=224, script=False):
     return build
 
 
+def _vit_b_16(size):
+    """torchvision's vit_b_16 (at 224x224: 197 tokens), traced under no_grad as a user's
+    inference code runs it: its attention is the MHA fast path (_native_multi_head_attention).
+    torchvision initialises the classifier head to zeros, which would make every output 0 and
+    any comparison pass: it gets random weights here."""
+    def build():
+        import torchvision
+        torch.manual_seed(9)
+        m = torchvision.models.vit_b_16(image_size=size).eval()
+        with torch.no_grad():
+            m.heads.head.weight.normal_(0.0, 0.05)
+            m.heads.head.bias.normal_(0.0, 0.05)
+        x = torch.randn(1, 3, size, size)
+        with torch.no_grad():
+            ts = torch.jit.trace(m, x)
+        return ts, [("x", x)], m
+    return build
+
+
+def _encoder_layers(norm_first, activation, layers):
+    """nn.TransformerEncoder traced under no_grad: each layer one fused
+    aten::_transformer_encoder_layer_fwd (post-norm or pre-norm, relu or GELU)."""
+    def build():
+        import torch.nn as nn
+        from models_sequence import _randomize
+        torch.manual_seed(32)
+        layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=96, activation=activation, norm_first=norm_first,
+                                           batch_first=True)
+        m = _randomize(nn.TransformerEncoder(layer, layers, enable_nested_tensor=False), 0.3).eval()
+        x = torch.randn(2, 11, 64)
+        with torch.no_grad():
+            ts = torch.jit.trace(m, x)
+        return ts, [("src", x)], m
+    return build
+
+
+def _bert_base():
+    """The BERT-style encoder of the CPU suite (tests/e2e/models_sequence.py) at BERT-base
+    size: vocabulary 30522, 12 layers, width 768, 12 heads, feed-forward 3072, sequence 128,
+    batch 1, the last 28 positions padding (bool mask, True = attend)."""
+    from models_sequence import BertEncoder, _padding_mask
+    torch.manual_seed(10)
+    m = BertEncoder(vocab=30522, d=768, heads=12, ff=3072, layers=12, seq=128).eval()
+    ids = torch.randint(1, 30522, (1, 128), dtype=torch.int64)
+    mask = _padding_mask(1, 128, [100])
+    ids[0, 100:] = 0
+    with torch.no_grad():
+        ts = torch.jit.trace(m, (ids, mask))
+    return ts, [("ids", ids), ("mask", mask)], m
+
+
 def _small(name):
     def build():
         module, inputs = MODELS[name]()
@@ -35,5 +88,13 @@ GPU_MODELS = {
     "mobilenet_v2": _torchvision("mobilenet_v2", 6, 1, script=True),
     "resnet50_b32": _torchvision("resnet50", 8, 32),
 }
-for _name in ["mlp", "small_cnn", "two_inputs", "activations", "dict_out"]:
+GPU_MODELS["vit_b_16"] = _vit_b_16(224)
+GPU_MODELS["vit_b_16_64"] = _vit_b_16(64)
+GPU_MODELS["bert_base"] = _bert_base
+GPU_MODELS["encoder_post_relu"] = _encoder_layers(False, "relu", 2)
+GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
+for _name in ["mlp", "small_cnn", "two_inputs", "activations", "dict_out",
+              # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
+              "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",
+              "multihead_attention_const_masks", "bert_encoder"]:
     GPU_MODELS[_name] = _small(_name)

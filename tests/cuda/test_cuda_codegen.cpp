@@ -29,7 +29,9 @@ ir::SourceLocation where(int line) {
 TEST_CASE("cuda: the registry covers the op kinds of the CNN models") {
   const auto& r = ops::cuda::CudaRegistry::get();
   for (const char* kind : {"conv2d", "gemm", "batched_gemm", "unary", "binary", "max_pool2d", "avg_pool2d",
-                           "adaptive_avg_pool2d", "copy", "concat", "channel_affine", "softmax", "reduce"})
+                           "adaptive_avg_pool2d", "copy", "concat", "channel_affine", "softmax", "reduce",
+                           // the transformers' (vit_b_16, BERT)
+                           "layer_norm", "attention", "embedding", "assemble", "where"})
     CHECK_MESSAGE(r.find(kind) != nullptr, kind);
   CHECK(r.find("no_such_op") == nullptr);
 }
@@ -118,6 +120,59 @@ TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch
   fp16.precision = "fp16";
   CHECK_THROWS_AS(codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, fp16),
                   CompileError);
+}
+
+TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, their data not") {
+  ir::Graph g;
+  const int table = g.add_f32_constant({10, 4}, std::vector<float>(40, 0.25f));
+  const int ids = g.add_input(ir::DType::Int64, {2, 3}, "ids");
+  const int mask = g.add_input(ir::DType::Bool, {2, 3}, "mask");
+  const int x = g.add_value(ir::DType::Float32, {2, 3, 4});
+  g.add_op("embedding", {table, ids}, {x}, where(1)).attrs = {
+      {"count", int64_t{6}}, {"dim", int64_t{4}}, {"vocab", int64_t{10}}, {"ids_int32", false}};
+  // Self-attention over x: 2 batches, 1 head, 3 tokens of 4, a bool key mask [2, 1, 1, 3].
+  const int y = g.add_value(ir::DType::Float32, {2, 3, 4});
+  ir::Op& att = g.add_op("attention", {x, x, x, mask}, {y}, where(2));
+  att.attrs = {{"batch", int64_t{2}},
+               {"heads", int64_t{1}},
+               {"q_len", int64_t{3}},
+               {"kv_len", int64_t{3}},
+               {"head_dim", int64_t{4}},
+               {"v_head_dim", int64_t{4}},
+               {"scale", 0.5},
+               {"causal", false},
+               {"q_strides", std::vector<int64_t>{12, 0, 4}},
+               {"k_strides", std::vector<int64_t>{12, 0, 4}},
+               {"v_strides", std::vector<int64_t>{12, 0, 4}},
+               {"out_strides", std::vector<int64_t>{12, 0, 4}},
+               {"mask_kind", int64_t{2}},
+               {"mask_strides", std::vector<int64_t>{3, 0, 0, 1}},
+               {"weights", int64_t{0}},
+               {"q_offset", int64_t{0}},
+               {"k_offset", int64_t{0}},
+               {"v_offset", int64_t{0}}};
+  const int z = g.add_value(ir::DType::Float32, {2, 3, 4});
+  g.add_op("layer_norm", {y, -1, -1}, {z}, where(3)).attrs = {
+      {"rows", int64_t{6}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
+  g.outputs.push_back({z, "z"});
+  ops::cuda::check_cuda_support(g);
+  ops::cuda::prepare_graph_for_cuda(g);
+  // The scores of every (batch, head): 2 x 1 x 3 x 3 floats of arena scratch.
+  CHECK(g.ops[1].scratch_bytes == 2 * 3 * 3 * 4);
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.model_cpp.find("aotc::rt::cuda::embedding_f32(stream, p, ") != std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::attention_f32(ex, p, ") != std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::layer_norm_f32(stream, p, ") != std::string::npos);
+
+  // The same bool tensor as data of a float op is refused.
+  ir::Graph bad;
+  const int b = bad.add_input(ir::DType::Bool, {4}, "b");
+  const int out = bad.add_value(ir::DType::Float32, {4});
+  bad.add_op("layer_norm", {b, -1, -1}, {out}, where(9)).attrs = {
+      {"rows", int64_t{1}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
+  bad.outputs.push_back({out, "out"});
+  CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(bad), doctest::Contains("bool"), CompileError);
 }
 
 TEST_CASE("cuda: --cuda-arch parsing") {

@@ -347,10 +347,15 @@ def gru_scripted():
 # ---------------------------------------------------------------- torchvision
 def vit_b_16():
     """vit_b_16 itself (12 layers, width 768, 12 heads) at a 64x64 input (4x4 patches + the
-    class token: 17 tokens); its attention is the MHA fast path when traced."""
+    class token: 17 tokens); its attention is the MHA fast path when traced. torchvision
+    initialises the classifier head to zeros (every output would be 0 and the comparison
+    could not fail): it gets random weights."""
     import torchvision
     torch.manual_seed(29)
     m = torchvision.models.vit_b_16(image_size=64).eval()
+    with torch.no_grad():
+        m.heads.head.weight.normal_(0.0, 0.05)
+        m.heads.head.bias.normal_(0.0, 0.05)
     x = torch.randn(1, 3, 64, 64)
     return _trace(m, x), [("x", x)]
 

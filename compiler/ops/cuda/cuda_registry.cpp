@@ -20,6 +20,11 @@ void register_all_cuda_ops(CudaRegistry& r) {
   register_channel_affine_cuda(r);
   register_softmax_cuda(r);
   register_reduce_cuda(r);
+  register_layer_norm_cuda(r);
+  register_attention_cuda(r);
+  register_embedding_cuda(r);
+  register_assemble_cuda(r);
+  register_where_cuda(r);
 }
 
 CudaRegistry& CudaRegistry::get() {
@@ -56,6 +61,19 @@ std::string kernel_name(size_t op_index, const std::string& suffix) {
   return "aotc_op" + std::to_string(op_index) + suffix;
 }
 
+namespace {
+
+// Whether input `index` of op may be of another dtype than float32: data movement and
+// where move bytes of any type, embedding reads integer ids, attention a bool (or float) mask.
+bool non_float_input_allowed(const ir::Op& op, size_t index) {
+  if (op.kind == "copy" || op.kind == "concat" || op.kind == "assemble" || op.kind == "where") return true;
+  if (op.kind == "embedding") return index == 1;
+  if (op.kind == "attention") return index == 3;
+  return false;
+}
+
+}  // namespace
+
 void check_cuda_support(const ir::Graph& graph) {
   const CudaRegistry& r = CudaRegistry::get();
   for (const ir::Op& op : graph.ops) {
@@ -67,8 +85,9 @@ void check_cuda_support(const ir::Graph& graph) {
       throw CompileError("--target cuda: IR op '" + op.kind + "' (at " + where +
                          ") has no CUDA implementation yet (the CUDA target has: " + known + ")");
     }
-    for (int id : op.inputs)
-      if (id >= 0 && graph.value(id).dtype != ir::DType::Float32 && op.kind != "copy" && op.kind != "concat")
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      if (const int id = op.inputs[i];
+          id >= 0 && graph.value(id).dtype != ir::DType::Float32 && !non_float_input_allowed(op, i))
         throw CompileError("--target cuda: IR op '" + op.kind + "' (at " + where + ") reads a " +
                            ir::dtype_name(graph.value(id).dtype) +
                            " tensor; the CUDA target is float32 only");

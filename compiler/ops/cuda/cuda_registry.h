@@ -55,6 +55,11 @@ void register_copy_cuda(CudaRegistry& r);
 void register_channel_affine_cuda(CudaRegistry& r);
 void register_softmax_cuda(CudaRegistry& r);
 void register_reduce_cuda(CudaRegistry& r);
+void register_layer_norm_cuda(CudaRegistry& r);
+void register_attention_cuda(CudaRegistry& r);
+void register_embedding_cuda(CudaRegistry& r);
+void register_assemble_cuda(CudaRegistry& r);
+void register_where_cuda(CudaRegistry& r);
 
 // Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,
 // and the name of the op's generated kernel.

@@ -1,5 +1,6 @@
 // IR "gemm" and "batched_gemm" on CUDA -> aotc::rt::cuda::gemm_f32 / batched_gemm_f32
-// (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias and clamp epilogue.
+// (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias, residual and clamp
+// epilogue.
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
@@ -29,8 +30,10 @@ std::string operands(const EmitContext& e, const ir::Op& op) {
 }
 
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
-  return {"", kernel_call(op, gemm_params(op, "aotc::rt::GemmParams", "").str(),
-                          "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
+  ParamsCode p = gemm_params(op, "aotc::rt::GemmParams", "");
+  // The optional 4th input: a residual (m x n, dense) added before the clamp.
+  if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
+  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
 }
 
 CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
@@ -38,7 +41,8 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
   p.set("batch", op.i("batch"))
       .set("stride_a", op.i("stride_a"))
       .set("stride_b", op.i("stride_b"))
-      .set("stride_c", op.i("stride_c"));
+      .set("stride_c", op.i("stride_c"))
+      .set("stride_bias", op.has("stride_bias") ? op.i("stride_bias") : 0);
   return {"", kernel_call(op, p.str(), "aotc::rt::cuda::batched_gemm_f32(ex, p, " + operands(e, op) + ");")};
 }
 

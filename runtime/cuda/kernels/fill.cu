@@ -1,5 +1,5 @@
-// fill.cu - sets every element of a dense buffer to one value of 1, 2, 4 or 8 bytes (the
-// background of an "assemble" op: zeros/ones/full, constant padding), one thread per element.
+// fill.cu - sets count elements of elem_size (1, 2, 4 or 8) bytes to one value
+// (FillParams): the first step of IR "assemble" (pad's constant, the *_like factories).
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <cstring>

@@ -1,12 +1,16 @@
 // gemm_cublas.cu - row-major GEMM (GemmParams, as the CPU kernel takes it) on cuBLAS.
 //
-// With an epilogue that cuBLASLt can fuse (a bias per row of C, a relu, or both: every
-// convolution of a ResNet after batch-norm folding), the product goes through cuBLASLt
-// with row-major layouts, so the bias is per row of the row-major C, and the result is
-// written once. Otherwise (or when cuBLASLt offers no algorithm for the case) cuBLAS's
-// column-major sgemm computes the row-major C = op(A) op(B) as the column-major
+// cuBLAS's column-major sgemm computes the row-major C = op(A) op(B) as the column-major
 // C^T = op(B)^T op(A)^T, B first, each operand's row stride its leading dimension, and
-// bias_clamp_f32 adds the epilogue in one pass. Exact float32 unless Exec::tf32.
+// bias_clamp_f32 adds any epilogue in one pass. Epilogues that cuBLASLt can fuse go
+// through cuBLASLt instead, so that C is written once:
+//   - a bias per column of C (linear layers), a relu, or both: cuBLASLt with the same
+//     column-major formulation, whose bias runs along the rows of C^T, the columns of C;
+//   - a bias per row of C (convolutions): cuBLASLt with row-major layouts, which
+//     cuBLASLt 13.0 refuses for float32 (then the plain path).
+// When cuBLASLt offers no algorithm the plain path runs. Exact float32 unless Exec::tf32.
+// AOTC_CUDA_NO_LT=1 (read when a context is created) keeps every GEMM on the plain path,
+// AOTC_CUDA_LT_NO_RELU=1 those with a relu, for comparisons.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <cstdio>
@@ -22,28 +26,46 @@ bool trace() {
   return on;
 }
 
+// The largest power of two (up to 256) that divides the address: cuBLASLt's heuristic
+// assumes 16-byte aligned operands unless told otherwise, and a view may start anywhere.
+uint32_t alignment_of(const void* ptr) {
+  const auto address = reinterpret_cast<uintptr_t>(ptr);
+  uint32_t align = 256;
+  while (align > 4 && address % align != 0) align /= 2;
+  return align;
+}
+
 bool has_clamp(const GemmParams& p) {
   return p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
 }
 
-// The cuBLASLt epilogue for p, if it has one that cuBLASLt can fuse.
-bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out) {
-  const bool with_bias = p.bias_kind == BiasKind::PerRow && bias && p.beta == 1.0f;
-  if (p.bias_kind != BiasKind::None && !with_bias) return false;
+// The cuBLASLt epilogue for p, if it has one that cuBLASLt can fuse, and whether it needs
+// the row-major layouts (a bias per row of C) or the column-major ones (anything else).
+bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out, bool* row_major_layout) {
+  if (p.residual) return false;  // added by the epilogue pass
+  if (std::getenv("AOTC_CUDA_NO_LT")) return false;
+  const bool fusable_bias =
+      (p.bias_kind == BiasKind::PerRow || p.bias_kind == BiasKind::PerColumn) && bias && p.beta == 1.0f;
+  if (p.bias_kind != BiasKind::None && !fusable_bias) return false;
+  const bool with_bias = p.bias_kind != BiasKind::None;
   const bool relu = p.clamp_lo == 0.0f && p.clamp_hi == __builtin_inff();
   if (has_clamp(p) && !relu) return false;
+  if (relu && std::getenv("AOTC_CUDA_LT_NO_RELU")) return false;
   if (!with_bias && !relu) return false;  // nothing to fuse: plain cuBLAS
   *out = with_bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_RELU;
+  *row_major_layout = p.bias_kind == BiasKind::PerRow;
   return true;
 }
 
-// A row-major layout of rows x cols with row stride ld, batch matrices stride apart.
-cublasLtMatrixLayout_t row_major(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+// A layout of rows x cols (row-major with row stride ld, or column-major with column
+// stride ld), batch matrices stride apart.
+cublasLtMatrixLayout_t layout_of(bool row_major, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                                 int64_t stride) {
   cublasLtMatrixLayout_t layout = nullptr;
   if (cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, static_cast<uint64_t>(rows),
                                  static_cast<uint64_t>(cols), ld) != CUBLAS_STATUS_SUCCESS)
     return nullptr;
-  const cublasLtOrder_t order = CUBLASLT_ORDER_ROW;
+  const cublasLtOrder_t order = row_major ? CUBLASLT_ORDER_ROW : CUBLASLT_ORDER_COL;
   const int32_t count = static_cast<int32_t>(batch);
   bool ok = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order) ==
             CUBLAS_STATUS_SUCCESS;
@@ -61,17 +83,22 @@ cublasLtMatrixLayout_t row_major(int64_t rows, int64_t cols, int64_t ld, int64_t
 
 // The product with its epilogue through cuBLASLt; false (nothing enqueued) when cuBLASLt
 // has no algorithm for it, and the caller takes the plain path.
-bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epilogue, const float* a,
-             const float* b, const float* bias, float* c) {
+// Row-major layouts: C = op(A) op(B) as stored. Column-major: C^T = op(B)^T op(A)^T, as
+// the plain path computes it (the bias then runs along C's columns).
+bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epilogue, bool row_major_layout,
+             const float* a, const float* b, const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
+  if (bias && alignment_of(bias) < 16) return false;  // cuBLASLt reads the bias in vectors
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   bool done = false;
   if (cublasLtMatmulDescCreate(&desc, ex.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                                CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
-    const cublasOperation_t ta = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            tb = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    // The first and second operands of cuBLASLt's product: A, B (row-major) or B, A.
+    const bool rm = row_major_layout;
+    const bool t1 = rm ? p.trans_a : p.trans_b, t2 = rm ? p.trans_b : p.trans_a;
+    const cublasOperation_t ta = t1 ? CUBLAS_OP_T : CUBLAS_OP_N, tb = t2 ? CUBLAS_OP_T : CUBLAS_OP_N;
     bool ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ==
                   CUBLAS_STATUS_SUCCESS &&
               cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) ==
@@ -81,13 +108,30 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
     if (ok && epilogue != CUBLASLT_EPILOGUE_RELU)
       ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
            CUBLAS_STATUS_SUCCESS;
-    la = row_major(p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a);
-    lb = row_major(p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b);
-    lc = row_major(p.m, p.n, p.ldc, bp.batch, bp.stride_c);
+    if (rm) {
+      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a);
+      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b);
+      lc = layout_of(true, p.m, p.n, p.ldc, bp.batch, bp.stride_c);
+    } else {  // the row-major B (k x n, or n x k transposed) read column-major is n x k (k x n)
+      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b);
+      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a);
+      lc = layout_of(false, p.n, p.m, p.ldc, bp.batch, bp.stride_c);
+    }
     const uint64_t workspace = ex.workspace_bytes;
     ok = ok && la && lb && lc && cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
          cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
                                               sizeof workspace) == CUBLAS_STATUS_SUCCESS;
+    const uint32_t align_first = alignment_of(rm ? a : b), align_second = alignment_of(rm ? b : a),
+                   align_c = alignment_of(c);
+    ok = ok &&
+         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_first,
+                                              sizeof align_first) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_second,
+                                              sizeof align_second) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                                              sizeof align_c) == CUBLAS_STATUS_SUCCESS &&
+         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
+                                              sizeof align_c) == CUBLAS_STATUS_SUCCESS;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (ok) {
@@ -105,8 +149,9 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
     }
     if (ok) {
       const float zero = 0.0f;
-      const cublasStatus_t s = cublasLtMatmul(ex.lt, desc, &p.alpha, a, la, b, lb, &zero, c, lc, c, lc,
-                                              &result.algo, ex.workspace, ex.workspace_bytes, ex.stream);
+      const cublasStatus_t s =
+          cublasLtMatmul(ex.lt, desc, &p.alpha, rm ? a : b, la, rm ? b : a, lb, &zero, c, lc, c, lc,
+                         &result.algo, ex.workspace, ex.workspace_bytes, ex.stream);
       if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasLtMatmul", cublasGetStatusString(s));
       done = true;
     }
@@ -126,7 +171,10 @@ void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* 
   const GemmParams& p = bp.gemm;
   if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
   cublasLtEpilogue_t epilogue;
-  if (p.k > 0 && lt_epilogue(p, bias, &epilogue) && lt_gemm(ex, bp, epilogue, a, b, bias, c)) return;
+  bool row_major_layout = false;
+  if (p.k > 0 && bp.stride_bias == 0 && lt_epilogue(p, bias, &epilogue, &row_major_layout) &&
+      lt_gemm(ex, bp, epilogue, row_major_layout, a, b, bias, c))
+    return;
   const float zero = 0.0f;
   cublasStatus_t s;
   if (p.k == 0) {
@@ -148,9 +196,9 @@ void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* 
         static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
   }
-  if (p.bias_kind != BiasKind::None || has_clamp(p))
-    bias_clamp_f32(ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, p.bias_kind, p.beta, bias, p.clamp_lo,
-                   p.clamp_hi, c);
+  if (p.bias_kind != BiasKind::None || has_clamp(p) || p.residual)
+    bias_clamp_f32(ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, p.bias_kind, p.beta, bias,
+                   bp.stride_bias, p.residual, p.ldr, p.clamp_lo, p.clamp_hi, c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,

@@ -13,6 +13,7 @@
 //     activation epilogue as on the CPU.
 #pragma once
 
+#include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/kernels.h>
 #include <cublasLt.h>
@@ -55,10 +56,12 @@ void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* 
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
                       const float* bias, float* c);
-// c[i * stride_c + r * ldc + col] += beta * bias[...] (by kind), then clamped to [lo, hi],
-// for i < batch, r < m, col < n.
+// c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
+// + residual[r * ldr + col] (if not null; batch 1 only), then clamped to [lo, hi], for
+// i < batch, r < m, col < n.
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
-                    BiasKind kind, float beta, const float* bias, float clamp_lo, float clamp_hi, float* c);
+                    BiasKind kind, float beta, const float* bias, int64_t stride_bias, const float* residual,
+                    int64_t ldr, float clamp_lo, float clamp_hi, float* c);
 
 // ---------------------------------------------------------------- convolution
 void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
@@ -79,11 +82,28 @@ void adaptive_avg_pool2d_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t 
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
-void fill(cudaStream_t stream, const FillParams& p, void* dst);
 void channel_affine_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t spatial, const float* scale,
                         const float* shift, float clamp_lo, float clamp_hi, const float* x, float* y);
 void softmax_f32(cudaStream_t stream, int64_t outer, int64_t axis, int64_t inner, bool log, const float* x,
                  float* y);
 void reduce_f32(cudaStream_t stream, const ReduceParams& p, const float* x, float* y);
+void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+                    const float* beta, float* y, float* mean, float* rstd);
+void embedding_f32(cudaStream_t stream, const EmbeddingParams& p, const void* ids, const float* weight,
+                   float* y);
+// (IR "assemble") count elements set to one value of elem_size bytes.
+void fill(cudaStream_t stream, const FillParams& p, void* dst);
+// y = cond ? a : b with broadcasting, elements of elem_size bytes (1, 2, 4 or 8).
+void where_select(cudaStream_t stream, const WhereParams& p, int64_t elem_size, const bool* cond,
+                  const void* a, const void* b, void* y);
+
+// ---------------------------------------------------------------- attention
+// Scaled dot-product attention: two cuBLAS strided-batched GEMMs (Q K^T scaled, then P V)
+// around a mask + softmax kernel; the scores (batch x heads x q_len x kv_len floats) live in
+// the arena scratch that attention_scratch_bytes (attention_plan.h) sizes. mask: float or
+// bool (one byte) as p.mask_kind says, null for None; probs: as p.weights says (null for
+// None).
+void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
+                   const void* mask, float* out, float* probs, float* scratch);
 
 }  // namespace aotc::rt::cuda

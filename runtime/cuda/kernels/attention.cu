@@ -1,0 +1,161 @@
+// attention.cu - scaled dot-product attention (AttentionParams, as the CPU kernel takes it)
+// in three steps per (batch, head) set: scores = scale * Q K^T by a cuBLAS strided-batched
+// GEMM (the scale folded into alpha) into the arena scratch, one kernel for the mask and
+// the row softmax in place, then out = P V by a second strided-batched GEMM that writes
+// through out's strides. Q, K, V and out are read and written through their strides, so a
+// packed QKV projection needs no transposing copies. Heads of one batch entry are one
+// cuBLAS batch; the batch entries fold into it when every operand's batch stride is heads
+// times its head stride (always at batch 1), else each entry is one call.
+#include <aotc/rt/cuda/kernels_cuda.h>
+
+namespace aotc::rt::cuda {
+namespace {
+
+constexpr float kNegInf = -__builtin_inff();
+
+// The masked softmax of one score row per warp, in place. Lanes stride along the row; the
+// maximum and the sum combine with shuffles. Columns j > i are closed when causal (query i
+// sees keys j <= i, torch's top-left alignment). A row with every column masked gives
+// zeros, as torch's _safe_softmax (SDPA) and _masked_softmax (the MHA fast path) do.
+__global__ void attention_softmax_kernel(AttentionParams p, int64_t rows, const void* __restrict__ mask,
+                                         float* __restrict__ scores) {
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;  // the same for the whole warp
+  const int64_t S = p.kv_len;
+  const int64_t i = row % p.q_len, bh = row / p.q_len;
+  const int64_t h = bh % p.heads, b = bh / p.heads;
+  float* s = scores + row * S;
+  const int64_t visible = p.causal ? (i + 1 < S ? i + 1 : S) : S;
+  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int64_t mc = p.mask_strides[3];
+  const auto* mf = static_cast<const float*>(mask) + mrow;
+  const auto* mb = static_cast<const unsigned char*>(mask) + mrow;
+  float m = kNegInf;
+  for (int64_t j = lane; j < S; j += 32) {
+    float v = s[j];
+    if (j >= visible) {
+      v = kNegInf;
+    } else {
+      switch (p.mask_kind) {
+        case AttentionMask::None:
+          break;
+        case AttentionMask::Additive:
+          v += mf[j * mc];
+          break;
+        case AttentionMask::KeepIfTrue:
+          v = mb[j * mc] ? v : kNegInf;
+          break;
+        case AttentionMask::DropIfTrue:
+          v = mb[j * mc] ? kNegInf : v;
+          break;
+        case AttentionMask::DropIfNonzero:
+          v = mf[j * mc] != 0.0f ? kNegInf : v;
+          break;
+      }
+    }
+    s[j] = v;
+    m = fmaxf(m, v);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  if (m == kNegInf) {  // every column masked (or -inf scores): zeros, not NaN
+    for (int64_t j = lane; j < S; j += 32) s[j] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (int64_t j = lane; j < S; j += 32) {
+    const float e = expf(s[j] - m);
+    s[j] = e;
+    sum += e;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  const float inv = 1.0f / sum;
+  for (int64_t j = lane; j < S; j += 32) s[j] *= inv;
+}
+
+// probs[b, i, j] = the mean over heads of P[b, h, i, j] (need_weights with averaging),
+// summed in head order as the CPU kernel does.
+__global__ void attention_head_mean_kernel(AttentionParams p, const float* __restrict__ scores,
+                                           float* __restrict__ probs) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t per_batch = p.q_len * p.kv_len;
+  if (idx >= p.batch * per_batch) return;
+  const int64_t b = idx / per_batch, ij = idx % per_batch;
+  const float w = 1.0f / static_cast<float>(p.heads);
+  float acc = 0.0f;
+  for (int64_t h = 0; h < p.heads; ++h) acc += w * scores[(b * p.heads + h) * per_batch + ij];
+  probs[idx] = acc;
+}
+
+// out rows of every (batch, head) set to zero (nothing to attend to: an empty sum).
+__global__ void attention_zero_kernel(AttentionParams p, float* __restrict__ out) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= p.batch * p.heads * p.q_len * p.v_head_dim) return;
+  const int64_t e = idx % p.v_head_dim, row = idx / p.v_head_dim;
+  const int64_t i = row % p.q_len, bh = row / p.q_len;
+  out[(bh / p.heads) * p.out_strides[0] + (bh % p.heads) * p.out_strides[1] + i * p.out_strides[2] + e] =
+      0.0f;
+}
+
+}  // namespace
+
+void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
+                   const void* mask, float* out, float* probs, float* scratch) {
+  if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
+  if (p.kv_len <= 0) {
+    attention_zero_kernel<<<blocks_for(p.batch * p.heads * p.q_len * p.v_head_dim), kThreads, 0, ex.stream>>>(
+        p, out);
+    check_launch("attention_zero_kernel");
+    return;
+  }
+  // Per-head probabilities are the dense [batch, heads, q_len, kv_len] scores themselves:
+  // the softmax writes them in place and the P V product reads them from there.
+  float* scores = p.weights == AttentionWeights::PerHead ? probs : scratch;
+  const int64_t L = p.q_len, S = p.kv_len, H = p.heads;
+  const bool fold =
+      p.batch == 1 || (p.q_strides[0] == H * p.q_strides[1] && p.k_strides[0] == H * p.k_strides[1] &&
+                       p.v_strides[0] == H * p.v_strides[1] && p.out_strides[0] == H * p.out_strides[1]);
+  const int64_t calls = fold ? 1 : p.batch, per_call = fold ? p.batch * H : H;
+
+  BatchedGemmParams qk;  // scores (L x S) = scale * Q (L x E) K^T (K stored S x E)
+  qk.gemm.m = L;
+  qk.gemm.n = S;
+  qk.gemm.k = p.head_dim;
+  qk.gemm.trans_b = true;
+  qk.gemm.lda = p.q_strides[2];
+  qk.gemm.ldb = p.k_strides[2];
+  qk.gemm.ldc = S;
+  qk.gemm.alpha = p.scale;
+  qk.batch = per_call;
+  qk.stride_a = p.q_strides[1];
+  qk.stride_b = p.k_strides[1];
+  qk.stride_c = L * S;
+  for (int64_t b = 0; b < calls; ++b)
+    batched_gemm_f32(ex, qk, q + b * p.q_strides[0], k + b * p.k_strides[0], nullptr, scores + b * H * L * S);
+
+  const int64_t rows = p.batch * H * L;
+  attention_softmax_kernel<<<blocks_for(rows * 32), kThreads, 0, ex.stream>>>(p, rows, mask, scores);
+  check_launch("attention_softmax_kernel");
+
+  BatchedGemmParams pv;  // out (L x Ev) = P (L x S) V (S x Ev)
+  pv.gemm.m = L;
+  pv.gemm.n = p.v_head_dim;
+  pv.gemm.k = S;
+  pv.gemm.lda = S;
+  pv.gemm.ldb = p.v_strides[2];
+  pv.gemm.ldc = p.out_strides[2];
+  pv.batch = per_call;
+  pv.stride_a = L * S;
+  pv.stride_b = p.v_strides[1];
+  pv.stride_c = p.out_strides[1];
+  for (int64_t b = 0; b < calls; ++b)
+    batched_gemm_f32(ex, pv, scores + b * H * L * S, v + b * p.v_strides[0], nullptr,
+                     out + b * p.out_strides[0]);
+
+  if (p.weights == AttentionWeights::HeadMean) {
+    attention_head_mean_kernel<<<blocks_for(p.batch * L * S), kThreads, 0, ex.stream>>>(p, scores, probs);
+    check_launch("attention_head_mean_kernel");
+  }
+}
+
+}  // namespace aotc::rt::cuda
