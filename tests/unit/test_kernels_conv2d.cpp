@@ -37,6 +37,11 @@ const ConvCase kConvCases[] = {
     {"depthwise 1x1", 1, 4, 5, 5, 4, 1, 1, 1, 1, 0, 0, 1, 1, 4},
     {"depthwise 3x1 stride (1,2)", 1, 6, 7, 9, 6, 3, 1, 1, 2, 1, 0, 1, 1, 6},
     {"depthwise large", 2, 32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32},
+    {"depthwise 5x5 stride 2 pad 2", 1, 7, 29, 31, 7, 5, 5, 2, 2, 2, 2, 1, 1, 7},
+    {"depthwise 3x3 stride 3 dilation 2", 1, 3, 20, 37, 3, 3, 3, 3, 3, 2, 2, 2, 2, 3},
+    {"depthwise 3x5 no pad odd width", 2, 4, 9, 41, 4, 3, 5, 1, 1, 0, 0, 1, 1, 4},
+    {"depthwise too wide for row buffers", 1, 2, 4, 5000, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+    {"depthwise pad 3 > kernel, stride (1,2)", 1, 2, 6, 7, 2, 3, 3, 1, 2, 3, 3, 1, 1, 2},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
     {"im2col large", 2, 16, 33, 33, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1},
 };

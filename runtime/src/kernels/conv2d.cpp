@@ -14,8 +14,111 @@ namespace {
 
 using detail::TapRange;
 
-void conv2d_depthwise(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
-                      const float* bias, float* y) {
+// Depthwise through tiles of output rows. A plane's input rows for a tile are copied,
+// zero-padded, into a stack buffer split into stride_h x stride_w phase planes (padded
+// position mod stride), so that every tap (i, j) reads one contiguous run: output (oh, ow)
+// of the tile, flattened as oh * wq + ow over wq >= w_out columns, reads phase plane
+// (i * dil_h % s_h, j * dil_w % s_w) at that same flat index plus a per-tap offset. The
+// tile is then computed in blocks of kLanes flat positions accumulated in registers over
+// all taps; the columns past w_out are computed and dropped. Per-row work (index setup,
+// short loops) was what made the previous per-row, per-tap loops slow on small planes:
+// 1.3 GFLOP/s at 960 x 7 x 7, and depthwise was 48% of mobilenet_v2's run (perf).
+constexpr int64_t kLanes = 16;
+constexpr int64_t kTileFloats = 6144;  // 24 KiB of stack per thread
+
+struct DepthwiseTiling {
+  int64_t wq = 0;     // columns of a phase plane (and of the flat output tile)
+  int64_t extra = 0;  // phase rows beyond the tile's output rows (taps reaching down)
+  int64_t rows = 0;   // output rows per tile; 0: the plane is too wide for the buffer
+};
+
+DepthwiseTiling depthwise_tiling(const Conv2dParams& p) {
+  DepthwiseTiling t;
+  t.wq = p.w_out + ((p.kernel_w - 1) * p.dilation_w) / p.stride_w;
+  t.extra = ((p.kernel_h - 1) * p.dilation_h) / p.stride_h;
+  const int64_t phases = p.stride_h * p.stride_w;
+  // phases * (rows + extra) * wq (input) + rows * wq (output) + slack for the last
+  // block's overhang and for garbage columns reading past their phase plane.
+  const int64_t fixed = phases * t.extra * t.wq + t.wq + 4 * kLanes;
+  const int64_t per_row = (phases + 1) * t.wq;
+  if (p.kernel_h * p.kernel_w > 64 || fixed + per_row > kTileFloats) return t;
+  t.rows = detail::min_i64(p.h_out, (kTileFloats - fixed) / per_row);
+  return t;
+}
+
+void conv2d_depthwise_tiles(ThreadPool& pool, const Conv2dParams& p, const DepthwiseTiling& tiling,
+                            const float* x, const float* w, const float* bias, float* y) {
+  const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
+  const int64_t taps = p.kernel_h * p.kernel_w;
+  const int64_t sh = p.stride_h, sw = p.stride_w, wq = tiling.wq;
+  const int64_t rq = tiling.rows + tiling.extra;  // rows of a phase plane
+  const int64_t plane_floats = rq * wq;
+  const int64_t phases = sh * sw;
+  int64_t tap_offset[64];  // the same for every plane and tile
+  for (int64_t i = 0; i < p.kernel_h; ++i)
+    for (int64_t j = 0; j < p.kernel_w; ++j) {
+      const int64_t qr = i * p.dilation_h, qc = j * p.dilation_w;
+      tap_offset[i * p.kernel_w + j] = ((qr % sh) * sw + qc % sw) * plane_floats + (qr / sh) * wq + qc / sw;
+    }
+  const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
+  pool.parallel_for(p.n * p.c_in, detail::min_chunk_for(hw_out * taps), [&](int64_t q0, int64_t q1) {
+    // Zeroed once so that the columns past w_out never compute on indeterminate values.
+    alignas(64) float buf[kTileFloats] = {};
+    float* in = buf;
+    float* out = buf + phases * plane_floats + wq + 2 * kLanes;
+    for (int64_t plane = q0; plane < q1; ++plane) {
+      const int64_t ch = plane % p.c_in;
+      const float* xp = x + plane * hw_in;
+      const float* wp = w + ch * taps;
+      float* yp = y + plane * hw_out;
+      const float b = p.has_bias ? bias[ch] : 0.0f;
+      for (int64_t oh0 = 0; oh0 < p.h_out; oh0 += tiling.rows) {
+        const int64_t rows = detail::min_i64(tiling.rows, p.h_out - oh0);
+        for (int64_t pr = 0; pr < sh; ++pr)
+          for (int64_t pc = 0; pc < sw; ++pc) {
+            float* ph = in + (pr * sw + pc) * plane_floats;
+            const int64_t col_off = pc - p.pad_w;  // input column of phase column c: c * sw + col_off
+            const TapRange cols = detail::valid_outputs(col_off, sw, wq, p.w_in);
+            for (int64_t r = 0; r < rows + tiling.extra; ++r) {
+              float* dst = ph + r * wq;
+              const int64_t ih = (oh0 + r) * sh + pr - p.pad_h;
+              if (ih < 0 || ih >= p.h_in) {
+                for (int64_t c = 0; c < wq; ++c) dst[c] = 0.0f;
+                continue;
+              }
+              const float* src = xp + ih * p.w_in;
+              for (int64_t c = 0; c < cols.lo; ++c) dst[c] = 0.0f;
+              for (int64_t c = cols.lo; c < cols.hi; ++c) dst[c] = src[c * sw + col_off];
+              for (int64_t c = cols.hi; c < wq; ++c) dst[c] = 0.0f;
+            }
+          }
+        // Rows of a short last tile leave stale data in the phase planes; they feed only
+        // flat positions past rows * wq, which are not stored.
+        const int64_t flat = rows * wq;
+        for (int64_t t0 = 0; t0 < flat; t0 += kLanes) {
+          float acc[kLanes];
+          for (int64_t l = 0; l < kLanes; ++l) acc[l] = b;
+          for (int64_t t = 0; t < taps; ++t) {
+            const float* src = in + tap_offset[t] + t0;
+            const float wv = wp[t];
+            for (int64_t l = 0; l < kLanes; ++l) acc[l] += wv * src[l];
+          }
+          for (int64_t l = 0; l < kLanes; ++l) out[t0 + l] = acc[l];
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          float* yrow = yp + (oh0 + r) * p.w_out;
+          const float* orow = out + r * wq;
+          for (int64_t c = 0; c < p.w_out; ++c) yrow[c] = orow[c];
+          if (clamp) detail::clamp_row(yrow, p.w_out, p.clamp_lo, p.clamp_hi);
+        }
+      }
+    }
+  });
+}
+
+// The general form, for rows too wide for the stack buffers.
+void conv2d_depthwise_direct(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                             const float* bias, float* y) {
   const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
   const int64_t taps = p.kernel_h * p.kernel_w;
   const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
@@ -93,7 +196,11 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
                          p.pad_h == 0 && p.pad_w == 0;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
   if (depthwise) {
-    conv2d_depthwise(pool, p, x, w, bias, y);
+    const DepthwiseTiling tiling = depthwise_tiling(p);
+    if (tiling.rows > 0)
+      conv2d_depthwise_tiles(pool, p, tiling, x, w, bias, y);
+    else
+      conv2d_depthwise_direct(pool, p, x, w, bias, y);
     return;
   }
 
