@@ -129,6 +129,21 @@ def mobilenet_v2():
     return torch.jit.script(m), [("x", torch.randn(1, 3, 224, 224))]
 
 
+def resnet18_scripted():
+    import torchvision
+    torch.manual_seed(5)
+    m = torchvision.models.resnet18().eval()
+    return torch.jit.script(m), [("x", torch.randn(1, 3, 224, 224))]
+
+
+def mobilenet_v2_traced():
+    import torchvision
+    torch.manual_seed(6)
+    m = torchvision.models.mobilenet_v2().eval()
+    x = torch.randn(1, 3, 224, 224)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
 def mobilenet_v2_64():
     """mobilenet_v2 at 64x64: every layer kind of the 224x224 model, for slow runners
     (the aarch64 tests run under qemu)."""
@@ -146,6 +161,8 @@ MODELS = {
     "dict_out": dict_out,
     "resnet18": resnet18,
     "mobilenet_v2": mobilenet_v2,
+    "resnet18_scripted": resnet18_scripted,
+    "mobilenet_v2_traced": mobilenet_v2_traced,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
 from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)

@@ -360,12 +360,28 @@ def vit_b_16():
     return _trace(m, x), [("x", x)]
 
 
+def vit_b_16_scripted():
+    """vit_b_16 scripted: its attention goes through nn.MultiheadAttention's Python code
+    (in_projection_packed, scaled_dot_product_attention) rather than the traced fast path."""
+    import torchvision
+    torch.manual_seed(29)
+    m = torchvision.models.vit_b_16(image_size=64).eval()
+    return torch.jit.script(m), [("x", torch.randn(1, 3, 64, 64))]
+
+
 def convnext_tiny():
     import torchvision
     torch.manual_seed(30)
     m = torchvision.models.convnext_tiny().eval()
     x = torch.randn(1, 3, 64, 64)
     return _trace(m, x), [("x", x)]
+
+
+def convnext_tiny_scripted():
+    import torchvision
+    torch.manual_seed(30)
+    m = torchvision.models.convnext_tiny().eval()
+    return torch.jit.script(m), [("x", torch.randn(1, 3, 64, 64))]
 
 
 MODELS_SEQUENCE = {
@@ -386,4 +402,6 @@ MODELS_SEQUENCE = {
     "gru_scripted": gru_scripted,
     "vit_b_16": vit_b_16,
     "convnext_tiny": convnext_tiny,
+    "vit_b_16_scripted": vit_b_16_scripted,
+    "convnext_tiny_scripted": convnext_tiny_scripted,
 }
