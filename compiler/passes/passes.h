@@ -18,7 +18,8 @@ void fuse_activation(ir::Graph& graph);
 void eliminate_dead_ops(ir::Graph& graph);
 // Places every intermediate (and kernel scratch) in one arena by liveness; sets
 // arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
-void plan_memory(ir::Graph& graph);
+// order_search false keeps only the sorted placement orders (tests compare the two).
+void plan_memory(ir::Graph& graph, bool order_search = true);
 
 // The pipeline the driver runs; verbose prints what each pass did.
 void run_default_passes(ir::Graph& graph, bool verbose);

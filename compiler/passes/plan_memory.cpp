@@ -56,7 +56,7 @@ int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& ord
 
 }  // namespace
 
-void plan_memory(ir::Graph& graph) {
+void plan_memory(ir::Graph& graph, bool order_search) {
   const int end = static_cast<int>(graph.ops.size());
   std::map<int, Buffer> by_root;
   std::vector<Buffer> buffers;
@@ -138,7 +138,7 @@ void plan_memory(ir::Graph& graph) {
   // libraries), so the plan, and therefore the .so, is reproducible. The effort is capped
   // by the graph's size: place() is quadratic in the number of buffers.
   const size_t n = buffers.size();
-  if (n > 2 && arena > lower_bound) {
+  if (order_search && n > 2 && arena > lower_bound) {
     const uint64_t budget = 40'000'000;  // buffer pairs compared, about 0.1 s
     const uint64_t tries = std::min<uint64_t>(400, budget / (static_cast<uint64_t>(n) * n));
     std::mt19937_64 rng(0x61657463);  // fixed: reproducible plans
