@@ -40,6 +40,13 @@ std::vector<uint8_t> bytes_of(T v) {
 }
 
 std::string emit_assemble(const EmitContext& e, const ir::Op& op) {
+  return assemble_calls(e, op, "aotc::rt::", "pool");
+}
+
+}  // namespace
+
+std::string assemble_calls(const EmitContext& e, const ir::Op& op, const std::string& kernel_namespace,
+                           const std::string& executor) {
   const int out = op.outputs[0];
   const ir::Value& y = e.graph.value(out);
   const int64_t elem = ir::dtype_size(y.dtype);
@@ -48,7 +55,7 @@ std::string emit_assemble(const EmitContext& e, const ir::Op& op) {
   if (op.has("fill")) {
     ParamsCode p("aotc::rt::FillParams");
     p.set("count", ir::numel(y.shape)).set("elem_size", elem).set_array("value", op.ints("fill"));
-    code += kernel_call(op, p.str(), "aotc::rt::fill(pool, p, " + e.out(out) + ");");
+    code += kernel_call(op, p.str(), kernel_namespace + "fill(" + executor + ", p, " + e.out(out) + ");");
   }
   const auto& inputs = op.ints("piece_input");
   const auto& ranks = op.ints("piece_rank");
@@ -76,12 +83,11 @@ std::string emit_assemble(const EmitContext& e, const ir::Op& op) {
                                                      e.in(op.inputs[static_cast<size_t>(inputs[k])]) + ")";
     const std::string src = src_base + " + " + std::to_string(src_offsets[k] * elem);
     const std::string dst = out_bytes + " + " + std::to_string(dst_offsets[k] * elem);
-    code += kernel_call(op, p.str(), "aotc::rt::copy_strided(pool, p, " + src + ", " + dst + ");");
+    code += kernel_call(op, p.str(),
+                        kernel_namespace + "copy_strided(" + executor + ", p, " + src + ", " + dst + ");");
   }
   return code;
 }
-
-}  // namespace
 
 int add_assembly(LowerContext& ctx, const Assembly& a) {
   std::vector<int> inputs;

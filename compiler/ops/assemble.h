@@ -29,6 +29,12 @@ struct Assembly {
 // Adds the op; returns the output value. Empty pieces are dropped.
 int add_assembly(LowerContext& ctx, const Assembly& a);
 
+// The generated calls of an "assemble" op: the fill, then one copy_strided per piece, in
+// order. The CPU and CUDA targets differ only in where the kernels live and what they run
+// on: ("aotc::rt::", "pool") or ("aotc::rt::cuda::", "stream").
+std::string assemble_calls(const EmitContext& e, const ir::Op& op, const std::string& kernel_namespace,
+                           const std::string& executor);
+
 // The region of a dense tensor of `shape` that starts at `starts` and spans `sizes`
 // (a destination for Piece).
 Piece region_piece(const StridedView& src, const ir::Shape& shape, const std::vector<int64_t>& starts);
