@@ -21,6 +21,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "cuda"))
 from aotc_ctypes import Context, Library, Model  # noqa: E402
 from gpu_models import GPU_MODELS  # noqa: E402
 
+# --precision fp16 / bf16: the dtype torch's peers run the model in.
+LOW_PRECISION = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
 
 def time_runs(fn, warmup, iters):
     for _ in range(warmup):
@@ -59,7 +62,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True, help="where check_cuda_models.py compiled the models")
     ap.add_argument("--models", default="resnet18,resnet50,mobilenet_v2")
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                    help="fp16/bf16: torch runs the model converted with .to(dtype) on inputs of that type")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a minute per model)")
@@ -70,7 +74,7 @@ def main():
     ap.add_argument("--json", default="")
     args = ap.parse_args()
 
-    tf32 = args.precision == "tf32"
+    tf32 = args.precision != "fp32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
@@ -84,6 +88,11 @@ def main():
         _, inputs, eager = GPU_MODELS[name]()
         xs = [t.cuda() for _, t in inputs]
         eager = eager.cuda().eval()
+        torch_xs = xs
+        if args.precision in LOW_PRECISION:  # torch's own half-precision model, as users run it
+            dtype = LOW_PRECISION[args.precision]
+            eager = eager.to(dtype)
+            torch_xs = [t.to(dtype) if t.is_floating_point() else t for t in xs]
         so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
         lib = Library(so)
         model = Model(lib)
@@ -93,10 +102,10 @@ def main():
         row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision}
         with torch.no_grad():
             row["aotc"] = time_runs(run_aotc, args.warmup, args.iters)
-            row["eager"] = time_runs(lambda: eager(*xs), args.warmup, args.iters)
+            row["eager"] = time_runs(lambda: eager(*torch_xs), args.warmup, args.iters)
             if not args.no_compile:
                 compiled = torch.compile(eager, mode="reduce-overhead")
-                row["compile"] = time_runs(lambda: compiled(*xs), max(args.warmup, 10), args.iters)
+                row["compile"] = time_runs(lambda: compiled(*torch_xs), max(args.warmup, 10), args.iters)
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
             if args.ab_no_lt:  # the GEMMs are planned when a context is created (graph capture)

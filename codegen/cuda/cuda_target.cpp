@@ -50,6 +50,14 @@ std::string ninja_path(const std::string& s) {
 
 }  // namespace
 
+rt::cuda::Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return rt::cuda::Precision::Fp32;
+  if (name == "tf32") return rt::cuda::Precision::Tf32;
+  if (name == "fp16") return rt::cuda::Precision::Fp16;
+  if (name == "bf16") return rt::cuda::Precision::Bf16;
+  throw CompileError("--precision must be fp32, tf32, fp16 or bf16, got '" + name + "'");
+}
+
 int parse_cuda_arch(const std::string& text) {
   const std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : "";
   const bool ok = (digits.size() == 2 || digits.size() == 3) &&
@@ -64,9 +72,10 @@ int parse_cuda_arch(const std::string& text) {
 
 Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights,
                               const CudaOptions& options) {
-  if (options.precision != "fp32" && options.precision != "tf32")
-    throw CompileError("--precision " + options.precision +
-                       " is not supported by the CUDA target yet (fp32, tf32)");
+  const rt::cuda::Precision precision = parse_precision(options.precision);
+  if (precision == rt::cuda::Precision::Bf16 && options.arch < 80)
+    throw CompileError("--precision " + options.precision + " needs a GPU of compute capability 8.0 or newer (sm_80), not sm_" +
+                       std::to_string(options.arch));
   Sources sources;
   sources.cuda = true;
   sources.cuda_arch = "sm_" + std::to_string(options.arch);
@@ -111,7 +120,10 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
        {"SOURCE_NAME", safe_name},
        {"CUDA_ARCH", sources.cuda_arch},
        {"PRECISION", options.precision},
-       {"PRECISION_ENUM", options.precision == "tf32" ? "Tf32" : "Fp32"},
+       {"PRECISION_ENUM", precision == rt::cuda::Precision::Tf32   ? "Tf32"
+                          : precision == rt::cuda::Precision::Fp16 ? "Fp16"
+                          : precision == rt::cuda::Precision::Bf16 ? "Bf16"
+                                                                   : "Fp32"},
        {"ARCH_NUMBER", std::to_string(options.arch)},
        {"OP_COUNT", std::to_string(graph.ops.size())},
        {"ARENA_BYTES", std::to_string(graph.arena_bytes)},

@@ -3,6 +3,8 @@
 // the runtime's CUDA half (runtime/cuda/) and cuBLAS.
 #pragma once
 
+#include <aotc/rt/cuda/precision.h>
+
 #include <string>
 
 #include "../codegen.h"
@@ -11,8 +13,11 @@ namespace aotc::codegen::cuda {
 
 struct CudaOptions {
   int arch = 90;                   // --cuda-arch sm_90
-  std::string precision = "fp32";  // --precision: fp32 (exact) or tf32
+  std::string precision = "fp32";  // --precision: fp32 (exact), tf32, fp16 or bf16
 };
+
+// --precision's value as the runtime's enum; throws CompileError for another name.
+rt::cuda::Precision parse_precision(const std::string& name);
 
 // Parses --cuda-arch: sm_NN or sm_NNN with a compute capability from 7.0 on (e.g. sm_80,
 // sm_90, sm_120); throws CompileError otherwise.

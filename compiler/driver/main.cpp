@@ -53,8 +53,11 @@ is needed to run it.
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time
   --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
-  --precision fp32|tf32    float32 matrix products with --target cuda: exact (default, as
-                           torch.backends.cuda.matmul.allow_tf32 = False) or on tf32 tensor cores
+  --precision fp32|tf32|fp16|bf16
+                           matrix products with --target cuda: exact float32 (default, as
+                           torch.backends.cuda.matmul.allow_tf32 = False), on tf32 tensor
+                           cores, or on fp16 / bf16 tensor cores with float32 accumulation
+                           (convolution weights stored in the 16-bit type)
   --list-ops               print the TorchScript ops aotc can lower, one per line
   --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings
@@ -265,8 +268,6 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       const std::string& p = job.cuda_options.precision;
       if (p != "fp32" && p != "tf32" && p != "fp16" && p != "bf16")
         throw UsageError("--precision must be fp32, tf32, fp16 or bf16, got '" + p + "'");
-      if (p == "fp16" || p == "bf16")
-        throw UsageError("--precision " + p + " is not implemented yet (fp32 and tf32 are)");
       job.cuda_flags_given = true;
     } else if (arg == "-v" || arg == "--verbose") {
       verbose = true;
@@ -316,7 +317,8 @@ int compile(const Job& job) {
   if (job.cuda) {
     // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
     aotc::ops::cuda::check_cuda_support(graph);
-    aotc::ops::cuda::prepare_graph_for_cuda(graph);
+    aotc::ops::cuda::prepare_graph_for_cuda(graph,
+                                            aotc::codegen::cuda::parse_precision(job.cuda_options.precision));
     if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
     sources =
         aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);

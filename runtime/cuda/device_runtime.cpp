@@ -127,7 +127,7 @@ aotc_status capture(ContextState* s, unsigned char* arena) {
                   s->lt,
                   s->memory + s->workspace_offset,
                   kBlasWorkspaceBytes,
-                  s->cuda->precision == Precision::Tf32};
+                  s->cuda->precision};
   const CudaRunArgs args{exec, arena, s->model->weights, s->inputs.data(), s->outputs.data()};
   s->cuda->run(args);
   const cudaError_t end = cudaStreamEndCapture(s->own_stream, &s->graph);

@@ -90,7 +90,7 @@ TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch
   g.outputs.push_back({r, "r"});
   passes::run_default_passes(g, false);
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
   REQUIRE(g.ops.size() == 2);
   CHECK(g.ops[1].kind == "binary");
   CHECK(g.ops[1].f("clamp_lo") == 0.0);
@@ -156,7 +156,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
       {"rows", int64_t{6}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
   g.outputs.push_back({z, "z"});
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
   // The scores of every (batch, head): 2 x 1 x 3 x 3 floats of arena scratch.
   CHECK(g.ops[1].scratch_bytes == 2 * 3 * 3 * 4);
   const codegen::Sources src =

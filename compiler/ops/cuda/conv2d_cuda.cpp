@@ -1,5 +1,8 @@
-// IR "conv2d" on CUDA -> aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu): a
-// cuBLAS GEMM (on the input for 1x1 convolutions, on its im2col unfolding otherwise) with
+// IR "conv2d" on CUDA, on the path conv2d_paths_cuda.cpp chose for it ("cuda_path"):
+// the implicit-GEMM tensor-core kernel (aotc::rt::cuda::implicit_gemm_conv2d, with bias,
+// residual and clamp fused; AOTC_CUDA_IMPLICIT_GEMM=1), conv2d_16bit (16-bit weights and
+// operands, --precision fp16 / bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu):
+// a cuBLAS GEMM (on the input for 1x1 convolutions, on its im2col unfolding otherwise) with
 // the bias and clamp epilogue, or a direct kernel for depthwise and grouped convolutions.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
@@ -8,30 +11,26 @@
 namespace aotc::ops::cuda {
 namespace {
 
-rt::Conv2dParams params_of(const ir::Op& op) {
-  rt::Conv2dParams p;
-  p.n = op.i("n");
-  p.c_in = op.i("c_in");
-  p.h_in = op.i("h_in");
-  p.w_in = op.i("w_in");
-  p.c_out = op.i("c_out");
-  p.h_out = op.i("h_out");
-  p.w_out = op.i("w_out");
-  p.kernel_h = op.ints("kernel")[0];
-  p.kernel_w = op.ints("kernel")[1];
-  p.stride_h = op.ints("stride")[0];
-  p.stride_w = op.ints("stride")[1];
-  p.pad_h = op.ints("padding")[0];
-  p.pad_w = op.ints("padding")[1];
-  p.dilation_h = op.ints("dilation")[0];
-  p.dilation_w = op.ints("dilation")[1];
-  p.groups = op.i("groups");
-  p.has_bias = op.inputs[2] >= 0;
-  return p;
+rt::cuda::Conv2dPath path_of(const ir::Op& op) {
+  return op.has("cuda_path") ? static_cast<rt::cuda::Conv2dPath>(op.i("cuda_path"))
+                             : rt::cuda::conv2d_path(conv2d_params_cuda(op));
+}
+
+const char* precision_name(int64_t precision) {
+  switch (static_cast<rt::cuda::Precision>(precision)) {
+    case rt::cuda::Precision::Tf32:
+      return "Tf32";
+    case rt::cuda::Precision::Fp16:
+      return "Fp16";
+    case rt::cuda::Precision::Bf16:
+      return "Bf16";
+    default:
+      return "Fp32";
+  }
 }
 
 CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
-  const rt::Conv2dParams c = params_of(op);
+  const rt::Conv2dParams c = conv2d_params_cuda(op);
   ParamsCode p("aotc::rt::Conv2dParams");
   p.set("n", c.n)
       .set("c_in", c.c_in)
@@ -52,17 +51,32 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
       .set_bool("has_bias", c.has_bias)
       .set_f32("clamp_lo", op.f("clamp_lo"))
       .set_f32("clamp_hi", op.f("clamp_hi"));
+  const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
+  const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
+  if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm) {
+    // The optional 4th input: a residual of y's shape (fuse_conv_residual_cuda.cpp).
+    const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
+    return {"", kernel_call(op, p.str(),
+                            std::string("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::") +
+                                precision_name(op.i("precision")) + ", " + x + ", " + w + ", " + bias + ", " +
+                                residual + ", " + y + ", " + scratch + ");")};
+  }
+  if (op.has("weights_16bit") && op.b("weights_16bit"))
+    return {"", kernel_call(op, p.str(),
+                            "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " + y + ", " +
+                                scratch + ");")};
   return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::conv2d_f32(ex, p, " + e.in(op.inputs[0]) + ", " +
-                              e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
-                              ", " + e.scratch(op) + ");")};
+                          "aotc::rt::cuda::conv2d_f32(ex, p, " + x + ", " + w + ", " + bias + ", " + y + ", " +
+                              scratch + ");")};
 }
 
 }  // namespace
 
 void register_conv2d_cuda(CudaRegistry& r) {
-  r.add("conv2d", emit_conv2d,
-        [](const ir::Op& op) { return rt::cuda::conv2d_scratch_bytes(params_of(op)); });
+  r.add("conv2d", emit_conv2d, [](const ir::Op& op) {
+    return rt::cuda::conv2d_scratch_bytes(conv2d_params_cuda(op), path_of(op),
+                                          op.has("weights_16bit") && op.b("weights_16bit"));
+  });
 }
 
 }  // namespace aotc::ops::cuda

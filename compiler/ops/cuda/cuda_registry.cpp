@@ -127,8 +127,10 @@ void fuse_binary_clamp(ir::Graph& graph) {
 
 }  // namespace
 
-void prepare_graph_for_cuda(ir::Graph& graph) {
+void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
+  choose_conv2d_paths(graph, precision);
+  fuse_conv_residual(graph);
   const CudaRegistry& r = CudaRegistry::get();
   for (ir::Op& op : graph.ops) {
     const CudaScratchFn* scratch = r.find_scratch(op.kind);

@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <aotc/rt/cuda/precision.h>
+#include <aotc/rt/kernels.h>
+
 #include "../op_helpers.h"
 
 namespace aotc::ops::cuda {
@@ -70,8 +73,15 @@ std::string kernel_name(size_t op_index, const std::string& suffix = "");
 void check_cuda_support(const ir::Graph& graph);
 
 // Prepares a graph that ran the default passes for CUDA codegen: fuses a relu/clamp into
-// the binary op (residual add) it follows, sets each op's CUDA scratch (no per-thread CPU
-// scratch) and plans the memory again.
-void prepare_graph_for_cuda(ir::Graph& graph);
+// the binary op (residual add) it follows, picks the convolutions' paths for the precision
+// (converting weights for fp16/bf16), fuses residual adds into implicit-GEMM convolutions,
+// sets each op's CUDA scratch (no per-thread CPU scratch) and plans the memory again.
+void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision);
+
+// The passes it runs (one per file).
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);  // conv2d_paths_cuda.cpp
+void fuse_conv_residual(ir::Graph& graph);                                   // fuse_conv_residual_cuda.cpp
+// A conv2d op's attributes as the kernels take them (conv2d_paths_cuda.cpp).
+rt::Conv2dParams conv2d_params_cuda(const ir::Op& op);
 
 }  // namespace aotc::ops::cuda

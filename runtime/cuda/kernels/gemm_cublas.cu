@@ -8,7 +8,9 @@
 //     column-major formulation, whose bias runs along the rows of C^T, the columns of C;
 //   - a bias per row of C (convolutions): cuBLASLt with row-major layouts, which
 //     cuBLASLt 13.0 refuses for float32 (then the plain path).
-// When cuBLASLt offers no algorithm the plain path runs. Exact float32 unless Exec::tf32.
+// When cuBLASLt offers no algorithm the plain path runs. Exact float32 unless
+// Exec::precision allows tensor cores: tf32, or fp16 / bf16, for which cuBLAS rounds the
+// float32 operands to the 16-bit type and accumulates in float32.
 // AOTC_CUDA_NO_LT=1 (read when a context is created) keeps every GEMM on the plain path,
 // AOTC_CUDA_LT_NO_RELU=1 those with a relu, for comparisons.
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -33,6 +35,20 @@ uint32_t alignment_of(const void* ptr) {
   uint32_t align = 256;
   while (align > 4 && address % align != 0) align /= 2;
   return align;
+}
+
+// The compute type of a product at a precision.
+cublasComputeType_t compute_type(Precision precision) {
+  switch (precision) {
+    case Precision::Tf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Precision::Fp16:
+      return CUBLAS_COMPUTE_32F_FAST_16F;
+    case Precision::Bf16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default:
+      return CUBLAS_COMPUTE_32F;
+  }
 }
 
 bool has_clamp(const GemmParams& p) {
@@ -93,8 +109,7 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   bool done = false;
-  if (cublasLtMatmulDescCreate(&desc, ex.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                               CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
+  if (cublasLtMatmulDescCreate(&desc, compute_type(ex.precision), CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
     // The first and second operands of cuBLASLt's product: A, B (row-major) or B, A.
     const bool rm = row_major_layout;
     const bool t1 = rm ? p.trans_a : p.trans_b, t2 = rm ? p.trans_b : p.trans_a;
@@ -183,6 +198,15 @@ void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* 
       cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
                         static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm (k = 0)");
+  } else if (ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) {
+    // float32 storage, 16-bit tensor-core products: the compute type says so.
+    s = cublasGemmStridedBatchedEx(
+        ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b, CUDA_R_32F,
+        static_cast<int>(p.ldb), bp.stride_b, a, CUDA_R_32F, static_cast<int>(p.lda), bp.stride_a, &zero, c,
+        CUDA_R_32F, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
+        compute_type(ex.precision), CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx", cublasGetStatusString(s));
   } else if (bp.batch == 1) {
     s = cublasSgemm(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                     static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,

@@ -2,8 +2,10 @@
 // convolution becomes one GEMM per image. A 2-d grid: x runs along the output positions
 // (coalesced writes, nearly coalesced reads), y over (image, channel, kernel tap), so
 // each thread divides only by the output width; 32-bit index arithmetic (the launcher
-// checks that every index fits).
+// checks that every index fits). For --precision fp16 / bf16 the columns are written in the
+// 16-bit type, the GEMM operand (half the bytes of float32).
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/lowp.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -13,8 +15,8 @@ struct Im2colShape {
       dilation_w;
 };
 
-__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x,
-                              float* __restrict__ col) {
+template <class T>
+__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x, T* __restrict__ col) {
   const int spatial = s.h_out * s.w_out;
   const int pos = blockIdx.x * blockDim.x + threadIdx.x;
   if (pos >= spatial) return;
@@ -29,12 +31,11 @@ __global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restr
   float v = 0.0f;
   if (ih >= 0 && ih < s.h_in && iw >= 0 && iw < s.w_in)
     v = x[static_cast<int64_t>(plane) * s.h_in * s.w_in + ih * s.w_in + iw];
-  col[static_cast<int64_t>(row) * spatial + pos] = v;
+  col[static_cast<int64_t>(row) * spatial + pos] = round_to<T>(v);
 }
 
-}  // namespace
-
-void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col) {
+template <class T>
+void im2col(cudaStream_t stream, const Conv2dParams& p, const float* x, T* col) {
   const int64_t rows = p.n * p.c_in * p.kernel_h * p.kernel_w;
   const int64_t spatial = p.h_out * p.w_out;
   if (rows <= 0 || spatial <= 0) return;
@@ -52,10 +53,23 @@ void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, floa
   // gridDim.y is at most 65535: taller matrices go in slices of rows.
   for (int64_t first = 0; first < rows; first += 65535) {
     const unsigned slice = static_cast<unsigned>(rows - first < 65535 ? rows - first : 65535);
-    im2col_kernel<<<dim3(blocks_for(spatial), slice), kThreads, 0, stream>>>(s, static_cast<int>(first), x,
-                                                                             col);
+    im2col_kernel<T>
+        <<<dim3(blocks_for(spatial), slice), kThreads, 0, stream>>>(s, static_cast<int>(first), x, col);
     check_launch("im2col_kernel");
   }
+}
+
+}  // namespace
+
+void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col) {
+  im2col(stream, p, x, col);
+}
+
+void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x, void* col) {
+  if (precision == Precision::Fp16)
+    im2col(stream, p, x, static_cast<__half*>(col));
+  else
+    im2col(stream, p, x, static_cast<__nv_bfloat16*>(col));
 }
 
 }  // namespace aotc::rt::cuda

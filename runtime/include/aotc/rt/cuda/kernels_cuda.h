@@ -15,6 +15,7 @@
 
 #include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/conv2d_plan.h>
+#include <aotc/rt/cuda/precision.h>
 #include <aotc/rt/kernels.h>
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -32,7 +33,7 @@ struct Exec {
   cublasLtHandle_t lt;  // for GEMMs with a fused epilogue
   void* workspace;      // cuBLAS's and cuBLASLt's (they run one after another on stream)
   size_t workspace_bytes;
-  bool tf32;  // --precision tf32: float32 products on tensor cores
+  Precision precision;  // how the products may round (--precision)
 };
 
 // ---------------------------------------------------------------- errors
@@ -50,8 +51,9 @@ inline unsigned blocks_for(int64_t count) { return static_cast<unsigned>((count 
 
 // ---------------------------------------------------------------- GEMM (cuBLAS)
 // C = alpha * op(A) op(B) (row-major, as GemmParams says) + beta * bias, clamped, in
-// exact float32 or tf32 (Exec::tf32). A bias per row and a relu are fused into cuBLASLt's
-// epilogue; other epilogues are one pass (bias_clamp_f32) after a cuBLAS product.
+// exact float32, or on tensor cores as Exec::precision allows (tf32; fp16 and bf16 round
+// the float32 operands inside cuBLAS). A bias per row and a relu are fused into
+// cuBLASLt's epilogue; other epilogues are one pass (bias_clamp_f32) after a cuBLAS product.
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
@@ -66,9 +68,22 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
 // ---------------------------------------------------------------- convolution
 void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 float* y, float* scratch);
+// The Pointwise and Im2colGemm paths with 16-bit operands (--precision fp16 / bf16): w
+// holds the weights in the 16-bit type; scratch: conv2d_scratch_bytes(p, path, true).
+void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const void* w, const float* bias,
+                  float* y, void* scratch);
 // col[img][(c * kernel_h + kh) * kernel_w + kw][oh * w_out + ow], zero where the window
-// reads padding (groups == 1).
+// reads padding (groups == 1); im2col_16bit writes the precision's 16-bit type.
 void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col);
+void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x, void* col);
+// y[i] = x[i] rounded to the 16-bit type of precision (fp16 or bf16), i < count.
+void round_to_16bit(cudaStream_t stream, Precision precision, int64_t count, const float* x, void* y);
+// The ImplicitGemm path (conv2d_plan.h) at precision tf32, fp16 or bf16: w holds the
+// weights in that precision's type (float, __half, __nv_bfloat16); residual (null: none)
+// has y's shape and is added before the clamp; scratch: conv2d_scratch_bytes(p,
+// Conv2dPath::ImplicitGemm) bytes.
+void implicit_gemm_conv2d(const Exec& ex, const Conv2dParams& p, Precision precision, const float* x,
+                          const void* w, const float* bias, const float* residual, float* y, float* scratch);
 void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                           const float* bias, float* y);
 void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,

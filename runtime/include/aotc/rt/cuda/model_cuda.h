@@ -5,17 +5,12 @@
 #pragma once
 
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/precision.h>
 #include <aotc/rt/model_desc.h>
 
 #include <cstdint>
 
 namespace aotc::rt::cuda {
-
-// aotc --precision: how float32 matrix products may round (torch.backends' settings).
-enum class Precision : int32_t {
-  Fp32 = 0,  // exact float32 (allow_tf32 = False): cuBLAS default math, no tensor cores
-  Tf32 = 1,  // float32 storage, tensor-core products with 10-bit mantissas (allow_tf32 = True)
-};
 
 // Everything the generated run function enqueues its kernels with. Every pointer is device
 // memory owned by the context (arena, staging buffers) or the model (weights), fixed for

@@ -1,0 +1,59 @@
+// fuse_conv_residual_cuda: the residual add of a ResNet block, y = conv(x) + skip (and the
+// relu that fuse_binary_clamp put on the add), becomes the epilogue of that convolution when
+// it takes the implicit-GEMM path, whose kernel adds a residual and clamps as it writes:
+// one pass over the block's output instead of two. The fused op takes the add's place in
+// the op order, because `skip` may be computed after the convolution (the downsample
+// branch); everything the convolution reads exists by then.
+#include <aotc/rt/cuda/conv2d_plan.h>
+#include <aotc/rt/kernels.h>
+
+#include <cmath>
+
+#include "../../passes/passes.h"
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+
+void fuse_conv_residual(ir::Graph& graph) {
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& add = graph.ops[i];
+    if (add.kind != "binary" || static_cast<rt::BinaryOp>(add.i("op")) != rt::BinaryOp::Add ||
+        add.f("alpha") != 1.0 || add.inputs.size() != 2)
+      continue;
+    const ir::Value& out = graph.value(add.outputs[0]);
+    if (out.dtype != ir::DType::Float32) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int conv_out = add.inputs[static_cast<size_t>(side)];
+      const int skip = add.inputs[static_cast<size_t>(1 - side)];
+      if (graph.value(conv_out).shape != out.shape || graph.value(skip).shape != out.shape ||
+          graph.value(skip).dtype != ir::DType::Float32 || conv_out == skip)
+        continue;
+      const int p = passes::producer_of(graph, conv_out);
+      if (p < 0 || static_cast<size_t>(p) >= i) continue;
+      const ir::Op& conv = graph.ops[static_cast<size_t>(p)];
+      if (conv.kind != "conv2d" || !conv.has("cuda_path") ||
+          static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path")) != rt::cuda::Conv2dPath::ImplicitGemm ||
+          conv.outputs[0] != conv_out || conv.inputs.size() > 3)
+        continue;
+      // The convolution's result must be read by the add alone, and carry no clamp of its
+      // own (the clamp comes after the add).
+      if (passes::readers_of_storage(graph, conv_out).size() != 1) continue;
+      if (conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
+      ir::Op fused = conv;
+      fused.inputs.resize(4, -1);
+      fused.inputs[3] = skip;
+      fused.outputs[0] = add.outputs[0];
+      if (add.has("clamp_lo")) {
+        fused.attrs["clamp_lo"] = add.f("clamp_lo");
+        fused.attrs["clamp_hi"] = add.f("clamp_hi");
+      }
+      fused.loc = add.loc;
+      graph.ops[i] = fused;
+      graph.ops.erase(graph.ops.begin() + p);
+      --i;
+      break;
+    }
+  }
+}
+
+}  // namespace aotc::ops::cuda
