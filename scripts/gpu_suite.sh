@@ -5,7 +5,8 @@
 # benchmark (bench/gpu_bench.py). CI has no GPU: there the same check only compiles.
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
-# Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build),
+# Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build), WORK (the
+# compiled models, default /tmp/aotc-gpu-work),
 # MODELS, BENCH_MODELS, BENCH_MODELS_TF32 (default BENCH_MODELS), PRECISIONS (default "fp32 tf32"),
 # PROFILE_MODELS (aotc's kernels profiled), BENCH_ARGS (more gpu_bench.py options).
 set -euo pipefail
@@ -15,7 +16,8 @@ BUILD=${BUILD:-/tmp/aotc-gpu-build}
 MODELS=${MODELS:-mlp,small_cnn,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,vit_b_16_64,resnet18,resnet50,mobilenet_v2,vit_b_16,bert_base}
 BENCH_MODELS=${BENCH_MODELS:-resnet18,resnet50,mobilenet_v2,vit_b_16,bert_base}
 BENCH_MODELS_TF32=${BENCH_MODELS_TF32:-$BENCH_MODELS}
-PRECISIONS=${PRECISIONS:-fp32 tf32}
+PRECISIONS=${PRECISIONS:-fp32 tf32 fp16 bf16}
+WORK=${WORK:-/tmp/aotc-gpu-work}
 QUICK=${1:-}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -46,8 +48,8 @@ echo "build: $(( $(date +%s) - start )) s"
 status=0
 for precision in $PRECISIONS; do
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
-    --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir /tmp/aotc-gpu-work --models "$MODELS" \
-    --precision "$precision" --json "$OUT/check_$precision.json" || status=1
+    --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK" --models "$MODELS" \
+    --precision "$precision" --json "$OUT/check_$precision${TAG:-}.json" || status=1
 done
 
 bench_args=()
@@ -58,8 +60,8 @@ bench_args+=("${extra[@]}")
 for precision in $PRECISIONS; do
   models=$BENCH_MODELS
   [ "$precision" = tf32 ] && models=$BENCH_MODELS_TF32
-  python3 "$ROOT/bench/gpu_bench.py" --workdir /tmp/aotc-gpu-work --models "$models" \
-    --precision "$precision" --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision.json" \
+  python3 "$ROOT/bench/gpu_bench.py" --workdir "$WORK" --models "$models" \
+    --precision "$precision" --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision${TAG:-}.json" \
     --profile "${PROFILE_MODELS:-resnet50,mobilenet_v2}" "${bench_args[@]}" || status=1
 done
 exit $status

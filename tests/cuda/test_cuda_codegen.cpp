@@ -1,10 +1,15 @@
 // The CUDA target's compile-time side, without a GPU: its registry of generators, the
 // error for an IR op it cannot compile, the graph preparation (residual add + relu fused,
-// CUDA scratch planned), the generated CUDA C++, and --cuda-arch parsing.
+// CUDA scratch planned, fp16/bf16 weights converted, the implicit GEMM's path and residual
+// fusion), the generated CUDA C++, and --cuda-arch parsing.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <aotc/rt/cuda/conv2d_plan.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 
 #include "../../codegen/cuda/cuda_target.h"
 #include "../../compiler/ir/error.h"
@@ -116,10 +121,177 @@ TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch
       codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, tf32);
   CHECK(src2.model_cpp.find("Precision::Tf32") != std::string::npos);
   CHECK(src2.cuda_arch == "sm_80");
-  codegen::cuda::CudaOptions fp16;
-  fp16.precision = "fp16";
-  CHECK_THROWS_AS(codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, fp16),
+  codegen::cuda::CudaOptions bad;
+  bad.precision = "fp8";
+  CHECK_THROWS_AS(codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, bad),
                   CompileError);
+  bad.precision = "bf16";
+  bad.arch = 75;  // no bfloat16 tensor cores before sm_80
+  CHECK_THROWS_AS(codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, bad),
+                  CompileError);
+}
+
+namespace {
+
+ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw, int64_t k,
+                 int64_t groups) {
+  ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, where(1));
+  conv.attrs = {{"n", int64_t{1}},
+                {"c_in", c_in},
+                {"h_in", hw},
+                {"w_in", hw},
+                {"c_out", c_out},
+                {"h_out", hw},
+                {"w_out", hw},
+                {"kernel", std::vector<int64_t>{k, k}},
+                {"stride", std::vector<int64_t>{1, 1}},
+                {"padding", std::vector<int64_t>{k / 2, k / 2}},
+                {"dilation", std::vector<int64_t>{1, 1}},
+                {"groups", groups},
+                {"clamp_lo", -INFINITY},
+                {"clamp_hi", INFINITY}};
+  return conv;
+}
+
+uint16_t bits16(const ir::Graph& g, int id, size_t index) {
+  const ir::Constant& c = g.constant_of(id);
+  return static_cast<uint16_t>(c.bytes[index * 2] | (c.bytes[index * 2 + 1] << 8));
+}
+
+// A 3x3 convolution (GEMM path), a depthwise one (direct, float32) and a linear layer.
+ir::Graph lowp_graph(const std::vector<float>& weights) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
+  const int w = g.add_f32_constant({2, 2, 3, 3}, weights);
+  const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
+  const int dw = g.add_f32_constant({2, 1, 3, 3}, std::vector<float>(18, 0.25f));
+  const int d = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  add_conv(g, c, dw, -1, d, 2, 2, 5, 3, 2);
+  // linear: [1, 50] x W[3, 50]^T
+  const int flat = g.add_alias(d, {1, 50});
+  const int lw = g.add_f32_constant({3, 50}, std::vector<float>(150, 0.5f));
+  const int y = g.add_value(ir::DType::Float32, {1, 3});
+  g.add_op("gemm", {flat, lw, -1}, {y}, where(3)).attrs = {
+      {"m", int64_t{1}},       {"n", int64_t{3}},         {"k", int64_t{50}},        {"trans_a", false},
+      {"trans_b", true},       {"lda", int64_t{50}},      {"ldb", int64_t{50}},      {"ldc", int64_t{3}},
+      {"alpha", 1.0},          {"beta", 1.0},             {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
+      {"clamp_hi", INFINITY}};
+  g.outputs.push_back({y, "y"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to nearest even") {
+  // 1, 0.1, 65504 (largest half), 1e-8 (below half's subnormals), a bf16 tie to even
+  // (1 + 2^-8: 0x3f808000 -> 0x3f80) and one that rounds up (1 + 3 * 2^-8 -> 0x3f82), -2.
+  std::vector<float> w(36, 0.0f);
+  const float values[] = {1.0f, 0.1f, 65504.0f, 1e-8f, 1.00390625f, 1.01171875f, -2.0f};
+  for (size_t i = 0; i < 7; ++i) w[i] = values[i];
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+    ir::Graph g = lowp_graph(w);
+    passes::run_default_passes(g, false);
+    ops::cuda::check_cuda_support(g);
+    ops::cuda::prepare_graph_for_cuda(g, precision);
+    const bool fp16 = precision == rt::cuda::Precision::Fp16;
+    const ir::DType type = fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+    const ir::Op* conv = nullptr;
+    const ir::Op* depthwise = nullptr;
+    const ir::Op* gemm = nullptr;
+    for (const ir::Op& op : g.ops) {
+      if (op.kind == "conv2d") (op.i("groups") == 1 ? conv : depthwise) = &op;
+      if (op.kind == "gemm") gemm = &op;
+    }
+    REQUIRE(conv);
+    REQUIRE(depthwise);
+    REQUIRE(gemm);
+    CHECK(conv->b("weights_16bit"));
+    CHECK(g.value(conv->inputs[1]).dtype == type);
+    CHECK_FALSE(depthwise->b("weights_16bit"));  // a direct kernel: float32 weights
+    CHECK(g.value(depthwise->inputs[1]).dtype == ir::DType::Float32);
+    const uint16_t expected_fp16[] = {0x3c00, 0x2e66, 0x7bff, 0x0000, 0x3c04, 0x3c0c, 0xc000};
+    const uint16_t expected_bf16[] = {0x3f80, 0x3dcd, 0x4780, 0x322c, 0x3f80, 0x3f82, 0xc000};
+    for (size_t i = 0; i < 7; ++i)
+      CHECK_MESSAGE(bits16(g, conv->inputs[1], i) == (fp16 ? expected_fp16[i] : expected_bf16[i]), values[i]);
+    // The 3x3 convolution's columns in 16 bits: (c_in * 9) x 25 halves.
+    CHECK(conv->scratch_bytes == 2 * 9 * 25 * 2);
+    // The linear layer: the weight (operand b) converted, the activation rounded into scratch.
+    CHECK(gemm->b("b_16bit"));
+    CHECK_FALSE(gemm->b("a_16bit"));
+    CHECK(g.value(gemm->inputs[1]).dtype == type);
+    CHECK(gemm->scratch_bytes == 256);  // 50 halves, from a 256-byte boundary
+    codegen::cuda::CudaOptions options;
+    options.precision = fp16 ? "fp16" : "bf16";
+    const codegen::Sources src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+    CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_16bit(ex, p, ") != std::string::npos);
+    CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") != std::string::npos);  // the depthwise one
+    CHECK(src.model_cpp.find("aotc::rt::cuda::gemm_16bit(ex, p, ") != std::string::npos);
+    CHECK(src.model_cpp.find(fp16 ? "Precision::Fp16" : "Precision::Bf16") != std::string::npos);
+    // The 16-bit weights replace the float32 ones in the blob: 36 + 150 halves and the
+    // depthwise floats, each 64-byte aligned.
+    CHECK(src.weights_bin.size() < 36 * 4 + 150 * 4);
+  }
+  // fp32 and tf32 keep every weight float32.
+  ir::Graph g = lowp_graph(w);
+  passes::run_default_passes(g, false);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Tf32);
+  for (const ir::Op& op : g.ops)
+    for (int in : op.inputs)
+      if (in >= 0) CHECK(g.value(in).dtype == ir::DType::Float32);
+}
+
+TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the residual add into it") {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
+  const int w = g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
+  const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
+  // The skip branch is computed after the convolution, as ResNet's downsample is.
+  const int skip = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  g.add_op("unary", {x}, {skip}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
+  const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  g.add_op("binary", {c, skip}, {s}, where(3)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+  const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+  g.add_op("unary", {s}, {r}, where(4)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  g.outputs.push_back({r, "r"});
+  passes::run_default_passes(g, false);
+  ::setenv("AOTC_CUDA_IMPLICIT_GEMM", "1", 1);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Tf32);
+  ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
+  REQUIRE(g.ops.size() == 2);
+  CHECK(g.ops[0].kind == "unary");  // the skip branch first, then the fused convolution
+  const ir::Op& conv = g.ops[1];
+  CHECK(conv.kind == "conv2d");
+  CHECK(static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path")) == rt::cuda::Conv2dPath::ImplicitGemm);
+  REQUIRE(conv.inputs.size() == 4);
+  CHECK(conv.inputs[3] == skip);
+  CHECK(conv.outputs[0] == r);
+  CHECK(conv.f("clamp_lo") == 0.0);
+  CHECK(conv.scratch_bytes == 0);  // 25 columns, K = 18: one tile, no split
+  const codegen::Sources src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed,
+                                                                     {90, "tf32"});
+  CHECK(src.model_cpp.find("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::Tf32") !=
+        std::string::npos);
+  // Exact float32 never takes it (tensor cores round).
+  ::setenv("AOTC_CUDA_IMPLICIT_GEMM", "1", 1);
+  CHECK(rt::cuda::conv2d_path(ops::cuda::conv2d_params_cuda(conv), rt::cuda::Precision::Fp32, true) ==
+        rt::cuda::Conv2dPath::Im2colGemm);
+  ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
+}
+
+TEST_CASE("cuda: the implicit GEMM splits K only when its tiles cannot fill the GPU") {
+  rt::Conv2dParams p;
+  p.n = 1, p.c_in = 512, p.h_in = p.w_in = 7, p.c_out = 512, p.h_out = p.w_out = 7;
+  p.kernel_h = p.kernel_w = 3, p.pad_h = p.pad_w = 1;
+  // 8 x 1 tiles, K = 4608 (144 steps): split 8 ways, 18 steps each.
+  CHECK(rt::cuda::implicit_gemm_splits(p) == 8);
+  CHECK(rt::cuda::conv2d_scratch_bytes(p, rt::cuda::Conv2dPath::ImplicitGemm, true) == 8 * 512 * 49 * 4);
+  p.n = 32;  // 8 x 25 tiles
+  CHECK(rt::cuda::implicit_gemm_splits(p) == 2);
+  p.n = 64;  // 8 x 49 tiles: enough
+  CHECK(rt::cuda::implicit_gemm_splits(p) == 1);
+  CHECK(rt::cuda::conv2d_scratch_bytes(p, rt::cuda::Conv2dPath::ImplicitGemm, true) == 0);
 }
 
 TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, their data not") {

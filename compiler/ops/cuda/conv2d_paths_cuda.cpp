@@ -6,30 +6,13 @@
 // so, and the GEMM reads half the bytes.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
 namespace {
-
-uint16_t to_fp16_bits(float f) {
-  const _Float16 h = static_cast<_Float16>(f);  // IEEE binary16, round to nearest even
-  uint16_t bits;
-  std::memcpy(&bits, &h, sizeof bits);
-  return bits;
-}
-
-uint16_t to_bf16_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) return 0x7fc0;  // a quiet NaN (rounding could turn a NaN into infinity)
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even on the 16 dropped bits
-  return static_cast<uint16_t>(bits >> 16);
-}
 
 rt::Conv2dParams conv_params(const ir::Op& op) {
   rt::Conv2dParams p;
@@ -53,23 +36,6 @@ rt::Conv2dParams conv_params(const ir::Op& op) {
   return p;
 }
 
-// A new constant holding the float32 constant `id` in `dtype` (Float16 or BFloat16).
-int converted_constant(ir::Graph& graph, int id, ir::DType dtype) {
-  const ir::Value& v = graph.value(id);
-  const ir::Constant& c = graph.constant_of(id);
-  const int64_t count = ir::numel(v.shape);
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * 2);
-  for (int64_t i = 0; i < count; ++i) {
-    float f;
-    std::memcpy(&f, c.bytes.data() + i * 4, 4);
-    const uint16_t h = dtype == ir::DType::Float16 ? to_fp16_bits(f) : to_bf16_bits(f);
-    std::memcpy(bytes.data() + i * 2, &h, 2);
-  }
-  const ir::Shape shape = v.shape;
-  const std::string name = v.name + (dtype == ir::DType::Float16 ? ".fp16" : ".bf16");
-  return graph.add_constant(dtype, shape, std::move(bytes), name);
-}
-
 }  // namespace
 
 rt::Conv2dParams conv2d_params_cuda(const ir::Op& op) { return conv_params(op); }
@@ -86,12 +52,9 @@ void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
       const int w = op.inputs[1];
       // Only a weight that is a whole float32 constant of its own is converted; anything
       // else keeps float32 operands, whose products cuBLAS still rounds to the 16-bit type.
-      weights_16bit = graph.value(w).storage == ir::Storage::Constant &&
-                      graph.value(w).dtype == ir::DType::Float32 &&
-                      static_cast<int64_t>(graph.constant_of(w).bytes.size()) == graph.value(w).bytes();
+      weights_16bit = is_whole_f32_constant(graph, w);
       if (weights_16bit)
-        op.inputs[1] = converted_constant(
-            graph, w, precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16);
+        op.inputs[1] = converted_constant(graph, w, precision);
       else
         path = rt::cuda::conv2d_path(p);
     }

@@ -130,6 +130,7 @@ void fuse_binary_clamp(ir::Graph& graph) {
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
   choose_conv2d_paths(graph, precision);
+  choose_gemm_operands(graph, precision);
   fuse_conv_residual(graph);
   const CudaRegistry& r = CudaRegistry::get();
   for (ir::Op& op : graph.ops) {

@@ -1,6 +1,8 @@
 // IR "gemm" and "batched_gemm" on CUDA -> aotc::rt::cuda::gemm_f32 / batched_gemm_f32
 // (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias, residual and clamp
-// epilogue.
+// epilogue; gemm_16bit where gemm_operands_cuda.cpp made a weight operand 16-bit.
+#include <aotc/rt/cuda/gemm_plan.h>
+
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
@@ -29,10 +31,33 @@ std::string operands(const EmitContext& e, const ir::Op& op) {
          e.out(op.outputs[0]);
 }
 
+// Whether gemm_operands_cuda.cpp gave the op a 16-bit weight operand.
+bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
+
+// The sizes and strides that the scratch of gemm_16bit depends on.
+rt::GemmParams shape_of(const ir::Op& op) {
+  rt::GemmParams g;
+  g.m = op.i("m");
+  g.n = op.i("n");
+  g.k = op.i("k");
+  g.trans_a = op.b("trans_a");
+  g.trans_b = op.b("trans_b");
+  g.lda = op.i("lda");
+  g.ldb = op.i("ldb");
+  g.ldc = op.i("ldc");
+  return g;
+}
+
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
   ParamsCode p = gemm_params(op, "aotc::rt::GemmParams", "");
   // The optional 4th input: a residual (m x n, dense) added before the clamp.
   if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
+  if (has_16bit_operand(op))
+    return {"", kernel_call(op, p.str(),
+                            "aotc::rt::cuda::gemm_16bit(ex, p, " + e.in(op.inputs[0]) + ", " +
+                                (op.b("a_16bit") ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
+                                (op.b("b_16bit") ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
+                                e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
   return {"", kernel_call(op, p.str(), "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
 }
 
@@ -49,7 +74,10 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_gemm_cuda(CudaRegistry& r) {
-  r.add("gemm", emit_gemm);
+  r.add("gemm", emit_gemm, [](const ir::Op& op) -> int64_t {
+    return has_16bit_operand(op) ? rt::cuda::gemm_16bit_scratch_bytes(shape_of(op), op.b("a_16bit"), op.b("b_16bit"))
+                                 : 0;
+  });
   r.add("batched_gemm", emit_batched_gemm);
 }
 

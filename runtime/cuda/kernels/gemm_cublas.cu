@@ -76,9 +76,9 @@ bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out
 // A layout of rows x cols (row-major with row stride ld, or column-major with column
 // stride ld), batch matrices stride apart.
 cublasLtMatrixLayout_t layout_of(bool row_major, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                                 int64_t stride) {
+                                 int64_t stride, cudaDataType_t type = CUDA_R_32F) {
   cublasLtMatrixLayout_t layout = nullptr;
-  if (cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, static_cast<uint64_t>(rows),
+  if (cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows),
                                  static_cast<uint64_t>(cols), ld) != CUBLAS_STATUS_SUCCESS)
     return nullptr;
   const cublasLtOrder_t order = row_major ? CUBLASLT_ORDER_ROW : CUBLASLT_ORDER_COL;
@@ -101,15 +101,17 @@ cublasLtMatrixLayout_t layout_of(bool row_major, int64_t rows, int64_t cols, int
 // has no algorithm for it, and the caller takes the plain path.
 // Row-major layouts: C = op(A) op(B) as stored. Column-major: C^T = op(B)^T op(A)^T, as
 // the plain path computes it (the bias then runs along C's columns).
+// ab_type: the operands' type (float32, or 16-bit ones multiplied with float32 accumulation).
 bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epilogue, bool row_major_layout,
-             const float* a, const float* b, const float* bias, float* c) {
+             const void* a, const void* b, cudaDataType_t ab_type, const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
   if (bias && alignment_of(bias) < 16) return false;  // cuBLASLt reads the bias in vectors
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   bool done = false;
-  if (cublasLtMatmulDescCreate(&desc, compute_type(ex.precision), CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
+  if (cublasLtMatmulDescCreate(&desc, ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F,
+                               CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
     // The first and second operands of cuBLASLt's product: A, B (row-major) or B, A.
     const bool rm = row_major_layout;
     const bool t1 = rm ? p.trans_a : p.trans_b, t2 = rm ? p.trans_b : p.trans_a;
@@ -124,12 +126,12 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
       ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
            CUBLAS_STATUS_SUCCESS;
     if (rm) {
-      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a);
-      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b);
+      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a, ab_type);
+      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b, ab_type);
       lc = layout_of(true, p.m, p.n, p.ldc, bp.batch, bp.stride_c);
     } else {  // the row-major B (k x n, or n x k transposed) read column-major is n x k (k x n)
-      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b);
-      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a);
+      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b, ab_type);
+      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a, ab_type);
       lc = layout_of(false, p.n, p.m, p.ldc, bp.batch, bp.stride_c);
     }
     const uint64_t workspace = ex.workspace_bytes;
@@ -179,16 +181,15 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
   return done;
 }
 
-}  // namespace
-
-void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* a, const float* b,
-                      const float* bias, float* c) {
+// The product and its epilogue, operands of type ab_type.
+void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b, cudaDataType_t ab_type,
+               const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
   if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
   cublasLtEpilogue_t epilogue;
   bool row_major_layout = false;
   if (p.k > 0 && bp.stride_bias == 0 && lt_epilogue(p, bias, &epilogue, &row_major_layout) &&
-      lt_gemm(ex, bp, epilogue, row_major_layout, a, b, bias, c))
+      lt_gemm(ex, bp, epilogue, row_major_layout, a, b, ab_type, bias, c))
     return;
   const float zero = 0.0f;
   cublasStatus_t s;
@@ -198,31 +199,65 @@ void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* 
       cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
                         static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm (k = 0)");
-  } else if (ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) {
-    // float32 storage, 16-bit tensor-core products: the compute type says so.
+  } else if (ab_type != CUDA_R_32F || ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) {
+    // 16-bit operands, or float32 ones that cuBLAS rounds to 16 bits (the compute type
+    // says so); float32 accumulation either way.
     s = cublasGemmStridedBatchedEx(
         ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b, CUDA_R_32F,
-        static_cast<int>(p.ldb), bp.stride_b, a, CUDA_R_32F, static_cast<int>(p.lda), bp.stride_a, &zero, c,
+        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b, ab_type,
+        static_cast<int>(p.ldb), bp.stride_b, a, ab_type, static_cast<int>(p.lda), bp.stride_a, &zero, c,
         CUDA_R_32F, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
-        compute_type(ex.precision), CUBLAS_GEMM_DEFAULT);
+        ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx", cublasGetStatusString(s));
   } else if (bp.batch == 1) {
     s = cublasSgemm(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
-                    static_cast<int>(p.ldb), a, static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
+                    static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
+                    static_cast<const float*>(b), static_cast<int>(p.ldb), static_cast<const float*>(a),
+                    static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
   } else {
     s = cublasSgemmStridedBatched(
         ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
-        static_cast<int>(p.ldb), bp.stride_b, a, static_cast<int>(p.lda), bp.stride_a, &zero, c,
-        static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
+        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
+        static_cast<const float*>(b), static_cast<int>(p.ldb), bp.stride_b, static_cast<const float*>(a),
+        static_cast<int>(p.lda), bp.stride_a, &zero, c, static_cast<int>(p.ldc), bp.stride_c,
+        static_cast<int>(bp.batch));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
   }
   if (p.bias_kind != BiasKind::None || has_clamp(p) || p.residual)
     bias_clamp_f32(ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, p.bias_kind, p.beta, bias,
                    bp.stride_bias, p.residual, p.ldr, p.clamp_lo, p.clamp_hi, c);
+}
+
+}  // namespace
+
+void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* a, const float* b,
+                      const float* bias, float* c) {
+  gemm_impl(ex, bp, a, b, CUDA_R_32F, bias, c);
+}
+
+void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
+                const float* bias, float* c, void* scratch) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("gemm_16bit", "16-bit operands need --precision fp16 or bf16");
+    return;
+  }
+  // The float32 operands, rounded into scratch with their row strides kept.
+  unsigned char* const bytes = static_cast<unsigned char*>(scratch);
+  if (!a_16bit) {
+    round_to_16bit(ex.stream, ex.precision, gemm_a_extent(p), static_cast<const float*>(a), bytes);
+    a = bytes;
+  }
+  if (!b_16bit) {
+    unsigned char* const at = bytes + gemm_16bit_b_offset(p, a_16bit);
+    round_to_16bit(ex.stream, ex.precision, gemm_b_extent(p), static_cast<const float*>(b), at);
+    b = at;
+  }
+  BatchedGemmParams bp;
+  bp.gemm = p;
+  bp.batch = 1;
+  bp.stride_c = p.m * p.ldc;
+  gemm_impl(ex, bp, a, b, ex.precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF, bias, c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,

@@ -15,6 +15,7 @@
 
 #include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/conv2d_plan.h>
+#include <aotc/rt/cuda/gemm_plan.h>
 #include <aotc/rt/cuda/precision.h>
 #include <aotc/rt/kernels.h>
 #include <cublasLt.h>
@@ -58,6 +59,11 @@ void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* 
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
                       const float* bias, float* c);
+// gemm_f32 with 16-bit operands (--precision fp16 / bf16): an operand marked 16-bit is
+// already of the precision's type (a weight converted at compile time), the other is
+// float32 and rounded into scratch first (gemm_16bit_scratch_bytes, gemm_plan.h).
+void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
+                const float* bias, float* c, void* scratch);
 // c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
 // + residual[r * ldr + col] (if not null; batch 1 only), then clamped to [lo, hi], for
 // i < batch, r < m, col < n.

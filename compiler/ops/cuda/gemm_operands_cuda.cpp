@@ -1,0 +1,28 @@
+// gemm_operands_cuda: for --precision fp16 / bf16, a "gemm" whose one operand is a weight
+// (a linear layer's W, an addmm's matrix) gets that weight converted at compile time to the
+// 16-bit type; the other operand, an activation, is rounded into scratch as the op runs,
+// and cuBLAS multiplies 16-bit operands with float32 accumulation (gemm_16bit). Records
+// "a_16bit" / "b_16bit" for the generator and the scratch planner. GEMMs of two
+// activations (attention) keep float32 operands; cuBLAS rounds them itself.
+#include <aotc/rt/cuda/gemm_plan.h>
+
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+
+void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
+  if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
+  for (ir::Op& op : graph.ops) {
+    if (op.kind != "gemm") continue;
+    const bool a_weight = is_whole_f32_constant(graph, op.inputs[0]);
+    const bool b_weight = is_whole_f32_constant(graph, op.inputs[1]);
+    if (a_weight == b_weight) continue;  // two activations (or two constants): float32 operands
+    const int weight = a_weight ? 0 : 1;
+    op.inputs[static_cast<size_t>(weight)] = converted_constant(graph, op.inputs[static_cast<size_t>(weight)], precision);
+    op.attrs["a_16bit"] = a_weight;
+    op.attrs["b_16bit"] = b_weight;
+    op.attrs["precision"] = static_cast<int64_t>(precision);
+  }
+}
+
+}  // namespace aotc::ops::cuda

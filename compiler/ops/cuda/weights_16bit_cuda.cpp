@@ -1,0 +1,53 @@
+// weights_16bit_cuda: float32 constants converted at compile time to the 16-bit type of
+// --precision fp16 / bf16 (round to nearest even), for the GEMM operands that are weights
+// (conv2d_paths_cuda.cpp, gemm_operands_cuda.cpp).
+#include <cmath>
+#include <cstring>
+
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+uint16_t to_fp16_bits(float f) {
+  const _Float16 h = static_cast<_Float16>(f);  // IEEE binary16, round to nearest even
+  uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}
+
+uint16_t to_bf16_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) return 0x7fc0;  // a quiet NaN (rounding could turn a NaN into infinity)
+  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even on the 16 dropped bits
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+}  // namespace
+
+bool is_whole_f32_constant(const ir::Graph& graph, int id) {
+  if (id < 0) return false;
+  const ir::Value& v = graph.value(id);
+  return v.storage == ir::Storage::Constant && v.dtype == ir::DType::Float32 &&
+         static_cast<int64_t>(graph.constant_of(id).bytes.size()) == v.bytes();
+}
+
+int converted_constant(ir::Graph& graph, int id, rt::cuda::Precision precision) {
+  const ir::DType dtype = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+  const ir::Value& v = graph.value(id);
+  const ir::Constant& c = graph.constant_of(id);
+  const int64_t count = ir::numel(v.shape);
+  std::vector<uint8_t> bytes(static_cast<size_t>(count) * 2);
+  for (int64_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, c.bytes.data() + i * 4, 4);
+    const uint16_t h = dtype == ir::DType::Float16 ? to_fp16_bits(f) : to_bf16_bits(f);
+    std::memcpy(bytes.data() + i * 2, &h, 2);
+  }
+  const ir::Shape shape = v.shape;
+  const std::string name = v.name + (dtype == ir::DType::Float16 ? ".fp16" : ".bf16");
+  return graph.add_constant(dtype, shape, std::move(bytes), name);
+}
+
+}  // namespace aotc::ops::cuda
