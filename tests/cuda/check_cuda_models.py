@@ -91,6 +91,16 @@ def check_on_gpu(args, name, pt, so, inputs, work):
         expected = flatten(loaded64(*[t.double() if t.is_floating_point() else t for _, t in inputs]), [])
         cuda64 = flatten(torch.jit.load(pt, map_location="cuda").double()(
             *[t.double() if t.is_floating_point() else t for t in cuda_inputs]), [])
+        # fp16 / bf16: torch's own model in that dtype on the same GPU, reported beside aotc's
+        # (a network whose activations leave fp16's range fails in torch too).
+        low = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
+        torch_low = None
+        if low is not None:
+            try:
+                low_model = torch.jit.load(pt, map_location="cuda").to(low)
+                torch_low = flatten(low_model(*[t.to(low) if t.is_floating_point() else t for t in cuda_inputs]), [])
+            except Exception:  # noqa: BLE001 (a traced model may hold float32 constants)
+                torch_low = None
     torch.cuda.synchronize()
     lib = Library(so)
     if lib.device() != DEVICE_CUDA:
@@ -98,6 +108,8 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     model = Model(lib)
     errors = {"torch-fp32": max(rel_l2(g, w) for g, w in zip(torch_fp32, expected)),
               "torch-cuda-fp64": max(rel_l2(g, w) for g, w in zip(cuda64, expected))}
+    if torch_low is not None:
+        errors[f"torch-{args.precision}"] = max(rel_l2(g.float(), w) for g, w in zip(torch_low, expected))
     stream = torch.cuda.Stream()  # a real stream: torch's default one is the legacy stream, handle 0
     ctx = Context(model, stream.cuda_stream)
     if ctx.stream() != stream.cuda_stream:
