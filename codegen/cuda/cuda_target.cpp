@@ -74,7 +74,8 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
                               const CudaOptions& options) {
   const rt::cuda::Precision precision = parse_precision(options.precision);
   if (precision == rt::cuda::Precision::Bf16 && options.arch < 80)
-    throw CompileError("--precision " + options.precision + " needs a GPU of compute capability 8.0 or newer (sm_80), not sm_" +
+    throw CompileError("--precision " + options.precision +
+                       " needs a GPU of compute capability 8.0 or newer (sm_80), not sm_" +
                        std::to_string(options.arch));
   Sources sources;
   sources.cuda = true;

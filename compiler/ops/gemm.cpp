@@ -42,7 +42,7 @@ ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias,
 
 namespace {
 
-ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::string& prefix) {
+ParamsCode gemm_fields(const ir::Op& op, const std::string& type, const std::string& prefix) {
   ParamsCode p(type);
   p.set(prefix + "m", op.i("m"))
       .set(prefix + "n", op.i("n"))
@@ -60,32 +60,41 @@ ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::str
   return p;
 }
 
-// The residual input (4th, optional) goes into the parameters: the kernel call keeps its
-// four operands.
-void set_residual(const EmitContext& e, const ir::Op& op, ParamsCode& p, const std::string& prefix) {
-  if (op.inputs.size() < 4 || op.inputs[3] < 0) return;
-  p.raw(prefix + "residual", e.in(op.inputs[3])).set(prefix + "ldr", op.i("n"));
+}  // namespace
+
+ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
+  ParamsCode p = gemm_fields(op, "aotc::rt::GemmParams", "");
+  // The residual input (4th, optional) goes into the parameters: the kernel call keeps its
+  // four operands.
+  if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
+  return p;
 }
 
-std::string operands(const EmitContext& e, const ir::Op& op) {
-  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
-         e.out(op.outputs[0]);
-}
-
-std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p = gemm_params(op, "aotc::rt::GemmParams", "");
-  set_residual(e, op, p, "");
-  return kernel_call(op, p.str(), "aotc::rt::gemm_f32(pool, p, " + operands(e, op) + ");");
-}
-
-std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p = gemm_params(op, "aotc::rt::BatchedGemmParams", "gemm.");
+ParamsCode batched_gemm_params_code(const ir::Op& op) {
+  ParamsCode p = gemm_fields(op, "aotc::rt::BatchedGemmParams", "gemm.");
   p.set("batch", op.i("batch"))
       .set("stride_a", op.i("stride_a"))
       .set("stride_b", op.i("stride_b"))
       .set("stride_c", op.i("stride_c"))
       .set("stride_bias", op.has("stride_bias") ? op.i("stride_bias") : 0);
-  return kernel_call(op, p.str(), "aotc::rt::batched_gemm_f32(pool, p, " + operands(e, op) + ");");
+  return p;
+}
+
+std::string gemm_operands(const EmitContext& e, const ir::Op& op) {
+  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+         e.out(op.outputs[0]);
+}
+
+namespace {
+
+std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, gemm_params_code(e, op).str(),
+                     "aotc::rt::gemm_f32(pool, p, " + gemm_operands(e, op) + ");");
+}
+
+std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, batched_gemm_params_code(op).str(),
+                     "aotc::rt::batched_gemm_f32(pool, p, " + gemm_operands(e, op) + ");");
 }
 
 }  // namespace

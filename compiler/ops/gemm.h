@@ -3,6 +3,7 @@
 
 #include <aotc/rt/kernels.h>
 
+#include "op_helpers.h"
 #include "op_registry.h"
 
 namespace aotc::ops {
@@ -19,5 +20,13 @@ struct GemmShape {
 // y = alpha * op(a) op(b) + beta * bias (+ residual) with dense operands; bias and residual
 // may be -1. A residual (m x n, dense) is added in the GEMM's epilogue (not for batches).
 ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y, int residual = -1);
+
+// The code generators' shared pieces (the CPU's in gemm.cpp, CUDA's in cuda/gemm_cuda.cpp):
+// a "gemm" op's rt::GemmParams and a "batched_gemm" op's rt::BatchedGemmParams as C++
+// (with the residual, the optional 4th input, in the parameters), and the four operands
+// "a, b, bias, c".
+ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op);
+ParamsCode batched_gemm_params_code(const ir::Op& op);
+std::string gemm_operands(const EmitContext& e, const ir::Op& op);
 
 }  // namespace aotc::ops

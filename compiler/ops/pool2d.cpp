@@ -80,6 +80,14 @@ LowerFn pool_lowering(size_t spatial, bool is_max) {
 }
 
 std::string emit_pool(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(
+      op, pool2d_params_code(op).str(),
+      "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+ParamsCode pool2d_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::Pool2dParams");
   p.set("n", op.i("n"))
       .set("c", op.i("c"))
@@ -97,12 +105,8 @@ std::string emit_pool(const EmitContext& e, const ir::Op& op) {
       .set("dilation_w", op.ints("dilation")[1])
       .set_bool("count_include_pad", op.b("count_include_pad"))
       .set("divisor_override", op.i("divisor_override"));
-  return kernel_call(
-      op, p.str(),
-      "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_pool2d(Registry& r) {
   // aten::max_pool{1,2}d(self, kernel_size, stride, padding, dilation, ceil_mode)

@@ -140,34 +140,9 @@ void lower_sdpa(LowerContext& ctx) {
   ctx.set_tensor_output(0, a.out);
 }
 
-std::string pointer(const EmitContext& e, int id, int64_t offset) {
-  if (id < 0) return "nullptr";
-  return offset ? "(" + e.in(id) + " + " + std::to_string(offset) + ")" : e.in(id);
-}
-
 std::string emit_attention(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p("aotc::rt::AttentionParams");
-  p.set("batch", op.i("batch"))
-      .set("heads", op.i("heads"))
-      .set("q_len", op.i("q_len"))
-      .set("kv_len", op.i("kv_len"))
-      .set("head_dim", op.i("head_dim"))
-      .set("v_head_dim", op.i("v_head_dim"))
-      .set_f32("scale", op.f("scale"))
-      .set_bool("causal", op.b("causal"))
-      .set_array("q_strides", op.ints("q_strides"))
-      .set_array("k_strides", op.ints("k_strides"))
-      .set_array("v_strides", op.ints("v_strides"))
-      .set_array("out_strides", op.ints("out_strides"))
-      .raw("mask_kind", "static_cast<aotc::rt::AttentionMask>(" + std::to_string(op.i("mask_kind")) + ")")
-      .set_array("mask_strides", op.ints("mask_strides"))
-      .raw("weights", "static_cast<aotc::rt::AttentionWeights>(" + std::to_string(op.i("weights")) + ")");
-  const std::string probs = op.outputs.size() > 1 ? e.out(op.outputs[1]) : "nullptr";
-  return kernel_call(op, p.str(),
-                     "aotc::rt::attention_f32(pool, p, " + pointer(e, op.inputs[0], op.i("q_offset")) + ", " +
-                         pointer(e, op.inputs[1], op.i("k_offset")) + ", " +
-                         pointer(e, op.inputs[2], op.i("v_offset")) + ", " + pointer(e, op.inputs[3], 0) +
-                         ", " + e.out(op.outputs[0]) + ", " + probs + ");");
+  return kernel_call(op, attention_params_code(op).str(),
+                     "aotc::rt::attention_f32(pool, p, " + attention_operands(e, op) + ");");
 }
 
 std::vector<int64_t> to_vector(const int64_t* v, size_t n) { return std::vector<int64_t>(v, v + n); }
@@ -198,6 +173,38 @@ ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const At
               {"v_offset", a.v_offset}};
   op.thread_scratch_bytes = rt::attention_thread_scratch_bytes(p);
   return op;
+}
+
+ParamsCode attention_params_code(const ir::Op& op) {
+  ParamsCode p("aotc::rt::AttentionParams");
+  p.set("batch", op.i("batch"))
+      .set("heads", op.i("heads"))
+      .set("q_len", op.i("q_len"))
+      .set("kv_len", op.i("kv_len"))
+      .set("head_dim", op.i("head_dim"))
+      .set("v_head_dim", op.i("v_head_dim"))
+      .set_f32("scale", op.f("scale"))
+      .set_bool("causal", op.b("causal"))
+      .set_array("q_strides", op.ints("q_strides"))
+      .set_array("k_strides", op.ints("k_strides"))
+      .set_array("v_strides", op.ints("v_strides"))
+      .set_array("out_strides", op.ints("out_strides"))
+      .raw("mask_kind", "static_cast<aotc::rt::AttentionMask>(" + std::to_string(op.i("mask_kind")) + ")")
+      .set_array("mask_strides", op.ints("mask_strides"))
+      .raw("weights", "static_cast<aotc::rt::AttentionWeights>(" + std::to_string(op.i("weights")) + ")");
+  return p;
+}
+
+std::string attention_operands(const EmitContext& e, const ir::Op& op) {
+  // q, k and v may start inside their values (the in-projection's output holds all three).
+  auto pointer = [&e](int id, int64_t offset) -> std::string {
+    if (id < 0) return "nullptr";
+    return offset ? "(" + e.in(id) + " + " + std::to_string(offset) + ")" : e.in(id);
+  };
+  return pointer(op.inputs[0], op.i("q_offset")) + ", " + pointer(op.inputs[1], op.i("k_offset")) + ", " +
+         pointer(op.inputs[2], op.i("v_offset")) + ", " + pointer(op.inputs[3], 0) + ", " +
+         e.out(op.outputs[0]) + ", " +
+         (op.outputs.size() > 1 ? e.out(op.outputs[1]) : std::string("nullptr"));
 }
 
 void register_scaled_dot_product_attention(Registry& r) {

@@ -22,6 +22,11 @@ struct AttentionOperands {
   int64_t q_offset = 0, k_offset = 0, v_offset = 0;
 };
 ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a);
+// The code generators' shared pieces (the CPU's in scaled_dot_product_attention.cpp, CUDA's
+// in cuda/attention_cuda.cpp): an "attention" op's rt::AttentionParams as C++, and its
+// operands "q, k, v, mask, out, probs" (q, k, v at their offsets; absent ones nullptr).
+ParamsCode attention_params_code(const ir::Op& op);
+std::string attention_operands(const EmitContext& e, const ir::Op& op);
 
 // torch's multi-head self/cross attention block on [B, T, D] inputs (batch first), as the
 // native fast path computes it: QKV projection (one GEMM when query, key and value are the

@@ -25,6 +25,9 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a);
 void lower_conv3d(LowerContext& ctx, const ConvArgs& a);
 // conv_transpose.cpp: 1-d, 2-d and 3-d transposed convolutions (IR "conv_transpose").
 void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
+// The rt::Pool2dParams of a "max_pool2d" or "avg_pool2d" IR op, as C++ (pool2d.cpp; the
+// CUDA generator uses it too).
+ParamsCode pool2d_params_code(const ir::Op& op);
 // The rt::ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ (conv3d.cpp).
 std::string conv_nd_params_code(const ir::Op& op);
 // Picks one of the above from the weight's rank and `transposed`.

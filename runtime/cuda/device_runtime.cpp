@@ -122,12 +122,8 @@ aotc_status capture(ContextState* s, unsigned char* arena) {
   forget_error();
   if (cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal))
     return cuda_fail("starting the graph capture", e);
-  const Exec exec{s->own_stream,
-                  s->blas,
-                  s->lt,
-                  s->memory + s->workspace_offset,
-                  kBlasWorkspaceBytes,
-                  s->cuda->precision};
+  const Exec exec{s->own_stream,       s->blas,           s->lt, s->memory + s->workspace_offset,
+                  kBlasWorkspaceBytes, s->cuda->precision};
   const CudaRunArgs args{exec, arena, s->model->weights, s->inputs.data(), s->outputs.data()};
   s->cuda->run(args);
   const cudaError_t end = cudaStreamEndCapture(s->own_stream, &s->graph);

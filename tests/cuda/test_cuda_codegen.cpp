@@ -133,8 +133,8 @@ TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch
 
 namespace {
 
-ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw, int64_t k,
-                 int64_t groups) {
+ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw,
+                 int64_t k, int64_t groups) {
   ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, where(1));
   conv.attrs = {{"n", int64_t{1}},
                 {"c_in", c_in},
@@ -173,9 +173,9 @@ ir::Graph lowp_graph(const std::vector<float>& weights) {
   const int lw = g.add_f32_constant({3, 50}, std::vector<float>(150, 0.5f));
   const int y = g.add_value(ir::DType::Float32, {1, 3});
   g.add_op("gemm", {flat, lw, -1}, {y}, where(3)).attrs = {
-      {"m", int64_t{1}},       {"n", int64_t{3}},         {"k", int64_t{50}},        {"trans_a", false},
-      {"trans_b", true},       {"lda", int64_t{50}},      {"ldb", int64_t{50}},      {"ldc", int64_t{3}},
-      {"alpha", 1.0},          {"beta", 1.0},             {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
+      {"m", int64_t{1}},     {"n", int64_t{3}},    {"k", int64_t{50}},        {"trans_a", false},
+      {"trans_b", true},     {"lda", int64_t{50}}, {"ldb", int64_t{50}},      {"ldc", int64_t{3}},
+      {"alpha", 1.0},        {"beta", 1.0},        {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
       {"clamp_hi", INFINITY}};
   g.outputs.push_back({y, "y"});
   return g;
@@ -223,9 +223,11 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
     CHECK(gemm->scratch_bytes == 256);  // 50 halves, from a 256-byte boundary
     codegen::cuda::CudaOptions options;
     options.precision = fp16 ? "fp16" : "bf16";
-    const codegen::Sources src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
     CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_16bit(ex, p, ") != std::string::npos);
-    CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") != std::string::npos);  // the depthwise one
+    CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") !=
+          std::string::npos);  // the depthwise one
     CHECK(src.model_cpp.find("aotc::rt::cuda::gemm_16bit(ex, p, ") != std::string::npos);
     CHECK(src.model_cpp.find(fp16 ? "Precision::Fp16" : "Precision::Bf16") != std::string::npos);
     // The 16-bit weights replace the float32 ones in the blob: 36 + 150 halves and the
@@ -269,8 +271,8 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
   CHECK(conv.outputs[0] == r);
   CHECK(conv.f("clamp_lo") == 0.0);
   CHECK(conv.scratch_bytes == 0);  // 25 columns, K = 18: one tile, no split
-  const codegen::Sources src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed,
-                                                                     {90, "tf32"});
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {90, "tf32"});
   CHECK(src.model_cpp.find("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::Tf32") !=
         std::string::npos);
   // Exact float32 never takes it (tensor cores round).

@@ -56,18 +56,19 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm) {
     // The optional 4th input: a residual of y's shape (fuse_conv_residual_cuda.cpp).
     const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
-    return {"", kernel_call(op, p.str(),
-                            std::string("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::") +
-                                precision_name(op.i("precision")) + ", " + x + ", " + w + ", " + bias + ", " +
-                                residual + ", " + y + ", " + scratch + ");")};
+    return {"", kernel_call(
+                    op, p.str(),
+                    std::string("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::") +
+                        precision_name(op.i("precision")) + ", " + x + ", " + w + ", " + bias + ", " +
+                        residual + ", " + y + ", " + scratch + ");")};
   }
   if (op.has("weights_16bit") && op.b("weights_16bit"))
     return {"", kernel_call(op, p.str(),
-                            "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " + y + ", " +
-                                scratch + ");")};
+                            "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " + y +
+                                ", " + scratch + ");")};
   return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::conv2d_f32(ex, p, " + x + ", " + w + ", " + bias + ", " + y + ", " +
-                              scratch + ");")};
+                          "aotc::rt::cuda::conv2d_f32(ex, p, " + x + ", " + w + ", " + bias + ", " + y +
+                              ", " + scratch + ");")};
 }
 
 }  // namespace

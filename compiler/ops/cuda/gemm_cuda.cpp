@@ -3,33 +3,11 @@
 // epilogue; gemm_16bit where gemm_operands_cuda.cpp made a weight operand 16-bit.
 #include <aotc/rt/cuda/gemm_plan.h>
 
+#include "../gemm.h"
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
 namespace {
-
-ParamsCode gemm_params(const ir::Op& op, const std::string& type, const std::string& prefix) {
-  ParamsCode p(type);
-  p.set(prefix + "m", op.i("m"))
-      .set(prefix + "n", op.i("n"))
-      .set(prefix + "k", op.i("k"))
-      .set_bool(prefix + "trans_a", op.b("trans_a"))
-      .set_bool(prefix + "trans_b", op.b("trans_b"))
-      .set(prefix + "lda", op.i("lda"))
-      .set(prefix + "ldb", op.i("ldb"))
-      .set(prefix + "ldc", op.i("ldc"))
-      .set_f32(prefix + "alpha", op.f("alpha"))
-      .set_f32(prefix + "beta", op.f("beta"))
-      .raw(prefix + "bias_kind", "static_cast<aotc::rt::BiasKind>(" + std::to_string(op.i("bias_kind")) + ")")
-      .set_f32(prefix + "clamp_lo", op.f("clamp_lo"))
-      .set_f32(prefix + "clamp_hi", op.f("clamp_hi"));
-  return p;
-}
-
-std::string operands(const EmitContext& e, const ir::Op& op) {
-  return e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
-         e.out(op.outputs[0]);
-}
 
 // Whether gemm_operands_cuda.cpp gave the op a 16-bit weight operand.
 bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
@@ -49,34 +27,28 @@ rt::GemmParams shape_of(const ir::Op& op) {
 }
 
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
-  ParamsCode p = gemm_params(op, "aotc::rt::GemmParams", "");
-  // The optional 4th input: a residual (m x n, dense) added before the clamp.
-  if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
+  const ParamsCode p = gemm_params_code(e, op);
   if (has_16bit_operand(op))
     return {"", kernel_call(op, p.str(),
                             "aotc::rt::cuda::gemm_16bit(ex, p, " + e.in(op.inputs[0]) + ", " +
                                 (op.b("a_16bit") ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
                                 (op.b("b_16bit") ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
                                 e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
-  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::gemm_f32(ex, p, " + operands(e, op) + ");")};
+  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::gemm_f32(ex, p, " + gemm_operands(e, op) + ");")};
 }
 
 CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
-  ParamsCode p = gemm_params(op, "aotc::rt::BatchedGemmParams", "gemm.");
-  p.set("batch", op.i("batch"))
-      .set("stride_a", op.i("stride_a"))
-      .set("stride_b", op.i("stride_b"))
-      .set("stride_c", op.i("stride_c"))
-      .set("stride_bias", op.has("stride_bias") ? op.i("stride_bias") : 0);
-  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::batched_gemm_f32(ex, p, " + operands(e, op) + ");")};
+  return {"", kernel_call(op, batched_gemm_params_code(op).str(),
+                          "aotc::rt::cuda::batched_gemm_f32(ex, p, " + gemm_operands(e, op) + ");")};
 }
 
 }  // namespace
 
 void register_gemm_cuda(CudaRegistry& r) {
   r.add("gemm", emit_gemm, [](const ir::Op& op) -> int64_t {
-    return has_16bit_operand(op) ? rt::cuda::gemm_16bit_scratch_bytes(shape_of(op), op.b("a_16bit"), op.b("b_16bit"))
-                                 : 0;
+    return has_16bit_operand(op)
+               ? rt::cuda::gemm_16bit_scratch_bytes(shape_of(op), op.b("a_16bit"), op.b("b_16bit"))
+               : 0;
   });
   r.add("batched_gemm", emit_batched_gemm);
 }

@@ -18,7 +18,8 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
     const bool b_weight = is_whole_f32_constant(graph, op.inputs[1]);
     if (a_weight == b_weight) continue;  // two activations (or two constants): float32 operands
     const int weight = a_weight ? 0 : 1;
-    op.inputs[static_cast<size_t>(weight)] = converted_constant(graph, op.inputs[static_cast<size_t>(weight)], precision);
+    op.inputs[static_cast<size_t>(weight)] =
+        converted_constant(graph, op.inputs[static_cast<size_t>(weight)], precision);
     op.attrs["a_16bit"] = a_weight;
     op.attrs["b_16bit"] = b_weight;
     op.attrs["precision"] = static_cast<int64_t>(precision);

@@ -19,7 +19,7 @@ uint16_t to_fp16_bits(float f) {
 uint16_t to_bf16_bits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) return 0x7fc0;  // a quiet NaN (rounding could turn a NaN into infinity)
+  if (std::isnan(f)) return 0x7fc0;       // a quiet NaN (rounding could turn a NaN into infinity)
   bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even on the 16 dropped bits
   return static_cast<uint16_t>(bits >> 16);
 }

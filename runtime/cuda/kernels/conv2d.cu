@@ -68,7 +68,8 @@ void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const v
       static_cast<int>(depth), &one, scratch, type, static_cast<int>(spatial), depth * spatial, w, type,
       static_cast<int>(depth), 0, &zero, y, CUDA_R_32F, static_cast<int>(spatial), p.c_out * spatial,
       static_cast<int>(p.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx (conv2d_16bit)", cublasGetStatusString(s));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    note_error("cublasGemmStridedBatchedEx (conv2d_16bit)", cublasGetStatusString(s));
   const bool clamp = p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
   if (p.has_bias || clamp)
     bias_clamp_f32(ex.stream, p.n, p.c_out, spatial, spatial, p.c_out * spatial,

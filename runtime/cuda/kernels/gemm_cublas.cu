@@ -78,8 +78,8 @@ bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out
 cublasLtMatrixLayout_t layout_of(bool row_major, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
                                  int64_t stride, cudaDataType_t type = CUDA_R_32F) {
   cublasLtMatrixLayout_t layout = nullptr;
-  if (cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows),
-                                 static_cast<uint64_t>(cols), ld) != CUBLAS_STATUS_SUCCESS)
+  if (cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols),
+                                 ld) != CUBLAS_STATUS_SUCCESS)
     return nullptr;
   const cublasLtOrder_t order = row_major ? CUBLASLT_ORDER_ROW : CUBLASLT_ORDER_COL;
   const int32_t count = static_cast<int32_t>(batch);
@@ -126,12 +126,16 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
       ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
            CUBLAS_STATUS_SUCCESS;
     if (rm) {
-      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a, ab_type);
-      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b, ab_type);
+      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a,
+                     ab_type);
+      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b,
+                     ab_type);
       lc = layout_of(true, p.m, p.n, p.ldc, bp.batch, bp.stride_c);
     } else {  // the row-major B (k x n, or n x k transposed) read column-major is n x k (k x n)
-      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b, ab_type);
-      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a, ab_type);
+      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b,
+                     ab_type);
+      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a,
+                     ab_type);
       lc = layout_of(false, p.n, p.m, p.ldc, bp.batch, bp.stride_c);
     }
     const uint64_t workspace = ex.workspace_bytes;
@@ -182,8 +186,8 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epi
 }
 
 // The product and its epilogue, operands of type ab_type.
-void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b, cudaDataType_t ab_type,
-               const float* bias, float* c) {
+void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+               cudaDataType_t ab_type, const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
   if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
   cublasLtEpilogue_t epilogue;
@@ -216,12 +220,12 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
                     static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
   } else {
-    s = cublasSgemmStridedBatched(
-        ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
-        static_cast<const float*>(b), static_cast<int>(p.ldb), bp.stride_b, static_cast<const float*>(a),
-        static_cast<int>(p.lda), bp.stride_a, &zero, c, static_cast<int>(p.ldc), bp.stride_c,
-        static_cast<int>(bp.batch));
+    s = cublasSgemmStridedBatched(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(p.n),
+                                  static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
+                                  static_cast<const float*>(b), static_cast<int>(p.ldb), bp.stride_b,
+                                  static_cast<const float*>(a), static_cast<int>(p.lda), bp.stride_a, &zero,
+                                  c, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
   }
   if (p.bias_kind != BiasKind::None || has_clamp(p) || p.residual)

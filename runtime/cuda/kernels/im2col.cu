@@ -16,7 +16,8 @@ struct Im2colShape {
 };
 
 template <class T>
-__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x, T* __restrict__ col) {
+__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x,
+                              T* __restrict__ col) {
   const int spatial = s.h_out * s.w_out;
   const int pos = blockIdx.x * blockDim.x + threadIdx.x;
   if (pos >= spatial) return;
@@ -65,7 +66,8 @@ void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, floa
   im2col(stream, p, x, col);
 }
 
-void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x, void* col) {
+void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x,
+                  void* col) {
   if (precision == Precision::Fp16)
     im2col(stream, p, x, static_cast<__half*>(col));
   else

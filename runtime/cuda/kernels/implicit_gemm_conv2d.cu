@@ -91,9 +91,10 @@ __device__ __forceinline__ float epilogue(float v, int row, int64_t at, const fl
 
 template <Precision P>
 __global__ void __launch_bounds__(kBlock)
-    implicit_gemm_kernel(Geometry g, const float* __restrict__ x, const typename Math<P>::Weight* __restrict__ w,
-                         const float* __restrict__ bias, const float* __restrict__ residual, float lo, float hi,
-                         float* __restrict__ y, float* __restrict__ partial) {
+    implicit_gemm_kernel(Geometry g, const float* __restrict__ x,
+                         const typename Math<P>::Weight* __restrict__ w, const float* __restrict__ bias,
+                         const float* __restrict__ residual, float lo, float hi, float* __restrict__ y,
+                         float* __restrict__ partial) {
   using M = Math<P>;
   using S = typename M::Smem;
   using Weight = typename M::Weight;
@@ -218,17 +219,19 @@ __global__ void __launch_bounds__(kBlock)
 
 // Adds the splits' partial sums (split 0 first) and applies the epilogue.
 __global__ void split_k_reduce_kernel(Geometry g, int splits, const float* __restrict__ partial,
-                                      const float* __restrict__ bias, const float* __restrict__ residual, float lo,
-                                      float hi, float* __restrict__ y) {
+                                      const float* __restrict__ bias, const float* __restrict__ residual,
+                                      float lo, float hi, float* __restrict__ y) {
   const int64_t total = static_cast<int64_t>(g.m) * g.n;
   const int64_t plane = total;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int row = static_cast<int>(idx / g.n), col = static_cast<int>(idx - static_cast<int64_t>(row) * g.n);
+    const int row = static_cast<int>(idx / g.n),
+              col = static_cast<int>(idx - static_cast<int64_t>(row) * g.n);
     float v = 0.0f;
     for (int s = 0; s < splits; ++s) v += partial[s * plane + idx];
     const int image = col / g.hw_out, pixel = col - image * g.hw_out;
-    const int64_t at = static_cast<int64_t>(image) * g.out_image + static_cast<int64_t>(row) * g.hw_out + pixel;
+    const int64_t at =
+        static_cast<int64_t>(image) * g.out_image + static_cast<int64_t>(row) * g.hw_out + pixel;
     y[at] = epilogue(v, row, at, bias, residual, lo, hi);
   }
 }
@@ -269,8 +272,8 @@ void implicit_gemm_conv2d(const Exec& ex, const Conv2dParams& p, Precision preci
     note_error("implicit_gemm_conv2d", "a split K needs scratch");
     return;
   }
-  const dim3 grid(static_cast<unsigned>((shape.n + kBN - 1) / kBN), static_cast<unsigned>((shape.m + kBM - 1) / kBM),
-                  static_cast<unsigned>(splits));
+  const dim3 grid(static_cast<unsigned>((shape.n + kBN - 1) / kBN),
+                  static_cast<unsigned>((shape.m + kBM - 1) / kBM), static_cast<unsigned>(splits));
   switch (precision) {
     case Precision::Tf32:
       implicit_gemm_kernel<Precision::Tf32><<<grid, kBlock, 0, ex.stream>>>(

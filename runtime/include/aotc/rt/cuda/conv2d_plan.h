@@ -19,7 +19,13 @@ namespace aotc::rt::cuda {
 //   - ImplicitGemm: one tensor-core kernel (implicit_gemm_conv2d.cu) that gathers the
 //     unfolded input as it goes (no im2col pass) and applies bias, residual and clamp as it
 //     writes (no epilogue pass); for tf32, fp16 and bf16.
-enum class Conv2dPath : int32_t { Pointwise = 0, Im2colGemm = 1, Depthwise = 2, Direct = 3, ImplicitGemm = 4 };
+enum class Conv2dPath : int32_t {
+  Pointwise = 0,
+  Im2colGemm = 1,
+  Depthwise = 2,
+  Direct = 3,
+  ImplicitGemm = 4
+};
 
 // The cuBLAS and direct paths (every precision).
 inline Conv2dPath conv2d_path(const Conv2dParams& p) {
@@ -89,7 +95,8 @@ inline Conv2dPath conv2d_path(const Conv2dParams& p, Precision precision, bool i
 // rounding pass for a 1x1 convolution).
 inline bool conv2d_16bit_operands(Conv2dPath path, Precision precision) {
   return (precision == Precision::Fp16 || precision == Precision::Bf16) &&
-         (path == Conv2dPath::Pointwise || path == Conv2dPath::Im2colGemm || path == Conv2dPath::ImplicitGemm);
+         (path == Conv2dPath::Pointwise || path == Conv2dPath::Im2colGemm ||
+          path == Conv2dPath::ImplicitGemm);
 }
 
 // Arena scratch of a convolution on `path`: the unfolded input of every image (im2col), in
@@ -97,7 +104,8 @@ inline bool conv2d_16bit_operands(Conv2dPath path, Precision precision) {
 // partial sums of a split K (implicit GEMM).
 inline int64_t conv2d_scratch_bytes(const Conv2dParams& p, Conv2dPath path, bool operands_16bit) {
   const int64_t element = operands_16bit ? 2 : static_cast<int64_t>(sizeof(float));
-  if (path == Conv2dPath::Im2colGemm) return p.n * p.c_in * p.kernel_h * p.kernel_w * p.h_out * p.w_out * element;
+  if (path == Conv2dPath::Im2colGemm)
+    return p.n * p.c_in * p.kernel_h * p.kernel_w * p.h_out * p.w_out * element;
   if (path == Conv2dPath::Pointwise) return operands_16bit ? p.n * p.c_in * p.h_in * p.w_in * element : 0;
   if (path == Conv2dPath::ImplicitGemm) {
     const int64_t splits = implicit_gemm_splits(p);
