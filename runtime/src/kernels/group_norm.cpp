@@ -9,28 +9,6 @@
 #include "kernel_util.h"
 
 namespace aotc::rt {
-namespace {
-
-// sum (x - mean)^2 with 16 independent accumulators (vectorises, like sum_contiguous).
-float centred_square_sum(const float* x, int64_t count, float mean) {
-  constexpr int kLanes = 16;
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = x[i + l] - mean;
-      acc[l] += d * d;
-    }
-  for (int l = 0; i + l < count; ++l) {
-    const float d = x[i + l] - mean;
-    acc[l] += d * d;
-  }
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-  return acc[0];
-}
-
-}  // namespace
 
 void group_norm_f32(ThreadPool& pool, const GroupNormParams& p, const float* x, const float* gamma,
                     const float* beta, float* y) {
@@ -44,7 +22,7 @@ void group_norm_f32(ThreadPool& pool, const GroupNormParams& p, const float* x, 
       const float* xg = x + item * count;
       float* yg = y + item * count;
       const float mean = detail::sum_contiguous(xg, count) / static_cast<float>(count);
-      const float var = centred_square_sum(xg, count, mean) / static_cast<float>(count);
+      const float var = detail::centred_square_sum(xg, count, mean) / static_cast<float>(count);
       const float rstd = 1.0f / std::sqrt(var + p.eps);
       const int64_t c0 = (item % p.groups) * channels;
       for (int64_t ch = 0; ch < channels; ++ch) {

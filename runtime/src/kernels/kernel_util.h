@@ -83,6 +83,27 @@ inline float sum_contiguous(const float* x, int64_t count) {
   return acc[0];
 }
 
+// Sum of (x - mean)^2 over a contiguous run, accumulated like sum_contiguous: the second
+// pass of a two-pass variance (layer_norm, group_norm), which does not cancel as
+// E[x^2] - E[x]^2 does when the mean is large against the spread.
+inline float centred_square_sum(const float* x, int64_t count, float mean) {
+  constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= count; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = x[i + l] - mean;
+      acc[l] += d * d;
+    }
+  for (int l = 0; i + l < count; ++l) {
+    const float d = x[i + l] - mean;
+    acc[l] += d * d;
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+  return acc[0];
+}
+
 // exp for float, Cephes-style: exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln2 / 2,
 // with a degree-6 polynomial (max error about 1.4 ulp). Inputs are clamped to
 // [-88, 88.376]: the result saturates at 2.4e38 above and flushes to 0 below about -87.7

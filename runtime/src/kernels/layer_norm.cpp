@@ -12,30 +12,12 @@
 namespace aotc::rt {
 namespace {
 
-// Sum of (x - mean)^2 with 16 independent accumulators (vectorises, less rounding error).
-float centred_square_sum(const float* x, int64_t count, float mean) {
-  constexpr int kLanes = 16;
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = x[i + l] - mean;
-      acc[l] += d * d;
-    }
-  for (int l = 0; i + l < count; ++l) {
-    const float d = x[i + l] - mean;
-    acc[l] += d * d;
-  }
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-  return acc[0];
-}
 
 void normalise_row(const LayerNormParams& p, const float* x, const float* gamma, const float* beta, float* y,
                    float& mean_out, float& rstd_out) {
   const int64_t n = p.cols;
   const float mean = detail::sum_contiguous(x, n) / static_cast<float>(n);
-  const float var = centred_square_sum(x, n, mean) / static_cast<float>(n);
+  const float var = detail::centred_square_sum(x, n, mean) / static_cast<float>(n);
   const float rstd = 1.0f / std::sqrt(var + p.eps);
   mean_out = mean;
   rstd_out = rstd;
