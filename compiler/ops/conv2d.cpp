@@ -151,37 +151,62 @@ void lower_convolution(LowerContext& ctx) {
 }
 
 std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
-  const auto& k = op.ints("kernel");
-  const auto& s = op.ints("stride");
-  const auto& pad = op.ints("padding");
-  const auto& d = op.ints("dilation");
-  ParamsCode p("aotc::rt::Conv2dParams");
-  p.set("n", op.i("n"))
-      .set("c_in", op.i("c_in"))
-      .set("h_in", op.i("h_in"))
-      .set("w_in", op.i("w_in"))
-      .set("c_out", op.i("c_out"))
-      .set("h_out", op.i("h_out"))
-      .set("w_out", op.i("w_out"))
-      .set("kernel_h", k[0])
-      .set("kernel_w", k[1])
-      .set("stride_h", s[0])
-      .set("stride_w", s[1])
-      .set("pad_h", pad[0])
-      .set("pad_w", pad[1])
-      .set("dilation_h", d[0])
-      .set("dilation_w", d[1])
-      .set("groups", op.i("groups"))
-      .set_bool("has_bias", op.inputs[2] >= 0)
-      .set_f32("clamp_lo", op.f("clamp_lo"))
-      .set_f32("clamp_hi", op.f("clamp_hi"));
-  return kernel_call(op, p.str(),
+  return kernel_call(op, conv2d_params_code(op).str(),
                      "aotc::rt::conv2d_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
                          ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) +
                          ");");
 }
 
 }  // namespace
+
+rt::Conv2dParams conv2d_params_of(const ir::Op& op) {
+  rt::Conv2dParams p;
+  p.n = op.i("n");
+  p.c_in = op.i("c_in");
+  p.h_in = op.i("h_in");
+  p.w_in = op.i("w_in");
+  p.c_out = op.i("c_out");
+  p.h_out = op.i("h_out");
+  p.w_out = op.i("w_out");
+  p.kernel_h = op.ints("kernel")[0];
+  p.kernel_w = op.ints("kernel")[1];
+  p.stride_h = op.ints("stride")[0];
+  p.stride_w = op.ints("stride")[1];
+  p.pad_h = op.ints("padding")[0];
+  p.pad_w = op.ints("padding")[1];
+  p.dilation_h = op.ints("dilation")[0];
+  p.dilation_w = op.ints("dilation")[1];
+  p.groups = op.i("groups");
+  p.has_bias = op.inputs[2] >= 0;
+  p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
+  p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
+  return p;
+}
+
+ParamsCode conv2d_params_code(const ir::Op& op) {
+  const rt::Conv2dParams c = conv2d_params_of(op);
+  ParamsCode p("aotc::rt::Conv2dParams");
+  p.set("n", c.n)
+      .set("c_in", c.c_in)
+      .set("h_in", c.h_in)
+      .set("w_in", c.w_in)
+      .set("c_out", c.c_out)
+      .set("h_out", c.h_out)
+      .set("w_out", c.w_out)
+      .set("kernel_h", c.kernel_h)
+      .set("kernel_w", c.kernel_w)
+      .set("stride_h", c.stride_h)
+      .set("stride_w", c.stride_w)
+      .set("pad_h", c.pad_h)
+      .set("pad_w", c.pad_w)
+      .set("dilation_h", c.dilation_h)
+      .set("dilation_w", c.dilation_w)
+      .set("groups", c.groups)
+      .set_bool("has_bias", c.has_bias)
+      .set_f32("clamp_lo", op.f("clamp_lo"))
+      .set_f32("clamp_hi", op.f("clamp_hi"));
+  return p;
+}
 
 void register_conv2d(Registry& r) {
   r.add_lowering("aten::conv1d", lower_convnd);

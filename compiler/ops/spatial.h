@@ -3,6 +3,8 @@
 // as 3-d (d, h, w) with leading 1s: see runtime/include/aotc/rt/kernels_spatial.h.
 #pragma once
 
+#include <aotc/rt/kernels.h>
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a);
 void lower_conv3d(LowerContext& ctx, const ConvArgs& a);
 // conv_transpose.cpp: 1-d, 2-d and 3-d transposed convolutions (IR "conv_transpose").
 void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
+// A "conv2d" IR op's attributes as rt::Conv2dParams, and as C++ (conv2d.cpp; the CUDA
+// generator and the passes that pick convolution algorithms use them too).
+rt::Conv2dParams conv2d_params_of(const ir::Op& op);
+ParamsCode conv2d_params_code(const ir::Op& op);
 // The rt::Pool2dParams of a "max_pool2d" or "avg_pool2d" IR op, as C++ (pool2d.cpp; the
 // CUDA generator uses it too).
 ParamsCode pool2d_params_code(const ir::Op& op);

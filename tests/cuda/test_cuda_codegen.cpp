@@ -15,6 +15,7 @@
 #include "../../compiler/ir/error.h"
 #include "../../compiler/ir/graph.h"
 #include "../../compiler/ops/cuda/cuda_registry.h"
+#include "../../compiler/ops/spatial.h"
 #include "../../compiler/passes/passes.h"
 
 using namespace aotc;
@@ -277,7 +278,7 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
         std::string::npos);
   // Exact float32 never takes it (tensor cores round).
   ::setenv("AOTC_CUDA_IMPLICIT_GEMM", "1", 1);
-  CHECK(rt::cuda::conv2d_path(ops::cuda::conv2d_params_cuda(conv), rt::cuda::Precision::Fp32, true) ==
+  CHECK(rt::cuda::conv2d_path(ops::conv2d_params_of(conv), rt::cuda::Precision::Fp32, true) ==
         rt::cuda::Conv2dPath::Im2colGemm);
   ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
 }

@@ -6,6 +6,7 @@
 // the bias and clamp epilogue, or a direct kernel for depthwise and grouped convolutions.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
+#include "../spatial.h"
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
@@ -13,7 +14,7 @@ namespace {
 
 rt::cuda::Conv2dPath path_of(const ir::Op& op) {
   return op.has("cuda_path") ? static_cast<rt::cuda::Conv2dPath>(op.i("cuda_path"))
-                             : rt::cuda::conv2d_path(conv2d_params_cuda(op));
+                             : rt::cuda::conv2d_path(conv2d_params_of(op));
 }
 
 const char* precision_name(int64_t precision) {
@@ -30,27 +31,7 @@ const char* precision_name(int64_t precision) {
 }
 
 CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
-  const rt::Conv2dParams c = conv2d_params_cuda(op);
-  ParamsCode p("aotc::rt::Conv2dParams");
-  p.set("n", c.n)
-      .set("c_in", c.c_in)
-      .set("h_in", c.h_in)
-      .set("w_in", c.w_in)
-      .set("c_out", c.c_out)
-      .set("h_out", c.h_out)
-      .set("w_out", c.w_out)
-      .set("kernel_h", c.kernel_h)
-      .set("kernel_w", c.kernel_w)
-      .set("stride_h", c.stride_h)
-      .set("stride_w", c.stride_w)
-      .set("pad_h", c.pad_h)
-      .set("pad_w", c.pad_w)
-      .set("dilation_h", c.dilation_h)
-      .set("dilation_w", c.dilation_w)
-      .set("groups", c.groups)
-      .set_bool("has_bias", c.has_bias)
-      .set_f32("clamp_lo", op.f("clamp_lo"))
-      .set_f32("clamp_hi", op.f("clamp_hi"));
+  const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
   if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm) {
@@ -75,7 +56,7 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
 
 void register_conv2d_cuda(CudaRegistry& r) {
   r.add("conv2d", emit_conv2d, [](const ir::Op& op) {
-    return rt::cuda::conv2d_scratch_bytes(conv2d_params_cuda(op), path_of(op),
+    return rt::cuda::conv2d_scratch_bytes(conv2d_params_of(op), path_of(op),
                                           op.has("weights_16bit") && op.b("weights_16bit"));
   });
 }

@@ -79,11 +79,9 @@ void check_cuda_support(const ir::Graph& graph);
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision);
 
 // The passes it runs (one per file).
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);  // conv2d_paths_cuda.cpp
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // conv2d_paths_cuda.cpp
 void fuse_conv_residual(ir::Graph& graph);                                   // fuse_conv_residual_cuda.cpp
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // gemm_operands_cuda.cpp
-// A conv2d op's attributes as the kernels take them (conv2d_paths_cuda.cpp).
-rt::Conv2dParams conv2d_params_cuda(const ir::Op& op);
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest
 // even (weights_16bit_cuda.cpp).
