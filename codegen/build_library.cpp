@@ -249,13 +249,13 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   write_file(work / "weights.bin", sources.weights_bin.data(),
              sources.weights_external ? 0 : sources.weights_bin.size());
   write_text(work / "exports.map", sources.exports_map);
-  std::string ninja =
-      sources.cuda ? cuda::cuda_build_ninja(sources, cxx, runtime_lib, runtime_include) :
-      fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                                {"CXX", shell_arg(cxx)},
-                                                {"TARGET_FLAGS", target.flags},
-                                                {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
-                                                {"RUNTIME_LIB", ninja_path(runtime_lib)}});
+  std::string ninja = sources.cuda ? cuda::cuda_build_ninja(sources, cxx, runtime_lib, runtime_include)
+                                   : fill_template(templates::build_ninja_in,
+                                                   {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                                    {"CXX", shell_arg(cxx)},
+                                                    {"TARGET_FLAGS", target.flags},
+                                                    {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
+                                                    {"RUNTIME_LIB", ninja_path(runtime_lib)}});
   write_text(work / "build.ninja", ninja);
 
   std::string output;

@@ -47,6 +47,15 @@ struct BuildOptions {
 // blob, in first-use order, setting each Constant::offset; returns the blob.
 std::vector<uint8_t> layout_weights(ir::Graph& graph);
 
+// What every target's model source shares (generate_sources.cpp): the weights' checksum as
+// a C++ literal ("0x...ull"), the TensorDesc lines of the graph's inputs (one unused entry
+// for a model without inputs: C++ has no empty arrays) and of one value, and the source
+// name made a harmless single comment line (it is model-derived text).
+std::string checksum_literal(const std::vector<uint8_t>& weights);
+std::string input_descs(const ir::Graph& graph);
+std::string tensor_desc(const std::string& name, const ir::Value& v);
+std::string comment_safe(const std::string& text);
+
 // The CPU a model is built for (--target-triple): clang flags for build.ninja and the
 // aotc runtime library built for that CPU.
 struct Target {

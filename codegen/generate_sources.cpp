@@ -18,6 +18,8 @@ namespace {
 
 constexpr int64_t kWeightAlignment = 64;
 
+}  // namespace
+
 std::string tensor_desc(const std::string& name, const ir::Value& v) {
   std::ostringstream os;
   os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size()
@@ -27,7 +29,25 @@ std::string tensor_desc(const std::string& name, const ir::Value& v) {
   return os.str();
 }
 
-}  // namespace
+std::string input_descs(const ir::Graph& graph) {
+  if (graph.inputs.empty()) return "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
+  std::string descs;
+  for (int id : graph.inputs) descs += tensor_desc(graph.value(id).name, graph.value(id)) + "\n";
+  return descs;
+}
+
+std::string checksum_literal(const std::vector<uint8_t>& weights) {
+  const uint64_t checksum = rt::weights_checksum(weights.data(), weights.size());
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%016llxull", static_cast<unsigned long long>(checksum));
+  return text;
+}
+
+std::string comment_safe(const std::string& text) {
+  std::string safe;
+  for (unsigned char c : text) safe += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
+  return safe;
+}
 
 // Constants actually read by ops or returned, in first-use order, packed with alignment.
 std::vector<uint8_t> layout_weights(ir::Graph& graph) {
@@ -72,10 +92,6 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
   Sources sources;
   sources.weights_bin = layout_weights(graph);
   sources.weights_external = weights == WeightsMode::File;
-  const uint64_t checksum = rt::weights_checksum(sources.weights_bin.data(), sources.weights_bin.size());
-  char checksum_text[32];
-  std::snprintf(checksum_text, sizeof checksum_text, "0x%016llxull",
-                static_cast<unsigned long long>(checksum));
   // Per-thread kernel scratch: the largest any op needs, in whole cache lines.
   int64_t thread_scratch = 0;
   for (const ir::Op& op : graph.ops) thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
@@ -90,8 +106,7 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
     body += (*fn)(emit, op);
   }
 
-  std::string input_descs, output_descs, copies;
-  for (int id : graph.inputs) input_descs += tensor_desc(graph.value(id).name, graph.value(id)) + "\n";
+  std::string output_descs, copies;
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const ir::GraphOutput& out = graph.outputs[i];
     const ir::Value& v = graph.value(out.value);
@@ -99,27 +114,19 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
     copies += "  std::memcpy(args.outputs[" + std::to_string(i) + "], " + emit.in(out.value) + ", " +
               std::to_string(v.bytes()) + ");\n";
   }
-  // C++ has no empty arrays: a model without inputs still gets one (unused) entry.
-  if (graph.inputs.empty()) input_descs = "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
-
-  // The source name is model-derived text: keep it a harmless single comment line.
-  std::string safe_name;
-  for (unsigned char c : source_name)
-    safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
-
   sources.model_cpp = fill_template(
       templates::model_cpp_in,
       {{"AOTC_VERSION", AOTC_VERSION_STRING},
-       {"SOURCE_NAME", safe_name},
+       {"SOURCE_NAME", comment_safe(source_name)},
        {"OP_COUNT", std::to_string(graph.ops.size())},
        {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
        {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-       {"WEIGHTS_CHECKSUM", checksum_text},
+       {"WEIGHTS_CHECKSUM", checksum_literal(sources.weights_bin)},
        {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
        {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
        {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
        {"THREAD_SCRATCH_BYTES", std::to_string(thread_scratch)},
-       {"INPUT_DESCS", input_descs},
+       {"INPUT_DESCS", input_descs(graph)},
        {"OUTPUT_DESCS", output_descs},
        {"NUM_INPUTS", std::to_string(graph.inputs.size())},
        {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},

@@ -17,15 +17,6 @@
 namespace aotc::codegen::cuda {
 namespace {
 
-std::string tensor_desc(const std::string& name, const ir::Value& v) {
-  std::ostringstream os;
-  os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size()
-     << ", {";
-  for (size_t i = 0; i < v.shape.size(); ++i) os << (i ? ", " : "") << v.shape[i];
-  os << "}},";
-  return os.str();
-}
-
 std::string getenv_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
@@ -82,10 +73,6 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
   sources.cuda_arch = "sm_" + std::to_string(options.arch);
   sources.weights_bin = layout_weights(graph);
   sources.weights_external = weights == WeightsMode::File;
-  const uint64_t checksum = rt::weights_checksum(sources.weights_bin.data(), sources.weights_bin.size());
-  char checksum_text[32];
-  std::snprintf(checksum_text, sizeof checksum_text, "0x%016llxull",
-                static_cast<unsigned long long>(checksum));
 
   const ops::cuda::CudaRegistry& registry = ops::cuda::CudaRegistry::get();
   ops::EmitContext emit(graph);
@@ -98,8 +85,7 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
     kernels += code.kernels;
     body += code.launch;
   }
-  std::string input_descs, output_descs, copies;
-  for (int id : graph.inputs) input_descs += tensor_desc(graph.value(id).name, graph.value(id)) + "\n";
+  std::string output_descs, copies;
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const ir::GraphOutput& out = graph.outputs[i];
     const ir::Value& v = graph.value(out.value);
@@ -110,15 +96,11 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
                 ", cudaMemcpyDeviceToDevice, stream);\n"
                 "  aotc::rt::cuda::check_launch(\"output copy\");\n";
   }
-  if (graph.inputs.empty()) input_descs = "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
-  std::string safe_name;
-  for (unsigned char c : source_name)
-    safe_name += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
 
   sources.model_cpp = fill_template(
       templates::model_cu_in,
       {{"AOTC_VERSION", AOTC_VERSION_STRING},
-       {"SOURCE_NAME", safe_name},
+       {"SOURCE_NAME", comment_safe(source_name)},
        {"CUDA_ARCH", sources.cuda_arch},
        {"PRECISION", options.precision},
        {"PRECISION_ENUM", precision == rt::cuda::Precision::Tf32   ? "Tf32"
@@ -129,11 +111,11 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
        {"OP_COUNT", std::to_string(graph.ops.size())},
        {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
        {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-       {"WEIGHTS_CHECKSUM", checksum_text},
+       {"WEIGHTS_CHECKSUM", checksum_literal(sources.weights_bin)},
        {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
        {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
        {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
-       {"INPUT_DESCS", input_descs},
+       {"INPUT_DESCS", input_descs(graph)},
        {"OUTPUT_DESCS", output_descs},
        {"NUM_INPUTS", std::to_string(graph.inputs.size())},
        {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
