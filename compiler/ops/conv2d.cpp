@@ -175,10 +175,13 @@ std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
       .set_bool("has_bias", op.inputs[2] >= 0)
       .set_f32("clamp_lo", op.f("clamp_lo"))
       .set_f32("clamp_hi", op.f("clamp_hi"));
-  return kernel_call(op, p.str(),
-                     "aotc::rt::conv2d_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
-                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) +
-                         ");");
+  // select_winograd: the weight input is the transformed 16 x c_out x c_in.
+  const bool winograd = op.has("winograd") && op.i("winograd") != 0;
+  return kernel_call(
+      op, p.str(),
+      std::string(winograd ? "aotc::rt::conv2d_winograd_f32(pool, p, " : "aotc::rt::conv2d_f32(pool, p, ") +
+          e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+          e.out(op.outputs[0]) + ", " + e.scratch(op) + ");");
 }
 
 }  // namespace
