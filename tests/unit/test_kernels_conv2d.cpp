@@ -168,18 +168,22 @@ TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
   CHECK(y.guards_intact());
 }
 
-TEST_CASE("conv2d_scratch_bytes: the packed columns of small products only, none for depthwise") {
+TEST_CASE("conv2d_scratch_bytes: the packed columns of small products only") {
   Conv2dParams p;
-  p.c_in = p.c_out = 8;
+  p.c_in = 8;
+  p.c_out = 64;
   p.h_out = p.w_out = 5;
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 32 * 4);  // 1x1: depth 8 x 25 positions (32)
+  p.c_out = 8;                                             // 1x1 with few outputs: Eigen's GEMM, no scratch
+  CHECK(aotc::rt::conv2d_pointwise_on_eigen(p));
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);
   p.kernel_h = p.kernel_w = 3;
   p.groups = 8;
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);  // depthwise
   p.groups = 1;
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 9 * 32 * 4);
   p.c_in = 64;
-  p.h_out = p.w_out = 56;  // 576 x 3136 floats: over the 4 MiB cap, each thread packs its own
+  p.h_out = p.w_out = 56;  // 576 x 3136 floats: over the 2 MiB cap, each thread packs its own
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);
 }
 

@@ -1,6 +1,8 @@
 // conv2d.cpp - 2-D convolution (NCHW) in two forms:
 //   depthwise (groups == c_in == c_out): over 8-channel blocks (conv2d_depthwise_c8.cpp)
 //     where they fit the thread scratch, else by tiles of output rows, here;
+//   pointwise with more than 64 input or fewer than 64 output channels: Eigen's GEMM on
+//     the input as it is (conv2d_pointwise_on_eigen says why);
 //   otherwise: an implicit GEMM per image and group (conv2d_gemm.cpp).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
@@ -172,7 +174,54 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
     return;
   }
 
-  detail::conv2d_gemm_f32(pool, p, x, w, bias, y, scratch);
+  if (!conv2d_pointwise_on_eigen(p)) {
+    detail::conv2d_gemm_f32(pool, p, x, w, bias, y, scratch);
+    return;
+  }
+
+  // Pointwise through Eigen's GEMM: the input image-group already is the dense
+  // c_in/groups x hw_out right-hand side.
+  const int64_t cin_g = p.c_in / p.groups, cout_g = p.c_out / p.groups;
+  const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
+  GemmParams g;
+  g.m = cout_g;
+  g.n = hw_out;
+  g.k = cin_g;
+  g.lda = cin_g;
+  g.ldb = hw_out;
+  g.ldc = hw_out;
+  g.bias_kind = p.has_bias ? BiasKind::PerRow : BiasKind::None;
+  g.clamp_lo = p.clamp_lo;
+  g.clamp_hi = p.clamp_hi;
+  const int64_t items = p.n * p.groups;
+  auto item_ptrs = [&](int64_t item, const float*& xg, const float*& wg, const float*& bg, float*& yg) {
+    const int64_t img = item / p.groups, grp = item % p.groups;
+    xg = x + (img * p.c_in + grp * cin_g) * hw_in;
+    wg = w + grp * cout_g * cin_g;
+    bg = p.has_bias ? bias + grp * cout_g : nullptr;
+    yg = y + (img * p.c_out + grp * cout_g) * hw_out;
+  };
+  const double flops =
+      2.0 * static_cast<double>(cout_g) * static_cast<double>(hw_out) * static_cast<double>(cin_g);
+  if (pool.size() > 1 && items >= 2 * pool.size()) {
+    const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / flops) + 1;
+    pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
+      for (int64_t item = i0; item < i1; ++item) {
+        const float *xg, *wg, *bg;
+        float* yg;
+        item_ptrs(item, xg, wg, bg, yg);
+        detail::gemm_block_f32(g, 0, g.m, 0, g.n, wg, xg, bg, yg, pool.thread_scratch(thread),
+                               pool.thread_scratch_bytes());
+      }
+    });
+  } else {
+    for (int64_t item = 0; item < items; ++item) {
+      const float *xg, *wg, *bg;
+      float* yg;
+      item_ptrs(item, xg, wg, bg, yg);
+      gemm_f32(pool, g, wg, xg, bg, yg);
+    }
+  }
 }
 
 }  // namespace aotc::rt
