@@ -40,7 +40,7 @@ void select_winograd(ir::Graph& graph) {
     conv.inputs[1] = u_id;
     conv.attrs["winograd"] = int64_t{1};
     conv.scratch_bytes = rt::conv2d_winograd_scratch_bytes(p);
-    conv.thread_scratch_bytes = 0;
+    conv.thread_scratch_bytes = rt::conv2d_winograd_thread_scratch_bytes(p);
   }
 }
 

@@ -201,44 +201,48 @@ TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) against the reference") {
     ThreadPool pool(threads);
     for (const Case& cs : cases)
       for (const Clamp& cl : kClamps)
-        for (bool has_bias : {false, true}) {
-          Conv2dParams p;
-          p.n = cs.n;
-          p.c_in = cs.c_in;
-          p.h_in = cs.h;
-          p.w_in = cs.w;
-          p.c_out = cs.c_out;
-          p.kernel_h = p.kernel_w = 3;
-          p.pad_h = p.pad_w = cs.pad;
-          p.h_out = cs.h + 2 * cs.pad - 2;
-          p.w_out = cs.w + 2 * cs.pad - 2;
-          p.has_bias = has_bias;
-          p.clamp_lo = cl.lo;
-          p.clamp_hi = cl.hi;
-          if (p.h_out <= 0 || p.w_out <= 0) continue;  // (the kernel takes any channel count)
-          const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
-          const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * 9), ++seed);
-          const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
-          std::vector<float> u(static_cast<size_t>(16 * p.c_out * p.c_in));
-          aotc::rt::conv2d_winograd_weights(p, w.data(), u.data());
-          Guarded scratch(static_cast<size_t>(aotc::rt::conv2d_winograd_scratch_bytes(p)) / sizeof(float));
-          Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
-          aotc::rt::conv2d_winograd_f32(pool, p, x.data(), u.data(), has_bias ? bias.data() : nullptr,
-                                        y.data(), scratch.data());
-          const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
-          INFO("n=" << cs.n << " c_in=" << cs.c_in << " " << cs.h << "x" << cs.w << " c_out=" << cs.c_out
-                    << " pad=" << cs.pad << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
-                    << "] threads=" << threads);
-          CHECK(rel_l2(y.values(), want) <= kTolerance);
-          CHECK(y.guards_intact());
-          CHECK(scratch.guards_intact());
-        }
+        for (bool has_bias : {false, true})
+          for (bool thread_scratch_given : {true, false}) {  // vector / scalar input transform
+            Conv2dParams p;
+            p.n = cs.n;
+            p.c_in = cs.c_in;
+            p.h_in = cs.h;
+            p.w_in = cs.w;
+            p.c_out = cs.c_out;
+            p.kernel_h = p.kernel_w = 3;
+            p.pad_h = p.pad_w = cs.pad;
+            p.h_out = cs.h + 2 * cs.pad - 2;
+            p.w_out = cs.w + 2 * cs.pad - 2;
+            p.has_bias = has_bias;
+            p.clamp_lo = cl.lo;
+            p.clamp_hi = cl.hi;
+            if (p.h_out <= 0 || p.w_out <= 0) continue;  // (the kernel takes any channel count)
+            const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
+            const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * 9), ++seed);
+            const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
+            std::vector<float> u(static_cast<size_t>(16 * p.c_out * p.c_in));
+            aotc::rt::conv2d_winograd_weights(p, w.data(), u.data());
+            Guarded scratch(static_cast<size_t>(aotc::rt::conv2d_winograd_scratch_bytes(p)) / sizeof(float));
+            Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+            PoolScratch thread_scratch(
+                pool, thread_scratch_given ? aotc::rt::conv2d_winograd_thread_scratch_bytes(p) : 0);
+            aotc::rt::conv2d_winograd_f32(pool, p, x.data(), u.data(), has_bias ? bias.data() : nullptr,
+                                          y.data(), scratch.data());
+            const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
+            INFO("n=" << cs.n << " c_in=" << cs.c_in << " " << cs.h << "x" << cs.w << " c_out=" << cs.c_out
+                      << " pad=" << cs.pad << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
+                      << "] threads=" << threads << " thread scratch=" << thread_scratch_given);
+            CHECK(rel_l2(y.values(), want) <= kTolerance);
+            CHECK(y.guards_intact());
+            CHECK(scratch.guards_intact());
+            CHECK(thread_scratch.guard_intact());
+          }
   }
 }
 
-TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 128+ channels") {
+TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 64+ channels") {
   Conv2dParams p;
-  p.c_in = p.c_out = 128;
+  p.c_in = p.c_out = 64;
   p.kernel_h = p.kernel_w = 3;
   p.pad_h = p.pad_w = 1;
   CHECK(aotc::rt::conv2d_winograd_applies(p));
@@ -251,6 +255,6 @@ TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 128+ ch
   p.groups = 2;
   CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
   p.groups = 1;
-  p.c_in = 64;  // resnet's 56 x 56 x 64: the transforms cost more than they save
+  p.c_in = 32;  // too few channels: the transforms cost more than they save
   CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
 }

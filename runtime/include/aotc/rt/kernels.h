@@ -223,10 +223,11 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 // it reads: per tile and channel pair 16 multiplies instead of 36, done as 16 GEMMs
 // (one per element xi of the 4x4 transformed domain) of c_out x tiles x c_in. The weight
 // transform U = G g G^T runs at compile time (the compiler's select_winograd pass).
-// Used from 128 channels in and out: the transforms cost per channel and tile, the
-// products per channel pair and tile, and with fewer channels (resnet's 56 x 56 x 64) the
-// scalar transforms took longer than the multiplies saved (1.15-1.20x the implicit GEMM).
-constexpr int64_t kWinogradMinChannels = 128;
+// Used from 64 channels in and out: the transforms cost per channel and tile, the
+// products per channel pair and tile. With vector transforms, per-layer A/B against
+// im2col + Eigen (2 threads): 56x56x64 0.61-0.65x, 28x28x128 0.63x, 14x14x256 0.73-0.76x,
+// 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the implicit GEMM got 0.72-0.79x at 56x56x64.
+constexpr int64_t kWinogradMinChannels = 64;
 inline bool conv2d_winograd_applies(const Conv2dParams& p) {
   return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 &&
          p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinChannels &&
@@ -258,9 +259,17 @@ inline void conv2d_winograd_weights(const Conv2dParams& p, const float* w, float
 inline int64_t conv2d_winograd_tiles(const Conv2dParams& p) {
   return ((p.h_out + 1) / 2) * ((p.w_out + 1) / 2);
 }
+// (+ 8 floats: the vector output transform reads 8 tiles at a time past the last product.)
 inline int64_t conv2d_winograd_scratch_bytes(const Conv2dParams& p) {
   const int64_t tiles = conv2d_winograd_tiles(p), tiles16 = (tiles + 15) / 16 * 16;
-  return 16 * (p.c_in * tiles16 + p.c_out * tiles) * static_cast<int64_t>(sizeof(float));
+  return (16 * (p.c_in * tiles16 + p.c_out * tiles) + 8) * static_cast<int64_t>(sizeof(float));
+}
+// Per-thread scratch: one zero-padded input plane for the vector input transform (2 rows and
+// 8 tiles of margin; without it, the scalar transform runs).
+inline int64_t conv2d_winograd_thread_scratch_bytes(const Conv2dParams& p) {
+  const int64_t th = (p.h_out + 1) / 2, tw = (p.w_out + 1) / 2;
+  const int64_t floats = (2 * th + 2) * (2 * ((tw + 7) / 8 * 8) + 8);
+  return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
 }
 // x: n x c_in x h_in x w_in; u from conv2d_winograd_weights; bias, y as for conv2d_f32.
 void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* u,
