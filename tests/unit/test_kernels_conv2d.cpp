@@ -45,6 +45,10 @@ const ConvCase kConvCases[] = {
     {"depthwise too wide for row buffers", 1, 2, 4, 5000, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
     {"depthwise pad 3 > kernel, stride (1,2)", 1, 2, 6, 7, 2, 3, 3, 1, 2, 3, 3, 1, 1, 2},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+    // Depthwise over 8-channel blocks in strips of output rows (planes over the scratch).
+    {"depthwise strips 3x3 stride 2", 1, 9, 113, 111, 9, 3, 3, 2, 2, 1, 1, 1, 1, 9},
+    {"depthwise strips 5x5 dilation 2", 1, 3, 97, 71, 3, 5, 5, 1, 1, 4, 4, 2, 2, 3},
+    {"depthwise strips 3x3", 2, 8, 80, 75, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
     {"im2col large", 2, 16, 33, 33, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     // Implicit GEMM: 6-row tiles with 1..5 rows left, panels of 16 with <= 8 or > 8
     // columns left, depth in 2 or 3 blocks of <= 256, several column blocks, both splits.

@@ -4,8 +4,9 @@
 // contiguous 8-float load and one FMA, with no bounds checks and no per-row setup; the
 // results are written back to the 8 planes. Why: on small planes (mobilenet_v2's 14 x 14
 // and 7 x 7) the per-plane tile kernel spent its time in setup, 2-8 GFLOP/s, and depthwise
-// layers were ~35% of mobilenet_v2's run. Used while the padded block fits the thread's
-// scratch (conv2d_thread_scratch_bytes plans it); larger planes keep the tile kernel.
+// layers were ~35% of mobilenet_v2's run. Large planes go in strips of output rows whose
+// padded input rows fit the thread's scratch (conv2d_depthwise_c8_strip, planned by
+// conv2d_thread_scratch_bytes); only rows wider than the scratch keep the tile kernel.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -17,24 +18,18 @@ namespace {
 constexpr int64_t kLanes = 8;
 constexpr int64_t kMaxTaps = depthwise_c8::kMaxTaps;
 
-struct Padded {
-  int64_t rows, cols;  // of the padded block: every tap of every output position inside
-};
-Padded padded_dims(const Conv2dParams& p) {
-  return {(p.h_out - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1,
-          (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1};
-}
-
 // One output row of one block: acc over taps for groups of 4 positions (independent
 // accumulators hide the FMA latency), then bias, clamp and the scatter to the planes.
+// Buffer row 0 is the padded input row of output row oh - oh_buf.
 void block_row(const Conv2dParams& p, const float* buf, int64_t cols, const float* w8, const float* b8,
-               int64_t oh, int64_t lanes, bool clamp, float* const* yplanes) {
+               int64_t oh, int64_t oh_buf, int64_t lanes, bool clamp, float* const* yplanes) {
   const int64_t taps = p.kernel_h * p.kernel_w;
   const int64_t step = p.stride_w * kLanes;
   int64_t tap_off[kMaxTaps];
   for (int64_t i = 0; i < p.kernel_h; ++i)
     for (int64_t j = 0; j < p.kernel_w; ++j)
-      tap_off[i * p.kernel_w + j] = ((oh * p.stride_h + i * p.dilation_h) * cols + j * p.dilation_w) * kLanes;
+      tap_off[i * p.kernel_w + j] =
+          ((oh_buf * p.stride_h + i * p.dilation_h) * cols + j * p.dilation_w) * kLanes;
   alignas(32) float out[4][kLanes];
   for (int64_t ow0 = 0; ow0 < p.w_out; ow0 += 4) {
     const int64_t count = min_i64(4, p.w_out - ow0);
@@ -92,7 +87,9 @@ bool depthwise_c8_fits(const Conv2dParams& p, size_t thread_scratch_bytes) {
 
 void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
                          const float* bias, float* y) {
-  const Padded d = padded_dims(p);
+  const int64_t strip = conv2d_depthwise_c8_strip(p);
+  const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+  const int64_t span = (p.kernel_h - 1) * p.dilation_h + 1;
   const int64_t taps = p.kernel_h * p.kernel_w;
   const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
   const int64_t blocks_per_image = ceil_div(p.c_in, kLanes);
@@ -104,27 +101,32 @@ void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x
     float* w8 = reinterpret_cast<float*>(pool.thread_scratch(thread));
     float* b8 = w8 + kLanes * kMaxTaps;
     float* buf = b8 + kLanes;
-    const int64_t buf_floats = (d.rows * d.cols + 4 * p.stride_w) * kLanes;
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t img = q / blocks_per_image, c0 = (q % blocks_per_image) * kLanes;
       const int64_t lanes = min_i64(kLanes, p.c_in - c0);
       for (int64_t t = 0; t < taps; ++t)
         for (int64_t l = 0; l < kLanes; ++l) w8[t * kLanes + l] = l < lanes ? w[(c0 + l) * taps + t] : 0.0f;
       for (int64_t l = 0; l < kLanes; ++l) b8[l] = l < lanes && p.has_bias ? bias[c0 + l] : 0.0f;
-      for (int64_t i = 0; i < buf_floats; ++i) buf[i] = 0.0f;
-      for (int64_t l = 0; l < lanes; ++l) {
-        const float* xp = x + (img * p.c_in + c0 + l) * hw_in;
-        const int64_t r_lo = max_i64(0, p.pad_h), r_hi = min_i64(d.rows, p.pad_h + p.h_in);
-        const int64_t c_lo = max_i64(0, p.pad_w), c_hi = min_i64(d.cols, p.pad_w + p.w_in);
-        for (int64_t r = r_lo; r < r_hi; ++r) {
-          const float* src = xp + (r - p.pad_h) * p.w_in - p.pad_w;
-          float* dst = buf + r * d.cols * kLanes + l;
-          for (int64_t c = c_lo; c < c_hi; ++c) dst[c * kLanes] = src[c];
-        }
-      }
       float* yplanes[kLanes];
       for (int64_t l = 0; l < lanes; ++l) yplanes[l] = y + (img * p.c_out + c0 + l) * hw_out;
-      for (int64_t oh = 0; oh < p.h_out; ++oh) block_row(p, buf, d.cols, w8, b8, oh, lanes, clamp, yplanes);
+      for (int64_t oh0 = 0; oh0 < p.h_out; oh0 += strip) {
+        const int64_t rows_out = min_i64(strip, p.h_out - oh0);
+        const int64_t rows = (rows_out - 1) * p.stride_h + span, row0 = oh0 * p.stride_h;  // padded rows
+        const int64_t buf_floats = (rows * cols + 4 * p.stride_w) * kLanes;
+        for (int64_t i = 0; i < buf_floats; ++i) buf[i] = 0.0f;
+        const int64_t r_lo = max_i64(0, p.pad_h - row0), r_hi = min_i64(rows, p.pad_h + p.h_in - row0);
+        const int64_t c_lo = max_i64(0, p.pad_w), c_hi = min_i64(cols, p.pad_w + p.w_in);
+        for (int64_t l = 0; l < lanes; ++l) {
+          const float* xp = x + (img * p.c_in + c0 + l) * hw_in;
+          for (int64_t r = r_lo; r < r_hi; ++r) {
+            const float* src = xp + (row0 + r - p.pad_h) * p.w_in - p.pad_w;
+            float* dst = buf + r * cols * kLanes + l;
+            for (int64_t c = c_lo; c < c_hi; ++c) dst[c * kLanes] = src[c];
+          }
+        }
+        for (int64_t oh = oh0; oh < oh0 + rows_out; ++oh)
+          block_row(p, buf, cols, w8, b8, oh, oh - oh0, lanes, clamp, yplanes);
+      }
     }
   });
 }

@@ -175,21 +175,32 @@ inline void conv2d_gemm_blocking(int64_t k, int64_t n, int64_t& kc, int64_t& nc)
 }
 
 // Depthwise convolutions over blocks of 8 channels (conv2d_depthwise_c8.cpp) interleave a
-// block's zero-padded input planes in per-thread scratch: this many floats (with the
-// block's weights and bias, and slack), used while at most kMaxFloats (132 KiB, L2).
+// block's zero-padded input rows in per-thread scratch, a strip of output rows at a time:
+// conv2d_depthwise_c8_strip output rows (0: not even one fits), in
+// conv2d_depthwise_c8_floats floats (with the block's weights and bias, and slack), at
+// most kMaxFloats (132 KiB, L2).
 namespace depthwise_c8 {
 constexpr int64_t kMaxFloats = 33792;
 constexpr int64_t kMaxTaps = 64;
 }  // namespace depthwise_c8
-inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
-  const int64_t rows = (p.h_out - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
+inline int64_t conv2d_depthwise_c8_strip(const Conv2dParams& p) {
+  using namespace depthwise_c8;
+  if (p.kernel_h * p.kernel_w > kMaxTaps || p.h_out <= 0 || p.w_out <= 0) return 0;
   const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+  const int64_t span = (p.kernel_h - 1) * p.dilation_h + 1;  // input rows of one output row
+  const int64_t fixed = 4 * p.stride_w * 8 + 8 * kMaxTaps + 8;
+  const int64_t rows_fit = (kMaxFloats - fixed) / (cols * 8);
+  if (rows_fit < span) return 0;
+  const int64_t strip = (rows_fit - span) / p.stride_h + 1;
+  return strip < p.h_out ? strip : p.h_out;
+}
+inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
+  const int64_t strip = conv2d_depthwise_c8_strip(p);
+  const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+  const int64_t rows = (strip - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
   return (rows * cols + 4 * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
 }
-inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) {
-  return p.kernel_h * p.kernel_w <= depthwise_c8::kMaxTaps &&
-         conv2d_depthwise_c8_floats(p) <= depthwise_c8::kMaxFloats;
-}
+inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_depthwise_c8_strip(p) > 0; }
 
 // Per-thread scratch: Eigen's packing buffers (pointwise on Eigen), the packed column
 // block of the implicit-GEMM path, or the
