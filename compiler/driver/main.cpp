@@ -323,6 +323,10 @@ int compile(const Job& job) {
     sources =
         aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
   } else {
+    // CPU only: the CUDA generators read the convolutions' weights as they are.
+    aotc::passes::select_winograd(graph);
+    aotc::passes::plan_memory(graph);
+    if (verbose) std::fprintf(stderr, "aotc: memory planned again after select_winograd\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

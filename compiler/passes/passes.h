@@ -21,6 +21,11 @@ void eliminate_dead_ops(ir::Graph& graph);
 // order_search false keeps only the sorted placement orders (tests compare the two).
 void plan_memory(ir::Graph& graph, bool order_search = true);
 
+// CPU target only, after run_default_passes and before a new plan_memory: 3x3 stride-1
+// convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights
+// transformed here (select_winograd.cpp).
+void select_winograd(ir::Graph& graph);
+
 // The pipeline the driver runs; verbose prints what each pass did.
 void run_default_passes(ir::Graph& graph, bool verbose);
 

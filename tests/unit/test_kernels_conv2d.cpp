@@ -1,5 +1,7 @@
-// conv2d_f32 against the naive reference: pointwise, im2col and depthwise paths, with
-// the scratch buffer exactly conv2d_scratch_bytes() long and guarded.
+// conv2d_f32 against the naive reference: the implicit-GEMM path (pointwise and general
+// column gathering, each thread split, depth and column blocking, ragged micro-tiles) and
+// the depthwise paths, with the scratch buffer exactly conv2d_scratch_bytes() long and
+// guarded.
 #include <doctest/doctest.h>
 
 #include "kernel_reference.h"
@@ -43,13 +45,77 @@ const ConvCase kConvCases[] = {
     {"depthwise too wide for row buffers", 1, 2, 4, 5000, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
     {"depthwise pad 3 > kernel, stride (1,2)", 1, 2, 6, 7, 2, 3, 3, 1, 2, 3, 3, 1, 1, 2},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+    // Depthwise over 8-channel blocks in strips of output rows (planes over the scratch).
+    {"depthwise strips 3x3 stride 2", 1, 9, 113, 111, 9, 3, 3, 2, 2, 1, 1, 1, 1, 9},
+    {"depthwise strips 5x5 dilation 2", 1, 3, 97, 71, 3, 5, 5, 1, 1, 4, 4, 2, 2, 3},
+    {"depthwise strips 3x3", 2, 8, 80, 75, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
     {"im2col large", 2, 16, 33, 33, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    // Implicit GEMM: 6-row tiles with 1..5 rows left, panels of 16 with <= 8 or > 8
+    // columns left, depth in 2 or 3 blocks of <= 256, several column blocks, both splits.
+    {"gemm 13 x 49 x 360 (2 depth blocks)", 1, 40, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm 50 x 81 x 549 (3 depth blocks)", 1, 61, 9, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm 200 x 49 x 288 (row split)", 1, 32, 7, 7, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm 511 x 9 x 320 stride 2 (row split)", 1, 80, 6, 6, 511, 2, 2, 2, 2, 0, 0, 1, 1, 1},
+    {"gemm 7 x 420 x 300 (column blocks)", 1, 12, 20, 21, 7, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    {"gemm 8 x 1600 x 27 (column blocks)", 1, 3, 40, 40, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm pointwise 70 x 35 x 300", 2, 300, 5, 7, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"gemm pointwise 129 x 23 x 37 (row split)", 1, 37, 1, 23, 129, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"gemm pointwise 22 x 1000 x 17", 1, 17, 40, 25, 22, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"gemm groups 2 stride 2 dilation 2", 1, 64, 15, 15, 34, 3, 3, 2, 2, 2, 2, 2, 2, 2},
+    {"gemm one output column", 1, 7, 5, 1, 9, 3, 1, 1, 1, 1, 0, 1, 1, 1},
+    {"gemm 1x7 then 7x1", 1, 20, 17, 17, 24, 1, 7, 1, 1, 0, 3, 1, 1, 1},
+    {"gemm 7x1 stride (2,1) dilation (2,1)", 1, 20, 17, 17, 24, 7, 1, 2, 1, 6, 0, 2, 1, 1},
+    {"gemm padding wider than the image", 1, 5, 3, 4, 11, 3, 3, 1, 1, 3, 3, 1, 1, 1},
 };
 
 struct Clamp {
   float lo, hi;
 };
 const Clamp kClamps[] = {{-INFINITY, INFINITY}, {0.0f, INFINITY}, {0.0f, 0.3f}};
+
+// One case on one pool, checked against the reference; without thread scratch the
+// implicit GEMM packs into a small stack block instead.
+void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp& cl,
+                bool thread_scratch_given, uint32_t& seed) {
+  Conv2dParams p;
+  p.n = cc.n;
+  p.c_in = cc.c_in;
+  p.h_in = cc.h;
+  p.w_in = cc.w;
+  p.c_out = cc.c_out;
+  p.kernel_h = cc.kh;
+  p.kernel_w = cc.kw;
+  p.stride_h = cc.sh;
+  p.stride_w = cc.sw;
+  p.pad_h = cc.ph;
+  p.pad_w = cc.pw;
+  p.dilation_h = cc.dh;
+  p.dilation_w = cc.dw;
+  p.groups = cc.groups;
+  p.h_out = (cc.h + 2 * cc.ph - cc.dh * (cc.kh - 1) - 1) / cc.sh + 1;
+  p.w_out = (cc.w + 2 * cc.pw - cc.dw * (cc.kw - 1) - 1) / cc.sw + 1;
+  p.has_bias = has_bias;
+  p.clamp_lo = cl.lo;
+  p.clamp_hi = cl.hi;
+  const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
+  const auto w =
+      random_floats(static_cast<size_t>(p.c_out * (p.c_in / p.groups) * p.kernel_h * p.kernel_w), ++seed);
+  const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
+  const int64_t scratch_bytes = aotc::rt::conv2d_scratch_bytes(p);
+  REQUIRE(scratch_bytes % sizeof(float) == 0);
+  Guarded scratch(static_cast<size_t>(scratch_bytes) / sizeof(float));
+  Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+  PoolScratch thread_scratch(pool, thread_scratch_given ? aotc::rt::conv2d_thread_scratch_bytes(p) : 0);
+  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), has_bias ? bias.data() : nullptr, y.data(),
+                       scratch_bytes > 0 ? scratch.data() : nullptr);
+  CHECK(thread_scratch.guard_intact());
+  const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
+  INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi << "] threads=" << pool.size()
+               << " thread scratch=" << thread_scratch_given);
+  CHECK(rel_l2(y.values(), want) <= kTolerance);
+  CHECK(y.guards_intact());
+  CHECK(scratch.guards_intact());
+}
 
 }  // namespace
 
@@ -59,57 +125,140 @@ TEST_CASE("conv2d_f32: all paths, bias, clamp epilogue") {
     uint32_t seed = 7;
     for (const ConvCase& cc : kConvCases)
       for (bool has_bias : {false, true})
-        for (const Clamp& cl : kClamps) {
-          Conv2dParams p;
-          p.n = cc.n;
-          p.c_in = cc.c_in;
-          p.h_in = cc.h;
-          p.w_in = cc.w;
-          p.c_out = cc.c_out;
-          p.kernel_h = cc.kh;
-          p.kernel_w = cc.kw;
-          p.stride_h = cc.sh;
-          p.stride_w = cc.sw;
-          p.pad_h = cc.ph;
-          p.pad_w = cc.pw;
-          p.dilation_h = cc.dh;
-          p.dilation_w = cc.dw;
-          p.groups = cc.groups;
-          p.h_out = (cc.h + 2 * cc.ph - cc.dh * (cc.kh - 1) - 1) / cc.sh + 1;
-          p.w_out = (cc.w + 2 * cc.pw - cc.dw * (cc.kw - 1) - 1) / cc.sw + 1;
-          p.has_bias = has_bias;
-          p.clamp_lo = cl.lo;
-          p.clamp_hi = cl.hi;
-          const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
-          const auto w = random_floats(
-              static_cast<size_t>(p.c_out * (p.c_in / p.groups) * p.kernel_h * p.kernel_w), ++seed);
-          const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
-          const int64_t scratch_bytes = aotc::rt::conv2d_scratch_bytes(p);
-          REQUIRE(scratch_bytes % sizeof(float) == 0);
-          Guarded scratch(static_cast<size_t>(scratch_bytes) / sizeof(float));
-          Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
-          PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
-          aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), has_bias ? bias.data() : nullptr, y.data(),
-                               scratch.data());
-          CHECK(thread_scratch.guard_intact());
-          const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
-          INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
-                       << "] threads=" << threads);
-          CHECK(rel_l2(y.values(), want) <= kTolerance);
-          CHECK(y.guards_intact());
-          CHECK(scratch.guards_intact());
-        }
+        for (const Clamp& cl : kClamps) check_case(pool, cc, has_bias, cl, true, seed);
   }
 }
 
-TEST_CASE("conv2d_scratch_bytes: none for pointwise and depthwise") {
+TEST_CASE("conv2d_f32: without thread scratch (stack panel), two threads") {
+  ThreadPool pool(2);
+  uint32_t seed = 99;
+  for (const ConvCase& cc : kConvCases) check_case(pool, cc, true, kClamps[1], false, seed);
+}
+
+TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
+  // relu keeps NaN as torch does (clamp_value); -inf inputs meet +inf weights only where
+  // the reference also gets inf or NaN.
+  ThreadPool pool(2);
   Conv2dParams p;
-  p.c_in = p.c_out = 8;
+  p.c_in = 4;
+  p.h_in = p.w_in = 9;
+  p.c_out = 7;
+  p.h_out = p.w_out = 9;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  p.has_bias = true;
+  p.clamp_lo = 0.0f;
+  std::vector<float> x(4 * 81, 0.5f), w(7 * 36, 0.25f), bias(7, 0.0f);
+  x[40] = NAN;  // channel 0, centre: every output channel sees it in the 3x3 around (4, 4)
+  bias[3] = -100.0f;
+  Guarded y(7 * 81);
+  PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
+  std::vector<float> scratch(static_cast<size_t>(aotc::rt::conv2d_scratch_bytes(p)) / sizeof(float) + 1);
+  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), y.data(), scratch.data());
+  const auto got = y.values();
+  for (int64_t c = 0; c < 7; ++c)
+    for (int64_t oh = 0; oh < 9; ++oh)
+      for (int64_t ow = 0; ow < 9; ++ow) {
+        const float v = static_cast<float>(got[static_cast<size_t>((c * 9 + oh) * 9 + ow)]);
+        const bool near = oh >= 3 && oh <= 5 && ow >= 3 && ow <= 5;
+        INFO("c=" << c << " oh=" << oh << " ow=" << ow);
+        if (near)
+          CHECK(std::isnan(v));
+        else if (c == 3)
+          CHECK(v == 0.0f);
+        else
+          CHECK(v > 0.0f);
+      }
+  CHECK(y.guards_intact());
+}
+
+TEST_CASE("conv2d_scratch_bytes: the packed columns of small products only") {
+  Conv2dParams p;
+  p.c_in = 8;
+  p.c_out = 64;
   p.h_out = p.w_out = 5;
-  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);  // 1x1 stride 1
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 32 * 4);  // 1x1: depth 8 x 25 positions (32)
+  p.c_out = 8;                                             // 1x1 with few outputs: Eigen's GEMM, no scratch
+  CHECK(aotc::rt::conv2d_pointwise_on_eigen(p));
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);
   p.kernel_h = p.kernel_w = 3;
   p.groups = 8;
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);  // depthwise
   p.groups = 1;
-  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 9 * 25 * 4);
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 9 * 32 * 4);
+  p.c_in = 64;
+  p.h_out = p.w_out = 56;  // 576 x 3136 floats: over the 2 MiB cap, each thread packs its own
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);
+}
+
+TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) against the reference") {
+  // Odd and even outputs (tiles hanging over the edge), padding 0..2, channel counts that
+  // leave ragged 6-row tiles and depth blocks of the products, batches, bias and clamps.
+  struct Case {
+    int64_t n, c_in, h, w, c_out, pad;
+  };
+  const Case cases[] = {{1, 16, 7, 7, 16, 1}, {2, 17, 9, 6, 23, 1},  {1, 32, 5, 5, 40, 0},
+                        {1, 20, 3, 4, 18, 2}, {1, 300, 6, 7, 19, 1}, {1, 64, 14, 14, 64, 1},
+                        {1, 16, 1, 1, 16, 1}, {1, 24, 30, 2, 16, 1}, {1, 16, 40, 41, 17, 1}};
+  uint32_t seed = 500;
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    for (const Case& cs : cases)
+      for (const Clamp& cl : kClamps)
+        for (bool has_bias : {false, true})
+          for (bool thread_scratch_given : {true, false}) {  // vector / scalar input transform
+            Conv2dParams p;
+            p.n = cs.n;
+            p.c_in = cs.c_in;
+            p.h_in = cs.h;
+            p.w_in = cs.w;
+            p.c_out = cs.c_out;
+            p.kernel_h = p.kernel_w = 3;
+            p.pad_h = p.pad_w = cs.pad;
+            p.h_out = cs.h + 2 * cs.pad - 2;
+            p.w_out = cs.w + 2 * cs.pad - 2;
+            p.has_bias = has_bias;
+            p.clamp_lo = cl.lo;
+            p.clamp_hi = cl.hi;
+            if (p.h_out <= 0 || p.w_out <= 0) continue;  // (the kernel takes any channel count)
+            const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
+            const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * 9), ++seed);
+            const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
+            std::vector<float> u(static_cast<size_t>(16 * p.c_out * p.c_in));
+            aotc::rt::conv2d_winograd_weights(p, w.data(), u.data());
+            Guarded scratch(static_cast<size_t>(aotc::rt::conv2d_winograd_scratch_bytes(p)) / sizeof(float));
+            Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+            PoolScratch thread_scratch(
+                pool, thread_scratch_given ? aotc::rt::conv2d_winograd_thread_scratch_bytes(p) : 0);
+            aotc::rt::conv2d_winograd_f32(pool, p, x.data(), u.data(), has_bias ? bias.data() : nullptr,
+                                          y.data(), scratch.data());
+            const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
+            INFO("n=" << cs.n << " c_in=" << cs.c_in << " " << cs.h << "x" << cs.w << " c_out=" << cs.c_out
+                      << " pad=" << cs.pad << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
+                      << "] threads=" << threads << " thread scratch=" << thread_scratch_given);
+            CHECK(rel_l2(y.values(), want) <= kTolerance);
+            CHECK(y.guards_intact());
+            CHECK(scratch.guards_intact());
+            CHECK(thread_scratch.guard_intact());
+          }
+  }
+}
+
+TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 64+ channels") {
+  Conv2dParams p;
+  p.c_in = p.c_out = 64;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  CHECK(aotc::rt::conv2d_winograd_applies(p));
+  p.stride_w = 2;
+  CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
+  p.stride_w = 1;
+  p.dilation_h = 2;
+  CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
+  p.dilation_h = 1;
+  p.groups = 2;
+  CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
+  p.groups = 1;
+  p.c_in = 32;  // too few channels: the transforms cost more than they save
+  CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
 }

@@ -170,4 +170,23 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
                     const float* a, const float* b, const float* bias, float* c, unsigned char* pack,
                     size_t pack_bytes);
 
+// Non-depthwise 2-D convolution as an implicit GEMM (conv2d_gemm.cpp); the per-thread
+// panel block comes from pool.thread_scratch (conv2d_thread_scratch_bytes), or a small
+// stack block when the pool has none; scratch (conv2d_scratch_bytes, may be null) holds
+// the columns packed once for all threads.
+void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                     const float* bias, float* y, float* scratch);
+
+// Rows [m0, m1) of C (ldc) = A (m x k, lda) * B, B (k x n) packed as the implicit GEMM
+// packs its columns (depth blocks of conv2d_gemm_blocking(k, n), 16-column panels); no
+// bias or clamp. In conv2d_gemm.cpp, for the Winograd products.
+void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
+                     int64_t ldc, int64_t m0, int64_t m1);
+
+// Depthwise over blocks of 8 channels (conv2d_depthwise_c8.cpp), when the shape suits it
+// (conv2d_depthwise_c8_applies) and the pool's thread scratch holds its block.
+bool depthwise_c8_fits(const Conv2dParams& p, size_t thread_scratch_bytes);
+void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                         const float* bias, float* y);
+
 }  // namespace aotc::rt::detail

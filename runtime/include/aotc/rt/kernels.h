@@ -129,31 +129,162 @@ struct Conv2dParams {
   float clamp_hi = __builtin_inff();
 };
 
-// Scratch for the im2col buffer of one image and group (0 when the kernel needs none).
-inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
+// A 1x1 stride-1 convolution is a plain GEMM on its input. Eigen's GEMM did those better
+// than the implicit GEMM (per-layer A/B, 2 threads: 1.07-1.25x for resnet50's 1x1 layers
+// of 128-2048 channels, 1.3-1.4x with fewer than 64 outputs) except with a short depth
+// (<= 64 inputs) and 64+ outputs (0.75-0.98x, mobilenet_v2's expansions): those stay on it.
+inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_h == 0 && p.pad_w == 0;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-  if (pointwise || depthwise) return 0;
-  const int64_t rows = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
-  return rows * p.h_out * p.w_out * static_cast<int64_t>(sizeof(float));
+  return pointwise && !depthwise && p.groups > 0 && (p.c_in / p.groups > 64 || p.c_out / p.groups < 64);
 }
 
-// Per-thread scratch (GEMM packing) of the pointwise and im2col paths; 0 for depthwise.
+// Arena scratch: the whole packed column matrix (depth x n rounded up to 16) of one
+// image-group, for products small enough (<= 2 MiB) that the threads may split the
+// output channels between them: the columns are then packed once, by all threads
+// together, instead of by each thread for itself (a larger matrix read back from L3 cost
+// more than packing twice). 0 for depthwise, pointwise on Eigen and larger products.
+namespace gemm_conv {
+constexpr int64_t kMaxPrepackFloats = 1 << 19;
+}  // namespace gemm_conv
+inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
+  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+  if (depthwise || p.groups <= 0 || conv2d_pointwise_on_eigen(p)) return 0;
+  const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
+  const int64_t floats = k * ((p.h_out * p.w_out + 15) / 16 * 16);
+  return floats <= gemm_conv::kMaxPrepackFloats ? floats * static_cast<int64_t>(sizeof(float)) : 0;
+}
+
+// Blocking of the implicit-GEMM convolution (conv2d_gemm.cpp) for a product of depth k and
+// n output positions: depth blocks of kc <= kMaxKc (equal lengths), and column blocks of nc
+// (a multiple of 16) whose packed kc x nc floats stay within kBlockFloats (256 KiB, half the L2).
+namespace gemm_conv {
+constexpr int64_t kMaxKc = 256;
+constexpr int64_t kBlockFloats = 65536;
+}  // namespace gemm_conv
+inline void conv2d_gemm_blocking(int64_t k, int64_t n, int64_t& kc, int64_t& nc) {
+  using namespace gemm_conv;
+  const int64_t depth = k > 0 ? k : 1;
+  const int64_t sweeps = (depth + kMaxKc - 1) / kMaxKc;
+  kc = (depth + sweeps - 1) / sweeps;
+  const int64_t n16 = (n > 0 ? n + 15 : 16) / 16 * 16;
+  nc = kBlockFloats / kc / 16 * 16;
+  nc = nc < 16 ? 16 : nc;
+  nc = nc > n16 ? n16 : nc;
+}
+
+// Depthwise convolutions over blocks of 8 channels (conv2d_depthwise_c8.cpp) interleave a
+// block's zero-padded input rows in per-thread scratch, a strip of output rows at a time:
+// conv2d_depthwise_c8_strip output rows (0: not even one fits), in
+// conv2d_depthwise_c8_floats floats (with the block's weights and bias, and slack), at
+// most kMaxFloats (132 KiB, L2).
+namespace depthwise_c8 {
+constexpr int64_t kMaxFloats = 33792;
+constexpr int64_t kMaxTaps = 64;
+}  // namespace depthwise_c8
+inline int64_t conv2d_depthwise_c8_strip(const Conv2dParams& p) {
+  using namespace depthwise_c8;
+  if (p.kernel_h * p.kernel_w > kMaxTaps || p.h_out <= 0 || p.w_out <= 0) return 0;
+  const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+  const int64_t span = (p.kernel_h - 1) * p.dilation_h + 1;  // input rows of one output row
+  const int64_t fixed = 4 * p.stride_w * 8 + 8 * kMaxTaps + 8;
+  const int64_t rows_fit = (kMaxFloats - fixed) / (cols * 8);
+  if (rows_fit < span) return 0;
+  const int64_t strip = (rows_fit - span) / p.stride_h + 1;
+  return strip < p.h_out ? strip : p.h_out;
+}
+inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
+  const int64_t strip = conv2d_depthwise_c8_strip(p);
+  const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+  const int64_t rows = (strip - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
+  return (rows * cols + 4 * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
+}
+inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_depthwise_c8_strip(p) > 0; }
+
+// Per-thread scratch: Eigen's packing buffers (pointwise on Eigen), the packed column
+// block of the implicit-GEMM path, or the
+// interleaved block of the 8-channel depthwise path (0 for other depthwise convolutions).
 inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-  if (depthwise || p.groups <= 0) return 0;
-  GemmParams g;  // alpha 1
-  g.m = p.c_out / p.groups;
-  g.n = p.h_out * p.w_out;
-  g.k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
-  return gemm_thread_scratch_bytes(g);
+  if (p.groups <= 0 || p.h_out <= 0 || p.w_out <= 0) return 0;
+  if (depthwise) {
+    if (!conv2d_depthwise_c8_applies(p)) return 0;
+    return (conv2d_depthwise_c8_floats(p) * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+  }
+  if (conv2d_pointwise_on_eigen(p)) {
+    GemmParams g;  // alpha 1
+    g.m = p.c_out / p.groups;
+    g.n = p.h_out * p.w_out;
+    g.k = p.c_in / p.groups;
+    return gemm_thread_scratch_bytes(g);
+  }
+  int64_t kc, nc;
+  conv2d_gemm_blocking((p.c_in / p.groups) * p.kernel_h * p.kernel_w, p.h_out * p.w_out, kc, nc);
+  return (kc * nc * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
 }
 
 // x: n x c_in x h_in x w_in; w: c_out x (c_in/groups) x kernel_h x kernel_w;
 // bias: c_out (when has_bias); y: n x c_out x h_out x w_out.
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 float* y, float* scratch);
+
+// ---- Winograd F(2x2, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
+// Each 2x2 output tile is A^T [ (G g G^T) . (B^T d B) ] A over the 4x4 input patch d that
+// it reads: per tile and channel pair 16 multiplies instead of 36, done as 16 GEMMs
+// (one per element xi of the 4x4 transformed domain) of c_out x tiles x c_in. The weight
+// transform U = G g G^T runs at compile time (the compiler's select_winograd pass).
+// Used from 64 channels in and out: the transforms cost per channel and tile, the
+// products per channel pair and tile. With vector transforms, per-layer A/B against
+// im2col + Eigen (2 threads): 56x56x64 0.61-0.65x, 28x28x128 0.63x, 14x14x256 0.73-0.76x,
+// 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the implicit GEMM got 0.72-0.79x at 56x56x64.
+constexpr int64_t kWinogradMinChannels = 64;
+inline bool conv2d_winograd_applies(const Conv2dParams& p) {
+  return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 &&
+         p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinChannels &&
+         p.c_out >= kWinogradMinChannels && p.pad_h <= 2 && p.pad_w <= 2;
+}
+// u (16 x c_out x c_in, element xi = 4 * row + column of the 4x4 domain) from w
+// (c_out x c_in x 3 x 3): u[xi][o][i] = (G w[o][i] G^T)[xi], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
+inline void conv2d_winograd_weights(const Conv2dParams& p, const float* w, float* u) {
+  const int64_t plane = p.c_out * p.c_in;
+  for (int64_t o = 0; o < p.c_out; ++o)
+    for (int64_t i = 0; i < p.c_in; ++i) {
+      const float* g = w + (o * p.c_in + i) * 9;
+      float gg[4][3];  // G g
+      for (int c = 0; c < 3; ++c) {
+        gg[0][c] = g[c];
+        gg[1][c] = 0.5f * (g[c] + g[3 + c] + g[6 + c]);
+        gg[2][c] = 0.5f * (g[c] - g[3 + c] + g[6 + c]);
+        gg[3][c] = g[6 + c];
+      }
+      for (int r = 0; r < 4; ++r) {
+        const float v[4] = {gg[r][0], 0.5f * (gg[r][0] + gg[r][1] + gg[r][2]),
+                            0.5f * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
+        for (int c = 0; c < 4; ++c) u[(4 * r + c) * plane + o * p.c_in + i] = v[c];
+      }
+    }
+}
+// Tiles per image, and the arena scratch: the transformed input (16 x c_in x tiles, in the
+// micro-kernel's packed panels) and the 16 products (16 x c_out x tiles).
+inline int64_t conv2d_winograd_tiles(const Conv2dParams& p) {
+  return ((p.h_out + 1) / 2) * ((p.w_out + 1) / 2);
+}
+// (+ 8 floats: the vector output transform reads 8 tiles at a time past the last product.)
+inline int64_t conv2d_winograd_scratch_bytes(const Conv2dParams& p) {
+  const int64_t tiles = conv2d_winograd_tiles(p), tiles16 = (tiles + 15) / 16 * 16;
+  return (16 * (p.c_in * tiles16 + p.c_out * tiles) + 8) * static_cast<int64_t>(sizeof(float));
+}
+// Per-thread scratch: one zero-padded input plane for the vector input transform (2 rows and
+// 8 tiles of margin; without it, the scalar transform runs).
+inline int64_t conv2d_winograd_thread_scratch_bytes(const Conv2dParams& p) {
+  const int64_t th = (p.h_out + 1) / 2, tw = (p.w_out + 1) / 2;
+  const int64_t floats = (2 * th + 2) * (2 * ((tw + 7) / 8 * 8) + 8);
+  return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+}
+// x: n x c_in x h_in x w_in; u from conv2d_winograd_weights; bias, y as for conv2d_f32.
+void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* u,
+                         const float* bias, float* y, float* scratch);
 
 // ---------------------------------------------------------------- pooling
 struct Pool2dParams {

@@ -1,0 +1,514 @@
+// conv2d_gemm.cpp - a (non-depthwise) 2-D convolution as an implicit GEMM with its own
+// register-tiled micro-kernel: per image and group, y_g (M x N) = w_g (M x K) * col (K x N),
+// M = c_out / groups, N = h_out * w_out, K = c_in / groups * kernel_h * kernel_w.
+//
+// Why not im2col + Eigen (the previous path): the im2col matrix was written out and then
+// copied again by Eigen's packing, and Eigen's blocking reached 56-113 GFLOP/s (2 threads)
+// on the conv shapes of resnet18/50 against a 151 GFLOP/s sgemm peak (bench/results_cpu.md).
+// Here the im2col columns are gathered straight from the input image into the packed
+// panels the micro-kernel reads (kc x 16 floats, one per 16 output positions), and the
+// weights are read in place: the micro-kernel broadcasts one weight per row from six
+// row streams, so they need no packing.
+//
+// Blocking (conv2d_gemm_blocking in kernels.h): a block of kc x nc panel floats (<= 96 KiB,
+// L2) is packed once per thread and swept by every 6-row group of M; a 6 x kc weight
+// strip (<= 6 KiB) stays in L1 across the block's panels. Depth beyond kc is summed in C.
+//
+// Threads: one product is split over M (6-row units) or N (16-column panels), whichever
+// gives the lesser largest share, counting that an M split packs every panel on each thread.
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include "kernel_util.h"
+
+namespace aotc::rt::detail {
+namespace {
+
+constexpr int64_t kMr = 6;   // rows of a micro-tile (weights broadcast)
+constexpr int64_t kNr = 16;  // columns of a micro-tile (two 8-float vectors)
+constexpr int64_t kDirectMaxRows = 64;
+constexpr int64_t kFallbackFloats = gemm_conv::kMaxKc * kNr;  // one panel, when no scratch
+
+// Per kernel column j: the output columns whose tap lands inside the input row. Computed
+// once per product: valid_outputs divides, and packing asked for it per row and panel
+// spent more time there than on copying.
+constexpr int64_t kMaxKernelW = 64;
+struct ColRanges {
+  TapRange valid[kMaxKernelW];
+  bool cached = false;
+};
+ColRanges col_ranges(const Conv2dParams& p) {
+  ColRanges cr;
+  cr.cached = p.kernel_w <= kMaxKernelW;
+  if (cr.cached)
+    for (int64_t j = 0; j < p.kernel_w; ++j)
+      cr.valid[j] = valid_outputs(j * p.dilation_w - p.pad_w, p.stride_w, p.w_out, p.w_in);
+  return cr;
+}
+
+// Packed layout of a depth block of kcur rows of col and the columns [c0, c0 + ncols) (c0 a
+// multiple of 16): panel q (columns c0 + 16q ..) is kcur x 16 floats at block + q * kcur * 16,
+// row-major; columns past the last position are zero. The micro-kernel reads one panel.
+struct PanelDst {
+  float* row;            // row r of panel 0: block + r * 16
+  int64_t c0;            // first column of panel 0
+  int64_t panel_stride;  // kcur * 16
+  // Where position pos goes, and how many positions from it stay in the same panel row.
+  float* at(int64_t pos, int64_t& room) const {
+    const int64_t rel = pos - c0;
+    room = kNr - rel % kNr;
+    return row + rel / kNr * panel_stride + rel % kNr;
+  }
+};
+
+// dst positions [pa, pb) = 0.
+inline void zero_run(const PanelDst& d, int64_t pa, int64_t pb) {
+  while (pa < pb) {
+    int64_t room;
+    float* out = d.at(pa, room);
+    const int64_t len = min_i64(room, pb - pa);
+    for (int64_t c = 0; c < len; ++c) out[c] = 0.0f;
+    pa += len;
+  }
+}
+
+// dst positions [pa, pb) = src[(pos - pa) * step].
+inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src, int64_t step) {
+  while (pa < pb) {
+    int64_t room;
+    float* out = d.at(pa, room);
+    const int64_t len = min_i64(room, pb - pa);
+    if (step == 1) {
+      for (int64_t c = 0; c < len; ++c) out[c] = src[c];
+    } else {
+      for (int64_t c = 0; c < len; ++c) out[c] = src[c * step];
+    }
+    src += len * step;
+    pa += len;
+  }
+}
+
+// Rows [k_lo, k_hi) of col (all in the depth block starting at row kb) and columns
+// [c0, c0 + ncols), into the block's panels at `block`. Written per output row so that
+// every piece is a contiguous run of the input (for stride 1), with no per-element index
+// arithmetic: packing is the implicit GEMM's overhead on top of the product.
+void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int64_t k_lo, int64_t k_hi,
+               int64_t kb, int64_t kcur, int64_t c0, int64_t ncols, float* block) {
+  const int64_t n = p.h_out * p.w_out, hw_in = p.h_in * p.w_in;
+  const int64_t taps = p.kernel_h * p.kernel_w;
+  const int64_t c1 = c0 + ncols, c1_padded = c0 + ceil_div(ncols, kNr) * kNr;
+  const int64_t oh_lo = c0 / p.w_out, oh_hi = ceil_div(c1, p.w_out);
+  const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+  int64_t ci = k_lo / taps, i = (k_lo % taps) / p.kernel_w, j = k_lo % p.kernel_w;
+  for (int64_t k = k_lo; k < k_hi; ++k) {
+    const PanelDst d{block + (k - kb) * kNr, c0, kcur * kNr};
+    if (pointwise) {  // col is the input itself: whole panels are plain 16-float copies
+      const float* src = xg + k * n + c0;
+      float* out = d.row;
+      int64_t c = 0;
+      for (; c + kNr <= ncols; c += kNr, out += d.panel_stride)
+        for (int64_t l = 0; l < kNr; ++l) out[l] = src[c + l];
+      copy_run(d, c0 + c, c1, src + c, 1);
+    } else {
+      const float* xp = xg + ci * hw_in;
+      const int64_t off = j * p.dilation_w - p.pad_w;
+      const TapRange valid = cr.cached ? cr.valid[j] : valid_outputs(off, p.stride_w, p.w_out, p.w_in);
+      for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+        const int64_t row0 = oh * p.w_out;
+        const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
+        const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+        if (ih < 0 || ih >= p.h_in) {
+          zero_run(d, pa, pb);
+          continue;
+        }
+        // Positions row0 + ow with ow in [valid.lo, valid.hi) read the input row.
+        const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
+        const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
+        zero_run(d, pa, va);
+        copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w);
+        zero_run(d, vb, pb);
+      }
+      if (++j == p.kernel_w) {
+        j = 0;
+        if (++i == p.kernel_h) {
+          i = 0;
+          ++ci;
+        }
+      }
+    }
+    zero_run(d, c1, c1_padded);
+  }
+}
+
+// The epilogue and operand description shared by the micro-kernels.
+struct Tile {
+  const float* a;  // weights of the tile's first row, at depth k0
+  int64_t lda;
+  const float* b;  // panel: kc rows of 16 floats, ldb apart (16 when packed)
+  int64_t ldb;
+  int64_t kc;
+  float* c;  // output of the tile's first row and column
+  int64_t ldc;
+  int64_t cols;       // valid columns, 1..16
+  bool first, last;   // first depth block (start from bias / zero), last (clamp)
+  const float* bias;  // bias of the tile's first row, or null
+  float lo, hi;
+  bool clamp;
+};
+
+#if AOTC_KERNELS_AVX2
+// MR rows x 8 * NV columns: MR * NV accumulators, NV panel vectors and one broadcast, at
+// most 15 of the 16 ymm registers for 6 x 16. The accumulators are named variables, not
+// an array: GCC 12 kept an array of them in memory and stored all twelve every step
+// (half the speed).
+#define AOTC_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+template <int MR, int NV>
+void micro_tile(const Tile& t) {
+  const __m256 zero = _mm256_setzero_ps();
+#define AOTC_DECL(r) __m256 c##r##0 = zero, c##r##1 = zero;
+  AOTC_ROWS(AOTC_DECL)
+#undef AOTC_DECL
+  const bool full = t.cols == 8 * NV;
+  if (t.first) {
+#define AOTC_INIT(r)                                           \
+  if constexpr (r < MR) {                                      \
+    c##r##0 = t.bias ? _mm256_broadcast_ss(t.bias + r) : zero; \
+    if constexpr (NV == 2) c##r##1 = c##r##0;                  \
+  }
+    AOTC_ROWS(AOTC_INIT)
+#undef AOTC_INIT
+  } else if (full) {
+#define AOTC_LOAD(r)                                                       \
+  if constexpr (r < MR) {                                                  \
+    c##r##0 = _mm256_loadu_ps(t.c + r * t.ldc);                            \
+    if constexpr (NV == 2) c##r##1 = _mm256_loadu_ps(t.c + r * t.ldc + 8); \
+  }
+    AOTC_ROWS(AOTC_LOAD)
+#undef AOTC_LOAD
+  } else {  // a ragged last panel: through a buffer (its columns past cols are ignored)
+    alignas(32) float tmp[MR][16] = {};
+    for (int r = 0; r < MR; ++r)
+      for (int64_t c = 0; c < t.cols; ++c) tmp[r][c] = t.c[r * t.ldc + c];
+#define AOTC_LOAD(r)                                             \
+  if constexpr (r < MR) {                                        \
+    c##r##0 = _mm256_load_ps(&tmp[r][0]);                        \
+    if constexpr (NV == 2) c##r##1 = _mm256_load_ps(&tmp[r][8]); \
+  }
+    AOTC_ROWS(AOTC_LOAD)
+#undef AOTC_LOAD
+  }
+  // Row pointers and depth in locals: the loop then reloads nothing from t, and is
+  // unrolled by 4 so that its pointer updates and branch cost less than one FMA slot.
+  const float* a0 = t.a;
+  const float* a1 = a0 + (MR > 1 ? t.lda : 0);
+  const float* a2 = a0 + (MR > 2 ? 2 * t.lda : 0);
+  const float* a3 = a0 + (MR > 3 ? 3 * t.lda : 0);
+  const float* a4 = a0 + (MR > 4 ? 4 * t.lda : 0);
+  const float* a5 = a0 + (MR > 5 ? 5 * t.lda : 0);
+  const float* b = t.b;
+  const int64_t kc = t.kc, ldb = t.ldb;
+#define AOTC_FMA(r, kk)                                                \
+  if constexpr (r < MR) {                                              \
+    const __m256 av = _mm256_broadcast_ss(a##r + (kk));                \
+    c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                        \
+    if constexpr (NV == 2) c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1); \
+  }
+#define AOTC_STEP(kk)                                                                               \
+  {                                                                                                 \
+    const __m256 b0 = _mm256_loadu_ps(b + (kk)*ldb);                                                \
+    const __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + (kk)*ldb + 8) : zero;                           \
+    AOTC_FMA(0, kk) AOTC_FMA(1, kk) AOTC_FMA(2, kk) AOTC_FMA(3, kk) AOTC_FMA(4, kk) AOTC_FMA(5, kk) \
+  }
+  // (The panel is loaded unaligned: the arena scratch is only float-aligned.)
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4, b += 4 * ldb, a0 += 4, a1 += 4, a2 += 4, a3 += 4, a4 += 4, a5 += 4) {
+    AOTC_STEP(0)
+    AOTC_STEP(1)
+    AOTC_STEP(2)
+    AOTC_STEP(3)
+  }
+  for (; k < kc; ++k, b += ldb, ++a0, ++a1, ++a2, ++a3, ++a4, ++a5) AOTC_STEP(0)
+#undef AOTC_STEP
+#undef AOTC_FMA
+  if (t.last && t.clamp) {
+    // max/min return their second operand when either is NaN: a NaN result stays NaN.
+    const __m256 lo = _mm256_set1_ps(t.lo), hi = _mm256_set1_ps(t.hi);
+#define AOTC_CLAMP(r)                                                               \
+  if constexpr (r < MR) {                                                           \
+    c##r##0 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##0));                        \
+    if constexpr (NV == 2) c##r##1 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##1)); \
+  }
+    AOTC_ROWS(AOTC_CLAMP)
+#undef AOTC_CLAMP
+  }
+  if (full) {
+#define AOTC_STORE(r)                                                      \
+  if constexpr (r < MR) {                                                  \
+    _mm256_storeu_ps(t.c + r * t.ldc, c##r##0);                            \
+    if constexpr (NV == 2) _mm256_storeu_ps(t.c + r * t.ldc + 8, c##r##1); \
+  }
+    AOTC_ROWS(AOTC_STORE)
+#undef AOTC_STORE
+  } else {
+    alignas(32) float tmp[MR][16];
+#define AOTC_STORE(r)                                            \
+  if constexpr (r < MR) {                                        \
+    _mm256_store_ps(&tmp[r][0], c##r##0);                        \
+    if constexpr (NV == 2) _mm256_store_ps(&tmp[r][8], c##r##1); \
+  }
+    AOTC_ROWS(AOTC_STORE)
+#undef AOTC_STORE
+    for (int r = 0; r < MR; ++r)
+      for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c] = tmp[r][c];
+  }
+}
+#undef AOTC_ROWS
+#else
+// Portable form of the same tile: fixed-size loops that the compiler vectorises (NEON).
+template <int MR, int NV>
+void micro_tile(const Tile& t) {
+  constexpr int W = 8 * NV;
+  float acc[MR][W];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < W; ++c)
+      acc[r][c] = t.first ? (t.bias ? t.bias[r] : 0.0f) : (c < t.cols ? t.c[r * t.ldc + c] : 0.0f);
+  const float* b = t.b;
+  for (int64_t k = 0; k < t.kc; ++k, b += t.ldb)
+    for (int r = 0; r < MR; ++r) {
+      const float av = t.a[r * t.lda + k];
+      for (int c = 0; c < W; ++c) acc[r][c] += av * b[c];
+    }
+  for (int r = 0; r < MR; ++r)
+    for (int64_t c = 0; c < t.cols; ++c)
+      t.c[r * t.ldc + c] = t.last && t.clamp ? clamp_value(acc[r][c], t.lo, t.hi) : acc[r][c];
+}
+#endif
+
+using TileFn = void (*)(const Tile&);
+template <int NV>
+TileFn tile_fn(int64_t rows) {
+  switch (rows) {
+    case 1:
+      return micro_tile<1, NV>;
+    case 2:
+      return micro_tile<2, NV>;
+    case 3:
+      return micro_tile<3, NV>;
+    case 4:
+      return micro_tile<4, NV>;
+    case 5:
+      return micro_tile<5, NV>;
+    default:
+      return micro_tile<6, NV>;
+  }
+}
+
+// Rows [m0, m1) x columns [n0, n1) of one image-group's product, on the calling thread.
+// With `packed` (every depth block packed by pack_rows for all columns), the columns are read from it instead
+// of packed here.
+void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const float* bg, float* yg,
+               int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* buf, int64_t buf_floats,
+               const float* packed) {
+  const int64_t n = p.h_out * p.w_out;
+  const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
+  int64_t kc, nc;
+  conv2d_gemm_blocking(k, n, kc, nc);
+  if (kc * nc > buf_floats) nc = max_i64(kNr, buf_floats / kc / kNr * kNr);
+  const ColRanges cr = col_ranges(p);
+  // A 1x1 convolution's columns are the input rows: with few output channels to share a
+  // packed panel, packing cost more than it saves, and the micro-kernel reads them in place.
+  const bool direct = !packed && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                      p.pad_h == 0 && p.pad_w == 0 && m1 - m0 <= kDirectMaxRows;
+  Tile t{};
+  t.lda = k;
+  t.ldc = n;
+  t.lo = p.clamp_lo;
+  t.hi = p.clamp_hi;
+  t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
+  for (int64_t nb = n0; nb < n1; nb += nc) {
+    const int64_t ncols = min_i64(nc, n1 - nb);
+    const int64_t panels = ceil_div(ncols, kNr);
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+      const int64_t kcur = min_i64(kc, k - k0);
+      t.kc = kcur;
+      t.first = k0 == 0;
+      t.last = k0 + kcur >= k;
+      if (direct) {
+        // Panels read in place, each swept by every row group while it is in L1; only a
+        // ragged last panel (which would read past the input) is packed.
+        for (int64_t q = 0; q < panels; ++q) {
+          const int64_t c = nb + q * kNr;
+          t.cols = min_i64(kNr, ncols - q * kNr);
+          if (t.cols == kNr) {
+            t.b = xg + k0 * n + c;
+            t.ldb = n;
+          } else {
+            pack_rows(p, cr, xg, k0, k0 + kcur, k0, kcur, c, t.cols, buf);
+            t.b = buf;
+            t.ldb = kNr;
+          }
+          for (int64_t m = m0; m < m1; m += kMr) {
+            const int64_t rows = min_i64(kMr, m1 - m);
+            t.a = wg + m * k + k0;
+            t.bias = bg ? bg + m : nullptr;
+            t.c = yg + m * n + c;
+            (t.cols > 8 ? tile_fn<2>(rows) : tile_fn<1>(rows))(t);
+          }
+        }
+        continue;
+      }
+      const float* block = buf;
+      if (packed) {  // nb is a multiple of 16: its first panel is whole in the packed matrix
+        block = packed + k0 * ceil_div(n, kNr) * kNr + nb / kNr * kcur * kNr;
+      } else {
+        pack_rows(p, cr, xg, k0, k0 + kcur, k0, kcur, nb, ncols, buf);
+      }
+      t.ldb = kNr;
+      for (int64_t m = m0; m < m1; m += kMr) {
+        const int64_t rows = min_i64(kMr, m1 - m);
+        const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
+        t.a = wg + m * k + k0;
+        t.bias = bg ? bg + m : nullptr;
+        for (int64_t q = 0; q < panels; ++q) {
+          t.b = block + q * kcur * kNr;
+          t.c = yg + m * n + nb + q * kNr;
+          t.cols = min_i64(kNr, ncols - q * kNr);
+          (t.cols > 8 ? wide : narrow)(t);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
+                     int64_t ldc, int64_t m0, int64_t m1) {
+  int64_t kc, nc;
+  conv2d_gemm_blocking(k, n, kc, nc);
+  const int64_t n16 = ceil_div(n, kNr) * kNr;
+  Tile t{};
+  t.lda = lda;
+  t.ldc = ldc;
+  t.ldb = kNr;
+  for (int64_t nb = 0; nb < n; nb += nc) {
+    const int64_t ncols = min_i64(nc, n - nb);
+    const int64_t panels = ceil_div(ncols, kNr);
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+      const int64_t kcur = min_i64(kc, k - k0);
+      const float* block = packed + k0 * n16 + nb / kNr * kcur * kNr;
+      t.kc = kcur;
+      t.first = k0 == 0;
+      t.last = k0 + kcur >= k;
+      for (int64_t m = m0; m < m1; m += kMr) {
+        const int64_t rows = min_i64(kMr, m1 - m);
+        const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
+        t.a = a + m * lda + k0;
+        for (int64_t q = 0; q < panels; ++q) {
+          t.b = block + q * kcur * kNr;
+          t.c = c + m * ldc + nb + q * kNr;
+          t.cols = min_i64(kNr, ncols - q * kNr);
+          (t.cols > 8 ? wide : narrow)(t);
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// Cost of a share of a product, in flops plus packed floats weighted as flops: a panel
+// of 8 or fewer columns runs the 8-wide tile (half the work of a 16-wide one).
+constexpr double kPackFlops = 24.0;
+// A parallel region more (the shared packing before an M split), in flops: about 10 us.
+constexpr double kRegionFlops = 6.0e5;
+double share_cost(int64_t rows, int64_t c0, int64_t c1, int64_t k, double pack_share = 1.0) {
+  if (rows <= 0 || c1 <= c0) return 0.0;
+  const int64_t cols = c1 - c0, rem = cols % kNr;
+  const int64_t padded = cols / kNr * kNr + (rem == 0 ? 0 : rem <= 8 ? 8 : kNr);
+  return 2.0 * static_cast<double>(ceil_div(rows, kMr) * kMr) * static_cast<double>(padded) *
+             static_cast<double>(k) +
+         kPackFlops * pack_share * static_cast<double>(cols) * static_cast<double>(k);
+}
+
+}  // namespace
+
+void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                     const float* bias, float* y, float* scratch) {
+  const int64_t cin_g = p.c_in / p.groups, m = p.c_out / p.groups;
+  const int64_t hw_in = p.h_in * p.w_in, n = p.h_out * p.w_out;
+  const int64_t k = cin_g * p.kernel_h * p.kernel_w;
+  const int64_t threads = pool.size();
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t m_units = ceil_div(m, kMr), n_units = ceil_div(n, kNr);
+  // Thread t's share [lo, hi) of `units` units: contiguous, sizes differing by at most one.
+  auto share = [](int64_t units, int64_t parts, int64_t t, int64_t& lo, int64_t& hi) {
+    lo = units * t / parts;
+    hi = units * (t + 1) / parts;
+  };
+  int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : threads;
+  // An M split packs the columns once for all threads when the scratch holds them.
+  const bool prepack = scratch != nullptr && conv2d_scratch_bytes(p) > 0;
+  bool split_m = false;
+  if (parts > 1) {
+    double worst_n = 0.0, worst_m = 0.0;
+    for (int64_t t = 0; t < parts; ++t) {
+      int64_t lo, hi;
+      share(n_units, parts, t, lo, hi);
+      worst_n = worst_n > share_cost(m, lo * kNr, min_i64(n, hi * kNr), k)
+                    ? worst_n
+                    : share_cost(m, lo * kNr, min_i64(n, hi * kNr), k);
+      share(m_units, parts, t, lo, hi);
+      const double cm = share_cost(min_i64(m, hi * kMr) - lo * kMr, 0, n, k,
+                                   prepack ? 1.0 / static_cast<double>(parts) : 1.0) +
+                        (prepack ? kRegionFlops : 0.0);
+      worst_m = worst_m > cm ? worst_m : cm;
+    }
+    split_m = worst_m < worst_n;
+    parts = min_i64(parts, split_m ? m_units : n_units);
+  }
+  for (int64_t item = 0; item < p.n * p.groups; ++item) {
+    const int64_t img = item / p.groups, grp = item % p.groups;
+    const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
+    const float* wg = w + grp * m * k;
+    const float* bg = p.has_bias ? bias + grp * m : nullptr;
+    float* yg = y + (img * p.c_out + grp * m) * n;
+    const float* packed = nullptr;
+    if (split_m && prepack) {
+      const ColRanges cr = col_ranges(p);
+      int64_t kc, nc;
+      conv2d_gemm_blocking(k, n, kc, nc);
+      const int64_t n16 = ceil_div(n, kNr) * kNr;
+      // Row ranges split at depth-block boundaries: each piece packs into one block.
+      pool.parallel_for(k, min_chunk_for(n16), [&](int64_t k0, int64_t k1) {
+        while (k0 < k1) {
+          const int64_t kb = k0 / kc * kc, kcur = min_i64(kc, k - kb), end = min_i64(k1, kb + kcur);
+          pack_rows(p, cr, xg, k0, end, kb, kcur, 0, n, scratch + kb * n16);
+          k0 = end;
+        }
+      });
+      packed = scratch;
+    }
+    pool.parallel_for(parts, 1, [&](int64_t t0, int64_t t1, int thread) {
+      alignas(64) float fallback[kFallbackFloats];
+      float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
+      int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));
+      if (!buf || buf_floats < kFallbackFloats) {
+        buf = fallback;
+        buf_floats = kFallbackFloats;
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t lo, hi;
+        if (split_m) {
+          share(m_units, parts, t, lo, hi);
+          gemm_part(p, xg, wg, bg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
+        } else {
+          share(n_units, parts, t, lo, hi);
+          gemm_part(p, xg, wg, bg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
+        }
+      }
+    });
+  }
+}
+
+}  // namespace aotc::rt::detail
