@@ -244,6 +244,29 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
       if (in >= 0) CHECK(g.value(in).dtype == ir::DType::Float32);
 }
 
+TEST_CASE("cuda: fp16 conversion at the edges: overflow, subnormals, ties, infinities, NaN") {
+  // Values and their binary16 patterns (round to nearest even).
+  const std::pair<float, uint16_t> cases[] = {{65504.0f, 0x7bff},       {65519.0f, 0x7bff},
+                                              {65520.0f, 0x7c00},       {1e6f, 0x7c00},
+                                              {-1e6f, 0xfc00},          {6.103515625e-05f, 0x0400},
+                                              {5.9604645e-08f, 0x0001}, {2.98023224e-08f, 0x0000},
+                                              {3.0e-08f, 0x0001},       {8.94069672e-08f, 0x0002},
+                                              {6.0975552e-05f, 0x03ff}, {-0.0f, 0x8000},
+                                              {0.33325195f, 0x3555},    {2049.0f, 0x6800},
+                                              {2051.0f, 0x6802},        {INFINITY, 0x7c00},
+                                              {-INFINITY, 0xfc00},      {NAN, 0x7e00}};
+  std::vector<float> w(36, 0.0f);
+  for (const auto& [value, bits] : cases) {
+    w[0] = value;
+    ir::Graph g = lowp_graph(w);
+    passes::run_default_passes(g, false);
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp16);
+    for (const ir::Op& op : g.ops)
+      if (op.kind == "conv2d" && op.i("groups") == 1)
+        CHECK_MESSAGE(bits16(g, op.inputs[1], 0) == bits, value);
+  }
+}
+
 TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the residual add into it") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");

@@ -9,11 +9,28 @@
 namespace aotc::ops::cuda {
 namespace {
 
+// IEEE binary16, round to nearest even, by hand: _Float16 is not available with every
+// compiler this builds with (clang 14 on x86-64 has none).
 uint16_t to_fp16_bits(float f) {
-  const _Float16 h = static_cast<_Float16>(f);  // IEEE binary16, round to nearest even
-  uint16_t bits;
-  std::memcpy(&bits, &h, sizeof bits);
-  return bits;
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to infinity
+  if (abs < 0x38800000u) {  // below 2^-14, fp16's smallest normal: a subnormal (units of 2^-24) or 0
+    if (abs <= 0x33000000u) return static_cast<uint16_t>(sign);  // <= 2^-25 rounds to 0 (a tie, to even)
+    const uint32_t significand = (abs & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126u - (abs >> 23);  // value / 2^-24 = significand >> shift, 14..24
+    uint32_t q = significand >> shift;
+    const uint32_t rest = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rest > half || (rest == half && (q & 1u))) ++q;  // may carry into the smallest normal
+    return static_cast<uint16_t>(sign | q);
+  }
+  uint32_t h = (abs - 0x38000000u) >> 13;  // exponent rebiased from 127 to 15, 10 mantissa bits
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is right
+  return static_cast<uint16_t>(sign | h);
 }
 
 uint16_t to_bf16_bits(float f) {
