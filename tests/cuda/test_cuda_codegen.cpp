@@ -256,14 +256,14 @@ TEST_CASE("cuda: fp16 conversion at the edges: overflow, subnormals, ties, infin
                                               {2051.0f, 0x6802},        {INFINITY, 0x7c00},
                                               {-INFINITY, 0xfc00},      {NAN, 0x7e00}};
   std::vector<float> w(36, 0.0f);
-  for (const auto& [value, bits] : cases) {
-    w[0] = value;
+  for (const auto& c : cases) {  // no structured binding: clang 14 cannot capture one
+    w[0] = c.first;
     ir::Graph g = lowp_graph(w);
     passes::run_default_passes(g, false);
     ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp16);
     for (const ir::Op& op : g.ops)
       if (op.kind == "conv2d" && op.i("groups") == 1)
-        CHECK_MESSAGE(bits16(g, op.inputs[1], 0) == bits, value);
+        CHECK_MESSAGE(bits16(g, op.inputs[1], 0) == c.second, c.first);
   }
 }
 
