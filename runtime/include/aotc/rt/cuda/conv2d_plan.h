@@ -114,8 +114,5 @@ inline int64_t conv2d_scratch_bytes(const Conv2dParams& p, Conv2dPath path, bool
   }
   return 0;
 }
-inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
-  return conv2d_scratch_bytes(p, conv2d_path(p), false);
-}
 
 }  // namespace aotc::rt::cuda
