@@ -153,7 +153,7 @@ def main():
     ap.add_argument("--aotc", required=True)
     ap.add_argument("--aotc-run", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--models", default="mlp,small_cnn,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
+    ap.add_argument("--models", default="mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
                     "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder")
     ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
     ap.add_argument("--cuda-arch", default="sm_90")

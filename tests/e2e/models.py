@@ -153,8 +153,34 @@ def mobilenet_v2_64():
     return torch.jit.script(m), [("x", torch.randn(1, 3, 64, 64))]
 
 
+class ConvShapes(nn.Module):
+    """Ungrouped convolutions of every shape the GEMM paths unfold: rectangular kernels,
+    unequal strides, padding and dilation, a strided 1x1, output planes whose size is not a
+    multiple of 4 (425, 117, 35 positions), and a residual add."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, (3, 5), stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+        self.c2 = nn.Conv2d(8, 12, 7, stride=2, padding=3)
+        self.c3 = nn.Conv2d(12, 16, 1, stride=2, bias=False)
+        self.c4 = nn.Conv2d(12, 16, 3, padding=2, dilation=2)
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))  # 2 x 8 x 17 x 25
+        y = F.relu(self.c2(y))  # 2 x 12 x 9 x 13
+        return F.relu(self.c4(y)[:, :, ::2, ::2] + self.c3(y))  # 2 x 16 x 5 x 7
+
+
+def conv_shapes():
+    torch.manual_seed(11)
+    m = ConvShapes().eval()
+    x = torch.randn(2, 3, 33, 29)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
 MODELS = {
     "mlp": mlp,
+    "conv_shapes": conv_shapes,
     "small_cnn": small_cnn,
     "two_inputs": two_inputs,
     "activations": activations,

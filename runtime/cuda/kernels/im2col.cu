@@ -1,38 +1,88 @@
 // im2col.cu - unfolds every image's receptive fields into columns so that an ungrouped
-// convolution becomes one GEMM per image. A 2-d grid: x runs along the output positions
-// (coalesced writes, nearly coalesced reads), y over (image, channel, kernel tap), so
-// each thread divides only by the output width; 32-bit index arithmetic (the launcher
-// checks that every index fits). For --precision fp16 / bf16 the columns are written in the
-// 16-bit type, the GEMM operand (half the bytes of float32).
+// convolution becomes one GEMM per image. A thread writes kVec consecutive positions of one
+// row (image, channel, kernel tap); consecutive threads take consecutive runs, row after row,
+// so blocks stay full however short a row is (7x7 outputs: 13 runs). Index
+// arithmetic, not memory, bounded the one-element-per-thread kernel (two integer divisions
+// per element: 2.7 ms at resnet50 batch 32 against about 0.6 ms to write the columns at
+// HBM speed), so a thread divides once for its run of positions and walks the output row
+// from there; where a row of columns is a whole number of vectors it stores them as one
+// (float4, or 4 x 16 bits). 32-bit index arithmetic (the launcher checks that every index
+// fits). For --precision fp16 / bf16 the columns are written in the 16-bit type, the GEMM
+// operand (half the bytes of float32).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/lowp.cuh>
 
+#include <cstdint>
+
 namespace aotc::rt::cuda {
 namespace {
+
+constexpr int kVec = 4;  // output positions per thread
 
 struct Im2colShape {
   int c_in, h_in, w_in, h_out, w_out, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h,
       dilation_w;
 };
 
+// kVec values of type T as one aligned store.
 template <class T>
-__global__ void im2col_kernel(Im2colShape s, int first_row, const float* __restrict__ x,
-                              T* __restrict__ col) {
+struct VecOf;
+template <>
+struct VecOf<float> {
+  using type = float4;
+};
+template <>
+struct VecOf<__half> {
+  using type = uint2;
+};
+template <>
+struct VecOf<__nv_bfloat16> {
+  using type = uint2;
+};
+
+// Rows first_row.. of the columns, runs_per_row runs of kVec positions each, runs in all.
+template <class T, bool kVectorStore>
+__global__ void im2col_kernel(Im2colShape s, int first_row, int runs_per_row, int runs,
+                              const float* __restrict__ x, T* __restrict__ col) {
   const int spatial = s.h_out * s.w_out;
-  const int pos = blockIdx.x * blockDim.x + threadIdx.x;
-  if (pos >= spatial) return;
-  const int row = first_row + blockIdx.y;  // (image * c_in + c) * kernel_h * kernel_w + kh * kernel_w + kw
+  const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;  // runs + 255 fits, int may not
+  if (thread >= static_cast<unsigned>(runs)) return;
+  const int run = static_cast<int>(thread);
+  const int row_in_slice = run / runs_per_row;
+  const int pos0 = (run - row_in_slice * runs_per_row) * kVec;
+  const int row = first_row + row_in_slice;  // (image * c_in + c) * kernel_h * kernel_w + kh * kernel_w + kw
   const int taps = s.kernel_h * s.kernel_w;
   const int plane = row / taps;  // image * c_in + c
   const int tap = row - plane * taps;
-  const int kh = tap / s.kernel_w, kw = tap - (tap / s.kernel_w) * s.kernel_w;
-  const int oh = pos / s.w_out, ow = pos - (pos / s.w_out) * s.w_out;
-  const int ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
-  const int iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
-  float v = 0.0f;
-  if (ih >= 0 && ih < s.h_in && iw >= 0 && iw < s.w_in)
-    v = x[static_cast<int64_t>(plane) * s.h_in * s.w_in + ih * s.w_in + iw];
-  col[static_cast<int64_t>(row) * spatial + pos] = round_to<T>(v);
+  const int kh = tap / s.kernel_w, kw = tap - kh * s.kernel_w;
+  const float* const xp = x + static_cast<int64_t>(plane) * s.h_in * s.w_in;
+  int oh = pos0 / s.w_out, ow = pos0 - oh * s.w_out;
+  T v[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    float value = 0.0f;
+    const int ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
+    const int iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
+    if (pos0 + j < spatial && ih >= 0 && ih < s.h_in && iw >= 0 && iw < s.w_in) value = xp[ih * s.w_in + iw];
+    v[j] = round_to<T>(value);
+    if (++ow == s.w_out) {
+      ow = 0;
+      ++oh;
+    }
+  }
+  T* const out = col + static_cast<int64_t>(row) * spatial + pos0;
+  if constexpr (kVectorStore) {
+    // spatial % kVec == 0: the run is whole and its address a multiple of kVec elements.
+    using V = typename VecOf<T>::type;
+    static_assert(sizeof(V) == kVec * sizeof(T));
+    V packed;
+    __builtin_memcpy(&packed, v, sizeof packed);
+    *reinterpret_cast<V*>(out) = packed;
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (pos0 + j < spatial) out[j] = v[j];
+  }
 }
 
 template <class T>
@@ -51,11 +101,16 @@ void im2col(cudaStream_t stream, const Conv2dParams& p, const float* x, T* col) 
       static_cast<int>(p.kernel_w),  static_cast<int>(p.stride_h), static_cast<int>(p.stride_w),
       static_cast<int>(p.pad_h),     static_cast<int>(p.pad_w),    static_cast<int>(p.dilation_h),
       static_cast<int>(p.dilation_w)};
-  // gridDim.y is at most 65535: taller matrices go in slices of rows.
-  for (int64_t first = 0; first < rows; first += 65535) {
-    const unsigned slice = static_cast<unsigned>(rows - first < 65535 ? rows - first : 65535);
-    im2col_kernel<T>
-        <<<dim3(blocks_for(spatial), slice), kThreads, 0, stream>>>(s, static_cast<int>(first), x, col);
+  // The vector store needs every row to start on a vector: the scratch is 256-byte aligned.
+  const bool vector_store = spatial % kVec == 0 && reinterpret_cast<uintptr_t>(col) % 16 == 0;
+  const int64_t runs_per_row = (spatial + kVec - 1) / kVec;
+  // Run indices are 32-bit: more rows than that go in slices.
+  const int64_t slice_rows = ((int64_t{1} << 31) - 1) / runs_per_row;
+  for (int64_t first = 0; first < rows; first += slice_rows) {
+    const int64_t runs = (rows - first < slice_rows ? rows - first : slice_rows) * runs_per_row;
+    const auto launch = vector_store ? im2col_kernel<T, true> : im2col_kernel<T, false>;
+    launch<<<blocks_for(runs), kThreads, 0, stream>>>(
+        s, static_cast<int>(first), static_cast<int>(runs_per_row), static_cast<int>(runs), x, col);
     check_launch("im2col_kernel");
   }
 }
