@@ -13,6 +13,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 import torch
 
@@ -68,8 +69,10 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a minute per model)")
     ap.add_argument("--profile", default="", help="models whose aotc kernels are profiled")
-    ap.add_argument("--ab-no-lt", action="store_true",
-                    help="also time aotc with AOTC_CUDA_NO_LT=1 (every GEMM epilogue as a separate pass)")
+    ap.add_argument("--ab-env", default="",
+                    help="NAME=VALUE: also time aotc in a second context created with that environment "
+                         "variable (read at context creation), e.g. AOTC_CUDA_AUTOTUNE=0 (no GEMM tuning) "
+                         "or AOTC_CUDA_NO_LT=1 (plain cuBLAS, every epilogue a separate pass)")
     ap.add_argument("--results", default="", help="append the markdown table here")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
@@ -96,10 +99,12 @@ def main():
         so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
         lib = Library(so)
         model = Model(lib)
+        created = time.perf_counter()
         ctx = Context(model, stream.cuda_stream)
+        create_ms = (time.perf_counter() - created) * 1000.0
         outs = [torch.empty(o["shape"], device="cuda") for o in model.outputs]
         run_aotc = ctx.prepare(xs, outs)
-        row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision}
+        row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision, "aotc_create_ms": create_ms}
         with torch.no_grad():
             row["aotc"] = time_runs(run_aotc, args.warmup, args.iters)
             row["eager"] = time_runs(lambda: eager(*torch_xs), args.warmup, args.iters)
@@ -108,18 +113,24 @@ def main():
                 row["compile"] = time_runs(lambda: compiled(*torch_xs), max(args.warmup, 10), args.iters)
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
-            if args.ab_no_lt:  # the GEMMs are planned when a context is created (graph capture)
-                os.environ["AOTC_CUDA_NO_LT"] = "1"
-                ctx_no_lt = Context(model, stream.cuda_stream)
-                del os.environ["AOTC_CUDA_NO_LT"]
-                row["aotc_no_lt"] = time_runs(ctx_no_lt.prepare(xs, outs), args.warmup, args.iters)
-                ctx_no_lt.destroy()
+            if args.ab_env:  # the GEMMs are planned when a context is created (tuning, capture)
+                var, value = args.ab_env.split("=", 1)
+                os.environ[var] = value
+                ctx_ab = Context(model, stream.cuda_stream)
+                del os.environ[var]
+                # alternate the two contexts, so that both see the same machine state
+                row["aotc_ab"] = time_runs(ctx_ab.prepare(xs, outs), args.warmup, args.iters)
+                row["aotc_again"] = time_runs(run_aotc, args.warmup, args.iters)
+                row["ab_env"] = args.ab_env
+                ctx_ab.destroy()
         ctx.destroy()
         model.destroy()
         rows.append(row)
-        line = f"{name:14} b{row['batch']:<3} {args.precision}: aotc {row['aotc']['median']:.3f} ms, eager {row['eager']['median']:.3f} ms"
-        if "aotc_no_lt" in row:
-            line += f", aotc without cuBLASLt epilogues {row['aotc_no_lt']['median']:.3f} ms"
+        line = (f"{name:14} b{row['batch']:<3} {args.precision}: aotc {row['aotc']['median']:.3f} ms "
+                f"(context created in {create_ms:.0f} ms), eager {row['eager']['median']:.3f} ms")
+        if "aotc_ab" in row:
+            line += (f", aotc with {args.ab_env} {row['aotc_ab']['median']:.3f} ms "
+                     f"(aotc again {row['aotc_again']['median']:.3f} ms)")
         if "compile" in row:
             line += f", torch.compile {row['compile']['median']:.3f} ms (aotc/compile {row['aotc']['median'] / row['compile']['median']:.2f})"
         print(line)
@@ -135,6 +146,16 @@ def main():
         c_text = "%.3f" % c if c else "not run"
         ratio = "%.2f" % (a / c) if c else "-"
         md.append(f"| {r['model']} | {r['batch']} | {a:.3f} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
+    ab_rows = [r for r in rows if "aotc_ab" in r]
+    if ab_rows:
+        md.append(f"\naotc against a second context created with {args.ab_env} (medians, ms; the first context "
+                  "timed again after it):\n")
+        md.append(f"| model | aotc | aotc, {args.ab_env} | aotc again | ratio | context creation (ms) |")
+        md.append("| --- | --- | --- | --- | --- | --- |")
+        for r in ab_rows:
+            a, b, again = r["aotc"]["median"], r["aotc_ab"]["median"], r["aotc_again"]["median"]
+            md.append(f"| {r['model']} | {a:.3f} | {b:.3f} | {again:.3f} | {min(a, again) / b:.2f} | "
+                      f"{r['aotc_create_ms']:.0f} |")
     for name, (total, top) in profiles.items():
         md.append(f"\naotc {name} ({args.precision}): {total:.3f} ms of kernels per run; the largest:\n")
         md.append("| kernel | ms per run | launches per run |")

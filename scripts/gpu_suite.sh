@@ -54,7 +54,7 @@ done
 
 bench_args=()
 [ "$QUICK" = "--quick" ] && bench_args+=(--no-compile --iters 50)
-# BENCH_ARGS: more options for bench/gpu_bench.py (e.g. --ab-no-lt)
+# BENCH_ARGS: more options for bench/gpu_bench.py (e.g. --ab-env AOTC_CUDA_AUTOTUNE=0)
 read -r -a extra <<<"${BENCH_ARGS:-}"
 bench_args+=("${extra[@]}")
 for precision in $PRECISIONS; do

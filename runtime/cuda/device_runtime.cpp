@@ -1,14 +1,18 @@
 // device_runtime.cpp - the CUDA half of the C ABI (DeviceHooks, aotc/rt/model_desc.h):
 //   - model create: the weights go to the GPU once (cudaMalloc + one copy);
 //   - context create: a device arena (activations, kernel scratch, one staging buffer per
-//     input and output, cuBLAS's workspace), a stream, a cuBLAS handle, and the whole run
-//     captured once as a CUDA graph over those fixed buffers;
+//     input and output, cuBLAS's workspace), a stream, a cuBLAS handle; a tuning run, not
+//     captured, in which each GEMM shape times cuBLASLt's candidate algorithms and keeps the
+//     fastest (AOTC_CUDA_AUTOTUNE=0 skips it: cuBLASLt's first heuristic choice); then the
+//     whole run captured once as a CUDA graph over those fixed buffers;
 //   - run: copy the inputs into the staging buffers, replay the graph, copy the outputs
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
 //     buffers free to change from run to run while the graph stays the same.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/model_cuda.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -60,6 +64,7 @@ struct ContextState {
   cudaStream_t stream = nullptr;      // where runs go: own_stream or the caller's
   cublasHandle_t blas = nullptr;
   cublasLtHandle_t lt = nullptr;
+  GemmTuning* tuning = nullptr;  // the GEMM algorithms chosen in the tuning run
   size_t workspace_offset = 0;
   unsigned char* memory = nullptr;  // one cudaMalloc: arena, staging, cuBLAS workspace
   std::vector<void*> inputs, outputs;
@@ -72,6 +77,7 @@ void destroy_context_state(ContextState* s) {
   DeviceScope scope(s->model->device);
   if (s->exec) cudaGraphExecDestroy(s->exec);
   if (s->graph) cudaGraphDestroy(s->graph);
+  gemm_tuning_destroy(s->tuning);
   if (s->lt) cublasLtDestroy(s->lt);
   if (s->blas) cublasDestroy(s->blas);
   if (s->memory) cudaFree(s->memory);
@@ -117,13 +123,41 @@ void model_destroy(void* state) {
   delete s;
 }
 
+// The context's Exec: its stream, handles, workspace and GEMM algorithms.
+Exec exec_of(const ContextState* s, bool tune) {
+  Exec exec{s->own_stream,       s->blas,           s->lt, s->memory + s->workspace_offset,
+            kBlasWorkspaceBytes, s->cuda->precision};
+  exec.tuning = s->tuning;
+  exec.tune = tune;
+  return exec;
+}
+
+// The tuning run: the model once on the context's own stream, not captured, over zeroed
+// buffers (every index a gather reads is then valid), so that each GEMM shape can time its
+// candidate algorithms; the capture then finds them chosen.
+aotc_status tune_gemms(ContextState* s, unsigned char* arena) {
+  forget_error();
+  if (cudaError_t e = cudaMemsetAsync(s->memory, 0, s->workspace_offset, s->own_stream))
+    return cuda_fail("clearing the context's memory", e);
+  const CudaRunArgs args{exec_of(s, true), arena, s->model->weights, s->inputs.data(), s->outputs.data()};
+  s->cuda->run(args);
+  if (cudaError_t e = cudaStreamSynchronize(s->own_stream)) return cuda_fail("the GEMM tuning run", e);
+  if (first_error()[0]) return fail(AOTC_ERR_SYSTEM, "CUDA: the GEMM tuning run failed: %s", first_error());
+  if (std::getenv("AOTC_CUDA_TRACE")) {
+    int64_t shapes = 0, candidates = 0;
+    gemm_tuning_counts(s->tuning, &shapes, &candidates);
+    std::fprintf(stderr, "aotc: GEMM tuning: %lld shapes, %lld candidates timed\n",
+                 static_cast<long long>(shapes), static_cast<long long>(candidates));
+  }
+  return AOTC_OK;
+}
+
 // Captures the model's run on the context's own stream into a graph and instantiates it.
 aotc_status capture(ContextState* s, unsigned char* arena) {
   forget_error();
   if (cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal))
     return cuda_fail("starting the graph capture", e);
-  const Exec exec{s->own_stream,       s->blas,           s->lt, s->memory + s->workspace_offset,
-                  kBlasWorkspaceBytes, s->cuda->precision};
+  const Exec exec = exec_of(s, false);
   const CudaRunArgs args{exec, arena, s->model->weights, s->inputs.data(), s->outputs.data()};
   s->cuda->run(args);
   const cudaError_t end = cudaStreamEndCapture(s->own_stream, &s->graph);
@@ -192,6 +226,18 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   if (b != CUBLAS_STATUS_SUCCESS) {
     destroy_context_state(s);
     return fail(AOTC_ERR_SYSTEM, "cuBLAS: creating the context's handle: %s", cublasGetStatusString(b));
+  }
+  const char* autotune = std::getenv("AOTC_CUDA_AUTOTUNE");
+  if (!(autotune && std::strcmp(autotune, "0") == 0)) {
+    s->tuning = gemm_tuning_create();
+    if (!s->tuning) {
+      destroy_context_state(s);
+      return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
+    }
+    if (aotc_status st = tune_gemms(s, s->memory)) {
+      destroy_context_state(s);
+      return st;
+    }
   }
   if (aotc_status st = capture(s, s->memory)) {
     destroy_context_state(s);

@@ -1,7 +1,8 @@
 // conv2d.cu - 2-d convolution: picks the path (conv2d_path in kernels_cuda.h). The GEMM
 // paths compute, per image, Y (c_out x h_out*w_out) = W (c_out x K) * X' (K x h_out*w_out),
 // where X' is the input itself for a pointwise convolution and its unfolding (im2col) for
-// the others; the images are one strided-batched cuBLAS call, the bias and clamp one pass.
+// the others; the images are one strided-batched cuBLASLt call (gemm_cublas.cu), the bias
+// and clamp one pass after it (a bias per row of the product is not cuBLASLt's epilogue).
 // With 16-bit operands (--precision fp16 / bf16, conv2d_16bit) the weights come converted,
 // X' is written in the 16-bit type (im2col, or one rounding pass for a 1x1 convolution),
 // and cuBLAS multiplies on tensor cores with float32 accumulation into the float32 output.
@@ -10,20 +11,13 @@
 #include <cstdint>
 
 namespace aotc::rt::cuda {
+namespace {
 
-void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
-                float* y, float* scratch) {
-  cudaStream_t stream = ex.stream;
-  const Conv2dPath path = conv2d_path(p);
-  if (path == Conv2dPath::Depthwise) return depthwise_conv2d_f32(stream, p, x, w, bias, y);
-  if (path == Conv2dPath::Direct) return direct_conv2d_f32(stream, p, x, w, bias, y);
+// Per image, Y (c_out x spatial) = W (c_out x depth) X' (depth x spatial); the weights are
+// shared by every image.
+BatchedGemmParams conv_gemm_params(const Conv2dParams& p) {
   const int64_t spatial = p.h_out * p.w_out;
   const int64_t depth = p.c_in * p.kernel_h * p.kernel_w;
-  const float* unfolded = x;
-  if (path == Conv2dPath::Im2colGemm) {
-    im2col_f32(stream, p, x, scratch);
-    unfolded = scratch;
-  }
   BatchedGemmParams g;
   g.gemm.m = p.c_out;
   g.gemm.n = spatial;
@@ -35,10 +29,26 @@ void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const flo
   g.gemm.clamp_lo = p.clamp_lo;
   g.gemm.clamp_hi = p.clamp_hi;
   g.batch = p.n;
-  g.stride_a = 0;  // the weights, shared by every image
+  g.stride_a = 0;
   g.stride_b = depth * spatial;
   g.stride_c = p.c_out * spatial;
-  batched_gemm_f32(ex, g, w, unfolded, bias, y);
+  return g;
+}
+
+}  // namespace
+
+void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch) {
+  cudaStream_t stream = ex.stream;
+  const Conv2dPath path = conv2d_path(p);
+  if (path == Conv2dPath::Depthwise) return depthwise_conv2d_f32(stream, p, x, w, bias, y);
+  if (path == Conv2dPath::Direct) return direct_conv2d_f32(stream, p, x, w, bias, y);
+  const float* unfolded = x;
+  if (path == Conv2dPath::Im2colGemm) {
+    im2col_f32(stream, p, x, scratch);
+    unfolded = scratch;
+  }
+  batched_gemm_f32(ex, conv_gemm_params(p), w, unfolded, bias, y);
 }
 
 void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const void* w, const float* bias,
@@ -60,21 +70,7 @@ void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const v
     im2col_16bit(ex.stream, p, ex.precision, x, scratch);
   else
     round_to_16bit(ex.stream, ex.precision, p.n * p.c_in * p.h_in * p.w_in, x, scratch);
-  const cudaDataType_t type = ex.precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF;
-  const float one = 1.0f, zero = 0.0f;
-  // Column-major, as in gemm_cublas.cu: Y^T (spatial x c_out) = X'^T W^T, per image.
-  const cublasStatus_t s = cublasGemmStridedBatchedEx(
-      ex.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(spatial), static_cast<int>(p.c_out),
-      static_cast<int>(depth), &one, scratch, type, static_cast<int>(spatial), depth * spatial, w, type,
-      static_cast<int>(depth), 0, &zero, y, CUDA_R_32F, static_cast<int>(spatial), p.c_out * spatial,
-      static_cast<int>(p.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (s != CUBLAS_STATUS_SUCCESS)
-    note_error("cublasGemmStridedBatchedEx (conv2d_16bit)", cublasGetStatusString(s));
-  const bool clamp = p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
-  if (p.has_bias || clamp)
-    bias_clamp_f32(ex.stream, p.n, p.c_out, spatial, spatial, p.c_out * spatial,
-                   p.has_bias ? BiasKind::PerRow : BiasKind::None, 1.0f, bias, 0, nullptr, 0, p.clamp_lo,
-                   p.clamp_hi, y);
+  batched_gemm_16bit_operands(ex, conv_gemm_params(p), w, scratch, bias, y);
 }
 
 }  // namespace aotc::rt::cuda

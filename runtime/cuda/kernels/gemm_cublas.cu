@@ -1,28 +1,37 @@
-// gemm_cublas.cu - row-major GEMM (GemmParams, as the CPU kernel takes it) on cuBLAS.
+// gemm_cublas.cu - row-major GEMM (GemmParams, as the CPU kernel takes it) on cuBLASLt.
 //
-// cuBLAS's column-major sgemm computes the row-major C = op(A) op(B) as the column-major
-// C^T = op(B)^T op(A)^T, B first, each operand's row stride its leading dimension, and
-// bias_clamp_f32 adds any epilogue in one pass. Epilogues that cuBLASLt can fuse go
-// through cuBLASLt instead, so that C is written once:
-//   - a bias per column of C (linear layers), a relu, or both: cuBLASLt with the same
-//     column-major formulation, whose bias runs along the rows of C^T, the columns of C;
-//   - a bias per row of C (convolutions): cuBLASLt with row-major layouts, which
-//     cuBLASLt 13.0 refuses for float32 (then the plain path).
-// When cuBLASLt offers no algorithm the plain path runs. Exact float32 unless
-// Exec::precision allows tensor cores: tf32, or fp16 / bf16, for which cuBLAS rounds the
-// float32 operands to the 16-bit type and accumulates in float32.
-// AOTC_CUDA_NO_LT=1 (read when a context is created) keeps every GEMM on the plain path,
-// AOTC_CUDA_LT_NO_RELU=1 those with a relu, for comparisons.
+// The row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, B
+// first, each operand's row stride its leading dimension. In that formulation cuBLASLt's
+// epilogue fuses what runs along C's columns or is elementwise:
+//   - a bias per column of C (linear layers): cuBLASLt's bias runs along the rows of C^T;
+//   - a residual (transformer blocks): cuBLASLt's C operand with beta = 1;
+//   - a relu, when nothing is left to add after the product.
+// The rest (a bias per row of C, as a convolution's; a bias per matrix of a batch; other
+// clamps) is one pass, bias_clamp_f32, after the product. (cuBLASLt 13.0 refuses the
+// row-major layouts that would put a per-row bias in its epilogue for float32:
+// bench/results_gpu.md.)
+//
+// Algorithm choice: cuBLASLt's heuristic, or, with Exec::tuning, the fastest of its
+// candidates and their split-K variants, timed once per shape in the context's tuning run
+// (Exec::tune) before the capture. The heuristic alone leaves an H100 mostly idle on
+// transformer-sized products (M = 128-197 rows: tens of tiles for 132 multiprocessors).
+//
+// Exact float32 unless Exec::precision allows tensor cores: tf32, or fp16 / bf16, for which
+// the operands are (or are rounded to) the 16-bit type with float32 accumulation.
+// AOTC_CUDA_NO_LT=1 (read when a context is created) takes plain cuBLAS and the epilogue
+// pass for every GEMM, for comparisons; so does any GEMM cuBLASLt has no algorithm for.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "../gemm_tuning.h"
+
 namespace aotc::rt::cuda {
 namespace {
 
 // AOTC_CUDA_TRACE=1: say on stderr (at context creation, where GEMMs are planned) why a
-// GEMM did not take the fused cuBLASLt path.
+// GEMM did not take cuBLASLt, and what tuning chose.
 bool trace() {
   static const bool on = std::getenv("AOTC_CUDA_TRACE") != nullptr;
   return on;
@@ -54,135 +63,323 @@ cublasComputeType_t compute_type(Precision precision) {
 bool has_clamp(const GemmParams& p) {
   return p.clamp_lo != -__builtin_inff() || p.clamp_hi != __builtin_inff();
 }
+bool is_relu(const GemmParams& p) { return p.clamp_lo == 0.0f && p.clamp_hi == __builtin_inff(); }
 
-// The cuBLASLt epilogue for p, if it has one that cuBLASLt can fuse, and whether it needs
-// the row-major layouts (a bias per row of C) or the column-major ones (anything else).
-bool lt_epilogue(const GemmParams& p, const float* bias, cublasLtEpilogue_t* out, bool* row_major_layout) {
-  if (p.residual) return false;  // added by the epilogue pass
-  if (std::getenv("AOTC_CUDA_NO_LT")) return false;
-  const bool fusable_bias =
-      (p.bias_kind == BiasKind::PerRow || p.bias_kind == BiasKind::PerColumn) && bias && p.beta == 1.0f;
-  if (p.bias_kind != BiasKind::None && !fusable_bias) return false;
-  const bool with_bias = p.bias_kind != BiasKind::None;
-  const bool relu = p.clamp_lo == 0.0f && p.clamp_hi == __builtin_inff();
-  if (has_clamp(p) && !relu) return false;
-  if (relu && std::getenv("AOTC_CUDA_LT_NO_RELU")) return false;
-  if (!with_bias && !relu) return false;  // nothing to fuse: plain cuBLAS
-  *out = with_bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_RELU;
-  *row_major_layout = p.bias_kind == BiasKind::PerRow;
-  return true;
+// How a product's epilogue is split between cuBLASLt and the pass after it. The epilogue
+// is clamp(alpha * AB + beta * bias + residual): the additions commute, so cuBLASLt takes
+// those it can and the pass the others; the clamp comes last, in cuBLASLt only as a relu
+// with nothing left for the pass.
+struct EpiloguePlan {
+  cublasLtEpilogue_t lt = CUBLASLT_EPILOGUE_DEFAULT;
+  bool lt_bias = false, lt_residual = false;
+  bool pass_bias = false, pass_residual = false, pass_clamp = false;
+  bool pass() const { return pass_bias || pass_residual || pass_clamp; }
+};
+
+EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
+  const GemmParams& p = bp.gemm;
+  EpiloguePlan e;
+  const bool with_bias = p.bias_kind != BiasKind::None && bias;
+  // cuBLASLt reads the bias in vectors: it must be 16-byte aligned.
+  e.lt_bias = with_bias && p.bias_kind == BiasKind::PerColumn && p.beta == 1.0f && bp.stride_bias == 0 &&
+              alignment_of(bias) >= 16;
+  e.pass_bias = with_bias && !e.lt_bias;
+  e.lt_residual = p.residual != nullptr && bp.batch == 1;
+  e.pass_residual = p.residual != nullptr && !e.lt_residual;
+  const bool lt_relu = is_relu(p) && !e.pass_bias && !e.pass_residual && !std::getenv("AOTC_CUDA_LT_NO_RELU");
+  e.pass_clamp = has_clamp(p) && !lt_relu;
+  e.lt = e.lt_bias ? (lt_relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                   : (lt_relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  return e;
 }
 
-// A layout of rows x cols (row-major with row stride ld, or column-major with column
-// stride ld), batch matrices stride apart.
-cublasLtMatrixLayout_t layout_of(bool row_major, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                                 int64_t stride, cudaDataType_t type = CUDA_R_32F) {
+// A column-major layout of rows x cols with column stride ld, batch matrices stride apart.
+cublasLtMatrixLayout_t layout_of(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride,
+                                 cudaDataType_t type) {
   cublasLtMatrixLayout_t layout = nullptr;
   if (cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols),
                                  ld) != CUBLAS_STATUS_SUCCESS)
     return nullptr;
-  const cublasLtOrder_t order = row_major ? CUBLASLT_ORDER_ROW : CUBLASLT_ORDER_COL;
   const int32_t count = static_cast<int32_t>(batch);
-  bool ok = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order) ==
-            CUBLAS_STATUS_SUCCESS;
-  if (ok && batch > 1)
-    ok = cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count) ==
-             CUBLAS_STATUS_SUCCESS &&
-         cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                          sizeof stride) == CUBLAS_STATUS_SUCCESS;
-  if (!ok) {
+  if (batch > 1 && (cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                     sizeof count) != CUBLAS_STATUS_SUCCESS ||
+                    cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                     &stride, sizeof stride) != CUBLAS_STATUS_SUCCESS)) {
     cublasLtMatrixLayoutDestroy(layout);
     return nullptr;
   }
   return layout;
 }
 
-// The product with its epilogue through cuBLASLt; false (nothing enqueued) when cuBLASLt
-// has no algorithm for it, and the caller takes the plain path.
-// Row-major layouts: C = op(A) op(B) as stored. Column-major: C^T = op(B)^T op(A)^T, as
-// the plain path computes it (the bias then runs along C's columns).
-// ab_type: the operands' type (float32, or 16-bit ones multiplied with float32 accumulation).
-bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, cublasLtEpilogue_t epilogue, bool row_major_layout,
-             const void* a, const void* b, cudaDataType_t ab_type, const float* bias, float* c) {
-  const GemmParams& p = bp.gemm;
-  if (bias && alignment_of(bias) < 16) return false;  // cuBLASLt reads the bias in vectors
+// cuBLASLt's descriptors of one product, destroyed with it.
+struct LtProblem {
   cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, c = nullptr, d = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  bool done = false;
-  if (cublasLtMatmulDescCreate(&desc, ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F,
-                               CUDA_R_32F) == CUBLAS_STATUS_SUCCESS) {
-    // The first and second operands of cuBLASLt's product: A, B (row-major) or B, A.
-    const bool rm = row_major_layout;
-    const bool t1 = rm ? p.trans_a : p.trans_b, t2 = rm ? p.trans_b : p.trans_a;
-    const cublasOperation_t ta = t1 ? CUBLAS_OP_T : CUBLAS_OP_N, tb = t2 ? CUBLAS_OP_T : CUBLAS_OP_N;
-    bool ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                             sizeof epilogue) == CUBLAS_STATUS_SUCCESS;
-    if (ok && epilogue != CUBLASLT_EPILOGUE_RELU)
-      ok = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
-           CUBLAS_STATUS_SUCCESS;
-    if (rm) {
-      la = layout_of(true, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, bp.batch, bp.stride_a,
-                     ab_type);
-      lb = layout_of(true, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, bp.batch, bp.stride_b,
-                     ab_type);
-      lc = layout_of(true, p.m, p.n, p.ldc, bp.batch, bp.stride_c);
-    } else {  // the row-major B (k x n, or n x k transposed) read column-major is n x k (k x n)
-      la = layout_of(false, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b,
-                     ab_type);
-      lb = layout_of(false, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a,
-                     ab_type);
-      lc = layout_of(false, p.n, p.m, p.ldc, bp.batch, bp.stride_c);
+  LtProblem() = default;
+  LtProblem(const LtProblem&) = delete;
+  LtProblem& operator=(const LtProblem&) = delete;
+  ~LtProblem() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d && d != c) cublasLtMatrixLayoutDestroy(d);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (second) cublasLtMatrixLayoutDestroy(second);
+    if (first) cublasLtMatrixLayoutDestroy(first);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+template <class T>
+bool set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  return cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof value) == CUBLAS_STATUS_SUCCESS;
+}
+template <class T>
+bool set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const T& value) {
+  return cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof value) == CUBLAS_STATUS_SUCCESS;
+}
+
+// Everything that makes two products the same problem for cuBLASLt's algorithms.
+GemmTuningKey key_of(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
+                     cudaDataType_t ab_type, const void* a, const void* b, const float* bias,
+                     const float* c) {
+  const GemmParams& p = bp.gemm;
+  const int64_t fields[] = {p.m,
+                            p.n,
+                            p.k,
+                            p.trans_a,
+                            p.trans_b,
+                            p.lda,
+                            p.ldb,
+                            p.ldc,
+                            bp.batch,
+                            bp.stride_a,
+                            bp.stride_b,
+                            bp.stride_c,
+                            static_cast<int64_t>(e.lt),
+                            e.lt_residual ? p.ldr : -1,
+                            static_cast<int64_t>(ab_type),
+                            static_cast<int64_t>(ex.precision),
+                            alignment_of(a),
+                            alignment_of(b),
+                            alignment_of(c),
+                            e.lt_residual ? alignment_of(p.residual) : 0,
+                            e.lt_bias ? alignment_of(bias) : 0};
+  static_assert(sizeof fields / sizeof fields[0] <= GemmTuningKey::kFields);
+  GemmTuningKey key;
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) key.fields[i] = fields[i];
+  return key;
+}
+
+// Two events to time candidates with, destroyed with it.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool ok = false;
+  EventPair() { ok = cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess; }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+// Times `algo` on the stream (not captured): one launch to warm up, then the mean of
+// kTimed; a negative time when the algorithm fails to run.
+float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const cublasLtMatmulAlgo_t& algo,
+                const float* alpha, const float* beta, const void* first, const void* second,
+                const void* cmat, float* d) {
+  constexpr int kTimed = 4;
+  auto launch = [&] {
+    return cublasLtMatmul(ex.lt, lp.desc, alpha, first, lp.first, second, lp.second, beta, cmat, lp.c, d,
+                          lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream);
+  };
+  if (launch() != CUBLAS_STATUS_SUCCESS) return -1.0f;
+  cudaEventRecord(t.start, ex.stream);
+  for (int i = 0; i < kTimed; ++i)
+    if (launch() != CUBLAS_STATUS_SUCCESS) return -1.0f;
+  cudaEventRecord(t.stop, ex.stream);
+  float ms = -1.0f;
+  if (cudaEventSynchronize(t.stop) != cudaSuccess ||
+      cudaEventElapsedTime(&ms, t.start, t.stop) != cudaSuccess)
+    return -1.0f;
+  gemm_tuning_count_candidate(ex.tuning);
+  return ms / kTimed;
+}
+
+// The candidates of a tuning: cuBLASLt's heuristic choices, and for the first few of those
+// that can split K, the same algorithm split 2 to 16 ways (few output tiles: the split
+// puts the idle multiprocessors to work on K).
+constexpr int kHeuristicCandidates = 12;
+constexpr int kSplitBases = 3;
+constexpr uint32_t kSplits[] = {2, 3, 4, 6, 8, 12, 16};
+constexpr int kMaxCandidates =
+    kHeuristicCandidates + kSplitBases * static_cast<int>(sizeof kSplits / sizeof kSplits[0]);
+
+// Fills out (kMaxCandidates) and returns how many.
+int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuristicResult_t* heuristic,
+                  int found, cublasLtMatmulAlgo_t* out) {
+  int count = 0;
+  for (int i = 0; i < found && i < kHeuristicCandidates; ++i)
+    if (heuristic[i].state == CUBLAS_STATUS_SUCCESS) out[count++] = heuristic[i].algo;
+  for (int i = 0; i < found && i < kSplitBases; ++i) {
+    int32_t can_split = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&heuristic[i].algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &can_split,
+                                          sizeof can_split, &written) != CUBLAS_STATUS_SUCCESS ||
+        !can_split)
+      continue;
+    uint32_t schemes = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&heuristic[i].algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
+                                          &schemes, sizeof schemes, &written) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    // A reduction in the output type needs no workspace of its own; else any the algorithm has.
+    uint32_t scheme =
+        (schemes & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE)    ? CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE
+        : (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) ? CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
+                                                             : CUBLASLT_REDUCTION_SCHEME_INPLACE;
+    if (!(schemes & scheme)) continue;
+    for (uint32_t split : kSplits) {
+      cublasLtMatmulAlgo_t algo = heuristic[i].algo;
+      cublasLtMatmulHeuristicResult_t check{};
+      if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                               sizeof split) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                               sizeof scheme) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoCheck(ex.lt, lp.desc, lp.first, lp.second, lp.c, lp.d, &algo, &check) !=
+              CUBLAS_STATUS_SUCCESS ||
+          check.workspaceSize > ex.workspace_bytes)
+        continue;
+      out[count++] = algo;
     }
-    const uint64_t workspace = ex.workspace_bytes;
-    ok = ok && la && lb && lc && cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                              sizeof workspace) == CUBLAS_STATUS_SUCCESS;
-    const uint32_t align_first = alignment_of(rm ? a : b), align_second = alignment_of(rm ? b : a),
-                   align_c = alignment_of(c);
-    ok = ok &&
-         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_first,
-                                              sizeof align_first) == CUBLAS_STATUS_SUCCESS &&
-         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_second,
-                                              sizeof align_second) == CUBLAS_STATUS_SUCCESS &&
-         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
-                                              sizeof align_c) == CUBLAS_STATUS_SUCCESS &&
-         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
-                                              sizeof align_c) == CUBLAS_STATUS_SUCCESS;
-    cublasLtMatmulHeuristicResult_t result{};
+  }
+  return count;
+}
+
+// The product with e's part of the epilogue through cuBLASLt; false (nothing enqueued)
+// when cuBLASLt has no algorithm for it, and the caller takes the plain path.
+// ab_type: the operands' type (float32, or 16-bit ones multiplied with float32 accumulation).
+bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e, const void* a, const void* b,
+             cudaDataType_t ab_type, const float* bias, float* c) {
+  const GemmParams& p = bp.gemm;
+  LtProblem lp;
+  const cublasComputeType_t compute = ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F;
+  if (cublasLtMatmulDescCreate(&lp.desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
+  // cuBLASLt's first operand is B, its second A (C^T = op(B)^T op(A)^T).
+  const cublasOperation_t t1 = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          t2 = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  bool ok = set_desc(lp.desc, CUBLASLT_MATMUL_DESC_TRANSA, t1) &&
+            set_desc(lp.desc, CUBLASLT_MATMUL_DESC_TRANSB, t2) &&
+            set_desc(lp.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, e.lt);
+  if (ok && e.lt_bias) ok = set_desc(lp.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  // The row-major B (k x n, or n x k transposed) read column-major is n x k (k x n).
+  lp.first = layout_of(p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b, ab_type);
+  lp.second = layout_of(p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a, ab_type);
+  lp.d = layout_of(p.n, p.m, p.ldc, bp.batch, bp.stride_c, CUDA_R_32F);
+  lp.c = e.lt_residual ? layout_of(p.n, p.m, p.ldr, 1, 0, CUDA_R_32F) : lp.d;
+  const uint64_t workspace = ex.workspace_bytes;
+  ok = ok && lp.first && lp.second && lp.c && lp.d &&
+       cublasLtMatmulPreferenceCreate(&lp.pref) == CUBLAS_STATUS_SUCCESS &&
+       set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace) &&
+       set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(b)) &&
+       set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(a)) &&
+       set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                alignment_of(e.lt_residual ? static_cast<const void*>(p.residual) : c)) &&
+       set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(c));
+  if (!ok) {
+    if (trace())
+      std::fprintf(stderr, "aotc: cuBLASLt descriptors for %lldx%lldx%lld could not be made\n",
+                   static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+    return false;
+  }
+  const float beta = e.lt_residual ? 1.0f : 0.0f;
+  const void* cmat = e.lt_residual ? static_cast<const void*>(p.residual) : c;
+
+  cublasLtMatmulAlgo_t algo{};
+  const GemmTuningKey key = key_of(ex, bp, e, ab_type, a, b, bias, c);
+  if (!gemm_tuning_find(ex.tuning, key, &algo)) {
+    const bool tune = ex.tuning && ex.tune;
+    cublasLtMatmulHeuristicResult_t heuristic[kHeuristicCandidates] = {};
     int found = 0;
-    if (ok) {
-      const cublasStatus_t h =
-          cublasLtMatmulAlgoGetHeuristic(ex.lt, desc, la, lb, lc, lc, pref, 1, &result, &found);
-      ok = h == CUBLAS_STATUS_SUCCESS && found > 0;
-      if (!ok && trace())
+    const cublasStatus_t h =
+        cublasLtMatmulAlgoGetHeuristic(ex.lt, lp.desc, lp.first, lp.second, lp.c, lp.d, lp.pref,
+                                       tune ? kHeuristicCandidates : 1, heuristic, &found);
+    if (h != CUBLAS_STATUS_SUCCESS || found <= 0) {
+      if (trace())
         std::fprintf(stderr,
                      "aotc: cuBLASLt has no algorithm for %lldx%lldx%lld (batch %lld): %s, %d found\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
                      static_cast<long long>(bp.batch), cublasGetStatusString(h), found);
-    } else if (trace()) {
-      std::fprintf(stderr, "aotc: cuBLASLt descriptors for %lldx%lldx%lld could not be made\n",
-                   static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+      return false;
     }
-    if (ok) {
-      const float zero = 0.0f;
-      const cublasStatus_t s =
-          cublasLtMatmul(ex.lt, desc, &p.alpha, rm ? a : b, la, rm ? b : a, lb, &zero, c, lc, c, lc,
-                         &result.algo, ex.workspace, ex.workspace_bytes, ex.stream);
-      if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasLtMatmul", cublasGetStatusString(s));
-      done = true;
+    algo = heuristic[0].algo;
+    if (tune) {
+      const EventPair events;
+      if (!events.ok) {
+        note_error("GEMM tuning", "cudaEventCreate failed");
+        return false;
+      }
+      cublasLtMatmulAlgo_t candidates[kMaxCandidates];
+      const int count = candidates_of(ex, lp, heuristic, found, candidates);
+      float best = -1.0f, first = -1.0f;
+      int best_index = 0;
+      for (int i = 0; i < count; ++i) {
+        const float ms = time_algo(ex, events, lp, candidates[i], &p.alpha, &beta, b, a, cmat, c);
+        if (i == 0) first = ms;
+        if (ms >= 0.0f && (best < 0.0f || ms < best)) {
+          best = ms;
+          algo = candidates[i];
+          best_index = i;
+        }
+      }
+      cudaGetLastError();  // a candidate that failed to launch leaves nothing for the run to see
+      if (trace())
+        std::fprintf(
+            stderr,
+            "aotc: GEMM %lldx%lldx%lld batch %lld: heuristic %.4f ms, tuned %.4f ms (candidate %d of %d)\n",
+            static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+            static_cast<long long>(bp.batch), first, best, best_index, count);
+      if (!gemm_tuning_add(ex.tuning, key, algo)) {
+        note_error("GEMM tuning", "out of memory");
+        return false;
+      }
     }
   }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  if (lc) cublasLtMatrixLayoutDestroy(lc);
-  if (lb) cublasLtMatrixLayoutDestroy(lb);
-  if (la) cublasLtMatrixLayoutDestroy(la);
-  if (desc) cublasLtMatmulDescDestroy(desc);
-  return done;
+  const cublasStatus_t s = cublasLtMatmul(ex.lt, lp.desc, &p.alpha, b, lp.first, a, lp.second, &beta, cmat,
+                                          lp.c, c, lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream);
+  if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasLtMatmul", cublasGetStatusString(s));
+  return true;
+}
+
+// The product without epilogue through plain cuBLAS.
+void plain_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+                cudaDataType_t ab_type, float* c) {
+  const GemmParams& p = bp.gemm;
+  const float zero = 0.0f;
+  const cublasOperation_t t1 = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          t2 = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t s;
+  if (ab_type != CUDA_R_32F || ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) {
+    // 16-bit operands, or float32 ones that cuBLAS rounds to 16 bits (the compute type
+    // says so); float32 accumulation either way.
+    s = cublasGemmStridedBatchedEx(
+        ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
+        ab_type, static_cast<int>(p.ldb), bp.stride_b, a, ab_type, static_cast<int>(p.lda), bp.stride_a,
+        &zero, c, CUDA_R_32F, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
+        ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx", cublasGetStatusString(s));
+  } else if (bp.batch == 1) {
+    s = cublasSgemm(ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
+                    &p.alpha, static_cast<const float*>(b), static_cast<int>(p.ldb),
+                    static_cast<const float*>(a), static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
+  } else {
+    s = cublasSgemmStridedBatched(ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m),
+                                  static_cast<int>(p.k), &p.alpha, static_cast<const float*>(b),
+                                  static_cast<int>(p.ldb), bp.stride_b, static_cast<const float*>(a),
+                                  static_cast<int>(p.lda), bp.stride_a, &zero, c, static_cast<int>(p.ldc),
+                                  bp.stride_c, static_cast<int>(bp.batch));
+    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
+  }
 }
 
 // The product and its epilogue, operands of type ab_type.
@@ -190,47 +387,39 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
                cudaDataType_t ab_type, const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
   if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
-  cublasLtEpilogue_t epilogue;
-  bool row_major_layout = false;
-  if (p.k > 0 && bp.stride_bias == 0 && lt_epilogue(p, bias, &epilogue, &row_major_layout) &&
-      lt_gemm(ex, bp, epilogue, row_major_layout, a, b, ab_type, bias, c))
+  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || bp.batch > INT32_MAX) {
+    note_error("gemm", "the product is too large for cuBLAS's 32-bit sizes");
     return;
-  const float zero = 0.0f;
-  cublasStatus_t s;
+  }
+  // What the pass does when cuBLASLt does not run: the whole epilogue.
+  const auto everything = [&] {
+    EpiloguePlan all;
+    all.pass_bias = p.bias_kind != BiasKind::None && bias;
+    all.pass_residual = p.residual != nullptr;
+    all.pass_clamp = has_clamp(p);
+    return all;
+  };
+  EpiloguePlan e = plan_epilogue(bp, bias);
   if (p.k == 0) {
-    // No product: C is the bias term alone; zero it first.
+    // No product: C is the epilogue's terms alone; zero it first.
     for (int64_t i = 0; i < bp.batch; ++i)
       cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
                         static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm (k = 0)");
-  } else if (ab_type != CUDA_R_32F || ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) {
-    // 16-bit operands, or float32 ones that cuBLAS rounds to 16 bits (the compute type
-    // says so); float32 accumulation either way.
-    s = cublasGemmStridedBatchedEx(
-        ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-        static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b, ab_type,
-        static_cast<int>(p.ldb), bp.stride_b, a, ab_type, static_cast<int>(p.lda), bp.stride_a, &zero, c,
-        CUDA_R_32F, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
-        ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx", cublasGetStatusString(s));
-  } else if (bp.batch == 1) {
-    s = cublasSgemm(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
-                    static_cast<const float*>(b), static_cast<int>(p.ldb), static_cast<const float*>(a),
-                    static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
-    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
-  } else {
-    s = cublasSgemmStridedBatched(ex.blas, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                  p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(p.n),
-                                  static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha,
-                                  static_cast<const float*>(b), static_cast<int>(p.ldb), bp.stride_b,
-                                  static_cast<const float*>(a), static_cast<int>(p.lda), bp.stride_a, &zero,
-                                  c, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
-    if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
+    e = everything();
+  } else if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, bias, c)) {
+    plain_gemm(ex, bp, a, b, ab_type, c);
+    e = everything();
   }
-  if (p.bias_kind != BiasKind::None || has_clamp(p) || p.residual)
-    bias_clamp_f32(ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, p.bias_kind, p.beta, bias,
-                   bp.stride_bias, p.residual, p.ldr, p.clamp_lo, p.clamp_hi, c);
+  if (e.pass())
+    bias_clamp_f32(
+        ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, e.pass_bias ? p.bias_kind : BiasKind::None, p.beta,
+        bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr,
+        e.pass_clamp ? p.clamp_lo : -__builtin_inff(), e.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
+}
+
+cudaDataType_t type_16bit(Precision precision) {
+  return precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF;
 }
 
 }  // namespace
@@ -238,6 +427,15 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& bp, const float* a, const float* b,
                       const float* bias, float* c) {
   gemm_impl(ex, bp, a, b, CUDA_R_32F, bias, c);
+}
+
+void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+                                 const float* bias, float* c) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("batched_gemm_16bit_operands", "16-bit operands need --precision fp16 or bf16");
+    return;
+  }
+  gemm_impl(ex, bp, a, b, type_16bit(ex.precision), bias, c);
 }
 
 void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
@@ -261,7 +459,7 @@ void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit
   bp.gemm = p;
   bp.batch = 1;
   bp.stride_c = p.m * p.ldc;
-  gemm_impl(ex, bp, a, b, ex.precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF, bias, c);
+  gemm_impl(ex, bp, a, b, type_16bit(ex.precision), bias, c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,

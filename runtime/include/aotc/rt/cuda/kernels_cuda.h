@@ -28,14 +28,29 @@ namespace aotc::rt::cuda {
 
 // Where the launchers enqueue their work, and what the GEMMs use: one per context, fixed
 // for its life (runtime/cuda/device_runtime.cpp).
+struct GemmTuning;
 struct Exec {
   cudaStream_t stream;
   cublasHandle_t blas;  // bound to stream, its math mode set from the precision
-  cublasLtHandle_t lt;  // for GEMMs with a fused epilogue
+  cublasLtHandle_t lt;  // the GEMMs' library (cuBLAS only where cuBLASLt has no algorithm)
   void* workspace;      // cuBLAS's and cuBLASLt's (they run one after another on stream)
   size_t workspace_bytes;
   Precision precision;  // how the products may round (--precision)
+  // The context's GEMM algorithms chosen by timing (null: cuBLASLt's first heuristic
+  // choice). With `tune`, the run is not being captured and each GEMM shape not yet tuned
+  // times its candidates on the stream first (the tuning run of context creation).
+  GemmTuning* tuning = nullptr;
+  bool tune = false;
 };
+
+// ---------------------------------------------------------------- GEMM tuning
+// Per context: for each GEMM shape (sizes, strides, layouts, epilogue, types, alignments),
+// the cuBLASLt algorithm that ran fastest among cuBLASLt's heuristic candidates and their
+// split-K variants, timed in the tuning run before the capture (gemm_cublas.cu).
+GemmTuning* gemm_tuning_create();
+void gemm_tuning_destroy(GemmTuning* tuning);
+// Shapes tuned and candidates timed so far (AOTC_CUDA_TRACE prints them).
+void gemm_tuning_counts(const GemmTuning* tuning, int64_t* shapes, int64_t* candidates);
 
 // ---------------------------------------------------------------- errors
 // Records the first failure of this thread's launches ("what: reason"); first_error()
@@ -53,12 +68,17 @@ inline unsigned blocks_for(int64_t count) { return static_cast<unsigned>((count 
 // ---------------------------------------------------------------- GEMM (cuBLAS)
 // C = alpha * op(A) op(B) (row-major, as GemmParams says) + beta * bias, clamped, in
 // exact float32, or on tensor cores as Exec::precision allows (tf32; fp16 and bf16 round
-// the float32 operands inside cuBLAS). A bias per row and a relu are fused into
-// cuBLASLt's epilogue; other epilogues are one pass (bias_clamp_f32) after a cuBLAS product.
+// the float32 operands inside cuBLAS). cuBLASLt fuses a bias per column, a residual and a
+// relu into its epilogue; the rest (a bias per row, other clamps) is one pass
+// (bias_clamp_f32) after the product.
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
                       const float* bias, float* c);
+// batched_gemm_f32 with both operands already in the precision's 16-bit type (fp16, bf16):
+// float32 accumulation and output (the GEMM convolutions, conv2d.cu).
+void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& p, const void* a, const void* b,
+                                 const float* bias, float* c);
 // gemm_f32 with 16-bit operands (--precision fp16 / bf16): an operand marked 16-bit is
 // already of the precision's type (a weight converted at compile time), the other is
 // float32 and rounded into scratch first (gemm_16bit_scratch_bytes, gemm_plan.h).

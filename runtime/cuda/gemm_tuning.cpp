@@ -1,0 +1,52 @@
+// gemm_tuning.cpp - the per-context table of GEMM algorithms chosen by timing (gemm_tuning.h).
+#include "gemm_tuning.h"
+
+#include <aotc/rt/cuda/kernels_cuda.h>
+
+#include <algorithm>
+#include <map>
+#include <new>
+#include <vector>
+
+namespace aotc::rt::cuda {
+
+struct GemmTuning {
+  struct Less {
+    bool operator()(const GemmTuningKey& a, const GemmTuningKey& b) const {
+      return std::lexicographical_compare(a.fields, a.fields + GemmTuningKey::kFields, b.fields,
+                                          b.fields + GemmTuningKey::kFields);
+    }
+  };
+  std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
+  int64_t candidates_timed = 0;
+};
+
+GemmTuning* gemm_tuning_create() { return new (std::nothrow) GemmTuning(); }
+
+void gemm_tuning_destroy(GemmTuning* tuning) { delete tuning; }
+
+void gemm_tuning_counts(const GemmTuning* tuning, int64_t* shapes, int64_t* candidates) {
+  *shapes = tuning ? static_cast<int64_t>(tuning->chosen.size()) : 0;
+  *candidates = tuning ? tuning->candidates_timed : 0;
+}
+
+bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo) {
+  if (!tuning) return false;
+  const auto it = tuning->chosen.find(key);
+  if (it == tuning->chosen.end()) return false;
+  *algo = it->second;
+  return true;
+}
+
+bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo) {
+  try {
+    tuning->chosen.insert_or_assign(key, algo);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+void gemm_tuning_count_candidate(GemmTuning* tuning) { ++tuning->candidates_timed; }
+
+}  // namespace aotc::rt::cuda

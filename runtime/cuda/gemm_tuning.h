@@ -1,0 +1,28 @@
+// gemm_tuning.h - the per-context table of GEMM algorithms chosen by timing (GemmTuning,
+// kernels_cuda.h), for gemm_cublas.cu. Internal to the CUDA runtime. The table lives in a
+// host-compiled file (gemm_tuning.cpp): nvcc 13.0's front end fails on the standard
+// containers' destructors under C++20.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <cstdint>
+
+namespace aotc::rt::cuda {
+
+struct GemmTuning;
+
+// Everything that makes two products the same problem for cuBLASLt's algorithms.
+struct GemmTuningKey {
+  static constexpr int kFields = 24;
+  int64_t fields[kFields] = {};
+};
+
+// The algorithm chosen for key, if any.
+bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo);
+// Records the algorithm chosen for key; false when out of memory.
+bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo);
+// Counts a candidate timed (for AOTC_CUDA_TRACE).
+void gemm_tuning_count_candidate(GemmTuning* tuning);
+
+}  // namespace aotc::rt::cuda
