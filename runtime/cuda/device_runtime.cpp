@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../src/status.h"
+#include "gemm_tuning.h"
 
 namespace aotc::rt::cuda {
 namespace {
@@ -139,9 +140,26 @@ aotc_status tune_gemms(ContextState* s, unsigned char* arena) {
   forget_error();
   if (cudaError_t e = cudaMemsetAsync(s->memory, 0, s->workspace_offset, s->own_stream))
     return cuda_fail("clearing the context's memory", e);
+  // Twice the L2 cache to overwrite before each timed launch (gemm_tuning.h); without it
+  // (no memory to spare) the candidates are timed warm.
+  int l2_bytes = 0;
+  void* flush = nullptr;
+  const size_t flush_bytes =
+      cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, s->model->device) == cudaSuccess &&
+              l2_bytes > 0
+          ? 2 * static_cast<size_t>(l2_bytes)
+          : 0;
+  if (flush_bytes && cudaMalloc(&flush, flush_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    flush = nullptr;
+  }
+  gemm_tuning_set_flush(s->tuning, flush, flush_bytes);
   const CudaRunArgs args{exec_of(s, true), arena, s->model->weights, s->inputs.data(), s->outputs.data()};
   s->cuda->run(args);
-  if (cudaError_t e = cudaStreamSynchronize(s->own_stream)) return cuda_fail("the GEMM tuning run", e);
+  const cudaError_t synced = cudaStreamSynchronize(s->own_stream);
+  gemm_tuning_set_flush(s->tuning, nullptr, 0);
+  if (flush) cudaFree(flush);
+  if (synced != cudaSuccess) return cuda_fail("the GEMM tuning run", synced);
   if (first_error()[0]) return fail(AOTC_ERR_SYSTEM, "CUDA: the GEMM tuning run failed: %s", first_error());
   if (std::getenv("AOTC_CUDA_TRACE")) {
     int64_t shapes = 0, candidates = 0;

@@ -19,6 +19,8 @@ struct GemmTuning {
   };
   std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
   int64_t candidates_timed = 0;
+  void* flush = nullptr;
+  size_t flush_bytes = 0;
 };
 
 GemmTuning* gemm_tuning_create() { return new (std::nothrow) GemmTuning(); }
@@ -45,6 +47,16 @@ bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasL
   } catch (const std::bad_alloc&) {
     return false;
   }
+}
+
+void gemm_tuning_set_flush(GemmTuning* tuning, void* buffer, size_t bytes) {
+  tuning->flush = buffer;
+  tuning->flush_bytes = buffer ? bytes : 0;
+}
+
+void gemm_tuning_flush(const GemmTuning* tuning, void** buffer, size_t* bytes) {
+  *buffer = tuning->flush;
+  *bytes = tuning->flush_bytes;
 }
 
 void gemm_tuning_count_candidate(GemmTuning* tuning) { ++tuning->candidates_timed; }

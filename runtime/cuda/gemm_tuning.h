@@ -6,6 +6,7 @@
 
 #include <cublasLt.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace aotc::rt::cuda {
@@ -22,6 +23,12 @@ struct GemmTuningKey {
 bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo);
 // Records the algorithm chosen for key; false when out of memory.
 bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo);
+// A device buffer larger than the GPU's L2 cache, which the timing overwrites before each
+// timed launch so that every candidate reads its weights from memory, as in a run (a
+// model's weights do not stay in L2 from one layer's use to the next run). Owned by the
+// caller; null: candidates are timed warm.
+void gemm_tuning_set_flush(GemmTuning* tuning, void* buffer, size_t bytes);
+void gemm_tuning_flush(const GemmTuning* tuning, void** buffer, size_t* bytes);
 // Counts a candidate timed (for AOTC_CUDA_TRACE).
 void gemm_tuning_count_candidate(GemmTuning* tuning);
 

@@ -2,34 +2,87 @@
 // bias (per row, per column or full; baddbmm's bias may differ per matrix) and a residual
 // (transformer blocks: x + proj(...)), then clamps (fused relu / relu6 / hardtanh), in one
 // pass over C.
+//
+// A thread takes kVec consecutive columns of one row; consecutive threads take consecutive
+// runs, row after row, over every matrix, so blocks stay full however short the rows are (a
+// convolution's row is its output plane: 49 positions at 7x7). One element per thread on a
+// 2-d grid of (column blocks, rows) left most threads of a block idle on such rows and
+// bounded this pass at about 60% of memory bandwidth (resnet50 batch 32: 1.75 ms in 57
+// launches). Where rows are whole vectors, loads and stores are 16 bytes.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
+
+#include <cstdint>
 
 namespace aotc::rt::cuda {
 namespace {
 
-// A 2-d grid: y runs over the rows of every matrix (batch * m), x along a row, so a thread
-// needs no division and a bias per row is one load per thread from L1.
-__global__ void bias_clamp_kernel(int m, int n, int64_t ldc, int64_t stride_c, BiasKind kind, float beta,
-                                  const float* __restrict__ bias, int64_t stride_bias,
-                                  const float* __restrict__ residual, int64_t ldr, float lo, float hi,
-                                  float* __restrict__ c) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  if (col >= n) return;
-  const int row = blockIdx.y % m;
-  const int mat = blockIdx.y / m;
-  float* at = c + mat * stride_c + row * ldc + col;
-  float v = *at;
-  if (bias) bias += mat * stride_bias;
-  if (kind == BiasKind::PerRow)
-    v += beta * bias[row];
-  else if (kind == BiasKind::PerColumn)
-    v += beta * bias[col];
-  else if (kind == BiasKind::Full)
-    v += beta * bias[static_cast<int64_t>(row) * n + col];
-  if (residual) v += residual[static_cast<int64_t>(row) * ldr + col];
-  *at = clamp_apply(v, lo, hi);
+constexpr int kVec = 4;  // columns per thread
+
+struct Epilogue {
+  int m, n, runs_per_row;
+  int64_t ldc, stride_c;
+  BiasKind kind;
+  float beta;
+  const float* bias;
+  int64_t stride_bias;
+  const float* residual;
+  int64_t ldr;
+  float lo, hi;
+};
+
+// Rows first_row.. of all batch * m rows; `runs` runs of kVec columns in this launch.
+template <bool kVector>
+__global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, float* __restrict__ c) {
+  const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+  if (thread >= runs) return;
+  const unsigned row_in_launch = thread / static_cast<unsigned>(e.runs_per_row);
+  const int col0 = static_cast<int>(thread - row_in_launch * static_cast<unsigned>(e.runs_per_row)) * kVec;
+  const int64_t global_row = first_row + row_in_launch;
+  const int64_t mat = global_row / e.m;
+  const int row = static_cast<int>(global_row - mat * e.m);
+  float* const at = c + mat * e.stride_c + row * e.ldc + col0;
+  const float* const res = e.residual ? e.residual + static_cast<int64_t>(row) * e.ldr + col0 : nullptr;
+  const float* const bias = e.bias ? e.bias + mat * e.stride_bias : nullptr;
+  float v[kVec];
+  if constexpr (kVector) {
+    const float4 x = *reinterpret_cast<const float4*>(at);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = col0 + j < e.n ? at[j] : 0.0f;
+  }
+  float r[kVec] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (res) {
+    if constexpr (kVector) {
+      const float4 x = *reinterpret_cast<const float4*>(res);
+      r[0] = x.x, r[1] = x.y, r[2] = x.z, r[3] = x.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) r[j] = col0 + j < e.n ? res[j] : 0.0f;
+    }
+  }
+  const float row_bias = e.kind == BiasKind::PerRow ? e.beta * bias[row] : 0.0f;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    if (!kVector && col0 + j >= e.n) break;
+    float x = v[j] + row_bias;
+    if (e.kind == BiasKind::PerColumn)
+      x += e.beta * bias[col0 + j];
+    else if (e.kind == BiasKind::Full)
+      x += e.beta * bias[static_cast<int64_t>(row) * e.n + col0 + j];
+    v[j] = clamp_apply(x + r[j], e.lo, e.hi);
+  }
+  if constexpr (kVector) {
+    *reinterpret_cast<float4*>(at) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (col0 + j < e.n) at[j] = v[j];
+  }
 }
+
+bool vector_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
@@ -43,18 +96,34 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
     note_error("bias_clamp", "a residual needs a single matrix");
     return;
   }
-  // Rows go in slices of at most 65535 (gridDim.y's limit).
+  if (m > INT32_MAX || n > (int64_t{1} << 30) || m * ldc > (int64_t{1} << 62) / 4) {
+    note_error("bias_clamp", "the matrix is too large");
+    return;
+  }
+  const int64_t runs_per_row = (n + kVec - 1) / kVec;
+  const Epilogue e{static_cast<int>(m),
+                   static_cast<int>(n),
+                   static_cast<int>(runs_per_row),
+                   ldc,
+                   stride_c,
+                   kind,
+                   beta,
+                   bias,
+                   stride_bias,
+                   residual,
+                   ldr,
+                   clamp_lo,
+                   clamp_hi};
+  // 16-byte loads and stores where every row starts on a vector.
+  const bool vector = n % kVec == 0 && ldc % kVec == 0 && (batch == 1 || stride_c % kVec == 0) &&
+                      vector_aligned(c) && (!residual || (ldr % kVec == 0 && vector_aligned(residual)));
+  // Thread indices are 32-bit: more rows than that go in slices.
   const int64_t rows = batch * m;
-  for (int64_t first = 0; first < rows; first += 65535 / m * m) {
-    const int64_t count = rows - first < 65535 / m * m ? rows - first : 65535 / m * m;
-    if (count <= 0 || n > (int64_t{1} << 30)) {
-      note_error("bias_clamp", "the matrix is too large");
-      return;
-    }
-    bias_clamp_kernel<<<dim3(blocks_for(n), static_cast<unsigned>(count)), kThreads, 0, stream>>>(
-        static_cast<int>(m), static_cast<int>(n), ldc, stride_c, kind, beta,
-        bias ? bias + (first / m) * stride_bias : nullptr, stride_bias,
-        residual ? residual + first * ldr : nullptr, ldr, clamp_lo, clamp_hi, c + (first / m) * stride_c);
+  const int64_t slice_rows = ((int64_t{1} << 31) - 1) / runs_per_row;
+  for (int64_t first = 0; first < rows; first += slice_rows) {
+    const int64_t runs = (rows - first < slice_rows ? rows - first : slice_rows) * runs_per_row;
+    const auto launch = vector ? bias_clamp_kernel<true> : bias_clamp_kernel<false>;
+    launch<<<blocks_for(runs), kThreads, 0, stream>>>(e, first, static_cast<unsigned>(runs), c);
     check_launch("bias_clamp_kernel");
   }
 }
