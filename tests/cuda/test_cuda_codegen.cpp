@@ -30,6 +30,27 @@ ir::SourceLocation where(int line) {
   return loc;
 }
 
+// A k x k, stride-1, "same"-padded convolution of hw x hw planes, no clamp.
+ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw,
+                 int64_t k, int64_t groups) {
+  ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, where(1));
+  conv.attrs = {{"n", int64_t{1}},
+                {"c_in", c_in},
+                {"h_in", hw},
+                {"w_in", hw},
+                {"c_out", c_out},
+                {"h_out", hw},
+                {"w_out", hw},
+                {"kernel", std::vector<int64_t>{k, k}},
+                {"stride", std::vector<int64_t>{1, 1}},
+                {"padding", std::vector<int64_t>{k / 2, k / 2}},
+                {"dilation", std::vector<int64_t>{1, 1}},
+                {"groups", groups},
+                {"clamp_lo", -INFINITY},
+                {"clamp_hi", INFINITY}};
+  return conv;
+}
+
 }  // namespace
 
 TEST_CASE("cuda: the registry covers the op kinds of the CNN models") {
@@ -69,52 +90,67 @@ TEST_CASE("cuda: a non-float32 operand is refused") {
   CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(g), doctest::Contains("int64"), CompileError);
 }
 
-TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch") {
+TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {
+  // conv -> add(conv, x) -> relu, and the same with the convolution's result also a graph
+  // output (then the add cannot take its place: relu fused into the add only).
+  for (const bool conv_is_output : {false, true}) {
+    CAPTURE(conv_is_output);
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
+    const int w = g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
+    const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+    add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
+    const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+    g.add_op("binary", {c, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+    const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
+    g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+    g.outputs.push_back({r, "r"});
+    if (conv_is_output) g.outputs.push_back({c, "c"});
+    passes::run_default_passes(g, false);
+    ops::cuda::check_cuda_support(g);
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+    CHECK(src.cuda);
+    CHECK(src.cuda_arch == "sm_90");
+    CHECK(src.model_cpp.find("Precision::Fp32") != std::string::npos);
+    // im2col scratch: (c_in * 3 * 3) rows x 25 positions, in the arena.
+    CHECK(g.ops[0].kind == "conv2d");
+    CHECK(g.ops[0].scratch_bytes == 2 * 9 * 25 * 4);
+    CHECK(g.ops[0].thread_scratch_bytes == 0);
+    CHECK(g.arena_bytes >= g.ops[0].scratch_bytes);
+    if (!conv_is_output) {
+      REQUIRE(g.ops.size() == 1);
+      REQUIRE(g.ops[0].inputs.size() == 4);
+      CHECK(g.ops[0].inputs[3] == x);
+      CHECK(g.ops[0].outputs[0] == r);
+      CHECK(g.ops[0].f("clamp_lo") == 0.0);
+      CHECK(std::isinf(g.ops[0].f("clamp_hi")));
+      // the residual is the input itself, passed as conv2d_f32's residual argument
+      CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") != std::string::npos);
+      CHECK(src.model_cpp.find(", nullptr, nullptr, ") == std::string::npos);
+    } else {
+      REQUIRE(g.ops.size() == 2);
+      CHECK(g.ops[0].inputs.size() == 3);
+      CHECK(g.ops[1].kind == "binary");
+      CHECK(g.ops[1].f("clamp_lo") == 0.0);
+      CHECK(std::isinf(g.ops[1].f("clamp_hi")));
+      CHECK(g.ops[1].outputs[0] == r);
+      CHECK(src.model_cpp.find("__global__") != std::string::npos);  // the fused add + relu kernel
+      CHECK(src.model_cpp.find("clamp_apply") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("cuda: precision and architecture options reach the generated code") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
   const int w = g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
   const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  ir::Op& conv = g.add_op("conv2d", {x, w, -1}, {c}, where(1));
-  conv.attrs = {{"n", int64_t{1}},
-                {"c_in", int64_t{2}},
-                {"h_in", int64_t{5}},
-                {"w_in", int64_t{5}},
-                {"c_out", int64_t{2}},
-                {"h_out", int64_t{5}},
-                {"w_out", int64_t{5}},
-                {"kernel", std::vector<int64_t>{3, 3}},
-                {"stride", std::vector<int64_t>{1, 1}},
-                {"padding", std::vector<int64_t>{1, 1}},
-                {"dilation", std::vector<int64_t>{1, 1}},
-                {"groups", int64_t{1}},
-                {"clamp_lo", -INFINITY},
-                {"clamp_hi", INFINITY}};
-  const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  g.add_op("binary", {c, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
-  const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
-  g.outputs.push_back({r, "r"});
+  add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
+  g.outputs.push_back({c, "c"});
   passes::run_default_passes(g, false);
-  ops::cuda::check_cuda_support(g);
   ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
-  REQUIRE(g.ops.size() == 2);
-  CHECK(g.ops[1].kind == "binary");
-  CHECK(g.ops[1].f("clamp_lo") == 0.0);
-  CHECK(std::isinf(g.ops[1].f("clamp_hi")));
-  CHECK(g.ops[1].outputs[0] == r);
-  // im2col scratch: (c_in * 3 * 3) rows x 25 positions, in the arena.
-  CHECK(g.ops[0].scratch_bytes == 2 * 9 * 25 * 4);
-  CHECK(g.ops[0].thread_scratch_bytes == 0);
-  CHECK(g.arena_bytes >= g.ops[0].scratch_bytes);
-
-  const codegen::Sources src =
-      codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
-  CHECK(src.cuda);
-  CHECK(src.cuda_arch == "sm_90");
-  CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") != std::string::npos);
-  CHECK(src.model_cpp.find("__global__") != std::string::npos);  // the fused add + relu kernel
-  CHECK(src.model_cpp.find("clamp_apply") != std::string::npos);
-  CHECK(src.model_cpp.find("Precision::Fp32") != std::string::npos);
   codegen::cuda::CudaOptions tf32;
   tf32.precision = "tf32";
   tf32.arch = 80;
@@ -133,26 +169,6 @@ TEST_CASE("cuda: prepare fuses relu into the residual add and plans conv scratch
 }
 
 namespace {
-
-ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw,
-                 int64_t k, int64_t groups) {
-  ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, where(1));
-  conv.attrs = {{"n", int64_t{1}},
-                {"c_in", c_in},
-                {"h_in", hw},
-                {"w_in", hw},
-                {"c_out", c_out},
-                {"h_out", hw},
-                {"w_out", hw},
-                {"kernel", std::vector<int64_t>{k, k}},
-                {"stride", std::vector<int64_t>{1, 1}},
-                {"padding", std::vector<int64_t>{k / 2, k / 2}},
-                {"dilation", std::vector<int64_t>{1, 1}},
-                {"groups", groups},
-                {"clamp_lo", -INFINITY},
-                {"clamp_hi", INFINITY}};
-  return conv;
-}
 
 uint16_t bits16(const ir::Graph& g, int id, size_t index) {
   const ir::Constant& c = g.constant_of(id);

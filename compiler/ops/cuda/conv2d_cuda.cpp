@@ -1,9 +1,10 @@
 // IR "conv2d" on CUDA, on the path conv2d_paths_cuda.cpp chose for it ("cuda_path"):
-// the implicit-GEMM tensor-core kernel (aotc::rt::cuda::implicit_gemm_conv2d, with bias,
-// residual and clamp fused; AOTC_CUDA_IMPLICIT_GEMM=1), conv2d_16bit (16-bit weights and
-// operands, --precision fp16 / bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu):
-// a cuBLAS GEMM (on the input for 1x1 convolutions, on its im2col unfolding otherwise) with
-// the bias and clamp epilogue, or a direct kernel for depthwise and grouped convolutions.
+// the implicit-GEMM tensor-core kernel (aotc::rt::cuda::implicit_gemm_conv2d;
+// AOTC_CUDA_IMPLICIT_GEMM=1), conv2d_16bit (16-bit weights and operands, --precision fp16 /
+// bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu): a cuBLASLt GEMM
+// (on the input for 1x1 convolutions, on its im2col unfolding otherwise), or a direct kernel
+// for depthwise and grouped convolutions. The GEMM paths take the bias, a residual (a 4th
+// input, fuse_conv_residual_cuda.cpp) and the clamp as their epilogue.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include "../spatial.h"
@@ -34,22 +35,21 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
-  if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm) {
-    // The optional 4th input: a residual of y's shape (fuse_conv_residual_cuda.cpp).
-    const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
+  // The optional 4th input: a residual of y's shape (fuse_conv_residual_cuda.cpp).
+  const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
+  if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm)
     return {"", kernel_call(
                     op, p.str(),
                     std::string("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::") +
                         precision_name(op.i("precision")) + ", " + x + ", " + w + ", " + bias + ", " +
                         residual + ", " + y + ", " + scratch + ");")};
-  }
   if (op.has("weights_16bit") && op.b("weights_16bit"))
     return {"", kernel_call(op, p.str(),
-                            "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " + y +
-                                ", " + scratch + ");")};
+                            "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " +
+                                residual + ", " + y + ", " + scratch + ");")};
   return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::conv2d_f32(ex, p, " + x + ", " + w + ", " + bias + ", " + y +
-                              ", " + scratch + ");")};
+                          "aotc::rt::cuda::conv2d_f32(ex, p, " + x + ", " + w + ", " + bias + ", " +
+                              residual + ", " + y + ", " + scratch + ");")};
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // fuse_conv_residual_cuda: the residual add of a ResNet block, y = conv(x) + skip (and the
 // relu that fuse_binary_clamp put on the add), becomes the epilogue of that convolution when
-// it takes the implicit-GEMM path, whose kernel adds a residual and clamps as it writes:
-// one pass over the block's output instead of two. The fused op takes the add's place in
+// it takes a GEMM path (cuBLASLt's C operand or the epilogue pass adds the residual, the
+// implicit-GEMM kernel as it writes): the block's output is written once, not read back and
+// written again by an add. The fused op takes the add's place in
 // the op order, because `skip` may be computed after the convolution (the downsample
 // branch); everything the convolution reads exists by then.
 #include <aotc/rt/cuda/conv2d_plan.h>
@@ -31,9 +32,12 @@ void fuse_conv_residual(ir::Graph& graph) {
       const int p = passes::producer_of(graph, conv_out);
       if (p < 0 || static_cast<size_t>(p) >= i) continue;
       const ir::Op& conv = graph.ops[static_cast<size_t>(p)];
-      if (conv.kind != "conv2d" || !conv.has("cuda_path") ||
-          static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path")) != rt::cuda::Conv2dPath::ImplicitGemm ||
-          conv.outputs[0] != conv_out || conv.inputs.size() > 3)
+      if (conv.kind != "conv2d" || !conv.has("cuda_path") || conv.outputs[0] != conv_out ||
+          conv.inputs.size() > 3)
+        continue;
+      const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
+      if (path != rt::cuda::Conv2dPath::ImplicitGemm && path != rt::cuda::Conv2dPath::Pointwise &&
+          path != rt::cuda::Conv2dPath::Im2colGemm)
         continue;
       // The convolution's result must be read by the add alone, and carry no clamp of its
       // own (the clamp comes after the add).

@@ -27,7 +27,7 @@ struct Epilogue {
   const float* bias;
   int64_t stride_bias;
   const float* residual;
-  int64_t ldr;
+  int64_t ldr, stride_residual;
   float lo, hi;
 };
 
@@ -42,7 +42,8 @@ __global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, 
   const int64_t mat = global_row / e.m;
   const int row = static_cast<int>(global_row - mat * e.m);
   float* const at = c + mat * e.stride_c + row * e.ldc + col0;
-  const float* const res = e.residual ? e.residual + static_cast<int64_t>(row) * e.ldr + col0 : nullptr;
+  const float* const res =
+      e.residual ? e.residual + mat * e.stride_residual + static_cast<int64_t>(row) * e.ldr + col0 : nullptr;
   const float* const bias = e.bias ? e.bias + mat * e.stride_bias : nullptr;
   float v[kVec];
   if constexpr (kVector) {
@@ -88,35 +89,35 @@ bool vector_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 
 
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
                     BiasKind kind, float beta, const float* bias, int64_t stride_bias, const float* residual,
-                    int64_t ldr, float clamp_lo, float clamp_hi, float* c) {
+                    int64_t ldr, int64_t stride_residual, float clamp_lo, float clamp_hi, float* c) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (!bias) kind = BiasKind::None;
   if (kind == BiasKind::None) bias = nullptr;
-  if (residual && batch != 1) {
-    note_error("bias_clamp", "a residual needs a single matrix");
-    return;
-  }
   if (m > INT32_MAX || n > (int64_t{1} << 30) || m * ldc > (int64_t{1} << 62) / 4) {
     note_error("bias_clamp", "the matrix is too large");
     return;
   }
   const int64_t runs_per_row = (n + kVec - 1) / kVec;
-  const Epilogue e{static_cast<int>(m),
-                   static_cast<int>(n),
-                   static_cast<int>(runs_per_row),
-                   ldc,
-                   stride_c,
-                   kind,
-                   beta,
-                   bias,
-                   stride_bias,
-                   residual,
-                   ldr,
-                   clamp_lo,
-                   clamp_hi};
+  Epilogue e{};
+  e.m = static_cast<int>(m);
+  e.n = static_cast<int>(n);
+  e.runs_per_row = static_cast<int>(runs_per_row);
+  e.ldc = ldc;
+  e.stride_c = stride_c;
+  e.kind = kind;
+  e.beta = beta;
+  e.bias = bias;
+  e.stride_bias = stride_bias;
+  e.residual = residual;
+  e.ldr = ldr;
+  e.stride_residual = stride_residual;
+  e.lo = clamp_lo;
+  e.hi = clamp_hi;
   // 16-byte loads and stores where every row starts on a vector.
-  const bool vector = n % kVec == 0 && ldc % kVec == 0 && (batch == 1 || stride_c % kVec == 0) &&
-                      vector_aligned(c) && (!residual || (ldr % kVec == 0 && vector_aligned(residual)));
+  const bool vector =
+      n % kVec == 0 && ldc % kVec == 0 && (batch == 1 || stride_c % kVec == 0) && vector_aligned(c) &&
+      (!residual ||
+       (ldr % kVec == 0 && (batch == 1 || stride_residual % kVec == 0) && vector_aligned(residual)));
   // Thread indices are 32-bit: more rows than that go in slices.
   const int64_t rows = batch * m;
   const int64_t slice_rows = ((int64_t{1} << 31) - 1) / runs_per_row;

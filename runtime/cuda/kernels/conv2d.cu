@@ -15,7 +15,7 @@ namespace {
 
 // Per image, Y (c_out x spatial) = W (c_out x depth) X' (depth x spatial); the weights are
 // shared by every image.
-BatchedGemmParams conv_gemm_params(const Conv2dParams& p) {
+BatchedGemmParams conv_gemm_params(const Conv2dParams& p, const float* residual) {
   const int64_t spatial = p.h_out * p.w_out;
   const int64_t depth = p.c_in * p.kernel_h * p.kernel_w;
   BatchedGemmParams g;
@@ -28,6 +28,8 @@ BatchedGemmParams conv_gemm_params(const Conv2dParams& p) {
   g.gemm.bias_kind = p.has_bias ? BiasKind::PerRow : BiasKind::None;
   g.gemm.clamp_lo = p.clamp_lo;
   g.gemm.clamp_hi = p.clamp_hi;
+  g.gemm.residual = residual;  // y's layout
+  g.gemm.ldr = spatial;
   g.batch = p.n;
   g.stride_a = 0;
   g.stride_b = depth * spatial;
@@ -38,9 +40,13 @@ BatchedGemmParams conv_gemm_params(const Conv2dParams& p) {
 }  // namespace
 
 void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
-                float* y, float* scratch) {
+                const float* residual, float* y, float* scratch) {
   cudaStream_t stream = ex.stream;
   const Conv2dPath path = conv2d_path(p);
+  if ((path == Conv2dPath::Depthwise || path == Conv2dPath::Direct) && residual) {
+    note_error("conv2d_f32", "a residual needs a GEMM convolution");
+    return;
+  }
   if (path == Conv2dPath::Depthwise) return depthwise_conv2d_f32(stream, p, x, w, bias, y);
   if (path == Conv2dPath::Direct) return direct_conv2d_f32(stream, p, x, w, bias, y);
   const float* unfolded = x;
@@ -48,11 +54,11 @@ void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const flo
     im2col_f32(stream, p, x, scratch);
     unfolded = scratch;
   }
-  batched_gemm_f32(ex, conv_gemm_params(p), w, unfolded, bias, y);
+  batched_gemm_f32(ex, conv_gemm_params(p, residual), w, unfolded, bias, y);
 }
 
 void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const void* w, const float* bias,
-                  float* y, void* scratch) {
+                  const float* residual, float* y, void* scratch) {
   const Conv2dPath path = conv2d_path(p);
   if ((path != Conv2dPath::Pointwise && path != Conv2dPath::Im2colGemm) ||
       (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16)) {
@@ -70,7 +76,7 @@ void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const v
     im2col_16bit(ex.stream, p, ex.precision, x, scratch);
   else
     round_to_16bit(ex.stream, ex.precision, p.n * p.c_in * p.h_in * p.w_in, x, scratch);
-  batched_gemm_16bit_operands(ex, conv_gemm_params(p), w, scratch, bias, y);
+  batched_gemm_16bit_operands(ex, conv_gemm_params(p, residual), w, scratch, bias, y);
 }
 
 }  // namespace aotc::rt::cuda

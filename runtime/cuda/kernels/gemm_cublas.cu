@@ -84,8 +84,7 @@ EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
   e.lt_bias = with_bias && p.bias_kind == BiasKind::PerColumn && p.beta == 1.0f && bp.stride_bias == 0 &&
               alignment_of(bias) >= 16;
   e.pass_bias = with_bias && !e.lt_bias;
-  e.lt_residual = p.residual != nullptr && bp.batch == 1;
-  e.pass_residual = p.residual != nullptr && !e.lt_residual;
+  e.lt_residual = p.residual != nullptr;
   const bool lt_relu = is_relu(p) && !e.pass_bias && !e.pass_residual && !std::getenv("AOTC_CUDA_LT_NO_RELU");
   e.pass_clamp = has_clamp(p) && !lt_relu;
   e.lt = e.lt_bias ? (lt_relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
@@ -283,7 +282,7 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
   lp.first = layout_of(p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b, ab_type);
   lp.second = layout_of(p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a, ab_type);
   lp.d = layout_of(p.n, p.m, p.ldc, bp.batch, bp.stride_c, CUDA_R_32F);
-  lp.c = e.lt_residual ? layout_of(p.n, p.m, p.ldr, 1, 0, CUDA_R_32F) : lp.d;
+  lp.c = e.lt_residual ? layout_of(p.n, p.m, p.ldr, bp.batch, bp.stride_c, CUDA_R_32F) : lp.d;
   const uint64_t workspace = ex.workspace_bytes;
   ok = ok && lp.first && lp.second && lp.c && lp.d &&
        cublasLtMatmulPreferenceCreate(&lp.pref) == CUBLAS_STATUS_SUCCESS &&
@@ -422,7 +421,7 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
   if (e.pass())
     bias_clamp_f32(
         ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, e.pass_bias ? p.bias_kind : BiasKind::None, p.beta,
-        bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr,
+        bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr, bp.stride_c,
         e.pass_clamp ? p.clamp_lo : -__builtin_inff(), e.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
 }
 

@@ -70,7 +70,8 @@ inline unsigned blocks_for(int64_t count) { return static_cast<unsigned>((count 
 // exact float32, or on tensor cores as Exec::precision allows (tf32; fp16 and bf16 round
 // the float32 operands inside cuBLAS). cuBLASLt fuses a bias per column, a residual and a
 // relu into its epilogue; the rest (a bias per row, other clamps) is one pass
-// (bias_clamp_f32) after the product.
+// (bias_clamp_f32) after the product. A batched product's residual (GemmParams::residual)
+// has C's layout: matrix i's at residual + i * stride_c, rows ldr apart.
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
@@ -85,19 +86,21 @@ void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& p, con
 void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
                 const float* bias, float* c, void* scratch);
 // c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
-// + residual[r * ldr + col] (if not null; batch 1 only), then clamped to [lo, hi], for
-// i < batch, r < m, col < n.
+// + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to [lo, hi],
+// for i < batch, r < m, col < n.
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
                     BiasKind kind, float beta, const float* bias, int64_t stride_bias, const float* residual,
-                    int64_t ldr, float clamp_lo, float clamp_hi, float* c);
+                    int64_t ldr, int64_t stride_residual, float clamp_lo, float clamp_hi, float* c);
 
 // ---------------------------------------------------------------- convolution
+// residual (null, or y's shape): added before the clamp (a ResNet block's skip connection,
+// fuse_conv_residual_cuda.cpp); GEMM paths only.
 void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
-                float* y, float* scratch);
+                const float* residual, float* y, float* scratch);
 // The Pointwise and Im2colGemm paths with 16-bit operands (--precision fp16 / bf16): w
 // holds the weights in the 16-bit type; scratch: conv2d_scratch_bytes(p, path, true).
 void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const void* w, const float* bias,
-                  float* y, void* scratch);
+                  const float* residual, float* y, void* scratch);
 // col[img][(c * kernel_h + kh) * kernel_w + kw][oh * w_out + ow], zero where the window
 // reads padding (groups == 1); im2col_16bit writes the precision's 16-bit type.
 void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col);
