@@ -91,17 +91,20 @@ TEST_CASE("cuda: a non-float32 operand is refused") {
 }
 
 TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {
-  // conv -> add(conv, x) -> relu, and the same with the convolution's result also a graph
-  // output (then the add cannot take its place: relu fused into the add only).
-  for (const bool conv_is_output : {false, true}) {
-    CAPTURE(conv_is_output);
+  // conv -> add(conv, x) -> relu; the same with the add reading the convolution's result
+  // through an alias of all of it (torchvision's `out += identity`); and with the result
+  // also a graph output (then the add cannot take its place: relu fused into the add only).
+  for (const int variant : {0, 1, 2}) {
+    CAPTURE(variant);
+    const bool conv_is_output = variant == 2;
     ir::Graph g;
     const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
     const int w = g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
     const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
     const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-    g.add_op("binary", {c, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+    const int read = variant == 1 ? g.add_alias(c, {1, 2, 5, 5}) : c;
+    g.add_op("binary", {read, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
     const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({r, "r"});

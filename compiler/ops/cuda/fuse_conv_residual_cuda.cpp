@@ -14,6 +14,20 @@
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
+namespace {
+
+// Whether id is value `of`, or an alias chain onto all of it (same shape, offset 0).
+bool whole_view_of(const ir::Graph& graph, int id, int of) {
+  const ir::Shape& shape = graph.value(of).shape;
+  while (id != of) {
+    const ir::Value& v = graph.value(id);
+    if (v.alias_of < 0 || v.alias_byte_offset != 0 || v.shape != shape) return false;
+    id = v.alias_of;
+  }
+  return true;
+}
+
+}  // namespace
 
 void fuse_conv_residual(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -27,13 +41,16 @@ void fuse_conv_residual(ir::Graph& graph) {
       const int conv_out = add.inputs[static_cast<size_t>(side)];
       const int skip = add.inputs[static_cast<size_t>(1 - side)];
       if (graph.value(conv_out).shape != out.shape || graph.value(skip).shape != out.shape ||
-          graph.value(skip).dtype != ir::DType::Float32 || conv_out == skip)
+          graph.value(skip).dtype != ir::DType::Float32 ||
+          graph.storage_root(conv_out) == graph.storage_root(skip))
         continue;
       const int p = passes::producer_of(graph, conv_out);
       if (p < 0 || static_cast<size_t>(p) >= i) continue;
       const ir::Op& conv = graph.ops[static_cast<size_t>(p)];
-      if (conv.kind != "conv2d" || !conv.has("cuda_path") || conv.outputs[0] != conv_out ||
-          conv.inputs.size() > 3)
+      // The add may read the convolution's result through a view of all of it (the
+      // frontend's alias: torchvision's `out += identity` reads one).
+      if (conv.kind != "conv2d" || !conv.has("cuda_path") ||
+          !whole_view_of(graph, conv_out, conv.outputs[0]) || conv.inputs.size() > 3)
         continue;
       const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
       if (path != rt::cuda::Conv2dPath::ImplicitGemm && path != rt::cuda::Conv2dPath::Pointwise &&
