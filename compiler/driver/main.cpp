@@ -50,6 +50,9 @@ is needed to run it.
                            shapes: how often, supported or not, and where the unsupported
                            ones are) and exit 1 if anything cannot be compiled, else 0;
                            writes no file
+  --winograd on|off        CPU: 3x3 stride-1 convolutions with 64+ channels by Winograd
+                           F(2x2,3x3) (default: on; faster, but those layers' weights take
+                           16/9 the memory: off for the smallest footprint)
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time
   --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
@@ -205,6 +208,8 @@ struct Job {
   bool cuda = false;                                                       // --target cuda
   aotc::codegen::cuda::CudaOptions cuda_options;                           // --cuda-arch, --precision
   bool cuda_flags_given = false;
+  bool winograd = true;  // --winograd (CPU)
+  bool winograd_given = false;
 };
 
 std::optional<Job> parse_command_line(int argc, char** argv) {
@@ -250,6 +255,12 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
         job.weights = aotc::codegen::WeightsMode::File;
       else
         throw UsageError("--weights must be 'embed' or 'file', got '" + mode + "'");
+    } else if (arg == "--winograd") {
+      const std::string mode = value("--winograd");
+      if (mode != "on" && mode != "off")
+        throw UsageError("--winograd must be 'on' or 'off', got '" + mode + "'");
+      job.winograd = mode == "on";
+      job.winograd_given = true;
     } else if (arg == "--target") {
       const std::string target = value("--target");
       if (target == "cuda")
@@ -288,6 +299,7 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   if (job.check && !output.empty()) throw UsageError("--check writes no file; leave out -o");
   if (output.empty() && !job.check) throw UsageError("no output file given (-o MODEL.so)");
   if (job.cuda_flags_given && !job.cuda) throw UsageError("--cuda-arch and --precision need --target cuda");
+  if (job.winograd_given && job.cuda) throw UsageError("--winograd is for the CPU target, not --target cuda");
   if (job.cuda && !job.target_triple.empty())
     throw UsageError("--target cuda builds for the host CPU; --target-triple cannot be combined with it");
   for (size_t i = 0; i < options.inputs.size(); ++i)
@@ -324,9 +336,11 @@ int compile(const Job& job) {
         aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
   } else {
     // CPU only: the CUDA generators read the convolutions' weights as they are.
-    aotc::passes::select_winograd(graph);
-    aotc::passes::plan_memory(graph);
-    if (verbose) std::fprintf(stderr, "aotc: memory planned again after select_winograd\n");
+    if (job.winograd) {
+      aotc::passes::select_winograd(graph);
+      aotc::passes::plan_memory(graph);
+      if (verbose) std::fprintf(stderr, "aotc: memory planned again after select_winograd\n");
+    }
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

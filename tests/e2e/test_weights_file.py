@@ -206,6 +206,29 @@ def test_model(args, name):
               and "aotc_model_create_v2" in result.stdout and "weights_path" in result.stdout,
               f"{name}: aotc_model_create on external weights names create_v2", result.stdout + result.stderr)
 
+    # ---- --winograd off: the smallest footprint, the same results ----
+    # Winograd's transformed weights are 16/9 the size of a 3x3 layer's: off, the weights
+    # file is the model's own size (smaller where the model has such layers, else equal).
+    plain = os.path.join(work, "plain.so")
+    plain_weights = os.path.join(work, "plain.weights")
+    result = compile_model(args.aotc, pt, plain, inputs, ["--weights", "file", "--winograd", "off"])
+    if check(result.returncode == 0, f"{name}: aotc --winograd off", result.stderr):
+        tensors = [t for t in module.state_dict().values() if t.is_floating_point()]
+        params = sum(t.numel() * t.element_size() for t in tensors)
+        plain_size = os.path.getsize(plain_weights)
+        # (each constant of the blob may be padded to 64 bytes)
+        check(plain_size <= weights_size and plain_size <= params + 64 * len(tensors),
+              f"{name}: --winograd off keeps the weights at the model's size",
+              f"winograd off {plain_size}, default {weights_size}, model parameters and buffers {params}")
+        if name == "resnet18":  # 3x3 layers with 64+ channels: the default transforms them
+            check(weights_size > plain_size * 1.3, f"{name}: the default build holds Winograd's larger weights",
+                  f"default {weights_size}, --winograd off {plain_size}")
+        out_dir = os.path.join(work, "out-plain")
+        result = run([args.aotc_run, plain, *run_args, "--output-dir", out_dir])
+        if check(result.returncode == 0, f"{name}: aotc-run of the --winograd off build", result.stderr):
+            compare(f"{name}: --winograd off", [np.load(os.path.join(out_dir, f"out{i}.npy"))
+                                                for i in range(len(expected))], expected)
+
     # ---- wrong, missing and mismatched weights ----
     out_dir = os.path.join(work, "out-bad")
     corrupt = os.path.join(work, "corrupt.weights")
