@@ -136,9 +136,13 @@ def main():
                 profiles[name] = kernel_profile(run_aotc)
             if args.ab_env:  # the GEMMs are planned when a context is created (tuning, capture)
                 var, value = args.ab_env.split("=", 1)
+                saved = os.environ.get(var)
                 os.environ[var] = value
                 ctx_ab = Context(model, stream.cuda_stream)
-                del os.environ[var]
+                if saved is None:
+                    del os.environ[var]
+                else:
+                    os.environ[var] = saved
                 # the two contexts alternate run by run, so that both see the same machine state
                 row["aotc_again"], row["aotc_ab"] = time_alternating(run_aotc, ctx_ab.prepare(xs, outs),
                                                                      args.warmup, args.iters)

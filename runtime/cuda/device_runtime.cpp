@@ -149,6 +149,7 @@ aotc_status tune_gemms(ContextState* s, unsigned char* arena) {
               l2_bytes > 0
           ? 2 * static_cast<size_t>(l2_bytes)
           : 0;
+  cudaGetLastError();  // a failed attribute query must not be blamed on the first kernel
   if (flush_bytes && cudaMalloc(&flush, flush_bytes) != cudaSuccess) {
     cudaGetLastError();
     flush = nullptr;

@@ -91,24 +91,29 @@ TEST_CASE("cuda: a non-float32 operand is refused") {
 }
 
 TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {
-  // conv -> add(conv, x) -> relu; the same with the add reading the convolution's result
-  // through an alias of all of it (torchvision's `out += identity`); and with the result
-  // also a graph output (then the add cannot take its place: relu fused into the add only).
-  for (const int variant : {0, 1, 2}) {
+  // conv -> add(conv, x) -> relu, fused: (0) as it is; (1) with the add reading the
+  // convolution's result through an alias of all of it (torchvision's `out += identity`).
+  // Not fused (relu fused into the add only): (2) the result is also a graph output; (3) a
+  // depthwise convolution (a direct kernel, no GEMM epilogue); (4) a convolution with a
+  // clamp of its own (it comes before the add).
+  for (const int variant : {0, 1, 2, 3, 4}) {
     CAPTURE(variant);
-    const bool conv_is_output = variant == 2;
+    const bool fuses = variant <= 1;
     ir::Graph g;
     const int x = g.add_input(ir::DType::Float32, {1, 2, 5, 5}, "x");
-    const int w = g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
+    const bool depthwise = variant == 3;
+    const int w = depthwise ? g.add_f32_constant({2, 1, 3, 3}, std::vector<float>(18, 0.5f))
+                            : g.add_f32_constant({2, 2, 3, 3}, std::vector<float>(36, 0.5f));
     const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-    add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
+    ir::Op& conv = add_conv(g, x, w, -1, c, 2, 2, 5, 3, depthwise ? 2 : 1);
+    if (variant == 4) conv.attrs["clamp_hi"] = 6.0;
     const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     const int read = variant == 1 ? g.add_alias(c, {1, 2, 5, 5}) : c;
     g.add_op("binary", {read, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
     const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({r, "r"});
-    if (conv_is_output) g.outputs.push_back({c, "c"});
+    if (variant == 2) g.outputs.push_back({c, "c"});
     passes::run_default_passes(g, false);
     ops::cuda::check_cuda_support(g);
     ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
@@ -117,24 +122,36 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
     CHECK(src.cuda);
     CHECK(src.cuda_arch == "sm_90");
     CHECK(src.model_cpp.find("Precision::Fp32") != std::string::npos);
-    // im2col scratch: (c_in * 3 * 3) rows x 25 positions, in the arena.
-    CHECK(g.ops[0].kind == "conv2d");
-    CHECK(g.ops[0].scratch_bytes == 2 * 9 * 25 * 4);
+    REQUIRE(g.ops[0].kind == "conv2d");
+    if (!depthwise) {  // im2col scratch: (c_in * 3 * 3) rows x 25 positions, in the arena.
+      CHECK(g.ops[0].scratch_bytes == 2 * 9 * 25 * 4);
+      CHECK(g.arena_bytes >= g.ops[0].scratch_bytes);
+    }
     CHECK(g.ops[0].thread_scratch_bytes == 0);
-    CHECK(g.arena_bytes >= g.ops[0].scratch_bytes);
-    if (!conv_is_output) {
+    const size_t call = src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ");
+    REQUIRE(call != std::string::npos);
+    const std::string args = src.model_cpp.substr(call, src.model_cpp.find(");", call) - call);
+    // x is read where the call names the input, in[0]: once as the input, once more when
+    // it is also the residual (the argument after the bias, nullptr here).
+    size_t reads_of_x = 0;
+    for (size_t at = args.find("in[0]"); at != std::string::npos; at = args.find("in[0]", at + 1))
+      ++reads_of_x;
+    if (fuses) {
       REQUIRE(g.ops.size() == 1);
       REQUIRE(g.ops[0].inputs.size() == 4);
       CHECK(g.ops[0].inputs[3] == x);
       CHECK(g.ops[0].outputs[0] == r);
       CHECK(g.ops[0].f("clamp_lo") == 0.0);
       CHECK(std::isinf(g.ops[0].f("clamp_hi")));
-      // the residual is the input itself, passed as conv2d_f32's residual argument
-      CHECK(src.model_cpp.find("aotc::rt::cuda::conv2d_f32(ex, p, ") != std::string::npos);
-      CHECK(src.model_cpp.find(", nullptr, nullptr, ") == std::string::npos);
+      CHECK(reads_of_x == 2);
+      CHECK(args.find(", nullptr, reinterpret_cast<const float*>(static_cast<const unsigned char*>(in[0])") !=
+            std::string::npos);
+      CHECK(src.model_cpp.find("__global__") == std::string::npos);  // no add kernel left
     } else {
       REQUIRE(g.ops.size() == 2);
       CHECK(g.ops[0].inputs.size() == 3);
+      CHECK(reads_of_x == 1);
+      CHECK(args.find(", nullptr, nullptr, ") != std::string::npos);  // no bias, no residual
       CHECK(g.ops[1].kind == "binary");
       CHECK(g.ops[1].f("clamp_lo") == 0.0);
       CHECK(std::isinf(g.ops[1].f("clamp_hi")));

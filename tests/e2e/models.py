@@ -156,13 +156,14 @@ def mobilenet_v2_64():
 class ConvShapes(nn.Module):
     """Ungrouped convolutions of every shape the GEMM paths unfold: rectangular kernels,
     unequal strides, padding and dilation, a strided 1x1, output planes whose size is not a
-    multiple of 4 (425, 117, 35 positions), and a residual add."""
+    multiple of 4 (425, 117, 35 positions), and a residual add after a biased convolution
+    (on CUDA: the residual in cuBLASLt, the per-channel bias and relu in the epilogue pass)."""
 
     def __init__(self):
         super().__init__()
         self.c1 = nn.Conv2d(3, 8, (3, 5), stride=(2, 1), padding=(1, 2), dilation=(1, 2))
         self.c2 = nn.Conv2d(8, 12, 7, stride=2, padding=3)
-        self.c3 = nn.Conv2d(12, 16, 1, stride=2, bias=False)
+        self.c3 = nn.Conv2d(12, 16, 1, stride=2)
         self.c4 = nn.Conv2d(12, 16, 3, padding=2, dilation=2)
 
     def forward(self, x):

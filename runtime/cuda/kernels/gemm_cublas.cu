@@ -183,12 +183,12 @@ struct EventPair {
 };
 
 // Times `algo` on the stream (not captured): one launch to warm up (code, descriptors),
-// then the mean of kTimed launches, each after the flush buffer has been overwritten (an L2
-// as cold as in a run); a negative time when the algorithm fails to run.
+// then the median of kTimed launches, each after the flush buffer has been overwritten (an
+// L2 as cold as in a run); a negative time when the algorithm fails to run.
 float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const cublasLtMatmulAlgo_t& algo,
                 const float* alpha, const float* beta, const void* first, const void* second,
                 const void* cmat, float* d) {
-  constexpr int kTimed = 3;
+  constexpr int kTimed = 7;
   auto launch = [&] {
     return cublasLtMatmul(ex.lt, lp.desc, alpha, first, lp.first, second, lp.second, beta, cmat, lp.c, d,
                           lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream);
@@ -197,20 +197,24 @@ float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const c
   void* flush = nullptr;
   size_t flush_bytes = 0;
   gemm_tuning_flush(ex.tuning, &flush, &flush_bytes);
-  float total = 0.0f;
+  float times[kTimed];
   for (int i = 0; i < kTimed; ++i) {
     if (flush) cudaMemsetAsync(flush, i + 1, flush_bytes, ex.stream);
     cudaEventRecord(t.start, ex.stream);
     if (launch() != CUBLAS_STATUS_SUCCESS) return -1.0f;
     cudaEventRecord(t.stop, ex.stream);
-    float ms = -1.0f;
     if (cudaEventSynchronize(t.stop) != cudaSuccess ||
-        cudaEventElapsedTime(&ms, t.start, t.stop) != cudaSuccess)
+        cudaEventElapsedTime(&times[i], t.start, t.stop) != cudaSuccess)
       return -1.0f;
-    total += ms;
   }
+  for (int i = 1; i < kTimed; ++i)  // insertion sort: seven values
+    for (int k = i; k > 0 && times[k] < times[k - 1]; --k) {
+      const float swap = times[k];
+      times[k] = times[k - 1];
+      times[k - 1] = swap;
+    }
   gemm_tuning_count_candidate(ex.tuning);
-  return total / kTimed;
+  return times[kTimed / 2];
 }
 
 // The candidates of a tuning: cuBLASLt's heuristic choices, and for the first few of those
@@ -229,6 +233,7 @@ int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuri
   for (int i = 0; i < found && i < kHeuristicCandidates; ++i)
     if (heuristic[i].state == CUBLAS_STATUS_SUCCESS) out[count++] = heuristic[i].algo;
   for (int i = 0; i < found && i < kSplitBases; ++i) {
+    if (heuristic[i].state != CUBLAS_STATUS_SUCCESS) continue;
     int32_t can_split = 0;
     size_t written = 0;
     if (cublasLtMatmulAlgoCapGetAttribute(&heuristic[i].algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &can_split,
@@ -239,7 +244,8 @@ int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuri
     if (cublasLtMatmulAlgoCapGetAttribute(&heuristic[i].algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
                                           &schemes, sizeof schemes, &written) != CUBLAS_STATUS_SUCCESS)
       continue;
-    // A reduction in the output type needs no workspace of its own; else any the algorithm has.
+    // The partial sums reduced in the output type, else in the compute type, else in place;
+    // cublasLtMatmulAlgoCheck below says how much workspace that takes.
     uint32_t scheme =
         (schemes & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE)    ? CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE
         : (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) ? CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
@@ -327,17 +333,22 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
       }
       cublasLtMatmulAlgo_t candidates[kMaxCandidates];
       const int count = candidates_of(ex, lp, heuristic, found, candidates);
+      // The heuristic's first choice stays unless another is clearly faster (kMargin):
+      // timing noise alone should not change the algorithm (and with it the order of the
+      // sums) from one context to the next.
+      constexpr float kMargin = 0.97f;
       float best = -1.0f, first = -1.0f;
-      int best_index = 0;
+      int best_index = -1;
       for (int i = 0; i < count; ++i) {
         const float ms = time_algo(ex, events, lp, candidates[i], &p.alpha, &beta, b, a, cmat, c);
         if (i == 0) first = ms;
         if (ms >= 0.0f && (best < 0.0f || ms < best)) {
           best = ms;
-          algo = candidates[i];
           best_index = i;
         }
       }
+      if (best_index > 0 && first >= 0.0f && best > kMargin * first) best_index = 0;
+      if (best_index >= 0) algo = candidates[best_index];
       cudaGetLastError();  // a candidate that failed to launch leaves nothing for the run to see
       if (trace())
         std::fprintf(
