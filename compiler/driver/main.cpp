@@ -336,11 +336,11 @@ int compile(const Job& job) {
         aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
   } else {
     // CPU only: the CUDA generators read the convolutions' weights as they are.
-    if (job.winograd) {
-      aotc::passes::select_winograd(graph);
-      aotc::passes::plan_memory(graph);
-      if (verbose) std::fprintf(stderr, "aotc: memory planned again after select_winograd\n");
-    }
+    if (job.winograd) aotc::passes::select_winograd(graph);
+    aotc::passes::prepack_gemm_weights(graph);
+    aotc::passes::plan_memory(graph);
+    if (verbose)
+      std::fprintf(stderr, "aotc: memory planned again after select_winograd, prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

@@ -88,8 +88,10 @@ std::string gemm_operands(const EmitContext& e, const ir::Op& op) {
 namespace {
 
 std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
+  // "prepacked" (the CPU pass prepack_gemm_weights): the weight input is already packed.
+  const char* kernel = op.has("prepacked") ? "aotc::rt::gemm_prepacked_f32" : "aotc::rt::gemm_f32";
   return kernel_call(op, gemm_params_code(e, op).str(),
-                     "aotc::rt::gemm_f32(pool, p, " + gemm_operands(e, op) + ");");
+                     std::string(kernel) + "(pool, p, " + gemm_operands(e, op) + ");");
 }
 
 std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {

@@ -25,6 +25,9 @@ void plan_memory(ir::Graph& graph, bool order_search = true);
 // convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights
 // transformed here (select_winograd.cpp).
 void select_winograd(ir::Graph& graph);
+// CPU target only, likewise: a gemm with a constant right operand gets it packed for the
+// runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
+void prepack_gemm_weights(ir::Graph& graph);
 
 // The pipeline the driver runs; verbose prints what each pass did.
 void run_default_passes(ir::Graph& graph, bool verbose);

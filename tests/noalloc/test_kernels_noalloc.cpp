@@ -1,5 +1,5 @@
-// test_kernels_noalloc - the GEMM-based kernels (gemm_f32, batched_gemm_f32, conv2d_f32)
-// make no heap allocation when the pool has the per-thread scratch that their
+// test_kernels_noalloc - the GEMM-based kernels (gemm_f32, gemm_prepacked_f32,
+// batched_gemm_f32, conv2d_f32) make no heap allocation when the pool has the per-thread scratch that their
 // *_thread_scratch_bytes() plan (exactly that much), over shapes that take every path:
 // coefficient-wise, matrix-vector (short and too long for the stack), packed, packed
 // with alpha != 1, and products beyond the packing caps; 1, 2 and 3 threads. The kernel
@@ -78,6 +78,38 @@ void gemm_cases(ThreadPool& pool) {
         expect_no_allocation(pool, aotc::rt::gemm_thread_scratch_bytes(p), what,
                              [&] { aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.data(), c.data()); });
       }
+    }
+  }
+}
+
+// The GEMM on weights packed at compile time needs no scratch at all: planned 0 bytes.
+void prepacked_cases(ThreadPool& pool) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {3, 7, 5}, {17, 33, 5}, {128, 768, 768}, {700, 3, 500}, {1, 1000, 512}};
+  uint32_t seed = 50;
+  for (const Shape& s : shapes) {
+    for (const aotc::rt::BiasKind bk : {aotc::rt::BiasKind::PerColumn, aotc::rt::BiasKind::Full}) {
+      aotc::rt::GemmParams p;
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p.trans_b = true;
+      p.bias_kind = bk;
+      const auto a = aotc::test::random_floats(static_cast<size_t>(s.m * s.k), ++seed);
+      const auto b = aotc::test::random_floats(static_cast<size_t>(s.k * s.n), ++seed);
+      const auto bias = aotc::test::random_floats(static_cast<size_t>(s.m * s.n), ++seed);
+      const auto residual = aotc::test::random_floats(static_cast<size_t>(s.m * s.n), ++seed);
+      p.residual = residual.data();
+      std::vector<float> packed(static_cast<size_t>(aotc::rt::gemm_prepacked_floats(s.n, s.k)));
+      aotc::rt::gemm_prepack_weights(p, b.data(), packed.data());
+      std::vector<float> c(static_cast<size_t>(s.m * s.n));
+      expect_no_allocation(
+          pool, 0,
+          "gemm_prepacked " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+              " bias " + std::to_string(static_cast<int>(bk)),
+          [&] { aotc::rt::gemm_prepacked_f32(pool, p, a.data(), packed.data(), bias.data(), c.data()); });
     }
   }
 }
@@ -278,6 +310,7 @@ int main() {
   for (const int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
     gemm_cases(pool);
+    prepacked_cases(pool);
     batched_cases(pool);
     conv_cases(pool);
     conv_nd_cases(pool);  // vision (issue 3)

@@ -314,3 +314,110 @@ TEST_CASE("batched_gemm_f32: one bias per matrix (stride_bias)") {
     CHECK(c.guards_intact());
   }
 }
+
+namespace {
+
+// gemm_prepacked_f32 on a weight packed by gemm_prepack_weights, against the reference
+// (product and bias, then the residual, then the clamp), with padded lda, ldc and ldr; the
+// gaps between rows of C and the words around C and the packed weight must stay untouched.
+void check_prepacked(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool tb, BiasKind bk,
+                     const Epilogue& e, bool with_residual, uint32_t seed) {
+  GemmParams p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.trans_b = tb;
+  p.lda = k + 3;
+  p.ldb = (tb ? k : n) + 1;
+  p.ldc = n + 2;
+  p.alpha = e.alpha;
+  p.beta = e.beta;
+  p.bias_kind = bk;
+  const auto a = random_floats(static_cast<size_t>(m * p.lda), seed);
+  const auto b = random_floats(static_cast<size_t>((tb ? n : k) * p.ldb), seed + 1);
+  auto bias = random_floats(bias_size(bk, m, n), seed + 2);
+  if (e.beta == 0.0f)
+    for (float& v : bias) v = NAN;
+  std::vector<float> residual;
+  if (with_residual) {
+    p.ldr = n + 5;
+    residual = random_floats(static_cast<size_t>(m * p.ldr), seed + 3);
+  }
+  Guarded packed(static_cast<size_t>(aotc::rt::gemm_prepacked_floats(n, k)));
+  aotc::rt::gemm_prepack_weights(p, b.data(), packed.data());
+  REQUIRE(packed.guards_intact());
+
+  const auto want_plain = ref_gemm(p, a.data(), b.data(), bias.data());  // no clamp, no residual
+  GemmParams run = p;
+  run.clamp_lo = e.lo;
+  run.clamp_hi = e.hi;
+  run.residual = with_residual ? residual.data() : nullptr;
+  Guarded c(static_cast<size_t>(m * p.ldc));
+  aotc::rt::gemm_prepacked_f32(pool, run, a.data(), packed.data(), bias.empty() ? nullptr : bias.data(),
+                               c.data());
+
+  std::vector<double> want = want_plain;
+  std::vector<float> got(static_cast<size_t>(m * n));
+  bool gaps_intact = true;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double& w = want[static_cast<size_t>(i * n + j)];
+      if (with_residual) w += residual[static_cast<size_t>(i * p.ldr + j)];
+      w = std::fmin(std::fmax(w, double(e.lo)), double(e.hi));
+      got[static_cast<size_t>(i * n + j)] = c.data()[i * p.ldc + j];
+    }
+    for (int64_t j = n; j < p.ldc && i + 1 < m; ++j)
+      gaps_intact = gaps_intact && Guarded::is_sentinel(c.data()[i * p.ldc + j]);
+  }
+  INFO("m=" << m << " n=" << n << " k=" << k << " tb=" << tb << " bias=" << int(bk) << " alpha=" << e.alpha
+            << " beta=" << e.beta << " lo=" << e.lo << " residual=" << with_residual
+            << " threads=" << pool.size());
+  CHECK(rel_l2(got, want) <= kTolerance);
+  CHECK(c.guards_intact());
+  CHECK(gaps_intact);
+}
+
+}  // namespace
+
+TEST_CASE("gemm_prepacked_f32: odd shapes x bias kinds x epilogues x residual") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Not multiples of the 6 x 16 tile or of 8 in depth, K = 1, N = 1, M = 1, a ragged panel
+  // of 8 or fewer columns, depth over one block (256) and columns over one block (nc),
+  // and a tall product that the threads split by rows.
+  const Shape shapes[] = {{1, 1, 1},      {1, 1, 37},    {7, 1, 5},      {1, 19, 1},    {3, 7, 13},
+                          {17, 33, 5},    {13, 24, 9},   {6, 16, 8},     {33, 17, 64},  {128, 64, 96},
+                          {5, 1000, 300}, {1, 100, 513}, {50, 300, 700}, {700, 3, 500}, {197, 40, 1}};
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 7;
+    for (const Shape& s : shapes)
+      for (int tb = 0; tb < 2; ++tb)
+        for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::PerRow, BiasKind::Full})
+          for (bool res : {false, true})
+            for (const Epilogue& e : kEpilogues)
+              check_prepacked(pool, s.m, s.n, s.k, tb, bk, e, res, seed += 4);
+  }
+}
+
+TEST_CASE("gemm_prepacked_f32: k == 0 gives beta * bias + residual, clamped") {
+  ThreadPool pool(2);
+  GemmParams p;
+  p.m = 3;
+  p.n = 4;
+  p.k = 0;
+  p.beta = 2.0f;
+  p.bias_kind = BiasKind::PerColumn;
+  p.clamp_hi = 5.0f;
+  const float bias[4] = {1, 2, 3, 4};
+  const float residual[12] = {0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1};
+  p.residual = residual;
+  const float dummy[1] = {0};
+  Guarded c(12);
+  aotc::rt::gemm_prepacked_f32(pool, p, dummy, dummy, bias, c.data());
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      CHECK(c.data()[i * 4 + j] == std::fmin(2.0f * bias[j] + residual[i * 4 + j], 5.0f));
+  CHECK(c.guards_intact());
+}

@@ -174,6 +174,37 @@ inline void conv2d_gemm_blocking(int64_t k, int64_t n, int64_t& kc, int64_t& nc)
   nc = nc > n16 ? n16 : nc;
 }
 
+// ---- GEMM on a constant weight packed at compile time (the prepack_gemm_weights pass)
+// The right operand W = alpha * op(B) (k x n) is stored as the CPU micro-kernel reads it
+// (the layout gemm_packed_f32 reads for Winograd): depth blocks of kc rows (kc from
+// conv2d_gemm_blocking(k, n): equal blocks of at most 256), each holding the 16-column
+// panels of those rows one after another, so that a block is one contiguous stream:
+// W[kk][16q + j] is at packed[k0 * n16 + q * kcur * 16 + (kk - k0) * 16 + j], with
+// k0 = kk / kc * kc, kcur = min(kc, k - k0), n16 = n rounded up to 16 (zero past column n).
+// That is gemm_prepacked_floats(n, k) = n16 * k floats. The left operand A (m x k, row
+// stride lda) is read in place, so trans_a must be false. A run packs nothing and needs no
+// scratch.
+inline int64_t gemm_prepacked_floats(int64_t n, int64_t k) { return (n + 15) / 16 * 16 * k; }
+inline bool gemm_prepack_applies(const GemmParams& p) { return !p.trans_a && p.m > 0 && p.n > 0 && p.k > 0; }
+// packed (gemm_prepacked_floats(p.n, p.k)) from b as p describes it (trans_b, ldb, alpha).
+inline void gemm_prepack_weights(const GemmParams& p, const float* b, float* packed) {
+  const int64_t ldb = p.ldb > 0 ? p.ldb : (p.trans_b ? p.k : p.n);
+  const int64_t n16 = (p.n + 15) / 16 * 16;
+  int64_t kc, nc;
+  conv2d_gemm_blocking(p.k, p.n, kc, nc);
+  for (int64_t kk = 0; kk < p.k; ++kk) {
+    const int64_t k0 = kk / kc * kc, kcur = p.k - k0 < kc ? p.k - k0 : kc;
+    for (int64_t col = 0; col < n16; ++col) {
+      const float v = col < p.n ? (p.trans_b ? b[col * ldb + kk] : b[kk * ldb + col]) : 0.0f;
+      packed[k0 * n16 + col / 16 * kcur * 16 + (kk - k0) * 16 + col % 16] = p.alpha * v;
+    }
+  }
+}
+// C (m x n, ldc) = A * W + beta * bias (+ residual), clamped; p.alpha and p.trans_b are not
+// applied again (the packing did), p.ldb is unused.
+void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* packed,
+                        const float* bias, float* c);
+
 // Depthwise convolutions over blocks of 8 channels (conv2d_depthwise_c8.cpp) interleave a
 // block's zero-padded input rows in per-thread scratch, a strip of output rows at a time:
 // conv2d_depthwise_c8_strip output rows (0: not even one fits), in

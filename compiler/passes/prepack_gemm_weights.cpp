@@ -1,0 +1,88 @@
+// prepack_gemm_weights (CPU target only, after the default passes): a "gemm" whose right
+// operand (the weight of a linear layer, or mm/addmm/matmul by a constant) is a float32
+// constant gets that operand packed here, once, into the layout the runtime's micro-kernel
+// reads (rt::gemm_prepack_weights: depth blocks of 16-column panels, alpha folded in), and is marked
+// "prepacked" for its generator, which then calls rt::gemm_prepacked_f32: a run no longer
+// packs the weight (Eigen did, on every run). The packed constant replaces the original,
+// which stays in the weights only if something else reads it; its size is the original's
+// with the columns rounded up to 16. A gemm whose weight is a run-time tensor keeps the
+// Eigen path. The memory plan must be made again after it (the op needs no thread scratch).
+#include <aotc/rt/kernels.h>
+
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "passes.h"
+
+namespace aotc::passes {
+namespace {
+
+// The first float of constant value id (following aliases and their byte offsets), or
+// null when the bytes it views are not a float32 constant of at least `count` floats.
+const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
+  int64_t offset = 0;
+  int cur = id;
+  while (graph.value(cur).storage == ir::Storage::Alias) {
+    offset += graph.value(cur).alias_byte_offset;
+    cur = graph.value(cur).alias_of;
+  }
+  const ir::Value& root = graph.value(cur);
+  if (root.storage != ir::Storage::Constant || root.dtype != ir::DType::Float32 ||
+      graph.value(id).dtype != ir::DType::Float32)
+    return nullptr;
+  const ir::Constant& c = graph.constants.at(static_cast<size_t>(root.constant_index));
+  if (offset < 0 || offset % static_cast<int64_t>(sizeof(float)) != 0 ||
+      offset + count * static_cast<int64_t>(sizeof(float)) > static_cast<int64_t>(c.bytes.size()))
+    return nullptr;
+  return c.f32() + offset / static_cast<int64_t>(sizeof(float));
+}
+
+}  // namespace
+
+void prepack_gemm_weights(ir::Graph& graph) {
+  // Ops sharing one weight (same view, same use) share its packed form.
+  std::map<std::tuple<int, bool, int64_t, int64_t, int64_t, uint32_t>, int> packed_of;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    if (op.kind != "gemm" || op.has("prepacked") || op.inputs.size() < 2) continue;
+    rt::GemmParams p;
+    p.m = op.i("m");
+    p.n = op.i("n");
+    p.k = op.i("k");
+    p.trans_a = op.b("trans_a");
+    p.trans_b = op.b("trans_b");
+    p.ldb = op.i("ldb");
+    p.alpha = static_cast<float>(op.f("alpha"));
+    if (!rt::gemm_prepack_applies(p) || p.ldb < (p.trans_b ? p.k : p.n)) continue;
+    // Where Eigen does not pack either (a matrix-vector product, e.g. a classifier at
+    // batch 1, or a tiny one), it stays: its matrix-vector kernel was faster (1x1000x768:
+    // 0.20 ms against 0.26 ms).
+    if (!rt::gemm_block_packs(p.m, p.n, p.k, p.alpha)) continue;
+    const int b = op.inputs[1];
+    const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;  // as stored
+    const float* data = constant_floats(graph, b, (rows - 1) * p.ldb + cols);
+    if (!data) continue;
+    uint32_t alpha_bits;
+    std::memcpy(&alpha_bits, &p.alpha, sizeof alpha_bits);
+    const auto key = std::make_tuple(b, p.trans_b, p.k, p.n, p.ldb, alpha_bits);
+    auto found = packed_of.find(key);
+    int packed_id;
+    if (found != packed_of.end()) {
+      packed_id = found->second;
+    } else {
+      std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(p.n, p.k)));
+      rt::gemm_prepack_weights(p, data, packed.data());
+      packed_id = graph.add_f32_constant({p.k, (p.n + 15) / 16 * 16}, std::move(packed),
+                                         graph.value(b).name + ".packed");
+      packed_of.emplace(key, packed_id);
+    }
+    ir::Op& gemm = graph.ops[i];
+    gemm.inputs[1] = packed_id;
+    gemm.attrs["prepacked"] = int64_t{1};
+    gemm.attrs["alpha"] = 1.0;  // folded into the packed weight
+    gemm.thread_scratch_bytes = 0;
+  }
+}
+
+}  // namespace aotc::passes

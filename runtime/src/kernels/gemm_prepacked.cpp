@@ -1,0 +1,197 @@
+// gemm_prepacked.cpp - C = A * W + beta * bias (+ residual), clamped, where W is a constant
+// right operand that the compiler packed once (prepack_gemm_weights pass, layout in
+// kernels.h: depth blocks of 16-column panels, alpha folded in). A run packs nothing: the rows of A are the
+// micro-kernel's broadcast operand read in place, the weight panels are read as stored.
+//
+// Why A broadcast and W packed (and not the convolution's orientation, weights broadcast
+// and the activation packed): a linear layer's output is row-major tokens x features, so
+// the 6 x 16 tile is 6 tokens x 16 features stored as two vectors per row; the other way
+// round the tile would be 16 tokens x 6 features, stored transposed, and the activation
+// would have to be packed on every run. Measured on bert_base's shapes (tokens 128):
+// see bench/results_cpu.md.
+//
+// Blocking as the implicit-GEMM convolution's (conv2d_gemm_blocking): a kc x nc block of
+// weight panels (<= 256 KiB, L2) is swept by every 6-row group of A, whose 6 x kc strip
+// stays in L1 across the block's panels. Depth beyond kc is summed in C.
+//
+// Threads: one contiguous share per thread, split over N (16-column panels: each thread
+// reads only its weights) or M (6-row units: each thread reads all weights), whichever
+// gives the lesser largest share.
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include "gemm_micro_kernel.h"
+#include "kernel_util.h"
+
+namespace aotc::rt::detail {
+namespace {
+
+bool direct_bias(const GemmParams& p, bool use_bias) {
+  return !use_bias ||
+         (p.beta == 1.0f && (p.bias_kind == BiasKind::PerRow || p.bias_kind == BiasKind::PerColumn));
+}
+
+// C[i][j] = beta * bias + residual for rows [m0, m1), columns [n0, n1): the start of the
+// sum when the bias needs scaling or is a full matrix, and the whole result when k == 0.
+void init_c(const GemmParams& p, bool use_bias, const float* bias, float* c, int64_t ldc, int64_t m0,
+            int64_t m1, int64_t n0, int64_t n1) {
+  const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
+  for (int64_t i = m0; i < m1; ++i) {
+    float* crow = c + i * ldc;
+    for (int64_t j = n0; j < n1; ++j) {
+      float v = 0.0f;
+      if (use_bias) {
+        switch (p.bias_kind) {
+          case BiasKind::PerRow:
+            v = p.beta * bias[i];
+            break;
+          case BiasKind::PerColumn:
+            v = p.beta * bias[j];
+            break;
+          case BiasKind::Full:
+            v = p.beta * bias[i * p.n + j];
+            break;
+          case BiasKind::None:
+            break;
+        }
+      }
+      if (p.residual) v += p.residual[i * ldr + j];
+      crow[j] = v;
+    }
+  }
+}
+
+// Rows [m0, m1) x columns [n0, n1) (n0 a multiple of 16) on the calling thread.
+void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t lda, const float* packed,
+                    const float* bias, float* c, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
+                    int64_t n1) {
+  const int64_t k = p.k;
+  const bool direct = direct_bias(p, use_bias);
+  if (!direct) init_c(p, use_bias, bias, c, ldc, m0, m1, n0, n1);
+  const float* row_bias = direct && use_bias && p.bias_kind == BiasKind::PerRow ? bias : nullptr;
+  const float* col_bias = direct && use_bias && p.bias_kind == BiasKind::PerColumn ? bias : nullptr;
+  const float* residual = direct ? p.residual : nullptr;
+  const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
+  // kc as the packing chose it (it depends on k only); nc for this share.
+  int64_t kc, nc;
+  conv2d_gemm_blocking(k, n1 - n0, kc, nc);
+  const int64_t n16 = ceil_div(p.n, kNr) * kNr;
+  Tile t{};
+  t.lda = lda;
+  t.ldb = kNr;
+  t.ldc = ldc;
+  t.lo = p.clamp_lo;
+  t.hi = p.clamp_hi;
+  t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
+  alignas(32) float bias_pad[kNr];
+  alignas(32) float res_pad[kMr * kNr];
+  for (int64_t nb = n0; nb < n1; nb += nc) {
+    const int64_t ncols = min_i64(nc, n1 - nb);
+    const int64_t panels = ceil_div(ncols, kNr);
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+      const int64_t kcur = min_i64(kc, k - k0);
+      t.kc = kcur;
+      t.first = direct && k0 == 0;
+      t.last = k0 + kcur >= k;
+      for (int64_t m = m0; m < m1; m += kMr) {
+        const int64_t rows = min_i64(kMr, m1 - m);
+        const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
+        t.a = a + m * lda + k0;
+        t.bias = row_bias ? row_bias + m : nullptr;
+        for (int64_t q = 0; q < panels; ++q) {
+          const int64_t col = nb + q * kNr;
+          t.b = packed + k0 * n16 + col / kNr * kcur * kNr;
+          t.c = c + m * ldc + col;
+          t.cols = min_i64(kNr, n1 - col);
+          t.col_bias = col_bias ? col_bias + col : nullptr;
+          t.res = residual ? residual + m * ldr + col : nullptr;
+          t.ldr = ldr;
+          if (t.first && t.cols < kNr) {  // the tile reads 8 or 16 columns of both
+            if (t.col_bias) {
+              for (int64_t j = 0; j < kNr; ++j) bias_pad[j] = j < t.cols ? t.col_bias[j] : 0.0f;
+              t.col_bias = bias_pad;
+            }
+            if (t.res) {
+              for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < kNr; ++j)
+                  res_pad[r * kNr + j] = j < t.cols ? t.res[r * ldr + j] : 0.0f;
+              t.res = res_pad;
+              t.ldr = kNr;
+            }
+          }
+          (t.cols > 8 ? wide : narrow)(t);
+        }
+      }
+    }
+  }
+}
+
+// Cost of a share in flops (a panel of 8 or fewer columns runs the 8-wide tile), plus the
+// weight floats it reads, weighted as flops: they come from memory, once per share.
+constexpr double kWeightFloatFlops = 24.0;
+double share_cost(int64_t rows, int64_t cols, int64_t k) {
+  if (rows <= 0 || cols <= 0) return 0.0;
+  const int64_t rem = cols % kNr;
+  const int64_t padded = cols / kNr * kNr + (rem == 0 ? 0 : rem <= 8 ? 8 : kNr);
+  return 2.0 * static_cast<double>(ceil_div(rows, kMr) * kMr) * static_cast<double>(padded) *
+             static_cast<double>(k) +
+         kWeightFloatFlops * static_cast<double>(ceil_div(cols, kNr) * kNr) * static_cast<double>(k);
+}
+
+}  // namespace
+}  // namespace aotc::rt::detail
+
+namespace aotc::rt {
+
+void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* packed,
+                        const float* bias, float* c) {
+  using namespace detail;
+  if (p.m <= 0 || p.n <= 0) return;
+  const int64_t lda = p.lda > 0 ? p.lda : p.k;
+  const int64_t ldc = p.ldc > 0 ? p.ldc : p.n;
+  // beta == 0 ignores the bias entirely (as torch's addmm does, even for NaN bias).
+  const bool use_bias = p.bias_kind != BiasKind::None && bias != nullptr && p.beta != 0.0f;
+  if (p.k <= 0) {
+    init_c(p, use_bias, bias, c, ldc, 0, p.m, 0, p.n);
+    if (has_clamp(p.clamp_lo, p.clamp_hi))
+      for (int64_t i = 0; i < p.m; ++i) clamp_row(c + i * ldc, p.n, p.clamp_lo, p.clamp_hi);
+    return;
+  }
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const int64_t m_units = ceil_div(p.m, kMr), n_units = ceil_div(p.n, kNr);
+  // Thread t's share [lo, hi) of `units` units: contiguous, sizes differing by at most one.
+  auto share = [](int64_t units, int64_t parts, int64_t t, int64_t& lo, int64_t& hi) {
+    lo = units * t / parts;
+    hi = units * (t + 1) / parts;
+  };
+  int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : pool.size();
+  bool split_m = false;
+  if (parts > 1) {
+    double worst_n = 0.0, worst_m = 0.0;
+    for (int64_t t = 0; t < parts; ++t) {
+      int64_t lo, hi;
+      share(n_units, parts, t, lo, hi);
+      const double cn = share_cost(p.m, min_i64(p.n, hi * kNr) - lo * kNr, p.k);
+      share(m_units, parts, t, lo, hi);
+      const double cm = share_cost(min_i64(p.m, hi * kMr) - lo * kMr, p.n, p.k);
+      worst_n = worst_n > cn ? worst_n : cn;
+      worst_m = worst_m > cm ? worst_m : cm;
+    }
+    split_m = worst_m < worst_n;
+    parts = min_i64(parts, split_m ? m_units : n_units);
+  }
+  pool.parallel_for(parts, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t lo, hi;
+      if (split_m) {
+        share(m_units, parts, t, lo, hi);
+        prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n);
+      } else {
+        share(n_units, parts, t, lo, hi);
+        prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr));
+      }
+    }
+  });
+}
+
+}  // namespace aotc::rt
