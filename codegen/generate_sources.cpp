@@ -49,7 +49,8 @@ std::string comment_safe(const std::string& text) {
   return safe;
 }
 
-// Constants actually read by ops or returned, in first-use order, packed with alignment.
+// Constants actually read by ops or returned, in first-use order, packed with alignment;
+// the others' bytes are released.
 std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   std::vector<int> order;
   std::set<int> seen;
@@ -62,6 +63,11 @@ std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   for (const ir::Op& op : graph.ops)
     for (int in : op.inputs) visit(in);
   for (const ir::GraphOutput& out : graph.outputs) visit(out.value);
+  // A constant nothing reads any more (a weight that a pass replaced by its transformed or
+  // packed form) is released before the blob is built: for vit_b_16 the replaced linear
+  // weights are 330 MB.
+  for (size_t i = 0; i < graph.constants.size(); ++i)
+    if (!seen.count(static_cast<int>(i))) std::vector<uint8_t>().swap(graph.constants[i].bytes);
   std::vector<uint8_t> blob;
   for (int index : order) {
     ir::Constant& c = graph.constants[static_cast<size_t>(index)];
