@@ -62,6 +62,24 @@ ParamsCode gemm_fields(const ir::Op& op, const std::string& type, const std::str
 
 }  // namespace
 
+rt::GemmParams gemm_params_of(const ir::Op& op) {
+  rt::GemmParams p;
+  p.m = op.i("m");
+  p.n = op.i("n");
+  p.k = op.i("k");
+  p.trans_a = op.b("trans_a");
+  p.trans_b = op.b("trans_b");
+  p.lda = op.i("lda");
+  p.ldb = op.i("ldb");
+  p.ldc = op.i("ldc");
+  p.alpha = static_cast<float>(op.f("alpha"));
+  p.beta = static_cast<float>(op.f("beta"));
+  p.bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
+  p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
+  p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
+  return p;
+}
+
 ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
   ParamsCode p = gemm_fields(op, "aotc::rt::GemmParams", "");
   // The residual input (4th, optional) goes into the parameters: the kernel call keeps its

@@ -26,6 +26,9 @@ ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias,
 // (with the residual, the optional 4th input, in the parameters), and the four operands
 // "a, b, bias, c".
 ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op);
+// A "gemm" op's sizes, layout, alpha, beta, bias kind and clamp as rt::GemmParams (no
+// residual pointer), for the passes and generators that reason about the product.
+rt::GemmParams gemm_params_of(const ir::Op& op);
 ParamsCode batched_gemm_params_code(const ir::Op& op);
 std::string gemm_operands(const EmitContext& e, const ir::Op& op);
 

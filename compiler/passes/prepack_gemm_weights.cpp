@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "../ops/gemm.h"
 #include "passes.h"
 
 namespace aotc::passes {
@@ -46,14 +47,7 @@ void prepack_gemm_weights(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
     if (op.kind != "gemm" || op.has("prepacked") || op.inputs.size() < 2) continue;
-    rt::GemmParams p;
-    p.m = op.i("m");
-    p.n = op.i("n");
-    p.k = op.i("k");
-    p.trans_a = op.b("trans_a");
-    p.trans_b = op.b("trans_b");
-    p.ldb = op.i("ldb");
-    p.alpha = static_cast<float>(op.f("alpha"));
+    const rt::GemmParams p = ops::gemm_params_of(op);
     if (!rt::gemm_prepack_applies(p) || p.ldb < (p.trans_b ? p.k : p.n)) continue;
     // Where Eigen does not pack either (a matrix-vector product, e.g. a classifier at
     // batch 1, or a tiny one), it stays: its matrix-vector kernel was faster (1x1000x768:

@@ -12,20 +12,6 @@ namespace {
 // Whether gemm_operands_cuda.cpp gave the op a 16-bit weight operand.
 bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
 
-// The sizes and strides that the scratch of gemm_16bit depends on.
-rt::GemmParams shape_of(const ir::Op& op) {
-  rt::GemmParams g;
-  g.m = op.i("m");
-  g.n = op.i("n");
-  g.k = op.i("k");
-  g.trans_a = op.b("trans_a");
-  g.trans_b = op.b("trans_b");
-  g.lda = op.i("lda");
-  g.ldb = op.i("ldb");
-  g.ldc = op.i("ldc");
-  return g;
-}
-
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = gemm_params_code(e, op);
   if (has_16bit_operand(op))
@@ -47,7 +33,7 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
 void register_gemm_cuda(CudaRegistry& r) {
   r.add("gemm", emit_gemm, [](const ir::Op& op) -> int64_t {
     return has_16bit_operand(op)
-               ? rt::cuda::gemm_16bit_scratch_bytes(shape_of(op), op.b("a_16bit"), op.b("b_16bit"))
+               ? rt::cuda::gemm_16bit_scratch_bytes(gemm_params_of(op), op.b("a_16bit"), op.b("b_16bit"))
                : 0;
   });
   r.add("batched_gemm", emit_batched_gemm);

@@ -218,43 +218,6 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
   }
 }
 
-}  // namespace
-
-void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
-                     int64_t ldc, int64_t m0, int64_t m1) {
-  int64_t kc, nc;
-  conv2d_gemm_blocking(k, n, kc, nc);
-  const int64_t n16 = ceil_div(n, kNr) * kNr;
-  Tile t{};
-  t.lda = lda;
-  t.ldc = ldc;
-  t.ldb = kNr;
-  for (int64_t nb = 0; nb < n; nb += nc) {
-    const int64_t ncols = min_i64(nc, n - nb);
-    const int64_t panels = ceil_div(ncols, kNr);
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-      const int64_t kcur = min_i64(kc, k - k0);
-      const float* block = packed + k0 * n16 + nb / kNr * kcur * kNr;
-      t.kc = kcur;
-      t.first = k0 == 0;
-      t.last = k0 + kcur >= k;
-      for (int64_t m = m0; m < m1; m += kMr) {
-        const int64_t rows = min_i64(kMr, m1 - m);
-        const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
-        t.a = a + m * lda + k0;
-        for (int64_t q = 0; q < panels; ++q) {
-          t.b = block + q * kcur * kNr;
-          t.c = c + m * ldc + nb + q * kNr;
-          t.cols = min_i64(kNr, ncols - q * kNr);
-          (t.cols > 8 ? wide : narrow)(t);
-        }
-      }
-    }
-  }
-}
-
-namespace {
-
 // Cost of a share of a product, in flops plus packed floats weighted as flops: a panel
 // of 8 or fewer columns runs the 8-wide tile (half the work of a 16-wide one).
 constexpr double kPackFlops = 24.0;

@@ -139,6 +139,16 @@ double share_cost(int64_t rows, int64_t cols, int64_t k) {
 }
 
 }  // namespace
+
+// The Winograd products (kernel_util.h): the prepacked product without any epilogue.
+void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
+                     int64_t ldc, int64_t m0, int64_t m1) {
+  GemmParams p;
+  p.m = m1;
+  p.n = n;
+  p.k = k;
+  prepacked_part(p, false, a, lda, packed, nullptr, c, ldc, m0, m1, 0, n);
+}
 }  // namespace aotc::rt::detail
 
 namespace aotc::rt {

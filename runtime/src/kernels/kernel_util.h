@@ -179,7 +179,8 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
 
 // Rows [m0, m1) of C (ldc) = A (m x k, lda) * B, B (k x n) packed as the implicit GEMM
 // packs its columns (depth blocks of conv2d_gemm_blocking(k, n), 16-column panels); no
-// bias or clamp. In conv2d_gemm.cpp, for the Winograd products.
+// bias or clamp: the layout gemm_prepack_weights writes. In gemm_prepacked.cpp, for the
+// Winograd products.
 void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
                      int64_t ldc, int64_t m0, int64_t m1);
 
