@@ -13,8 +13,8 @@
 // Loads are 16-byte vectors: k, the row strides and the pointers must be multiples of 4.
 #pragma once
 
-#include <aotc/rt/cuda/pointwise.cuh>
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cstdint>
 
@@ -35,10 +35,10 @@ struct Problem {
   const float* residual;  // null or m x n, row stride ldr, batch stride stride_c
   int64_t ldr;
   float lo, hi;
-  int splits;            // blocks per output tile along k
-  int k_per_split;       // a multiple of the tile depth
-  float* partials;       // splits > 1: splits * tiles * kBM * kBN floats
-  unsigned* counters;    // splits > 1: one per output tile (all tiles of all matrices), zero
+  int splits;          // blocks per output tile along k
+  int k_per_split;     // a multiple of the tile depth
+  float* partials;     // splits > 1: splits * tiles * kBM * kBN floats
+  unsigned* counters;  // splits > 1: one per output tile (all tiles of all matrices), zero
 };
 
 // The epilogue of one output: alpha * sum + beta * bias + residual, clamped.
@@ -165,7 +165,8 @@ __global__ void __launch_bounds__(threads_of<kBM, kTN>()) sgemm_tiles_kernel(Pro
     for (int k4 = 0; k4 < kBK; k4 += 4) {
       float4 av[8], bv[kTN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) av[i] = *reinterpret_cast<const float4*>(as + (ty + kRowThreads * i) * kRow + k4);
+      for (int i = 0; i < 8; ++i)
+        av[i] = *reinterpret_cast<const float4*>(as + (ty + kRowThreads * i) * kRow + k4);
 #pragma unroll
       for (int j = 0; j < kTN; ++j) bv[j] = *reinterpret_cast<const float4*>(bs + (tx + 16 * j) * kRow + k4);
 #pragma unroll
@@ -211,7 +212,8 @@ __global__ void __launch_bounds__(threads_of<kBM, kTN>()) sgemm_tiles_kernel(Pro
       for (int j = 0; j < kTN; ++j) {
         float sum = 0.0f;
         for (int other = 0; other < p.splits; ++other)
-          sum += other == split ? acc[i][j] : __ldcg(all + (other * kValues + i * kTN + j) * kThreadsPerBlock + tid);
+          sum += other == split ? acc[i][j]
+                                : __ldcg(all + (other * kValues + i * kTN + j) * kThreadsPerBlock + tid);
         acc[i][j] = sum;
       }
   }
@@ -227,7 +229,8 @@ __global__ void __launch_bounds__(threads_of<kBM, kTN>()) sgemm_tiles_kernel(Pro
 #pragma unroll
     for (int j = 0; j < kTN; ++j) {
       const int col = n0 + tx + 16 * j;
-      if (col < p.n) c[static_cast<int64_t>(row) * p.ldc + col] = finish(p, bias, residual, row, col, acc[i][j]);
+      if (col < p.n)
+        c[static_cast<int64_t>(row) * p.ldc + col] = finish(p, bias, residual, row, col, acc[i][j]);
     }
   }
 }

@@ -3,7 +3,8 @@
 // checks it against cuBLAS's exact float32 result. Every launch reads its operands with a
 // cold L2 (a buffer twice the L2 size is overwritten before it), as weights are in a run.
 // Build and run on the GPU machine:
-//   nvcc -std=c++20 -O3 -arch=sm_90 -I runtime/include bench/cuda/sgemm_tiles_bench.cu -lcublas -o /tmp/sgb && /tmp/sgb
+//   nvcc -std=c++20 -O3 -arch=sm_90 -I runtime/include bench/cuda/sgemm_tiles_bench.cu -lcublas -o /tmp/sgb
+//   && /tmp/sgb
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -19,13 +20,13 @@
 using namespace aotc::rt;
 using namespace aotc::rt::cuda::sgemm_tiles;
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
+#define CHECK(x)                                                                           \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
       std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                \
-    }                                                                              \
+      std::exit(1);                                                                        \
+    }                                                                                      \
   } while (0)
 
 struct Shape {
@@ -64,7 +65,8 @@ template <int BM, int TN, int STAGES>
 void launch_cfg(Problem p, cudaStream_t s) {
   constexpr int smem = shared_bytes_of<BM, TN, STAGES>();
   static bool once = [] {
-    cudaFuncSetAttribute(sgemm_tiles_kernel<BM, TN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaFuncSetAttribute(sgemm_tiles_kernel<BM, TN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         smem);
     return true;
   }();
   (void)once;
@@ -78,9 +80,10 @@ struct Config {
   void (*launch)(Problem, cudaStream_t);
 };
 
-#define CFG(BM, TN, ST) {#BM "x" #TN "x16 st" #ST, BM, 16 * TN, launch_cfg<BM, TN, ST>}
-static const Config kConfigs[] = {CFG(32, 4, 4), CFG(64, 4, 4), CFG(128, 4, 4), CFG(64, 8, 4),
-                                  CFG(128, 8, 3), CFG(32, 8, 4), CFG(64, 4, 6), CFG(64, 8, 6)};
+#define CFG(BM, TN, ST) \
+  { #BM "x" #TN "x16 st" #ST, BM, 16 * TN, launch_cfg < BM, TN, ST> }
+static const Config kConfigs[] = {CFG(32, 4, 4),  CFG(64, 4, 4), CFG(128, 4, 4), CFG(64, 8, 4),
+                                  CFG(128, 8, 3), CFG(32, 8, 4), CFG(64, 4, 6),  CFG(64, 8, 6)};
 
 int main() {
   int l2 = 0;
@@ -100,19 +103,19 @@ int main() {
   CHECK(cudaMemset(counters, 0, 65536 * 4));
 
   const Shape shapes[] = {
-      {"bert qkvo", 128, 768, 768, 1, true},      {"bert qkv merged", 128, 2304, 768, 1, true},
-      {"bert ffn1", 128, 3072, 768, 1, true},     {"bert ffn2", 128, 768, 3072, 1, true},
-      {"bert QK^T x12", 128, 128, 64, 12, true},
-      {"vit o", 197, 768, 768, 1, true},          {"vit qkv", 197, 2304, 768, 1, true},
-      {"vit ffn1", 197, 3072, 768, 1, true},      {"vit ffn2", 197, 768, 3072, 1, true},
-      {"vit QK^T x12", 197, 197, 64, 12, true},   {"odd 77x45x36", 77, 45, 36, 1, true},
-      {"odd 3x77x44x36", 77, 44, 36, 3, true},
+      {"bert qkvo", 128, 768, 768, 1, true},     {"bert qkv merged", 128, 2304, 768, 1, true},
+      {"bert ffn1", 128, 3072, 768, 1, true},    {"bert ffn2", 128, 768, 3072, 1, true},
+      {"bert QK^T x12", 128, 128, 64, 12, true}, {"vit o", 197, 768, 768, 1, true},
+      {"vit qkv", 197, 2304, 768, 1, true},      {"vit ffn1", 197, 3072, 768, 1, true},
+      {"vit ffn2", 197, 768, 3072, 1, true},     {"vit QK^T x12", 197, 197, 64, 12, true},
+      {"odd 77x45x36", 77, 45, 36, 1, true},     {"odd 3x77x44x36", 77, 44, 36, 3, true},
   };
   std::mt19937 rng(1);
   std::normal_distribution<float> dist;
   double total_blas = 0, total_best = 0;
   for (const Shape& s : shapes) {
-    const size_t na = size_t(s.batch) * s.m * s.k, nb = size_t(s.batch) * s.n * s.k, nc = size_t(s.batch) * s.m * s.n;
+    const size_t na = size_t(s.batch) * s.m * s.k, nb = size_t(s.batch) * s.n * s.k,
+                 nc = size_t(s.batch) * s.m * s.n;
     std::vector<float> ha(na), hb(nb), hbias(s.n), hres(nc);
     for (auto& x : ha) x = dist(rng);
     for (auto& x : hb) x = dist(rng);
@@ -144,8 +147,8 @@ int main() {
     // expected with the epilogue: alpha 0.5, bias per column, residual, relu
     std::vector<float> hexp(nc);
     for (size_t i = 0; i < nc; ++i) hexp[i] = std::max(0.0f, 0.5f * href[i] + hbias[i % s.n] + hres[i]);
-    std::printf("%-16s M %4d N %4d K %4d x%-2d  cuBLAS %.4f ms (%.1f TFLOP/s), warm %.4f ms\n", s.name, s.m, s.n,
-                s.k, s.batch, t_blas, 2.0 * s.m * s.n * s.k * s.batch / t_blas / 1e9, t_blas_warm);
+    std::printf("%-16s M %4d N %4d K %4d x%-2d  cuBLAS %.4f ms (%.1f TFLOP/s), warm %.4f ms\n", s.name, s.m,
+                s.n, s.k, s.batch, t_blas, 2.0 * s.m * s.n * s.k * s.batch / t_blas / 1e9, t_blas_warm);
     float best = 1e9;
     const char* best_name = "";
     int best_split = 0;
@@ -170,7 +173,8 @@ int main() {
         std::vector<float> hc(nc);
         cudaMemcpy(hc.data(), c, nc * 4, cudaMemcpyDeviceToHost);
         double num = 0, den = 0;
-        for (size_t i = 0; i < nc; ++i) num += double(hc[i] - hexp[i]) * (hc[i] - hexp[i]), den += double(hexp[i]) * hexp[i];
+        for (size_t i = 0; i < nc; ++i)
+          num += double(hc[i] - hexp[i]) * (hc[i] - hexp[i]), den += double(hexp[i]) * hexp[i];
         const double rel = std::sqrt(num / den);
         const float t = time_median(run), t_warm = time_median(run, false);
         // determinism: a second launch gives the same bits
@@ -178,10 +182,11 @@ int main() {
         run();
         cudaMemcpy(hc2.data(), c, nc * 4, cudaMemcpyDeviceToHost);
         const bool same = hc == hc2;
-        if (rel > 1e-5 || !same) std::printf("  FAIL %s split %d: rel %.2e same %d\n", cfg.name, splits, rel, same);
+        if (rel > 1e-5 || !same)
+          std::printf("  FAIL %s split %d: rel %.2e same %d\n", cfg.name, splits, rel, same);
         if (t < best) best = t, best_name = cfg.name, best_split = splits;
-        std::printf("  %-14s split %2d  %.4f ms  %.2fx cuBLAS  warm %.4f ms %.2fx  rel %.1e\n", cfg.name, splits, t,
-                    t / t_blas, t_warm, t_warm / t_blas_warm, rel);
+        std::printf("  %-14s split %2d  %.4f ms  %.2fx cuBLAS  warm %.4f ms %.2fx  rel %.1e\n", cfg.name,
+                    splits, t, t / t_blas, t_warm, t_warm / t_blas_warm, rel);
       }
     }
     std::printf("  BEST %s split %d: %.4f ms = %.2fx cuBLAS (%.1f TFLOP/s)\n", best_name, best_split, best,
