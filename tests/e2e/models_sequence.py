@@ -100,9 +100,10 @@ class SdpaOps(nn.Module):
         keep[..., 0] = True
         self.register_buffer("head_mask", keep)  # per head, shared by the query rows
 
-    def forward(self, q, k, v, bool_mask, k6, v6, kb, vb):
+    def forward(self, q, k, v, bool_mask, k6, v6, kb, vb, qp, kp, vp):
         # q [2, 3, 6, 8], k [2, 3, 10, 8], v [2, 3, 10, 5], bool_mask [2, 1, 6, 10],
-        # k6/v6 with 6 keys (causal), kb/vb [1, 3, 10, *] (broadcast over the batch)
+        # k6/v6 with 6 keys (causal), kb/vb [1, 3, 10, *] (broadcast over the batch),
+        # qp/kp/vp [2, L, 3, E] as a projection lays them out (read through the views' strides)
         return (
             F.scaled_dot_product_attention(q, k, v),
             F.scaled_dot_product_attention(q, k, v, attn_mask=self.float_mask),
@@ -110,6 +111,11 @@ class SdpaOps(nn.Module):
             F.scaled_dot_product_attention(q, k6, v6, is_causal=True),
             F.scaled_dot_product_attention(q.view(6, 6, 8), k.view(6, 10, 8), v.view(6, 10, 5), dropout_p=0.0),
             F.scaled_dot_product_attention(q, kb, vb, attn_mask=self.head_mask),
+            F.scaled_dot_product_attention(qp.transpose(1, 2), kp.transpose(1, 2), vp.transpose(1, 2),
+                                           attn_mask=bool_mask),
+            F.scaled_dot_product_attention(q[:, :, ::2], k[:, :, 1:], v[:, :, 1:], is_causal=True),
+            F.scaled_dot_product_attention(q, k.flip(2), v.flip(2)),
+            F.scaled_dot_product_attention(qp.permute(2, 0, 1, 3), kb[0].unsqueeze(1), vb[0].unsqueeze(1)),
         )
 
 
@@ -119,7 +125,8 @@ def sdpa_ops():
     mask[..., 0] = True  # no fully masked row
     inputs = [("q", torch.randn(2, 3, 6, 8)), ("k", torch.randn(2, 3, 10, 8)), ("v", torch.randn(2, 3, 10, 5)),
               ("bool_mask", mask), ("k6", torch.randn(2, 3, 6, 8)), ("v6", torch.randn(2, 3, 6, 5)),
-              ("kb", torch.randn(1, 3, 10, 8)), ("vb", torch.randn(1, 3, 10, 5))]
+              ("kb", torch.randn(1, 3, 10, 8)), ("vb", torch.randn(1, 3, 10, 5)),
+              ("qp", torch.randn(2, 6, 3, 8)), ("kp", torch.randn(2, 10, 3, 8)), ("vp", torch.randn(2, 10, 3, 5))]
     return torch.jit.script(SdpaOps().eval()), inputs
 
 
