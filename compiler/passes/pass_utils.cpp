@@ -33,6 +33,7 @@ void run_default_passes(ir::Graph& graph, bool verbose) {
   step("fold_batch_norm", fold_batch_norm);
   step("fuse_activation", fuse_activation);
   step("eliminate_dead_ops", eliminate_dead_ops);
+  step("merge_sibling_gemms", merge_sibling_gemms);
   step("plan_memory", [](ir::Graph& g) { plan_memory(g); });
 }
 

@@ -16,6 +16,10 @@ void fold_batch_norm(ir::Graph& graph);
 void fuse_activation(ir::Graph& graph);
 // Removes ops whose results nobody reads.
 void eliminate_dead_ops(ir::Graph& graph);
+// Linear layers that read the same input and feed only attention (separate query, key and
+// value projections) become one GEMM with the weights stacked; the attention ops read its
+// output through strides and offsets (merge_sibling_gemms.cpp).
+void merge_sibling_gemms(ir::Graph& graph);
 // Places every intermediate (and kernel scratch) in one arena by liveness; sets
 // arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
 // order_search false keeps only the sorted placement orders (tests compare the two).

@@ -153,3 +153,82 @@ TEST_CASE("prepack_gemm_weights packs constant weights once, and leaves run-time
       }
   CHECK(layout_ok);
 }
+
+// Three projections of x [5, 8] (weights [8, 8] + bias) read by one attention op as
+// query, key and value of 2 heads of 4, through [5, 2, 4] views (strides head 4, row 8).
+namespace {
+struct Projections {
+  ir::Graph g;
+  int x = -1;
+  std::vector<int> outs, weights, biases;
+  size_t attention = 0;
+};
+void build_projections(Projections& p, bool key_read_elsewhere) {
+  ir::Graph& g = p.g;
+  p.x = g.add_input(ir::DType::Float32, {5, 8}, "x");
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> w(64), b(8);
+    for (size_t j = 0; j < w.size(); ++j) w[j] = static_cast<float>(100 * i + static_cast<int>(j));
+    for (size_t j = 0; j < b.size(); ++j) b[j] = static_cast<float>(-100 * i - static_cast<int>(j));
+    p.weights.push_back(g.add_f32_constant({8, 8}, w, "w" + std::to_string(i)));
+    p.biases.push_back(g.add_f32_constant({8}, b, "b" + std::to_string(i)));
+    ir::Op& op = add_linear_gemm(g, p.x, p.weights.back(), 5, 8, 8, 1.0);
+    g.outputs.pop_back();  // read by the attention only
+    op.inputs[2] = p.biases.back();
+    op.attrs["bias_kind"] = int64_t{1};
+    p.outs.push_back(op.outputs[0]);
+  }
+  std::vector<int> views;
+  for (int out : p.outs) views.push_back(g.add_alias(out, {5, 2, 4}));
+  const int result = g.add_value(ir::DType::Float32, {1, 2, 5, 4});
+  ir::Op& att = g.add_op("attention", {views[0], views[1], views[2], -1}, {result});
+  const std::vector<int64_t> strides = {40, 4, 8};
+  att.attrs = {{"batch", int64_t{1}},    {"heads", int64_t{2}},    {"q_len", int64_t{5}},
+               {"kv_len", int64_t{5}},   {"head_dim", int64_t{4}}, {"v_head_dim", int64_t{4}},
+               {"q_strides", strides},   {"k_strides", strides},   {"v_strides", strides},
+               {"q_offset", int64_t{0}}, {"k_offset", int64_t{0}}, {"v_offset", int64_t{0}}};
+  p.attention = g.ops.size() - 1;
+  g.outputs.push_back({result, "out"});
+  if (key_read_elsewhere) {
+    const int other = g.add_value(ir::DType::Float32, {5, 8});
+    ir::Op& relu = g.add_op("unary", {p.outs[1]}, {other});
+    relu.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+    g.outputs.push_back({other, "k_relu"});
+  }
+}
+}  // namespace
+
+TEST_CASE("merge_sibling_gemms stacks the query, key and value projections read only by attention") {
+  Projections p;
+  build_projections(p, false);
+  passes::merge_sibling_gemms(p.g);
+  REQUIRE(p.g.ops.size() == 2);
+  const ir::Op& merged = p.g.ops[0];
+  CHECK(merged.kind == "gemm");
+  CHECK(merged.i("n") == 24);
+  CHECK(merged.i("ldc") == 24);
+  CHECK(merged.i("ldb") == 8);
+  const ir::Constant& w = p.g.constant_of(merged.inputs[1]);
+  CHECK(w.shape == ir::Shape{24, 8});
+  CHECK(w.f32()[8 * 8] == 100.0f);       // row 8: the key's first row
+  CHECK(w.f32()[23 * 8 + 7] == 263.0f);  // the value's last
+  const ir::Constant& b = p.g.constant_of(merged.inputs[2]);
+  CHECK(b.f32()[9] == -101.0f);
+  const ir::Op& att = p.g.ops[1];
+  CHECK(att.inputs[0] == merged.outputs[0]);
+  CHECK(att.inputs[2] == merged.outputs[0]);
+  CHECK(att.i("q_offset") == 0);
+  CHECK(att.i("k_offset") == 8);
+  CHECK(att.i("v_offset") == 16);
+  CHECK(att.ints("k_strides") == std::vector<int64_t>{40, 4, 24});  // batch 1: its stride is never stepped
+}
+
+TEST_CASE("merge_sibling_gemms leaves projections alone when one is also read by another op") {
+  Projections p;
+  build_projections(p, true);
+  passes::merge_sibling_gemms(p.g);
+  CHECK(p.g.ops.size() == 5);
+  CHECK(p.g.ops[p.attention].inputs[1] != p.outs[1]);  // still the key's view
+  CHECK(p.g.storage_root(p.g.ops[p.attention].inputs[1]) == p.outs[1]);
+  CHECK(p.g.ops[0].i("n") == 8);
+}
