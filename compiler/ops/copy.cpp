@@ -6,9 +6,8 @@
 #include "op_helpers.h"
 
 namespace aotc::ops {
-namespace {
 
-std::string emit_copy(const EmitContext& e, const ir::Op& op) {
+ParamsCode copy_params_code(const ir::Op& op) {
   const auto& dims = op.ints("dims");
   ParamsCode p("aotc::rt::CopyParams");
   p.set("rank", static_cast<int64_t>(dims.size()))
@@ -16,11 +15,22 @@ std::string emit_copy(const EmitContext& e, const ir::Op& op) {
       .set_array("dims", dims)
       .set_array("src_strides", op.ints("src_strides"))
       .set_array("dst_strides", op.ints("dst_strides"));
+  return p;
+}
+
+std::string copy_source(const EmitContext& e, const ir::Op& op) {
   std::string src = e.in(op.inputs[0]);
   const int64_t offset = op.has("src_offset") ? op.i("src_offset") * op.i("elem_size") : 0;
   if (offset != 0) src = "reinterpret_cast<const unsigned char*>(" + src + ") + " + std::to_string(offset);
-  return kernel_call(op, p.str(),
-                     "aotc::rt::copy_strided(pool, p, " + src + ", " + e.out(op.outputs[0]) + ");");
+  return src;
+}
+
+namespace {
+
+std::string emit_copy(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(
+      op, copy_params_code(op).str(),
+      "aotc::rt::copy_strided(pool, p, " + copy_source(e, op) + ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

@@ -50,6 +50,11 @@ class ParamsCode {
   std::ostringstream code_;
 };
 
+// An IR "copy" op's rt::CopyParams as C++, and its source pointer (at the view's
+// src_offset, in bytes), for the CPU and CUDA generators alike (copy.cpp).
+ParamsCode copy_params_code(const ir::Op& op);
+std::string copy_source(const EmitContext& e, const ir::Op& op);
+
 // "{ <params> <call> }\n" with a comment naming the op's source line.
 std::string kernel_call(const ir::Op& op, const std::string& params, const std::string& call);
 

@@ -125,7 +125,8 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     ctx.set_stream(None)
     host_outs = [torch.full(o["shape"], float("nan")) for o in model.outputs]
     ctx.run([t for _, t in inputs], host_outs)
-    errors["host"] = max(rel_l2(g, w) for g, w in zip(host_outs, expected))
+    per_output = [rel_l2(g, w) for g, w in zip(host_outs, expected)]
+    errors["host"] = max(per_output)
     ctx.destroy()
     model.destroy()
     # aotc-run, the user's tool: --info names the device; runs take .npy files (host memory).
@@ -143,7 +144,7 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     errors["aotc-run"] = max(
         rel_l2(torch.from_numpy(np.load(os.path.join(work, "out", f"out{i}.npy"))), w)
         for i, w in enumerate(expected))
-    return errors
+    return errors, per_output
 
 
 def main():
@@ -154,7 +155,8 @@ def main():
     ap.add_argument("--aotc-run", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--models", default="mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
-                    "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder")
+                    "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,"
+                    "views_slicing_traced,views_permutes_traced,views_splits_traced")
     ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
     ap.add_argument("--cuda-arch", default="sm_90")
     ap.add_argument("--json", default="")
@@ -170,12 +172,14 @@ def main():
             row["compile_s"] = round(seconds, 2)
             row["needed"] = needed
             if gpu:
-                row["errors"] = check_on_gpu(args, name, pt, so, inputs, work)
+                row["errors"], per_output = check_on_gpu(args, name, pt, so, inputs, work)
                 worst = max(v for k, v in row["errors"].items() if not k.startswith("torch-"))
                 row["ok"] = bool(worst <= TOLERANCE[args.precision])
                 status = "ok" if row["ok"] else "FAIL"
                 detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())
                 print(f"{status:4} {name} ({args.precision}): compiled in {seconds:.1f} s; rel L2 {detail}")
+                if not row["ok"] and len(per_output) > 1:  # which output, to start the search
+                    print("     per output (host run): " + ", ".join(f"{i}: {e:.2e}" for i, e in enumerate(per_output)))
             else:
                 row["ok"] = True
                 print(f"ok   {name} ({args.precision}): compiled in {seconds:.1f} s, needs {needed}; no GPU: not run")

@@ -96,5 +96,8 @@ GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
 for _name in ["mlp", "small_cnn", "conv_shapes", "two_inputs", "activations", "dict_out",
               # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
               "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",
-              "multihead_attention_const_masks", "bert_encoder"]:
+              "multihead_attention_const_masks", "bert_encoder",
+              # views read at an offset (slices with a step, select, flip), permutes, expands, pads
+              "views_slicing_traced", "views_permutes_traced", "views_splits_traced", "views_pads_traced",
+              "views_channel_shuffle_traced"]:
     GPU_MODELS[_name] = _small(_name)

@@ -5,16 +5,10 @@
 namespace aotc::ops::cuda {
 namespace {
 
+// The source at the view's offset: a slice with a step, select or flip starts inside it.
 CudaCode emit_copy(const EmitContext& e, const ir::Op& op, size_t) {
-  const auto& dims = op.ints("dims");
-  ParamsCode p("aotc::rt::CopyParams");
-  p.set("rank", static_cast<int64_t>(dims.size()))
-      .set("elem_size", op.i("elem_size"))
-      .set_array("dims", dims)
-      .set_array("src_strides", op.ints("src_strides"))
-      .set_array("dst_strides", op.ints("dst_strides"));
-  return {"", kernel_call(op, p.str(),
-                          "aotc::rt::cuda::copy_strided(stream, p, " + e.in(op.inputs[0]) + ", " +
+  return {"", kernel_call(op, copy_params_code(op).str(),
+                          "aotc::rt::cuda::copy_strided(stream, p, " + copy_source(e, op) + ", " +
                               e.out(op.outputs[0]) + ");")};
 }
 
