@@ -34,6 +34,7 @@ void run_default_passes(ir::Graph& graph, bool verbose) {
   step("fuse_activation", fuse_activation);
   step("eliminate_dead_ops", eliminate_dead_ops);
   step("merge_sibling_gemms", merge_sibling_gemms);
+  step("write_attention_permuted", write_attention_permuted);
   step("plan_memory", [](ir::Graph& g) { plan_memory(g); });
 }
 

@@ -20,6 +20,9 @@ void eliminate_dead_ops(ir::Graph& graph);
 // value projections) become one GEMM with the weights stacked; the attention ops read its
 // output through strides and offsets (merge_sibling_gemms.cpp).
 void merge_sibling_gemms(ir::Graph& graph);
+// An attention op whose output only a permuting copy reads (heads back side by side)
+// writes it there through its out_strides; the copy goes (write_attention_permuted.cpp).
+void write_attention_permuted(ir::Graph& graph);
 // Places every intermediate (and kernel scratch) in one arena by liveness; sets
 // arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
 // order_search false keeps only the sorted placement orders (tests compare the two).

@@ -79,17 +79,22 @@ class LayerNormOps(nn.Module):
         self.ln_two = nn.LayerNorm((5, 9), eps=1e-3)
         self.ln_plain = nn.LayerNorm(9, elementwise_affine=False)
         self.ln_no_bias = nn.LayerNorm(9, bias=False)
+        # rows whose width is a multiple of 4 (CUDA: one warp per row, up to 1024) and wider
+        self.ln_516 = nn.LayerNorm(516)
+        self.ln_1024 = nn.LayerNorm(1024, bias=False)
+        self.ln_1028 = nn.LayerNorm(1028)
 
-    def forward(self, x):
-        # x [3, 5, 9], with an offset: the mean is large against the spread
+    def forward(self, x, w):
+        # x [3, 5, 9], with an offset: the mean is large against the spread; w [7, 1028]
         return (self.ln_last(x), self.ln_two(x), self.ln_plain(x + 100.0), self.ln_no_bias(x),
-                F.layer_norm(x, (9,), None, None, 1e-6))
+                F.layer_norm(x, (9,), None, None, 1e-6), self.ln_516(w[:, :516]), self.ln_1024(w[:, 4:]),
+                self.ln_1028(w), F.layer_norm(w[:, :128] + 50.0, (128,)))
 
 
 def layer_norm_ops():
     torch.manual_seed(21)
     m = _randomize(LayerNormOps().eval())
-    return torch.jit.script(m), [("x", torch.randn(3, 5, 9) * 2 + 1)]
+    return torch.jit.script(m), [("x", torch.randn(3, 5, 9) * 2 + 1), ("w", torch.randn(7, 1028) * 3 - 1)]
 
 
 class SdpaOps(nn.Module):
@@ -116,6 +121,9 @@ class SdpaOps(nn.Module):
             F.scaled_dot_product_attention(q[:, :, ::2], k[:, :, 1:], v[:, :, 1:], is_causal=True),
             F.scaled_dot_product_attention(q, k.flip(2), v.flip(2)),
             F.scaled_dot_product_attention(qp.permute(2, 0, 1, 3), kb[0].unsqueeze(1), vb[0].unsqueeze(1)),
+            # the heads put back side by side, as BERT does (written there by the attention)
+            F.scaled_dot_product_attention(qp.transpose(1, 2), kp.transpose(1, 2),
+                                           vp.transpose(1, 2)).transpose(1, 2).reshape(2, 6, 15),
         )
 
 

@@ -232,3 +232,43 @@ TEST_CASE("merge_sibling_gemms leaves projections alone when one is also read by
   CHECK(p.g.storage_root(p.g.ops[p.attention].inputs[1]) == p.outs[1]);
   CHECK(p.g.ops[0].i("n") == 8);
 }
+
+// attention [2, 3, 5, 4] (batch, heads, rows, width), then a copy of it permuted to
+// [2, 5, 3, 4]; with `other_reader`, the output is also a graph output.
+namespace {
+ir::Graph attention_then_permute(bool other_reader, bool a_permutation) {
+  ir::Graph g;
+  const int q = g.add_input(ir::DType::Float32, {2, 3, 5, 4}, "q");
+  const int out = g.add_value(ir::DType::Float32, {2, 3, 5, 4});
+  ir::Op& att = g.add_op("attention", {q, q, q, -1}, {out});
+  const std::vector<int64_t> dense = {60, 20, 4};
+  att.attrs = {{"batch", int64_t{2}},  {"heads", int64_t{3}},    {"q_len", int64_t{5}},
+               {"kv_len", int64_t{5}}, {"head_dim", int64_t{4}}, {"v_head_dim", int64_t{4}},
+               {"out_strides", dense}};
+  const int permuted = g.add_value(ir::DType::Float32, {2, 5, 3, 4});
+  ir::Op& copy = g.add_op("copy", {out}, {permuted});
+  copy.attrs = {{"dims", std::vector<int64_t>{2, 5, 3, 4}},
+                {"src_strides",
+                 a_permutation ? std::vector<int64_t>{60, 4, 20, 1} : std::vector<int64_t>{60, 4, 20, 0}},
+                {"dst_strides", std::vector<int64_t>{60, 12, 4, 1}},
+                {"elem_size", int64_t{4}},
+                {"src_offset", int64_t{0}}};
+  g.outputs.push_back({g.add_alias(permuted, {2, 5, 12}), "y"});
+  if (other_reader) g.outputs.push_back({out, "heads"});
+  return g;
+}
+}  // namespace
+
+TEST_CASE("write_attention_permuted writes the heads side by side and drops the copy") {
+  ir::Graph g = attention_then_permute(false, true);
+  passes::write_attention_permuted(g);
+  REQUIRE(g.ops.size() == 1);
+  CHECK(g.ops[0].outputs[0] == g.storage_root(g.outputs[0].value));
+  CHECK(g.ops[0].ints("out_strides") == std::vector<int64_t>{60, 4, 12});
+  for (bool other : {false, true}) {
+    ir::Graph kept = attention_then_permute(other, other);  // read elsewhere, or not a permutation
+    passes::write_attention_permuted(kept);
+    CHECK(kept.ops.size() == 2);
+    CHECK(kept.ops[0].ints("out_strides") == std::vector<int64_t>{60, 20, 4});
+  }
+}

@@ -1,8 +1,14 @@
 // layer_norm.cu - layer normalisation of each contiguous row (LayerNormParams, as the CPU
-// kernel takes it), one block per row. Two reductions over the row, both in float32: the
-// mean, then the centred sum of squares (not E[x^2] - E[x]^2, which cancels badly when the
-// mean is large against the spread), each a warp shuffle tree and one pass through shared
-// memory. The row is read three times; after the first it comes from L1/L2.
+// kernel takes it). Two reductions over the row, both in float32: the mean, then the
+// centred sum of squares (not E[x^2] - E[x]^2, which cancels badly when the mean is large
+// against the spread).
+//
+// Rows of up to kMaxWarpVectors * 128 floats whose rows start on 16 bytes (transformer
+// widths: 768, 1024) take one warp per row: the row is read once, in 16-byte loads, into
+// registers, and both reductions are shuffles within the warp, with no barrier. Longer
+// or unaligned rows take one block per row (shared memory between the warps, the row read
+// three times; after the first from L1/L2). At BERT-base's 128 x 768 the block version
+// took 4.8 us per call on an H100, latency-bound (25 calls: 0.120 ms of 1.33).
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 namespace aotc::rt::cuda {
@@ -50,6 +56,104 @@ __global__ void layer_norm_kernel(LayerNormParams p, const float* __restrict__ x
   }
 }
 
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+constexpr int kMaxWarpVectors = 8;  // float4s per lane: rows of up to 1024 floats
+constexpr int kWarpRowsPerBlock = 4;
+
+template <int kVectors>
+__global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restrict__ x,
+                                       const float* __restrict__ gamma, const float* __restrict__ beta,
+                                       float* __restrict__ y, float* __restrict__ mean,
+                                       float* __restrict__ rstd) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32;
+  if (row >= p.rows) return;  // the same for the whole warp
+  const int lane = threadIdx.x % 32;
+  const int vectors = static_cast<int>(p.cols / 4);
+  const auto* xr = reinterpret_cast<const float4*>(x + row * p.cols);
+  auto* yr = reinterpret_cast<float4*>(y + row * p.cols);
+  float4 v[kVectors];
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kVectors; ++i) {
+    const int c = lane + 32 * i;
+    v[i] = c < vectors ? xr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+  }
+  const float n = static_cast<float>(p.cols);
+  const float mu = warp_sum(s) / n;
+  float sq = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kVectors; ++i) {
+    if (lane + 32 * i >= vectors) break;
+    const float a = v[i].x - mu, b = v[i].y - mu, c = v[i].z - mu, d = v[i].w - mu;
+    sq += (a * a + b * b) + (c * c + d * d);
+  }
+  const float r = rsqrtf(warp_sum(sq) / n + p.eps);
+#pragma unroll
+  for (int i = 0; i < kVectors; ++i) {
+    const int c = lane + 32 * i;
+    if (c >= vectors) break;
+    float4 o = make_float4((v[i].x - mu) * r, (v[i].y - mu) * r, (v[i].z - mu) * r, (v[i].w - mu) * r);
+    if (gamma) {
+      const float4 g = reinterpret_cast<const float4*>(gamma)[c];
+      o = make_float4(o.x * g.x, o.y * g.y, o.z * g.z, o.w * g.w);
+    }
+    if (beta) {
+      const float4 b = reinterpret_cast<const float4*>(beta)[c];
+      o = make_float4(o.x + b.x, o.y + b.y, o.z + b.z, o.w + b.w);
+    }
+    yr[c] = o;
+  }
+  if (lane == 0) {
+    if (mean) mean[row] = mu;
+    if (rstd) rstd[row] = r;
+  }
+}
+
+bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+template <int kVectors>
+void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+                      const float* beta, float* y, float* mean, float* rstd) {
+  const auto blocks = static_cast<unsigned>((p.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+  layer_norm_warp_kernel<kVectors>
+      <<<blocks, 32 * kWarpRowsPerBlock, 0, stream>>>(p, x, gamma, beta, y, mean, rstd);
+  check_launch("layer_norm_warp_kernel");
+}
+
+// The warp-per-row kernel for rows that fit it; false for the others.
+bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+                          const float* beta, float* y, float* mean, float* rstd) {
+  if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned_16(x) || !aligned_16(y) ||
+      (gamma && !aligned_16(gamma)) || (beta && !aligned_16(beta)))
+    return false;
+  switch ((p.cols + 127) / 128) {
+    case 1:
+      launch_warp_rows<1>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+    case 2:
+      launch_warp_rows<2>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+    case 3:
+      launch_warp_rows<3>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+    case 4:
+      launch_warp_rows<4>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+    case 5:
+    case 6:
+      launch_warp_rows<6>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+    default:
+      launch_warp_rows<kMaxWarpVectors>(stream, p, x, gamma, beta, y, mean, rstd);
+      return true;
+  }
+}
+
 }  // namespace
 
 void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
@@ -59,6 +163,7 @@ void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* 
     note_error("layer_norm", "more rows than a grid holds");
     return;
   }
+  if (layer_norm_warp_rows(stream, p, x, gamma, beta, y, mean, rstd)) return;
   // About 4 to 8 columns per thread; at least one warp, at most 1024 threads.
   int threads = 32;
   while (threads < 1024 && threads * 8 < p.cols) threads *= 2;
