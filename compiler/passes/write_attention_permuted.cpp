@@ -61,9 +61,12 @@ void write_attention_permuted(ir::Graph& graph) {
     if (v.storage != ir::Storage::Arena || v.shape.size() != 4 || v.shape[0] != op.i("batch") ||
         v.shape[1] != op.i("heads"))
       continue;
-    std::vector<int64_t> dense = dense_strides_of(v.shape);
-    dense.pop_back();
-    if (op.ints("out_strides") != dense) continue;
+    // Written densely now (a dim of size 1 may have any stride: it is never stepped).
+    const std::vector<int64_t> dense = dense_strides_of(v.shape);
+    const std::vector<int64_t>& written = op.ints("out_strides");
+    bool is_dense = written.size() == 3;
+    for (size_t d = 0; d < 3 && is_dense; ++d) is_dense = v.shape[d] == 1 || written[d] == dense[d];
+    if (!is_dense) continue;
     const std::vector<int> readers = readers_of_storage(graph, out);
     if (readers.size() != 1 || readers[0] < 0) continue;
     const ir::Op& copy = graph.ops[static_cast<size_t>(readers[0])];
