@@ -75,12 +75,16 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restric
   const int vectors = static_cast<int>(p.cols / 4);
   const auto* xr = reinterpret_cast<const float4*>(x + row * p.cols);
   auto* yr = reinterpret_cast<float4*>(y + row * p.cols);
-  float4 v[kVectors];
+  // gamma and beta are loaded with the row: their latency overlaps its, not the reductions'.
+  float4 v[kVectors], g[kVectors], b[kVectors];
   float s = 0.0f;
 #pragma unroll
   for (int i = 0; i < kVectors; ++i) {
     const int c = lane + 32 * i;
-    v[i] = c < vectors ? xr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const bool inside = c < vectors;
+    v[i] = inside ? xr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    g[i] = inside && gamma ? reinterpret_cast<const float4*>(gamma)[c] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    b[i] = inside && beta ? reinterpret_cast<const float4*>(beta)[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
   }
   const float n = static_cast<float>(p.cols);
@@ -89,24 +93,17 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restric
 #pragma unroll
   for (int i = 0; i < kVectors; ++i) {
     if (lane + 32 * i >= vectors) break;
-    const float a = v[i].x - mu, b = v[i].y - mu, c = v[i].z - mu, d = v[i].w - mu;
-    sq += (a * a + b * b) + (c * c + d * d);
+    const float x0 = v[i].x - mu, x1 = v[i].y - mu, x2 = v[i].z - mu, x3 = v[i].w - mu;
+    sq += (x0 * x0 + x1 * x1) + (x2 * x2 + x3 * x3);
   }
   const float r = rsqrtf(warp_sum(sq) / n + p.eps);
 #pragma unroll
   for (int i = 0; i < kVectors; ++i) {
     const int c = lane + 32 * i;
     if (c >= vectors) break;
-    float4 o = make_float4((v[i].x - mu) * r, (v[i].y - mu) * r, (v[i].z - mu) * r, (v[i].w - mu) * r);
-    if (gamma) {
-      const float4 g = reinterpret_cast<const float4*>(gamma)[c];
-      o = make_float4(o.x * g.x, o.y * g.y, o.z * g.z, o.w * g.w);
-    }
-    if (beta) {
-      const float4 b = reinterpret_cast<const float4*>(beta)[c];
-      o = make_float4(o.x + b.x, o.y + b.y, o.z + b.z, o.w + b.w);
-    }
-    yr[c] = o;
+    // (x - mu) * r * gamma + beta, as the block kernel (gamma 1 and beta 0 when absent).
+    yr[c] = make_float4((v[i].x - mu) * r * g[i].x + b[i].x, (v[i].y - mu) * r * g[i].y + b[i].y,
+                        (v[i].z - mu) * r * g[i].z + b[i].z, (v[i].w - mu) * r * g[i].w + b[i].w);
   }
   if (lane == 0) {
     if (mean) mean[row] = mu;
