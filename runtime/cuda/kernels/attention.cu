@@ -13,10 +13,33 @@ namespace {
 
 constexpr float kNegInf = -__builtin_inff();
 
+// One score after the causal limit and the mask.
+__device__ __forceinline__ float masked_score(const AttentionParams& p, float v, int64_t j, int64_t visible,
+                                              const float* mf, const unsigned char* mb, int64_t mc) {
+  if (j >= visible) return kNegInf;
+  switch (p.mask_kind) {
+    case AttentionMask::None:
+      return v;
+    case AttentionMask::Additive:
+      return v + mf[j * mc];
+    case AttentionMask::KeepIfTrue:
+      return mb[j * mc] ? v : kNegInf;
+    case AttentionMask::DropIfTrue:
+      return mb[j * mc] ? kNegInf : v;
+    case AttentionMask::DropIfNonzero:
+      return mf[j * mc] != 0.0f ? kNegInf : v;
+  }
+  return v;
+}
+
 // The masked softmax of one score row per warp, in place. Lanes stride along the row; the
 // maximum and the sum combine with shuffles. Columns j > i are closed when causal (query i
 // sees keys j <= i, torch's top-left alignment). A row with every column masked gives
 // zeros, as torch's _safe_softmax (SDPA) and _masked_softmax (the MHA fast path) do.
+// kPerLane > 0: rows of up to 32 * kPerLane scores, held in registers (read once, written
+// once; BERT-base's 128-key rows took 3.4 us per launch through memory). 0: any length,
+// through memory. The arithmetic is the same either way.
+template <int kPerLane>
 __global__ void attention_softmax_kernel(AttentionParams p, int64_t rows, const void* __restrict__ mask,
                                          float* __restrict__ scores) {
   const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -32,45 +55,64 @@ __global__ void attention_softmax_kernel(AttentionParams p, int64_t rows, const 
   const auto* mf = static_cast<const float*>(mask) + mrow;
   const auto* mb = static_cast<const unsigned char*>(mask) + mrow;
   float m = kNegInf;
-  for (int64_t j = lane; j < S; j += 32) {
-    float v = s[j];
-    if (j >= visible) {
-      v = kNegInf;
-    } else {
-      switch (p.mask_kind) {
-        case AttentionMask::None:
-          break;
-        case AttentionMask::Additive:
-          v += mf[j * mc];
-          break;
-        case AttentionMask::KeepIfTrue:
-          v = mb[j * mc] ? v : kNegInf;
-          break;
-        case AttentionMask::DropIfTrue:
-          v = mb[j * mc] ? kNegInf : v;
-          break;
-        case AttentionMask::DropIfNonzero:
-          v = mf[j * mc] != 0.0f ? kNegInf : v;
-          break;
-      }
+  if constexpr (kPerLane > 0) {
+    float v[kPerLane];
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int64_t j = lane + 32 * k;
+      v[k] = j < S ? masked_score(p, s[j], j, visible, mf, mb, mc) : kNegInf;
+      m = fmaxf(m, v[k]);
     }
-    s[j] = v;
-    m = fmaxf(m, v);
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      v[k] = lane + 32 * k < S ? expf(v[k] - m) : 0.0f;
+      sum += v[k];
+    }
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const float inv = 1.0f / sum;
+    const bool none = m == kNegInf;  // every column masked (or -inf scores): zeros, not NaN
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k)
+      if (lane + 32 * k < S) s[lane + 32 * k] = none ? 0.0f : v[k] * inv;
+  } else {
+    for (int64_t j = lane; j < S; j += 32) {
+      const float v = masked_score(p, s[j], j, visible, mf, mb, mc);
+      s[j] = v;
+      m = fmaxf(m, v);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    if (m == kNegInf) {  // every column masked (or -inf scores): zeros, not NaN
+      for (int64_t j = lane; j < S; j += 32) s[j] = 0.0f;
+      return;
+    }
+    float sum = 0.0f;
+    for (int64_t j = lane; j < S; j += 32) {
+      const float e = expf(s[j] - m);
+      s[j] = e;
+      sum += e;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const float inv = 1.0f / sum;
+    for (int64_t j = lane; j < S; j += 32) s[j] *= inv;
   }
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-  if (m == kNegInf) {  // every column masked (or -inf scores): zeros, not NaN
-    for (int64_t j = lane; j < S; j += 32) s[j] = 0.0f;
-    return;
-  }
-  float sum = 0.0f;
-  for (int64_t j = lane; j < S; j += 32) {
-    const float e = expf(s[j] - m);
-    s[j] = e;
-    sum += e;
-  }
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  const float inv = 1.0f / sum;
-  for (int64_t j = lane; j < S; j += 32) s[j] *= inv;
+}
+
+void launch_softmax(cudaStream_t stream, const AttentionParams& p, int64_t rows, const void* mask,
+                    float* scores) {
+  const unsigned blocks = blocks_for(rows * 32);
+  if (p.kv_len <= 32)
+    attention_softmax_kernel<1><<<blocks, kThreads, 0, stream>>>(p, rows, mask, scores);
+  else if (p.kv_len <= 64)
+    attention_softmax_kernel<2><<<blocks, kThreads, 0, stream>>>(p, rows, mask, scores);
+  else if (p.kv_len <= 128)
+    attention_softmax_kernel<4><<<blocks, kThreads, 0, stream>>>(p, rows, mask, scores);
+  else if (p.kv_len <= 256)
+    attention_softmax_kernel<8><<<blocks, kThreads, 0, stream>>>(p, rows, mask, scores);
+  else
+    attention_softmax_kernel<0><<<blocks, kThreads, 0, stream>>>(p, rows, mask, scores);
+  check_launch("attention_softmax_kernel");
 }
 
 // probs[b, i, j] = the mean over heads of P[b, h, i, j] (need_weights with averaging),
@@ -134,8 +176,7 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
     batched_gemm_f32(ex, qk, q + b * p.q_strides[0], k + b * p.k_strides[0], nullptr, scores + b * H * L * S);
 
   const int64_t rows = p.batch * H * L;
-  attention_softmax_kernel<<<blocks_for(rows * 32), kThreads, 0, ex.stream>>>(p, rows, mask, scores);
-  check_launch("attention_softmax_kernel");
+  launch_softmax(ex.stream, p, rows, mask, scores);
 
   BatchedGemmParams pv;  // out (L x Ev) = P (L x S) V (S x Ev)
   pv.gemm.m = L;
