@@ -37,11 +37,13 @@ struct AttentionInput {
 // head, row) with a contiguous last axis, so a materialised view of that form (BERT's
 // q.view(b, s, h, d).transpose(1, 2)) is read from its source, and the transposing copy
 // goes away when nothing else reads it (eliminate_dead_ops): 36 copies in BERT-base.
-AttentionInput attention_input(LowerContext& ctx, size_t index, const ir::Shape& batch) {
+// through_views false: the dense value itself (when the views' strides do not fold).
+AttentionInput attention_input(LowerContext& ctx, size_t index, const ir::Shape& batch, bool through_views) {
   const int id = ctx.tensor(index);
   const ir::Shape& shape = ctx.value(index).shape;
   const size_t rank = shape.size();
   AttentionInput dense{id, 0, batch_strides(shape, batch), shape.back()};
+  if (!through_views) return dense;
   const StridedView view = view_of(ctx.graph, id);
   if (view.base == id || view.sizes != shape) return dense;
   for (int64_t stride : view.strides)
@@ -50,7 +52,9 @@ AttentionInput attention_input(LowerContext& ctx, size_t index, const ir::Shape&
   if ((shape.back() > 1 && view.strides.back() != 1) ||
       (shape[rank - 2] > 1 && view.strides[rank - 2] < shape.back()))
     return dense;
-  AttentionInput in{view.base, view.offset, std::vector<int64_t>(batch.size(), 0), view.strides[rank - 2]};
+  // A single row's stride is never stepped, but cuBLAS checks it as a leading dimension.
+  const int64_t row_stride = shape[rank - 2] == 1 ? shape.back() : view.strides[rank - 2];
+  AttentionInput in{view.base, view.offset, std::vector<int64_t>(batch.size(), 0), row_stride};
   for (size_t d = 0; d + 2 < rank; ++d)
     in.batch_strides[batch.size() - (rank - 2) + d] = shape[d] == 1 ? 0 : view.strides[d];
   return in;
@@ -130,14 +134,24 @@ void lower_sdpa(LowerContext& ctx) {
   out_shape.push_back(L);
   out_shape.push_back(Ev);
 
-  const AttentionInput qi = attention_input(ctx, 0, batch), ki = attention_input(ctx, 1, batch),
-                       vi = attention_input(ctx, 2, batch);
-  std::vector<int64_t> qs = qi.batch_strides, ks = ki.batch_strides, vs = vi.batch_strides;
-  std::vector<int64_t> os = batch_strides(out_shape, batch);
-  std::vector<int64_t> ms =
-      has_mask ? batch_strides(mask_shape, batch) : std::vector<int64_t>(batch.size(), 0);
-  ir::Shape folded = batch;
-  if (!fold_batch(folded, {&qs, &ks, &vs, &os, &ms}))
+  // Query, key and value read through their views' strides when the batch dims still fold
+  // to (batch, heads) that way, else from their dense copies.
+  AttentionInput qi, ki, vi;
+  std::vector<int64_t> qs, ks, vs, os, ms;
+  ir::Shape folded;
+  bool folds = false;
+  for (bool through_views : {true, false}) {
+    qi = attention_input(ctx, 0, batch, through_views);
+    ki = attention_input(ctx, 1, batch, through_views);
+    vi = attention_input(ctx, 2, batch, through_views);
+    qs = qi.batch_strides, ks = ki.batch_strides, vs = vi.batch_strides;
+    os = batch_strides(out_shape, batch);
+    ms = has_mask ? batch_strides(mask_shape, batch) : std::vector<int64_t>(batch.size(), 0);
+    folded = batch;
+    folds = fold_batch(folded, {&qs, &ks, &vs, &os, &ms});
+    if (folds) break;
+  }
+  if (!folds)
     ctx.fail("the batch dims " + ir::shape_str(batch) +
              " of query, key, value and mask broadcast in a way the "
              "attention kernel cannot fold to (batch, heads)");

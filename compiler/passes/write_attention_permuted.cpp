@@ -33,7 +33,8 @@ std::vector<int64_t> permuted_strides(const ir::Shape& out_shape, const ir::Op& 
   std::vector<bool> used(dims.size(), false);
   for (size_t d = 0; d < out_shape.size(); ++d) {
     if (out_shape[d] == 1) {
-      result[d] = 0;  // never stepped
+      // Never stepped; but a row stride is cuBLAS's leading dimension, at least the width.
+      result[d] = d == 2 ? out_shape.back() : 0;
       continue;
     }
     for (size_t j = 0; j < dims.size() && result[d] < 0; ++j)

@@ -126,6 +126,12 @@ class SdpaOps(nn.Module):
                                            vp.transpose(1, 2)).transpose(1, 2).reshape(2, 6, 15),
             F.scaled_dot_product_attention(qp[:1].transpose(1, 2), kp[:1].transpose(1, 2),
                                            vp[:1].transpose(1, 2)).transpose(1, 2).reshape(1, 6, 15),
+            # one query row (its view's row stride is never stepped), the output permuted
+            F.scaled_dot_product_attention(q[:, :, :1], k, v).permute(1, 0, 2, 3),
+            # batch dims whose view strides do not fold to (batch, heads): read densely
+            F.scaled_dot_product_attention(qp.reshape(2, 6, 24).view(2, 6, 3, 2, 4).permute(0, 3, 2, 1, 4),
+                                           kp.reshape(2, 10, 24).view(2, 10, 3, 2, 4).permute(0, 3, 2, 1, 4),
+                                           kp.reshape(2, 10, 24).view(2, 10, 3, 2, 4).permute(0, 3, 2, 1, 4)),
         )
 
 
