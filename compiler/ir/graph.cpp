@@ -166,6 +166,12 @@ int Graph::storage_root(int id) const {
   return id;
 }
 
+int64_t Graph::root_byte_offset(int id) const {
+  int64_t offset = 0;
+  for (; value(id).storage == Storage::Alias; id = value(id).alias_of) offset += value(id).alias_byte_offset;
+  return offset;
+}
+
 int Graph::view_root(int id) const {
   for (;;) {
     const Value& v = value(id);

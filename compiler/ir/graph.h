@@ -120,6 +120,8 @@ class Graph {
   const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }
   // The value that owns the bytes of id (follows alias chains).
   int storage_root(int id) const;
+  // Where id's bytes start in its storage root's (the alias offsets along the chain summed).
+  int64_t root_byte_offset(int id) const;
   // The value whose memory id shares in torch: follows alias chains and view_of links.
   int view_root(int id) const;
   bool is_constant(int id) const { return value(storage_root(id)).storage == Storage::Constant; }

@@ -190,9 +190,7 @@ void lower_take(LowerContext& ctx) {
 std::optional<std::vector<int64_t>> constant_int_values(const ir::Graph& graph, int id) {
   if (!graph.is_constant(id)) return std::nullopt;
   const ir::Value& v = graph.value(id);
-  int64_t offset = 0;
-  for (int a = id; graph.value(a).storage == ir::Storage::Alias; a = graph.value(a).alias_of)
-    offset += graph.value(a).alias_byte_offset;
+  const int64_t offset = graph.root_byte_offset(id);
   const ir::Constant& c = graph.constant_of(id);
   const int64_t elem = ir::dtype_size(v.dtype), n = ir::numel(v.shape);
   if (offset + n * elem > static_cast<int64_t>(c.bytes.size())) return std::nullopt;

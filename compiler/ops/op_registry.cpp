@@ -219,11 +219,8 @@ namespace {
 // Byte address of a value's data as a C++ expression over the generated run function's
 // locals: arena, w (weights), in (inputs).
 std::string address(const ir::Graph& g, int id) {
-  int64_t offset = 0;
-  while (g.value(id).storage == ir::Storage::Alias) {
-    offset += g.value(id).alias_byte_offset;
-    id = g.value(id).alias_of;
-  }
+  const int64_t offset = g.root_byte_offset(id);
+  id = g.storage_root(id);
   const ir::Value& v = g.value(id);
   switch (v.storage) {
     case ir::Storage::Arena:

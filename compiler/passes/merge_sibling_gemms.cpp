@@ -42,14 +42,9 @@ bool is_candidate(const ir::Graph& graph, const ir::Op& op) {
          y.dtype == ir::DType::Float32 && !y.shape.empty() && y.shape.back() == op.i("n");
 }
 
-// Elements from the storage root of `id` to its first element (alias offsets summed).
+// Floats from the storage root of `id` to its first float.
 int64_t element_offset(const ir::Graph& graph, int id) {
-  int64_t bytes = 0;
-  while (graph.value(id).storage == ir::Storage::Alias) {
-    bytes += graph.value(id).alias_byte_offset;
-    id = graph.value(id).alias_of;
-  }
-  return bytes / static_cast<int64_t>(sizeof(float));
+  return graph.root_byte_offset(id) / static_cast<int64_t>(sizeof(float));
 }
 
 // An attention operand as the op reads it: offset and strides over (batch, head, row)

@@ -22,13 +22,8 @@ namespace {
 // The first float of constant value id (following aliases and their byte offsets), or
 // null when the bytes it views are not a float32 constant of at least `count` floats.
 const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
-  int64_t offset = 0;
-  int cur = id;
-  while (graph.value(cur).storage == ir::Storage::Alias) {
-    offset += graph.value(cur).alias_byte_offset;
-    cur = graph.value(cur).alias_of;
-  }
-  const ir::Value& root = graph.value(cur);
+  const int64_t offset = graph.root_byte_offset(id);
+  const ir::Value& root = graph.value(graph.storage_root(id));
   if (root.storage != ir::Storage::Constant || root.dtype != ir::DType::Float32 ||
       graph.value(id).dtype != ir::DType::Float32)
     return nullptr;

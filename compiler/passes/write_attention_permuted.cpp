@@ -10,16 +10,11 @@
 // element with each of its dims once, the last one staying contiguous.
 #include <aotc/rt/kernels.h>
 
+#include "../ops/op_helpers.h"
 #include "passes.h"
 
 namespace aotc::passes {
 namespace {
-
-std::vector<int64_t> dense_strides_of(const ir::Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
 
 // The strides of out's (batch, head, row) in the copy's output, or empty when the copy is
 // not such a permutation of out.
@@ -27,7 +22,7 @@ std::vector<int64_t> permuted_strides(const ir::Shape& out_shape, const ir::Op& 
   const std::vector<int64_t>& dims = copy.ints("dims");
   const std::vector<int64_t>& src = copy.ints("src_strides");
   const std::vector<int64_t>& dst = copy.ints("dst_strides");
-  const std::vector<int64_t> dense = dense_strides_of(out_shape);
+  const std::vector<int64_t> dense = ops::dense_strides(out_shape);
   if (ir::numel(dims) != ir::numel(out_shape)) return {};
   std::vector<int64_t> result(out_shape.size(), -1);
   std::vector<bool> used(dims.size(), false);
@@ -63,7 +58,7 @@ void write_attention_permuted(ir::Graph& graph) {
         v.shape[1] != op.i("heads"))
       continue;
     // Written densely now (a dim of size 1 may have any stride: it is never stepped).
-    const std::vector<int64_t> dense = dense_strides_of(v.shape);
+    const std::vector<int64_t> dense = ops::dense_strides(v.shape);
     const std::vector<int64_t>& written = op.ints("out_strides");
     bool is_dense = written.size() == 3;
     for (size_t d = 0; d < 3 && is_dense; ++d) is_dense = v.shape[d] == 1 || written[d] == dense[d];
@@ -76,7 +71,7 @@ void write_attention_permuted(ir::Graph& graph) {
       continue;
     const int target = copy.outputs[0];
     if (graph.value(target).storage != ir::Storage::Arena ||
-        copy.ints("dst_strides") != dense_strides_of(graph.value(target).shape) ||
+        copy.ints("dst_strides") != ops::dense_strides(graph.value(target).shape) ||
         copy.ints("dims") != graph.value(target).shape)
       continue;
     std::vector<int64_t> strides = permuted_strides(v.shape, copy);
