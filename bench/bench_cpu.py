@@ -2,8 +2,9 @@
 
 For each model, batch size and thread count it times the three runtimes in rounds: each
 round gives every runtime one untimed run and then --per-round timed runs, so that the
-three see the same machine state (these machines are noisy) and no runtime's idle worker
-threads spin while another one is timed. It prints a table of medians and p90s, the
+three see the same machine state (these machines are noisy); a pause (--settle-ms) before
+each turn lets the last runtime's idle worker threads stop spinning, so that they do not
+share the cores with the one being timed. It prints a table of medians and p90s, the
 ratios aotc/peer, the achieved GFLOP/s of each runtime against the machine's sgemm peak
 measured in the same run, aotc's arena against its liveness lower bound, aotc's compile
 time, and the peak RSS of aotc-run vs a LibTorch process running the same model alone.
@@ -336,6 +337,10 @@ def bench_model(args, name, batch, work, peaks):
                 run()
         for _ in range(args.rounds):
             for k, run in runners.items():
+                # Idle workers of the runtime timed before spin on for tens of ms (ONNX
+                # Runtime's intra-op pool by default): measured on mobilenet_v2, aotc took
+                # 12.3 ms right after ORT's runs and 7.0 ms alone or after this pause.
+                time.sleep(args.settle_ms / 1e3)
                 run()  # untimed: wakes this runtime's threads after the others ran
                 for _ in range(args.per_round):
                     start = time.perf_counter()
@@ -422,6 +427,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of alternation")
     ap.add_argument("--per-round", type=int, default=4, help="timed runs per runtime per round")
+    ap.add_argument("--settle-ms", type=float, default=100,
+                    help="pause before each runtime's turn, so that the last one's threads stop spinning")
     ap.add_argument("--no-rss", dest="rss", action="store_false")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build/bench"))
     ap.add_argument("--results", default="", help="write the markdown table here too")
