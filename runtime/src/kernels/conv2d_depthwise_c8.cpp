@@ -18,9 +18,55 @@ namespace {
 constexpr int64_t kLanes = 8;
 constexpr int64_t kMaxTaps = depthwise_c8::kMaxTaps;
 
-// One output row of one block: acc over taps for groups of 4 positions (independent
-// accumulators hide the FMA latency), then bias, clamp and the scatter to the planes.
-// Buffer row 0 is the padded input row of output row oh - oh_buf.
+// Output positions computed together: one accumulator each (independent FMAs hide the
+// latency), and as many as there are lanes, so that the results are one 8 x 8 transpose
+// away from 8 contiguous positions of each channel's plane.
+constexpr int64_t kGroup = 8;
+
+#if AOTC_KERNELS_AVX2
+// In place: r[j] lane i becomes r[i] lane j.
+inline void transpose8x8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+
+// Input columns [c_lo, c_hi) of one padded buffer row from the block's planes (src[l] is
+// plane l's input row, indexed by padded column) into the interleaved row dst. With all 8
+// lanes, 8 columns at a time are one transpose: the scalar copy of each float was 40% of
+// the block's time (perf, mobilenet_v2).
+void interleave_row(const float* const* src, int64_t lanes, int64_t c_lo, int64_t c_hi, float* dst) {
+  int64_t c = c_lo;
+#if AOTC_KERNELS_AVX2
+  if (lanes == kLanes)
+    for (; c + kLanes <= c_hi; c += kLanes) {
+      __m256 r[8];
+      for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src[l] + c);
+      transpose8x8(r);
+      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (c + j) * kLanes, r[j]);
+    }
+#endif
+  for (; c < c_hi; ++c)
+    for (int64_t l = 0; l < lanes; ++l) dst[c * kLanes + l] = src[l][c];
+}
+
+// One output row of one block: acc over taps for groups of kGroup positions, then bias,
+// clamp and the scatter to the planes. Buffer row 0 is the padded input row of output row
+// oh - oh_buf.
 void block_row(const Conv2dParams& p, const float* buf, int64_t cols, const float* w8, const float* b8,
                int64_t oh, int64_t oh_buf, int64_t lanes, bool clamp, float* const* yplanes) {
   const int64_t taps = p.kernel_h * p.kernel_w;
@@ -30,50 +76,47 @@ void block_row(const Conv2dParams& p, const float* buf, int64_t cols, const floa
     for (int64_t j = 0; j < p.kernel_w; ++j)
       tap_off[i * p.kernel_w + j] =
           ((oh_buf * p.stride_h + i * p.dilation_h) * cols + j * p.dilation_w) * kLanes;
-  alignas(32) float out[4][kLanes];
-  for (int64_t ow0 = 0; ow0 < p.w_out; ow0 += 4) {
-    const int64_t count = min_i64(4, p.w_out - ow0);
+  alignas(32) float out[kLanes][kGroup];  // out[l][q]: lane l of position q
+  for (int64_t ow0 = 0; ow0 < p.w_out; ow0 += kGroup) {
+    const int64_t count = min_i64(kGroup, p.w_out - ow0);
     const float* base = buf + ow0 * step;
 #if AOTC_KERNELS_AVX2
-    __m256 a0 = _mm256_load_ps(b8), a1 = a0, a2 = a0, a3 = a0;
+    __m256 a[kGroup];
+    for (int q = 0; q < kGroup; ++q) a[q] = _mm256_load_ps(b8);
     for (int64_t t = 0; t < taps; ++t) {
       const __m256 wv = _mm256_load_ps(w8 + t * kLanes);
       const float* s = base + tap_off[t];
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(s), wv, a0);
       // Positions past w_out read inside the buffer (it has rows below) or its slack, and
       // are not stored.
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(s + step), wv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(s + 2 * step), wv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(s + 3 * step), wv, a3);
+      for (int q = 0; q < kGroup; ++q) a[q] = _mm256_fmadd_ps(_mm256_loadu_ps(s + q * step), wv, a[q]);
     }
     if (clamp) {
       const __m256 lo = _mm256_set1_ps(p.clamp_lo), hi = _mm256_set1_ps(p.clamp_hi);
       // max/min return their second operand when either is NaN: NaN stays NaN.
-      a0 = _mm256_min_ps(hi, _mm256_max_ps(lo, a0));
-      a1 = _mm256_min_ps(hi, _mm256_max_ps(lo, a1));
-      a2 = _mm256_min_ps(hi, _mm256_max_ps(lo, a2));
-      a3 = _mm256_min_ps(hi, _mm256_max_ps(lo, a3));
+      for (int q = 0; q < kGroup; ++q) a[q] = _mm256_min_ps(hi, _mm256_max_ps(lo, a[q]));
     }
-    _mm256_store_ps(out[0], a0);
-    _mm256_store_ps(out[1], a1);
-    _mm256_store_ps(out[2], a2);
-    _mm256_store_ps(out[3], a3);
+    transpose8x8(a);  // a[l]: lane l's kGroup positions
+    if (count == kGroup) {
+      for (int64_t l = 0; l < lanes; ++l) _mm256_storeu_ps(yplanes[l] + oh * p.w_out + ow0, a[l]);
+      continue;
+    }
+    for (int l = 0; l < kLanes; ++l) _mm256_store_ps(out[l], a[l]);
 #else
-    for (int q = 0; q < 4; ++q)
-      for (int64_t l = 0; l < kLanes; ++l) out[q][l] = b8[l];
+    for (int64_t l = 0; l < kLanes; ++l)
+      for (int q = 0; q < kGroup; ++q) out[l][q] = b8[l];
     for (int64_t t = 0; t < taps; ++t) {
       const float* wv = w8 + t * kLanes;
       const float* s = base + tap_off[t];
-      for (int q = 0; q < 4; ++q)
-        for (int64_t l = 0; l < kLanes; ++l) out[q][l] += s[q * step + l] * wv[l];
+      for (int q = 0; q < kGroup; ++q)
+        for (int64_t l = 0; l < kLanes; ++l) out[l][q] += s[q * step + l] * wv[l];
     }
     if (clamp)
-      for (int q = 0; q < 4; ++q)
-        for (int64_t l = 0; l < kLanes; ++l) out[q][l] = clamp_value(out[q][l], p.clamp_lo, p.clamp_hi);
+      for (int64_t l = 0; l < kLanes; ++l)
+        for (int q = 0; q < kGroup; ++q) out[l][q] = clamp_value(out[l][q], p.clamp_lo, p.clamp_hi);
 #endif
     for (int64_t l = 0; l < lanes; ++l) {
       float* yrow = yplanes[l] + oh * p.w_out + ow0;
-      for (int64_t q = 0; q < count; ++q) yrow[q] = out[q][l];
+      for (int64_t q = 0; q < count; ++q) yrow[q] = out[l][q];
     }
   }
 }
@@ -112,17 +155,17 @@ void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x
       for (int64_t oh0 = 0; oh0 < p.h_out; oh0 += strip) {
         const int64_t rows_out = min_i64(strip, p.h_out - oh0);
         const int64_t rows = (rows_out - 1) * p.stride_h + span, row0 = oh0 * p.stride_h;  // padded rows
-        const int64_t buf_floats = (rows * cols + 4 * p.stride_w) * kLanes;
+        const int64_t buf_floats = (rows * cols + kGroup * p.stride_w) * kLanes;
         for (int64_t i = 0; i < buf_floats; ++i) buf[i] = 0.0f;
         const int64_t r_lo = max_i64(0, p.pad_h - row0), r_hi = min_i64(rows, p.pad_h + p.h_in - row0);
         const int64_t c_lo = max_i64(0, p.pad_w), c_hi = min_i64(cols, p.pad_w + p.w_in);
-        for (int64_t l = 0; l < lanes; ++l) {
-          const float* xp = x + (img * p.c_in + c0 + l) * hw_in;
-          for (int64_t r = r_lo; r < r_hi; ++r) {
-            const float* src = xp + (row0 + r - p.pad_h) * p.w_in - p.pad_w;
-            float* dst = buf + r * cols * kLanes + l;
-            for (int64_t c = c_lo; c < c_hi; ++c) dst[c * kLanes] = src[c];
-          }
+        for (int64_t r = r_lo; r < r_hi; ++r) {
+          // src[l][c] is padded column c of plane l's input row: it is read only for c in
+          // [c_lo, c_hi), the columns inside the image.
+          const float* src[kLanes];
+          for (int64_t l = 0; l < lanes; ++l)
+            src[l] = x + (img * p.c_in + c0 + l) * hw_in + (row0 + r - p.pad_h) * p.w_in - p.pad_w;
+          interleave_row(src, lanes, c_lo, c_hi, buf + r * cols * kLanes);
         }
         for (int64_t oh = oh0; oh < oh0 + rows_out; ++oh)
           block_row(p, buf, cols, w8, b8, oh, oh - oh0, lanes, clamp, yplanes);

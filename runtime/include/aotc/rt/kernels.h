@@ -219,7 +219,7 @@ inline int64_t conv2d_depthwise_c8_strip(const Conv2dParams& p) {
   if (p.kernel_h * p.kernel_w > kMaxTaps || p.h_out <= 0 || p.w_out <= 0) return 0;
   const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
   const int64_t span = (p.kernel_h - 1) * p.dilation_h + 1;  // input rows of one output row
-  const int64_t fixed = 4 * p.stride_w * 8 + 8 * kMaxTaps + 8;
+  const int64_t fixed = 8 * p.stride_w * 8 + 8 * kMaxTaps + 8;
   const int64_t rows_fit = (kMaxFloats - fixed) / (cols * 8);
   if (rows_fit < span) return 0;
   const int64_t strip = (rows_fit - span) / p.stride_h + 1;
@@ -229,7 +229,7 @@ inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
   const int64_t strip = conv2d_depthwise_c8_strip(p);
   const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
   const int64_t rows = (strip - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
-  return (rows * cols + 4 * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
+  return (rows * cols + 8 * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
 }
 inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_depthwise_c8_strip(p) > 0; }
 
