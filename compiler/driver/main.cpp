@@ -22,6 +22,7 @@
 #include "../ir/error.h"
 #include "../ops/cuda/cuda_registry.h"
 #include "../ops/op_registry.h"
+#include "../ops/spatial.h"
 #include "../passes/passes.h"
 #include "aotc_config.h"
 
@@ -337,10 +338,21 @@ int compile(const Job& job) {
   } else {
     // CPU only: the CUDA generators read the convolutions' weights as they are.
     if (job.winograd) aotc::passes::select_winograd(graph);
+    // A ResNet block's add (and the relu after it, fused again) into the convolution before
+    // it, where that runs on a GEMM path: Winograd and depthwise have no residual epilogue.
+    aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& conv) {
+      const bool winograd = conv.has("winograd") && conv.i("winograd") != 0;
+      const aotc::rt::Conv2dParams p = aotc::ops::conv2d_params_of(conv);
+      const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+      return !winograd && !depthwise;
+    });
+    aotc::passes::fuse_activation(graph);
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)
-      std::fprintf(stderr, "aotc: memory planned again after select_winograd, prepack_gemm_weights\n");
+      std::fprintf(stderr,
+                   "aotc: memory planned again after select_winograd, fuse_conv_residual, fuse_activation, "
+                   "prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

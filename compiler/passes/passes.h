@@ -2,6 +2,7 @@
 // by run_default_passes().
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "../ir/graph.h"
@@ -35,6 +36,12 @@ void select_winograd(ir::Graph& graph);
 // CPU target only, likewise: a gemm with a constant right operand gets it packed for the
 // runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
 void prepack_gemm_weights(ir::Graph& graph);
+
+// After the target has chosen its convolution paths: conv2d -> add(skip) (-> the add's
+// clamp) becomes one conv2d with the skip as a 4th input, its residual, where
+// takes_residual(conv) says the target's path for that convolution adds one
+// (fuse_conv_residual.cpp).
+void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&)>& takes_residual);
 
 // The pipeline the driver runs; verbose prints what each pass did.
 void run_default_passes(ir::Graph& graph, bool verbose);

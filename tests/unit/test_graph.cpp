@@ -1,6 +1,8 @@
 // The IR graph and the passes that rewrite it.
 #include <doctest/doctest.h>
 
+#include <aotc/rt/kernels.h>
+
 #include <cmath>
 
 #include "../../codegen/codegen.h"
@@ -65,6 +67,40 @@ TEST_CASE("fuse_activation turns relu after a gemm into its epilogue, but not wh
     passes::fuse_activation(g);
     CHECK(g.ops.size() == (shared ? 2u : 1u));
     if (!shared) CHECK(g.ops[0].f("clamp_lo") == 0.0);
+  }
+}
+
+TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a residual") {
+  // cases: fused; the target's path takes no residual; the conv's result read elsewhere too
+  for (int variant : {0, 1, 2}) {
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {1, 2, 3, 3}, "x");
+    const int skip = g.add_input(ir::DType::Float32, {1, 2, 3, 3}, "skip");
+    const int w = g.add_f32_constant({2, 2, 1, 1}, {1, 2, 3, 4});
+    const int y = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
+    ir::Op& conv = g.add_op("conv2d", {x, w, -1}, {y});
+    conv.attrs = {{"c_out", int64_t{2}}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+    const int sum = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
+    ir::Op& add = g.add_op("binary", {y, skip}, {sum});
+    add.attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
+    const int z = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
+    ir::Op& relu = g.add_op("unary", {sum}, {z});
+    relu.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+    g.outputs.push_back({z, "out"});
+    if (variant == 2) g.outputs.push_back({y, "pre"});
+    passes::fuse_conv_residual(g, [&](const ir::Op&) { return variant != 1; });
+    passes::fuse_activation(g);
+    if (variant != 0) {
+      CHECK(g.ops.size() == 3u);
+      continue;
+    }
+    REQUIRE(g.ops.size() == 1u);
+    const ir::Op& fused = g.ops[0];
+    CHECK(fused.kind == "conv2d");
+    REQUIRE(fused.inputs.size() == 4u);
+    CHECK(fused.inputs[3] == skip);
+    CHECK(fused.outputs[0] == z);
+    CHECK(fused.f("clamp_lo") == 0.0);
   }
 }
 

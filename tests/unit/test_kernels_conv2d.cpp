@@ -77,9 +77,10 @@ struct Clamp {
 const Clamp kClamps[] = {{-INFINITY, INFINITY}, {0.0f, INFINITY}, {0.0f, 0.3f}};
 
 // One case on one pool, checked against the reference; without thread scratch the
-// implicit GEMM packs into a small stack block instead.
+// implicit GEMM packs into a small stack block instead. with_residual adds a residual of
+// y's shape before the clamp (the epilogue of passes/fuse_conv_residual.cpp).
 void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp& cl,
-                bool thread_scratch_given, uint32_t& seed) {
+                bool thread_scratch_given, uint32_t& seed, bool with_residual = false) {
   Conv2dParams p;
   p.n = cc.n;
   p.c_in = cc.c_in;
@@ -107,14 +108,28 @@ void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp
   const int64_t scratch_bytes = aotc::rt::conv2d_scratch_bytes(p);
   REQUIRE(scratch_bytes % sizeof(float) == 0);
   Guarded scratch(static_cast<size_t>(scratch_bytes) / sizeof(float));
-  Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+  const size_t y_size = static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out);
+  Guarded y(y_size);
+  Guarded residual(with_residual ? y_size : 0);
+  if (with_residual) {
+    const auto r = random_floats(y_size, ++seed);
+    for (size_t i = 0; i < y_size; ++i) residual.data()[i] = r[i];
+  }
   PoolScratch thread_scratch(pool, thread_scratch_given ? aotc::rt::conv2d_thread_scratch_bytes(p) : 0);
-  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), has_bias ? bias.data() : nullptr, y.data(),
+  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), has_bias ? bias.data() : nullptr,
+                       with_residual ? residual.data() : nullptr, y.data(),
                        scratch_bytes > 0 ? scratch.data() : nullptr);
   CHECK(thread_scratch.guard_intact());
-  const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
+  Conv2dParams unclamped = p;
+  unclamped.clamp_lo = -INFINITY;
+  unclamped.clamp_hi = INFINITY;
+  auto want = ref_conv2d(unclamped, x.data(), w.data(), bias.data());
+  for (size_t i = 0; i < y_size; ++i) {
+    if (with_residual) want[i] += residual.data()[i];
+    want[i] = std::min<double>(std::max<double>(want[i], cl.lo), cl.hi);
+  }
   INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi << "] threads=" << pool.size()
-               << " thread scratch=" << thread_scratch_given);
+               << " thread scratch=" << thread_scratch_given << " residual=" << with_residual);
   CHECK(rel_l2(y.values(), want) <= kTolerance);
   CHECK(y.guards_intact());
   CHECK(scratch.guards_intact());
@@ -130,6 +145,18 @@ TEST_CASE("conv2d_f32: all paths, bias, clamp epilogue") {
       for (bool has_bias : {false, true})
         for (const Clamp& cl : kClamps) check_case(pool, cc, has_bias, cl, true, seed);
   }
+}
+
+TEST_CASE("conv2d_f32: a residual added before the clamp, every path") {
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    uint32_t seed = 41;
+    for (const ConvCase& cc : kConvCases)
+      for (const Clamp& cl : kClamps) check_case(pool, cc, true, cl, true, seed, true);
+  }
+  ThreadPool pool(2);
+  uint32_t seed = 43;
+  for (const ConvCase& cc : kConvCases) check_case(pool, cc, false, kClamps[1], false, seed, true);
 }
 
 TEST_CASE("conv2d_f32: without thread scratch (stack panel), two threads") {
@@ -157,7 +184,7 @@ TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
   Guarded y(7 * 81);
   PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
   std::vector<float> scratch(static_cast<size_t>(aotc::rt::conv2d_scratch_bytes(p)) / sizeof(float) + 1);
-  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), y.data(), scratch.data());
+  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), nullptr, y.data(), scratch.data());
   const auto got = y.values();
   for (int64_t c = 0; c < 7; ++c)
     for (int64_t oh = 0; oh < 9; ++oh)

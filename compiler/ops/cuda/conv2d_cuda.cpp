@@ -4,7 +4,7 @@
 // bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu): a cuBLASLt GEMM
 // (on the input for 1x1 convolutions, on its im2col unfolding otherwise), or a direct kernel
 // for depthwise and grouped convolutions. The GEMM paths take the bias, a residual (a 4th
-// input, fuse_conv_residual_cuda.cpp) and the clamp as their epilogue.
+// input, passes/fuse_conv_residual.cpp) and the clamp as their epilogue.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include "../spatial.h"
@@ -35,7 +35,7 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
-  // The optional 4th input: a residual of y's shape (fuse_conv_residual_cuda.cpp).
+  // The optional 4th input: a residual of y's shape (passes/fuse_conv_residual.cpp).
   const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
   if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm)
     return {"", kernel_call(

@@ -1,5 +1,6 @@
 #include "cuda_registry.h"
 
+#include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/kernels.h>
 
 #include <algorithm>
@@ -131,7 +132,12 @@ void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
   choose_conv2d_paths(graph, precision);
   choose_gemm_operands(graph, precision);
-  fuse_conv_residual(graph);
+  passes::fuse_conv_residual(graph, [](const ir::Op& conv) {
+    if (!conv.has("cuda_path")) return false;
+    const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
+    return path == rt::cuda::Conv2dPath::ImplicitGemm || path == rt::cuda::Conv2dPath::Pointwise ||
+           path == rt::cuda::Conv2dPath::Im2colGemm;
+  });
   const CudaRegistry& r = CudaRegistry::get();
   for (ir::Op& op : graph.ops) {
     const CudaScratchFn* scratch = r.find_scratch(op.kind);

@@ -158,9 +158,24 @@ void conv2d_depthwise_direct(ThreadPool& pool, const Conv2dParams& p, const floa
 }  // namespace
 
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
-                float* y, float* scratch) {
+                const float* residual, float* y, float* scratch) {
   if (p.n <= 0 || p.c_out <= 0 || p.h_out <= 0 || p.w_out <= 0 || p.groups <= 0) return;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+  if (residual && depthwise) {
+    // The depthwise kernels have no residual epilogue (the compiler fuses none into them):
+    // the convolution unclamped, then the residual and the clamp in one pass.
+    Conv2dParams q = p;
+    q.clamp_lo = -__builtin_inff();
+    q.clamp_hi = __builtin_inff();
+    conv2d_f32(pool, q, x, w, bias, nullptr, y, scratch);
+    const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
+    const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
+    pool.parallel_for(total, 1 << 14, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) y[i] += residual[i];
+      if (clamp) detail::clamp_row(y + i0, i1 - i0, p.clamp_lo, p.clamp_hi);
+    });
+    return;
+  }
   if (depthwise) {
     if (detail::depthwise_c8_fits(p, pool.thread_scratch_bytes())) {
       detail::conv2d_depthwise_c8(pool, p, x, w, bias, y);
@@ -175,7 +190,7 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
   }
 
   if (!conv2d_pointwise_on_eigen(p)) {
-    detail::conv2d_gemm_f32(pool, p, x, w, bias, y, scratch);
+    detail::conv2d_gemm_f32(pool, p, x, w, bias, residual, y, scratch);
     return;
   }
 
@@ -193,13 +208,19 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
   g.bias_kind = p.has_bias ? BiasKind::PerRow : BiasKind::None;
   g.clamp_lo = p.clamp_lo;
   g.clamp_hi = p.clamp_hi;
+  g.ldr = hw_out;
   const int64_t items = p.n * p.groups;
-  auto item_ptrs = [&](int64_t item, const float*& xg, const float*& wg, const float*& bg, float*& yg) {
+  // The product of one image-group; its residual is at the same place in y's layout.
+  auto item_params = [&](int64_t item, const float*& xg, const float*& wg, const float*& bg, float*& yg) {
     const int64_t img = item / p.groups, grp = item % p.groups;
     xg = x + (img * p.c_in + grp * cin_g) * hw_in;
     wg = w + grp * cout_g * cin_g;
     bg = p.has_bias ? bias + grp * cout_g : nullptr;
-    yg = y + (img * p.c_out + grp * cout_g) * hw_out;
+    const int64_t y_offset = (img * p.c_out + grp * cout_g) * hw_out;
+    yg = y + y_offset;
+    GemmParams gi = g;
+    gi.residual = residual ? residual + y_offset : nullptr;
+    return gi;
   };
   const double flops =
       2.0 * static_cast<double>(cout_g) * static_cast<double>(hw_out) * static_cast<double>(cin_g);
@@ -209,8 +230,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
       for (int64_t item = i0; item < i1; ++item) {
         const float *xg, *wg, *bg;
         float* yg;
-        item_ptrs(item, xg, wg, bg, yg);
-        detail::gemm_block_f32(g, 0, g.m, 0, g.n, wg, xg, bg, yg, pool.thread_scratch(thread),
+        const GemmParams gi = item_params(item, xg, wg, bg, yg);
+        detail::gemm_block_f32(gi, 0, gi.m, 0, gi.n, wg, xg, bg, yg, pool.thread_scratch(thread),
                                pool.thread_scratch_bytes());
       }
     });
@@ -218,8 +239,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
     for (int64_t item = 0; item < items; ++item) {
       const float *xg, *wg, *bg;
       float* yg;
-      item_ptrs(item, xg, wg, bg, yg);
-      gemm_f32(pool, g, wg, xg, bg, yg);
+      const GemmParams gi = item_params(item, xg, wg, bg, yg);
+      gemm_f32(pool, gi, wg, xg, bg, yg);
     }
   }
 }

@@ -144,8 +144,9 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
 // Rows [m0, m1) x columns [n0, n1) of one image-group's product, on the calling thread.
 // With `packed` (every depth block packed by pack_rows for all columns), the columns are read from it instead
 // of packed here.
-void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const float* bg, float* yg,
-               int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* buf, int64_t buf_floats,
+// rg: the residual of the image-group (yg's layout), or null.
+void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const float* bg, const float* rg,
+               float* yg, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* buf, int64_t buf_floats,
                const float* packed) {
   const int64_t n = p.h_out * p.w_out;
   const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
@@ -163,6 +164,20 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
   t.lo = p.clamp_lo;
   t.hi = p.clamp_hi;
   t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
+  // The tile starts from the residual on the first depth block; it reads 8 or 16 columns,
+  // so a ragged tile reads a zero-padded copy (past the last column may be past the end).
+  alignas(32) float res_pad[kMr * kNr];
+  auto set_residual = [&](int64_t m, int64_t col, int64_t rows) {
+    t.res = nullptr;
+    if (!rg || !t.first) return;
+    t.res = rg + m * n + col;
+    t.ldr = n;
+    if (t.cols == kNr || t.cols == 8) return;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < kNr; ++j) res_pad[r * kNr + j] = j < t.cols ? t.res[r * n + j] : 0.0f;
+    t.res = res_pad;
+    t.ldr = kNr;
+  };
   for (int64_t nb = n0; nb < n1; nb += nc) {
     const int64_t ncols = min_i64(nc, n1 - nb);
     const int64_t panels = ceil_div(ncols, kNr);
@@ -190,6 +205,7 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
             t.a = wg + m * k + k0;
             t.bias = bg ? bg + m : nullptr;
             t.c = yg + m * n + c;
+            set_residual(m, c, rows);
             (t.cols > 8 ? tile_fn<2>(rows) : tile_fn<1>(rows))(t);
           }
         }
@@ -211,6 +227,7 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
           t.b = block + q * kcur * kNr;
           t.c = yg + m * n + nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);
+          set_residual(m, nb + q * kNr, rows);
           (t.cols > 8 ? wide : narrow)(t);
         }
       }
@@ -235,7 +252,7 @@ double share_cost(int64_t rows, int64_t c0, int64_t c1, int64_t k, double pack_s
 }  // namespace
 
 void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
-                     const float* bias, float* y, float* scratch) {
+                     const float* bias, const float* residual, float* y, float* scratch) {
   const int64_t cin_g = p.c_in / p.groups, m = p.c_out / p.groups;
   const int64_t hw_in = p.h_in * p.w_in, n = p.h_out * p.w_out;
   const int64_t k = cin_g * p.kernel_h * p.kernel_w;
@@ -274,6 +291,7 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     const float* wg = w + grp * m * k;
     const float* bg = p.has_bias ? bias + grp * m : nullptr;
     float* yg = y + (img * p.c_out + grp * m) * n;
+    const float* rg = residual ? residual + (yg - y) : nullptr;
     const float* packed = nullptr;
     if (split_m && prepack) {
       const ColRanges cr = col_ranges(p);
@@ -302,10 +320,10 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
         int64_t lo, hi;
         if (split_m) {
           share(m_units, parts, t, lo, hi);
-          gemm_part(p, xg, wg, bg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
+          gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
         } else {
           share(n_units, parts, t, lo, hi);
-          gemm_part(p, xg, wg, bg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
+          gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
         }
       }
     });

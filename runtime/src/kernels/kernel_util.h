@@ -173,9 +173,10 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
 // Non-depthwise 2-D convolution as an implicit GEMM (conv2d_gemm.cpp); the per-thread
 // panel block comes from pool.thread_scratch (conv2d_thread_scratch_bytes), or a small
 // stack block when the pool has none; scratch (conv2d_scratch_bytes, may be null) holds
-// the columns packed once for all threads.
+// the columns packed once for all threads. residual (y's layout, or null) is added before
+// the clamp.
 void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
-                     const float* bias, float* y, float* scratch);
+                     const float* bias, const float* residual, float* y, float* scratch);
 
 // Rows [m0, m1) of C (ldc) = A (m x k, lda) * B, B (k x n) packed as the implicit GEMM
 // packs its columns (depth blocks of conv2d_gemm_blocking(k, n), 16-column panels); no

@@ -256,9 +256,11 @@ inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
 }
 
 // x: n x c_in x h_in x w_in; w: c_out x (c_in/groups) x kernel_h x kernel_w;
-// bias: c_out (when has_bias); y: n x c_out x h_out x w_out.
+// bias: c_out (when has_bias); y: n x c_out x h_out x w_out; residual: null, or y's shape,
+// added before the clamp (y = clamp(conv + bias + residual)); it may not overlap y
+// (the compiler's fuse_conv_residual pass passes the skip of a ResNet block).
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
-                float* y, float* scratch);
+                const float* residual, float* y, float* scratch);
 
 // ---- Winograd F(2x2, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
 // Each 2x2 output tile is A^T [ (G g G^T) . (B^T d B) ] A over the 4x4 input patch d that
