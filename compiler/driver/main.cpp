@@ -339,12 +339,10 @@ int compile(const Job& job) {
     // CPU only: the CUDA generators read the convolutions' weights as they are.
     if (job.winograd) aotc::passes::select_winograd(graph);
     // A ResNet block's add (and the relu after it, fused again) into the convolution before
-    // it, where that runs on a GEMM path: Winograd and depthwise have no residual epilogue.
+    // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
     aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& conv) {
-      const bool winograd = conv.has("winograd") && conv.i("winograd") != 0;
       const aotc::rt::Conv2dParams p = aotc::ops::conv2d_params_of(conv);
-      const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-      return !winograd && !depthwise;
+      return !(p.groups == p.c_in && p.groups == p.c_out && p.groups > 1);
     });
     aotc::passes::fuse_activation(graph);
     aotc::passes::prepack_gemm_weights(graph);

@@ -236,41 +236,54 @@ TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) against the reference") {
     for (const Case& cs : cases)
       for (const Clamp& cl : kClamps)
         for (bool has_bias : {false, true})
-          for (bool thread_scratch_given : {true, false}) {  // vector / scalar input transform
-            Conv2dParams p;
-            p.n = cs.n;
-            p.c_in = cs.c_in;
-            p.h_in = cs.h;
-            p.w_in = cs.w;
-            p.c_out = cs.c_out;
-            p.kernel_h = p.kernel_w = 3;
-            p.pad_h = p.pad_w = cs.pad;
-            p.h_out = cs.h + 2 * cs.pad - 2;
-            p.w_out = cs.w + 2 * cs.pad - 2;
-            p.has_bias = has_bias;
-            p.clamp_lo = cl.lo;
-            p.clamp_hi = cl.hi;
-            if (p.h_out <= 0 || p.w_out <= 0) continue;  // (the kernel takes any channel count)
-            const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
-            const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * 9), ++seed);
-            const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
-            std::vector<float> u(static_cast<size_t>(16 * p.c_out * p.c_in));
-            aotc::rt::conv2d_winograd_weights(p, w.data(), u.data());
-            Guarded scratch(static_cast<size_t>(aotc::rt::conv2d_winograd_scratch_bytes(p)) / sizeof(float));
-            Guarded y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
-            PoolScratch thread_scratch(
-                pool, thread_scratch_given ? aotc::rt::conv2d_winograd_thread_scratch_bytes(p) : 0);
-            aotc::rt::conv2d_winograd_f32(pool, p, x.data(), u.data(), has_bias ? bias.data() : nullptr,
-                                          y.data(), scratch.data());
-            const auto want = ref_conv2d(p, x.data(), w.data(), bias.data());
-            INFO("n=" << cs.n << " c_in=" << cs.c_in << " " << cs.h << "x" << cs.w << " c_out=" << cs.c_out
-                      << " pad=" << cs.pad << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
-                      << "] threads=" << threads << " thread scratch=" << thread_scratch_given);
-            CHECK(rel_l2(y.values(), want) <= kTolerance);
-            CHECK(y.guards_intact());
-            CHECK(scratch.guards_intact());
-            CHECK(thread_scratch.guard_intact());
-          }
+          for (bool thread_scratch_given : {true, false})  // vector / scalar input transform
+            for (bool with_residual : {false, true}) {
+              Conv2dParams p;
+              p.n = cs.n;
+              p.c_in = cs.c_in;
+              p.h_in = cs.h;
+              p.w_in = cs.w;
+              p.c_out = cs.c_out;
+              p.kernel_h = p.kernel_w = 3;
+              p.pad_h = p.pad_w = cs.pad;
+              p.h_out = cs.h + 2 * cs.pad - 2;
+              p.w_out = cs.w + 2 * cs.pad - 2;
+              p.has_bias = has_bias;
+              p.clamp_lo = cl.lo;
+              p.clamp_hi = cl.hi;
+              if (p.h_out <= 0 || p.w_out <= 0) continue;  // (the kernel takes any channel count)
+              const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
+              const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * 9), ++seed);
+              const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
+              std::vector<float> u(static_cast<size_t>(16 * p.c_out * p.c_in));
+              aotc::rt::conv2d_winograd_weights(p, w.data(), u.data());
+              Guarded scratch(static_cast<size_t>(aotc::rt::conv2d_winograd_scratch_bytes(p)) /
+                              sizeof(float));
+              const size_t y_size = static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out);
+              Guarded y(y_size);
+              Guarded residual(with_residual ? y_size : 0, random_floats(with_residual ? y_size : 0, ++seed));
+              PoolScratch thread_scratch(
+                  pool, thread_scratch_given ? aotc::rt::conv2d_winograd_thread_scratch_bytes(p) : 0);
+              aotc::rt::conv2d_winograd_f32(pool, p, x.data(), u.data(), has_bias ? bias.data() : nullptr,
+                                            with_residual ? residual.data() : nullptr, y.data(),
+                                            scratch.data());
+              Conv2dParams unclamped = p;
+              unclamped.clamp_lo = -INFINITY;
+              unclamped.clamp_hi = INFINITY;
+              auto want = ref_conv2d(unclamped, x.data(), w.data(), bias.data());
+              for (size_t i = 0; i < y_size; ++i) {
+                if (with_residual) want[i] += residual.data()[i];
+                want[i] = std::min<double>(std::max<double>(want[i], cl.lo), cl.hi);
+              }
+              INFO("n=" << cs.n << " c_in=" << cs.c_in << " " << cs.h << "x" << cs.w << " c_out=" << cs.c_out
+                        << " pad=" << cs.pad << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
+                        << "] threads=" << threads << " thread scratch=" << thread_scratch_given
+                        << " residual=" << with_residual);
+              CHECK(rel_l2(y.values(), want) <= kTolerance);
+              CHECK(y.guards_intact());
+              CHECK(scratch.guards_intact());
+              CHECK(thread_scratch.guard_intact());
+            }
   }
 }
 

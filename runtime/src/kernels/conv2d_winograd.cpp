@@ -65,10 +65,10 @@ void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t
 }
 
 // Output channel o of one image from the 16 products (element xi at c + xi * xi_stride,
-// row o, tiles columns), with bias and clamp.
+// row o, tiles columns), with bias, the residual ro (yo's layout, or null) and clamp.
 [[maybe_unused]] void output_transform(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles,
                                        int64_t tw, int64_t th, int64_t xi_stride, float b, bool clamp,
-                                       float* yo) {
+                                       const float* ro, float* yo) {
   const float* row = c + o * tiles;
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx = 0; tx < tw; ++tx) {
@@ -87,7 +87,8 @@ void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t
         for (int col = 0; col < 2; ++col) {
           const int64_t ow = 2 * tx + col;
           if (ow >= p.w_out) break;
-          yo[oh * p.w_out + ow] = clamp ? detail::clamp_value(out[col], p.clamp_lo, p.clamp_hi) : out[col];
+          const float v = ro ? out[col] + ro[oh * p.w_out + ow] : out[col];
+          yo[oh * p.w_out + ow] = clamp ? detail::clamp_value(v, p.clamp_lo, p.clamp_hi) : v;
         }
       }
     }
@@ -175,9 +176,9 @@ void input_transform_avx(const Conv2dParams& p, const float* xc, int64_t ci, int
 
 // Output channel o: 8 tiles per step, their 2 x 2 results interleaved into two 16-float
 // output rows; the edges (odd sizes, the last tiles of a row) go through a buffer. c has
-// 8 floats of slack after the last product.
+// 8 floats of slack after the last product. ro: the residual (yo's layout), or null.
 void output_transform_avx(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles, int64_t tw,
-                          int64_t th, int64_t xi_stride, float b, bool clamp, float* yo) {
+                          int64_t th, int64_t xi_stride, float b, bool clamp, const float* ro, float* yo) {
   const float* row = c + o * tiles;
   const __m256 bv = _mm256_set1_ps(b), lo = _mm256_set1_ps(p.clamp_lo), hi = _mm256_set1_ps(p.clamp_hi);
   for (int64_t ty = 0; ty < th; ++ty)
@@ -196,16 +197,25 @@ void output_transform_avx(const Conv2dParams& p, const float* c, int64_t o, int6
       for (int r = 0; r < 2; ++r) {
         const int64_t oh = 2 * ty + r;
         if (oh >= p.h_out) break;
-        __m256 y0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t[r][0], t[r][1]), t[r][2]), bv);
-        __m256 y1 = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t[r][1], t[r][2]), t[r][3]), bv);
-        if (clamp) {  // max/min return their second operand when either is NaN: NaN stays
-          y0 = _mm256_min_ps(hi, _mm256_max_ps(lo, y0));
-          y1 = _mm256_min_ps(hi, _mm256_max_ps(lo, y1));
-        }
+        const __m256 y0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t[r][0], t[r][1]), t[r][2]), bv);
+        const __m256 y1 = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t[r][1], t[r][2]), t[r][3]), bv);
         const __m256 a = _mm256_unpacklo_ps(y0, y1), bb = _mm256_unpackhi_ps(y0, y1);
-        const __m256 out0 = _mm256_permute2f128_ps(a, bb, 0x20), out1 = _mm256_permute2f128_ps(a, bb, 0x31);
+        __m256 out0 = _mm256_permute2f128_ps(a, bb, 0x20), out1 = _mm256_permute2f128_ps(a, bb, 0x31);
         float* dst = yo + oh * p.w_out + 2 * tx0;
         const int64_t count = detail::min_i64(2 * valid, p.w_out - 2 * tx0);
+        if (ro) {  // in output order, so after the interleave; a short run through a buffer
+          const float* rsrc = ro + oh * p.w_out + 2 * tx0;
+          alignas(32) float rbuf[16] = {};
+          if (count < 16)
+            for (int64_t q = 0; q < count; ++q) rbuf[q] = rsrc[q];
+          const float* rr = count == 16 ? rsrc : rbuf;
+          out0 = _mm256_add_ps(out0, _mm256_loadu_ps(rr));
+          out1 = _mm256_add_ps(out1, _mm256_loadu_ps(rr + 8));
+        }
+        if (clamp) {  // max/min return their second operand when either is NaN: NaN stays
+          out0 = _mm256_min_ps(hi, _mm256_max_ps(lo, out0));
+          out1 = _mm256_min_ps(hi, _mm256_max_ps(lo, out1));
+        }
         if (count == 16) {
           _mm256_storeu_ps(dst, out0);
           _mm256_storeu_ps(dst + 8, out1);
@@ -223,7 +233,7 @@ void output_transform_avx(const Conv2dParams& p, const float* c, int64_t o, int6
 }  // namespace
 
 void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* u,
-                         const float* bias, float* y, float* scratch) {
+                         const float* bias, const float* residual, float* y, float* scratch) {
   if (p.n <= 0 || p.c_out <= 0 || p.h_out <= 0 || p.w_out <= 0) return;
   const int64_t th = (p.h_out + 1) / 2, tw = (p.w_out + 1) / 2, tiles = th * tw;
   const int64_t tiles16 = detail::ceil_div(tiles, kNr) * kNr;
@@ -242,6 +252,7 @@ void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x
   for (int64_t img = 0; img < p.n; ++img) {
     const float* xi_img = x + img * p.c_in * hw_in;
     float* y_img = y + img * p.c_out * hw_out;
+    const float* r_img = residual ? residual + img * p.c_out * hw_out : nullptr;
     pool.parallel_for(p.c_in, detail::min_chunk_for(tiles * 64), [&](int64_t c0, int64_t c1, int thread) {
 #if AOTC_KERNELS_AVX2
       if (vector) {
@@ -265,10 +276,10 @@ void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x
       for (int64_t o = o0; o < o1; ++o) {
 #if AOTC_KERNELS_AVX2
         output_transform_avx(p, c, o, tiles, tw, th, c_stride, p.has_bias ? bias[o] : 0.0f, clamp,
-                             y_img + o * hw_out);
+                             r_img ? r_img + o * hw_out : nullptr, y_img + o * hw_out);
 #else
         output_transform(p, c, o, tiles, tw, th, c_stride, p.has_bias ? bias[o] : 0.0f, clamp,
-                         y_img + o * hw_out);
+                         r_img ? r_img + o * hw_out : nullptr, y_img + o * hw_out);
 #endif
       }
     });

@@ -315,9 +315,10 @@ inline int64_t conv2d_winograd_thread_scratch_bytes(const Conv2dParams& p) {
   const int64_t floats = (2 * th + 2) * (2 * ((tw + 7) / 8 * 8) + 8);
   return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
 }
-// x: n x c_in x h_in x w_in; u from conv2d_winograd_weights; bias, y as for conv2d_f32.
+// x: n x c_in x h_in x w_in; u from conv2d_winograd_weights; bias, residual, y as for
+// conv2d_f32.
 void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* u,
-                         const float* bias, float* y, float* scratch);
+                         const float* bias, const float* residual, float* y, float* scratch);
 
 // ---------------------------------------------------------------- pooling
 struct Pool2dParams {
