@@ -345,13 +345,12 @@ int compile(const Job& job) {
       return !(p.groups == p.c_in && p.groups == p.c_out && p.groups > 1);
     });
     aotc::passes::fuse_activation(graph);
-    aotc::passes::fuse_silu(graph);
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)
       std::fprintf(stderr,
                    "aotc: memory planned again after select_winograd, fuse_conv_residual, fuse_activation, "
-                   "fuse_silu, prepack_gemm_weights\n");
+                   "prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

@@ -185,7 +185,6 @@ rt::Conv2dParams conv2d_params_of(const ir::Op& op) {
   p.has_bias = op.inputs[2] >= 0;
   p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
   p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
-  p.silu = op.has("silu") && op.i("silu") != 0;
   return p;
 }
 
@@ -211,7 +210,6 @@ ParamsCode conv2d_params_code(const ir::Op& op) {
       .set_bool("has_bias", c.has_bias)
       .set_f32("clamp_lo", op.f("clamp_lo"))
       .set_f32("clamp_hi", op.f("clamp_hi"));
-  if (c.silu) p.set_bool("silu", true);
   return p;
 }
 

@@ -37,9 +37,6 @@ void select_winograd(ir::Graph& graph);
 // runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
 void prepack_gemm_weights(ir::Graph& graph);
 
-// CPU target only, after select_winograd: a SiLU after a convolution becomes its epilogue
-// (fuse_silu.cpp).
-void fuse_silu(ir::Graph& graph);
 // After the target has chosen its convolution paths: conv2d -> add(skip) (-> the add's
 // clamp) becomes one conv2d with the skip as a 4th input, its residual, where
 // takes_residual(conv) says the target's path for that convolution adds one

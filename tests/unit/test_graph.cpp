@@ -104,32 +104,6 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
   }
 }
 
-TEST_CASE("fuse_silu: a SiLU after a convolution becomes its epilogue, but not after Winograd or a clamp") {
-  // variants: fused; Winograd convolution; convolution with a clamp
-  for (int variant : {0, 1, 2}) {
-    ir::Graph g;
-    const int x = g.add_input(ir::DType::Float32, {1, 2, 3, 3}, "x");
-    const int w = g.add_f32_constant({2, 2, 1, 1}, {1, 2, 3, 4});
-    const int y = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-    ir::Op& conv = g.add_op("conv2d", {x, w, -1}, {y});
-    conv.attrs = {
-        {"c_out", int64_t{2}}, {"clamp_lo", variant == 2 ? 0.0 : -INFINITY}, {"clamp_hi", INFINITY}};
-    if (variant == 1) conv.attrs["winograd"] = int64_t{1};
-    const int z = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-    ir::Op& silu = g.add_op("unary", {y}, {z});
-    silu.attrs = {{"op", static_cast<int64_t>(rt::UnaryOp::Silu)}, {"a", 0.0}, {"b", 0.0}};
-    g.outputs.push_back({z, "out"});
-    passes::fuse_silu(g);
-    if (variant != 0) {
-      CHECK(g.ops.size() == 2u);
-      continue;
-    }
-    REQUIRE(g.ops.size() == 1u);
-    CHECK(g.ops[0].i("silu") == 1);
-    CHECK(g.ops[0].outputs[0] == z);
-  }
-}
-
 TEST_CASE("eliminate_dead_ops drops unread results") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Float32, {4}, "x");

@@ -80,7 +80,7 @@ const Clamp kClamps[] = {{-INFINITY, INFINITY}, {0.0f, INFINITY}, {0.0f, 0.3f}};
 // implicit GEMM packs into a small stack block instead. with_residual adds a residual of
 // y's shape before the clamp (the epilogue of passes/fuse_conv_residual.cpp).
 void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp& cl,
-                bool thread_scratch_given, uint32_t& seed, bool with_residual = false, bool silu = false) {
+                bool thread_scratch_given, uint32_t& seed, bool with_residual = false) {
   Conv2dParams p;
   p.n = cc.n;
   p.c_in = cc.c_in;
@@ -101,7 +101,6 @@ void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp
   p.has_bias = has_bias;
   p.clamp_lo = cl.lo;
   p.clamp_hi = cl.hi;
-  p.silu = silu;
   const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
   const auto w =
       random_floats(static_cast<size_t>(p.c_out * (p.c_in / p.groups) * p.kernel_h * p.kernel_w), ++seed);
@@ -124,16 +123,13 @@ void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp
   Conv2dParams unclamped = p;
   unclamped.clamp_lo = -INFINITY;
   unclamped.clamp_hi = INFINITY;
-  unclamped.silu = false;
   auto want = ref_conv2d(unclamped, x.data(), w.data(), bias.data());
   for (size_t i = 0; i < y_size; ++i) {
     if (with_residual) want[i] += residual.data()[i];
     want[i] = std::min<double>(std::max<double>(want[i], cl.lo), cl.hi);
-    if (silu) want[i] = want[i] / (1.0 + std::exp(-want[i]));
   }
   INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi << "] threads=" << pool.size()
-               << " thread scratch=" << thread_scratch_given << " residual=" << with_residual
-               << " silu=" << silu);
+               << " thread scratch=" << thread_scratch_given << " residual=" << with_residual);
   CHECK(rel_l2(y.values(), want) <= kTolerance);
   CHECK(y.guards_intact());
   CHECK(scratch.guards_intact());
@@ -161,19 +157,6 @@ TEST_CASE("conv2d_f32: a residual added before the clamp, every path") {
   ThreadPool pool(2);
   uint32_t seed = 43;
   for (const ConvCase& cc : kConvCases) check_case(pool, cc, false, kClamps[1], false, seed, true);
-}
-
-TEST_CASE("conv2d_f32: a fused SiLU after bias, residual and clamp, every path") {
-  for (int threads : {1, 2}) {
-    ThreadPool pool(threads);
-    uint32_t seed = 61;
-    for (const ConvCase& cc : kConvCases)
-      for (bool with_residual : {false, true})
-        check_case(pool, cc, true, kClamps[0], true, seed, with_residual, true);
-  }
-  ThreadPool pool(2);
-  uint32_t seed = 67;
-  for (const ConvCase& cc : kConvCases) check_case(pool, cc, true, kClamps[2], false, seed, false, true);
 }
 
 TEST_CASE("conv2d_f32: without thread scratch (stack panel), two threads") {

@@ -42,10 +42,6 @@ BatchedGemmParams conv_gemm_params(const Conv2dParams& p, const float* residual)
 void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch) {
   cudaStream_t stream = ex.stream;
-  if (p.silu) {
-    note_error("conv2d_f32", "a fused SiLU is the CPU target's (Conv2dParams::silu)");
-    return;
-  }
   const Conv2dPath path = conv2d_path(p);
   if ((path == Conv2dPath::Depthwise || path == Conv2dPath::Direct) && residual) {
     note_error("conv2d_f32", "a residual needs a GEMM convolution");
@@ -64,10 +60,6 @@ void conv2d_f32(const Exec& ex, const Conv2dParams& p, const float* x, const flo
 void conv2d_16bit(const Exec& ex, const Conv2dParams& p, const float* x, const void* w, const float* bias,
                   const float* residual, float* y, void* scratch) {
   const Conv2dPath path = conv2d_path(p);
-  if (p.silu) {
-    note_error("conv2d_16bit", "a fused SiLU is the CPU target's (Conv2dParams::silu)");
-    return;
-  }
   if ((path != Conv2dPath::Pointwise && path != Conv2dPath::Im2colGemm) ||
       (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16)) {
     note_error("conv2d_16bit", "not a GEMM convolution at fp16 or bf16");

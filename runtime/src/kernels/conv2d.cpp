@@ -161,28 +161,23 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
                 const float* residual, float* y, float* scratch) {
   if (p.n <= 0 || p.c_out <= 0 || p.h_out <= 0 || p.w_out <= 0 || p.groups <= 0) return;
   const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-  const bool c8 = depthwise && detail::depthwise_c8_fits(p, pool.thread_scratch_bytes());
-  if (depthwise && (residual || (p.silu && !c8))) {
-    // Epilogues that these depthwise kernels lack (the compiler fuses no residual into
-    // them): the convolution without its clamp and SiLU, then residual, clamp and SiLU in
-    // one pass.
+  if (residual && depthwise) {
+    // The depthwise kernels have no residual epilogue (the compiler fuses none into them):
+    // the convolution unclamped, then the residual and the clamp in one pass.
     Conv2dParams q = p;
     q.clamp_lo = -__builtin_inff();
     q.clamp_hi = __builtin_inff();
-    q.silu = false;
     conv2d_f32(pool, q, x, w, bias, nullptr, y, scratch);
     const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
     const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
     pool.parallel_for(total, 1 << 14, [&](int64_t i0, int64_t i1) {
-      if (residual)
-        for (int64_t i = i0; i < i1; ++i) y[i] += residual[i];
+      for (int64_t i = i0; i < i1; ++i) y[i] += residual[i];
       if (clamp) detail::clamp_row(y + i0, i1 - i0, p.clamp_lo, p.clamp_hi);
-      if (p.silu) detail::silu_row(y + i0, i1 - i0);
     });
     return;
   }
   if (depthwise) {
-    if (c8) {
+    if (detail::depthwise_c8_fits(p, pool.thread_scratch_bytes())) {
       detail::conv2d_depthwise_c8(pool, p, x, w, bias, y);
       return;
     }
@@ -213,7 +208,6 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
   g.bias_kind = p.has_bias ? BiasKind::PerRow : BiasKind::None;
   g.clamp_lo = p.clamp_lo;
   g.clamp_hi = p.clamp_hi;
-  g.silu = p.silu;
   g.ldr = hw_out;
   const int64_t items = p.n * p.groups;
   // The product of one image-group; its residual is at the same place in y's layout.

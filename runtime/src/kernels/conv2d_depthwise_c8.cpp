@@ -95,8 +95,6 @@ void block_row(const Conv2dParams& p, const float* buf, int64_t cols, const floa
       // max/min return their second operand when either is NaN: NaN stays NaN.
       for (int q = 0; q < kGroup; ++q) a[q] = _mm256_min_ps(hi, _mm256_max_ps(lo, a[q]));
     }
-    if (p.silu)
-      for (int q = 0; q < kGroup; ++q) a[q] = silu_f32x8(a[q]);
     transpose8x8(a);  // a[l]: lane l's kGroup positions
     if (count == kGroup) {
       for (int64_t l = 0; l < lanes; ++l) _mm256_storeu_ps(yplanes[l] + oh * p.w_out + ow0, a[l]);
@@ -115,9 +113,6 @@ void block_row(const Conv2dParams& p, const float* buf, int64_t cols, const floa
     if (clamp)
       for (int64_t l = 0; l < kLanes; ++l)
         for (int q = 0; q < kGroup; ++q) out[l][q] = clamp_value(out[l][q], p.clamp_lo, p.clamp_hi);
-    if (p.silu)
-      for (int64_t l = 0; l < kLanes; ++l)
-        for (int q = 0; q < kGroup; ++q) out[l][q] = silu_f32(out[l][q]);
 #endif
     for (int64_t l = 0; l < lanes; ++l) {
       float* yrow = yplanes[l] + oh * p.w_out + ow0;

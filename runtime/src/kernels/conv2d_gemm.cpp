@@ -141,11 +141,6 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
   }
 }
 
-// A fused SiLU on a finished tile, while it is in L1.
-inline void silu_tile(const Tile& t, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) silu_row(t.c + r * t.ldc, t.cols);
-}
-
 // Rows [m0, m1) x columns [n0, n1) of one image-group's product, on the calling thread.
 // With `packed` (every depth block packed by pack_rows for all columns), the columns are read from it instead
 // of packed here.
@@ -212,7 +207,6 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
             t.c = yg + m * n + c;
             set_residual(m, c, rows);
             (t.cols > 8 ? tile_fn<2>(rows) : tile_fn<1>(rows))(t);
-            if (p.silu && t.last) silu_tile(t, rows);
           }
         }
         continue;
@@ -235,7 +229,6 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
           t.cols = min_i64(kNr, ncols - q * kNr);
           set_residual(m, nb + q * kNr, rows);
           (t.cols > 8 ? wide : narrow)(t);
-          if (p.silu && t.last) silu_tile(t, rows);
         }
       }
     }

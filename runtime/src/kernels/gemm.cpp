@@ -213,8 +213,6 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
   if (has_clamp(p.clamp_lo, p.clamp_hi)) {
     for (int64_t i = 0; i < rows; ++i) clamp_row(cb + i * ldc, cols, p.clamp_lo, p.clamp_hi);
   }
-  if (p.silu)
-    for (int64_t i = 0; i < rows; ++i) silu_row(cb + i * ldc, cols);
 }
 
 }  // namespace detail

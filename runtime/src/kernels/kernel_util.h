@@ -158,22 +158,6 @@ inline __m256 exp_f32x8(__m256 x) {
 }
 #endif
 
-// SiLU, x * sigmoid(x) = x / (1 + exp(-x)): the unary op and the convolutions' fused form.
-inline float silu_f32(float v) { return v / (1.0f + exp_f32(-v)); }
-#if AOTC_KERNELS_AVX2
-inline __m256 silu_f32x8(__m256 v) {
-  const __m256 e = exp_f32x8(_mm256_xor_ps(v, _mm256_set1_ps(-0.0f)));
-  return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
-#endif
-inline void silu_row(float* y, int64_t count) {
-  int64_t i = 0;
-#if AOTC_KERNELS_AVX2
-  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(y + i, silu_f32x8(_mm256_loadu_ps(y + i)));
-#endif
-  for (; i < count; ++i) y[i] = silu_f32(y[i]);
-}
-
 // NaN-propagating max / min of a contiguous run (-inf / +inf when empty); in reduce.cpp.
 float max_contiguous(const float* x, int64_t count);
 float min_contiguous(const float* x, int64_t count);

@@ -38,9 +38,9 @@ struct SigmoidOp {
 #endif
 };
 struct SiluOp {
-  static float scalar(float v) { return detail::silu_f32(v); }
+  static float scalar(float v) { return v / (1.0f + detail::exp_f32(-v)); }
 #if AOTC_KERNELS_AVX2
-  static __m256 vec(__m256 v) { return detail::silu_f32x8(v); }
+  static __m256 vec(__m256 v) { return _mm256_div_ps(v, one_plus_exp_neg(v)); }
 #endif
 };
 

@@ -41,8 +41,6 @@ struct GemmParams {
   // It may not alias C. (Transformer blocks: out = x + proj(attention(x)).)
   const float* residual = nullptr;
   int64_t ldr = 0;
-  // x * sigmoid(x) after the clamp (a fused SiLU); gemm_f32 only, not gemm_prepacked_f32.
-  bool silu = false;
 };
 
 // C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * bias (+ residual), clamped.
@@ -129,9 +127,6 @@ struct Conv2dParams {
   bool has_bias = false;
   float clamp_lo = -__builtin_inff();
   float clamp_hi = __builtin_inff();
-  // CPU only: y = x * sigmoid(x) on the result, last (the compiler's fuse_silu; the CUDA
-  // convolutions reject it).
-  bool silu = false;
 };
 
 // A 1x1 stride-1 convolution is a plain GEMM on its input. Eigen's GEMM did those better
