@@ -157,8 +157,9 @@ inline std::vector<double> ref_gemm(const rt::GemmParams& p, const float* a, con
   return c;
 }
 
+// residual (y's shape, or null) is added before the clamp, as the kernels' epilogue does.
 inline std::vector<double> ref_conv2d(const rt::Conv2dParams& p, const float* x, const float* w,
-                                      const float* bias) {
+                                      const float* bias, const float* residual = nullptr) {
   const int64_t cin_g = p.c_in / p.groups, cout_g = p.c_out / p.groups;
   std::vector<double> y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
   for (int64_t n = 0; n < p.n; ++n)
@@ -177,8 +178,9 @@ inline std::vector<double> ref_conv2d(const rt::Conv2dParams& p, const float* x,
                 const double wv = w[((co * cin_g + ci) * p.kernel_h + i) * p.kernel_w + j];
                 acc += xv * wv;
               }
-          acc = std::fmin(std::fmax(acc, double(p.clamp_lo)), double(p.clamp_hi));
-          y[static_cast<size_t>(((n * p.c_out + co) * p.h_out + oh) * p.w_out + ow)] = acc;
+          const size_t at = static_cast<size_t>(((n * p.c_out + co) * p.h_out + oh) * p.w_out + ow);
+          if (residual) acc += residual[at];
+          y[at] = std::fmin(std::fmax(acc, double(p.clamp_lo)), double(p.clamp_hi));
         }
     }
   return y;

@@ -160,7 +160,7 @@ void conv2d_depthwise_direct(ThreadPool& pool, const Conv2dParams& p, const floa
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch) {
   if (p.n <= 0 || p.c_out <= 0 || p.h_out <= 0 || p.w_out <= 0 || p.groups <= 0) return;
-  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+  const bool depthwise = conv2d_is_depthwise(p);
   if (residual && depthwise) {
     // The depthwise kernels have no residual epilogue (the compiler fuses none into them):
     // the convolution unclamped, then the residual and the clamp in one pass.

@@ -21,7 +21,8 @@ constexpr int64_t kMaxTaps = depthwise_c8::kMaxTaps;
 // Output positions computed together: one accumulator each (independent FMAs hide the
 // latency), and as many as there are lanes, so that the results are one 8 x 8 transpose
 // away from 8 contiguous positions of each channel's plane.
-constexpr int64_t kGroup = 8;
+constexpr int64_t kGroup = depthwise_c8::kGroup;
+static_assert(kGroup == kLanes, "block_row transposes kGroup positions x kLanes channels");
 
 #if AOTC_KERNELS_AVX2
 // In place: r[j] lane i becomes r[i] lane j.

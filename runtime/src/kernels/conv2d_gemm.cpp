@@ -164,19 +164,12 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
   t.lo = p.clamp_lo;
   t.hi = p.clamp_hi;
   t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
-  // The tile starts from the residual on the first depth block; it reads 8 or 16 columns,
-  // so a ragged tile reads a zero-padded copy (past the last column may be past the end).
-  alignas(32) float res_pad[kMr * kNr];
+  // The tile starts from the residual on the first depth block (ragged ones from a copy).
+  alignas(32) float res_pad[kMr * kNr], col_pad[kNr];  // (this product has no column bias)
   auto set_residual = [&](int64_t m, int64_t col, int64_t rows) {
-    t.res = nullptr;
-    if (!rg || !t.first) return;
-    t.res = rg + m * n + col;
+    t.res = rg ? rg + m * n + col : nullptr;
     t.ldr = n;
-    if (t.cols == kNr || t.cols == 8) return;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < kNr; ++j) res_pad[r * kNr + j] = j < t.cols ? t.res[r * n + j] : 0.0f;
-    t.res = res_pad;
-    t.ldr = kNr;
+    pad_ragged_operands(t, rows, col_pad, res_pad);
   };
   for (int64_t nb = n0; nb < n1; nb += nc) {
     const int64_t ncols = min_i64(nc, n1 - nb);

@@ -190,6 +190,23 @@ void micro_tile(const Tile& t) {
 }
 #endif
 
+// On a tile's first depth block the micro-kernel reads 8 * NV columns of the column bias and
+// of `rows` residual rows; for a ragged tile (cols < 16) they go through zero-padded copies
+// (col_pad: 16 floats, res_pad: 6 x 16), as past the last column may be past the end.
+inline void pad_ragged_operands(Tile& t, int64_t rows, float* col_pad, float* res_pad) {
+  if (!t.first || t.cols >= kNr) return;
+  if (t.col_bias) {
+    for (int64_t j = 0; j < kNr; ++j) col_pad[j] = j < t.cols ? t.col_bias[j] : 0.0f;
+    t.col_bias = col_pad;
+  }
+  if (t.res) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < kNr; ++j) res_pad[r * kNr + j] = j < t.cols ? t.res[r * t.ldr + j] : 0.0f;
+    t.res = res_pad;
+    t.ldr = kNr;
+  }
+}
+
 using TileFn = void (*)(const Tile&);
 template <int NV>
 TileFn tile_fn(int64_t rows) {

@@ -106,19 +106,7 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
           t.col_bias = col_bias ? col_bias + col : nullptr;
           t.res = residual ? residual + m * ldr + col : nullptr;
           t.ldr = ldr;
-          if (t.first && t.cols < kNr) {  // the tile reads 8 or 16 columns of both
-            if (t.col_bias) {
-              for (int64_t j = 0; j < kNr; ++j) bias_pad[j] = j < t.cols ? t.col_bias[j] : 0.0f;
-              t.col_bias = bias_pad;
-            }
-            if (t.res) {
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t j = 0; j < kNr; ++j)
-                  res_pad[r * kNr + j] = j < t.cols ? t.res[r * ldr + j] : 0.0f;
-              t.res = res_pad;
-              t.ldr = kNr;
-            }
-          }
+          pad_ragged_operands(t, rows, bias_pad, res_pad);
           (t.cols > 8 ? wide : narrow)(t);
         }
       }

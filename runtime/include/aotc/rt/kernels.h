@@ -129,6 +129,11 @@ struct Conv2dParams {
   float clamp_hi = __builtin_inff();
 };
 
+// Depthwise: one group per input channel, as many outputs as inputs.
+inline bool conv2d_is_depthwise(const Conv2dParams& p) {
+  return p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
+}
+
 // A 1x1 stride-1 convolution is a plain GEMM on its input. Eigen's GEMM did those better
 // than the implicit GEMM (per-layer A/B, 2 threads: 1.07-1.25x for resnet50's 1x1 layers
 // of 128-2048 channels, 1.3-1.4x with fewer than 64 outputs) except with a short depth
@@ -136,8 +141,8 @@ struct Conv2dParams {
 inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_h == 0 && p.pad_w == 0;
-  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-  return pointwise && !depthwise && p.groups > 0 && (p.c_in / p.groups > 64 || p.c_out / p.groups < 64);
+  return pointwise && !conv2d_is_depthwise(p) && p.groups > 0 &&
+         (p.c_in / p.groups > 64 || p.c_out / p.groups < 64);
 }
 
 // Arena scratch: the whole packed column matrix (depth x n rounded up to 16) of one
@@ -149,8 +154,7 @@ namespace gemm_conv {
 constexpr int64_t kMaxPrepackFloats = 1 << 19;
 }  // namespace gemm_conv
 inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
-  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
-  if (depthwise || p.groups <= 0 || conv2d_pointwise_on_eigen(p)) return 0;
+  if (conv2d_is_depthwise(p) || p.groups <= 0 || conv2d_pointwise_on_eigen(p)) return 0;
   const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
   const int64_t floats = k * ((p.h_out * p.w_out + 15) / 16 * 16);
   return floats <= gemm_conv::kMaxPrepackFloats ? floats * static_cast<int64_t>(sizeof(float)) : 0;
@@ -213,13 +217,16 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
 namespace depthwise_c8 {
 constexpr int64_t kMaxFloats = 33792;
 constexpr int64_t kMaxTaps = 64;
+// Output positions computed together; the last group of a row reads up to kGroup * stride
+// positions past it, which the buffer's slack covers.
+constexpr int64_t kGroup = 8;
 }  // namespace depthwise_c8
 inline int64_t conv2d_depthwise_c8_strip(const Conv2dParams& p) {
   using namespace depthwise_c8;
   if (p.kernel_h * p.kernel_w > kMaxTaps || p.h_out <= 0 || p.w_out <= 0) return 0;
   const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
   const int64_t span = (p.kernel_h - 1) * p.dilation_h + 1;  // input rows of one output row
-  const int64_t fixed = 8 * p.stride_w * 8 + 8 * kMaxTaps + 8;
+  const int64_t fixed = kGroup * p.stride_w * 8 + 8 * kMaxTaps + 8;
   const int64_t rows_fit = (kMaxFloats - fixed) / (cols * 8);
   if (rows_fit < span) return 0;
   const int64_t strip = (rows_fit - span) / p.stride_h + 1;
@@ -229,7 +236,7 @@ inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
   const int64_t strip = conv2d_depthwise_c8_strip(p);
   const int64_t cols = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
   const int64_t rows = (strip - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
-  return (rows * cols + 8 * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
+  return (rows * cols + depthwise_c8::kGroup * p.stride_w) * 8 + 8 * depthwise_c8::kMaxTaps + 8;
 }
 inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_depthwise_c8_strip(p) > 0; }
 
@@ -237,9 +244,8 @@ inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_d
 // block of the implicit-GEMM path, or the
 // interleaved block of the 8-channel depthwise path (0 for other depthwise convolutions).
 inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
-  const bool depthwise = p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
   if (p.groups <= 0 || p.h_out <= 0 || p.w_out <= 0) return 0;
-  if (depthwise) {
+  if (conv2d_is_depthwise(p)) {
     if (!conv2d_depthwise_c8_applies(p)) return 0;
     return (conv2d_depthwise_c8_floats(p) * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
   }

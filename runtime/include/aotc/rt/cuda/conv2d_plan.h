@@ -29,7 +29,7 @@ enum class Conv2dPath : int32_t {
 
 // The cuBLAS and direct paths (every precision).
 inline Conv2dPath conv2d_path(const Conv2dParams& p) {
-  if (p.groups == p.c_in && p.groups == p.c_out && p.groups > 1) return Conv2dPath::Depthwise;
+  if (conv2d_is_depthwise(p)) return Conv2dPath::Depthwise;
   if (p.groups != 1) return Conv2dPath::Direct;
   if (p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
       p.pad_w == 0)
