@@ -51,8 +51,9 @@ is needed to run it.
                            shapes: how often, supported or not, and where the unsupported
                            ones are) and exit 1 if anything cannot be compiled, else 0;
                            writes no file
-  --winograd on|off        CPU: 3x3 stride-1 convolutions with 64+ channels by Winograd
-                           F(2x2,3x3) (default: on; faster, but those layers' weights take
+  --winograd on|off        CPU: 3x3 stride-1 convolutions with 64+ channels by Winograd,
+                           F(4x4,3x3) on planes of 20x20 and more, else F(2x2,3x3)
+                           (default: on; faster, but those layers' weights take 36/9 or
                            16/9 the memory: off for the smallest footprint)
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time

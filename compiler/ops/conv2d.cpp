@@ -151,13 +151,15 @@ void lower_convolution(LowerContext& ctx) {
 }
 
 std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
-  // select_winograd: the weight input is the transformed 16 x c_out x c_in.
-  const bool winograd = op.has("winograd") && op.i("winograd") != 0;
+  // select_winograd: the weight input is the transformed (t + 2)^2 x c_out x c_in, for the
+  // output tile t in the attribute.
+  const int64_t winograd_tile = op.has("winograd") ? op.i("winograd") : 0;
   // The optional 4th input: the residual (passes/fuse_conv_residual.cpp).
   const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
   return kernel_call(
       op, conv2d_params_code(op).str(),
-      std::string(winograd ? "aotc::rt::conv2d_winograd_f32(pool, p, " : "aotc::rt::conv2d_f32(pool, p, ") +
+      (winograd_tile != 0 ? "aotc::rt::conv2d_winograd_f32(pool, p, " + std::to_string(winograd_tile) + ", "
+                          : std::string("aotc::rt::conv2d_f32(pool, p, ")) +
           e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + residual +
           ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) + ");");
 }

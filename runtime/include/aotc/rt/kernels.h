@@ -268,63 +268,88 @@ inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch);
 
-// ---- Winograd F(2x2, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
-// Each 2x2 output tile is A^T [ (G g G^T) . (B^T d B) ] A over the 4x4 input patch d that
-// it reads: per tile and channel pair 16 multiplies instead of 36, done as 16 GEMMs
-// (one per element xi of the 4x4 transformed domain) of c_out x tiles x c_in. The weight
-// transform U = G g G^T runs at compile time (the compiler's select_winograd pass).
-// Used from 64 channels in and out: the transforms cost per channel and tile, the
-// products per channel pair and tile. With vector transforms, per-layer A/B against
-// im2col + Eigen (2 threads): 56x56x64 0.61-0.65x, 28x28x128 0.63x, 14x14x256 0.73-0.76x,
-// 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the implicit GEMM got 0.72-0.79x at 56x56x64.
+// ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
+// Each t x t output tile (t = 2 or 4: the "tile") is A^T [ (G g G^T) . (B^T d B) ] A over the
+// (t + 2) x (t + 2) input patch d that it reads: per tile and channel pair (t + 2)^2
+// multiplies instead of 9 t^2, done as (t + 2)^2 GEMMs (one per point xi of the transformed
+// domain) of c_out x tiles x c_in. The weight transform U = G g G^T runs at compile time
+// (the compiler's select_winograd pass). Used from 64 channels in and out: the transforms
+// cost per channel and tile, the products per channel pair and tile. F(2x2, 3x3) with vector
+// transforms, per-layer A/B against im2col + Eigen (2 threads): 56x56x64 0.61-0.65x,
+// 28x28x128 0.63x, 14x14x256 0.73-0.76x, 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the
+// implicit GEMM got 0.72-0.79x at 56x56x64. F(4x4, 3x3) does 2.25 multiplies per output and
+// channel pair where F(2x2, 3x3) does 4, for weights 36/9 instead of 16/9 the size of the
+// 3x3 ones and 6x6 tiles that overhang small planes more (conv2d_winograd_tile picks).
 constexpr int64_t kWinogradMinChannels = 64;
 inline bool conv2d_winograd_applies(const Conv2dParams& p) {
   return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 &&
          p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinChannels &&
          p.c_out >= kWinogradMinChannels && p.pad_h <= 2 && p.pad_w <= 2;
 }
-// u (16 x c_out x c_in, element xi = 4 * row + column of the 4x4 domain) from w
-// (c_out x c_in x 3 x 3): u[xi][o][i] = (G w[o][i] G^T)[xi], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
-inline void conv2d_winograd_weights(const Conv2dParams& p, const float* w, float* u) {
+// The output tile the compiler uses for a convolution that Winograd applies to: 4 on planes
+// of 20 x 20 and more. bench/winograd_tiles.cpp, F(4x4) / F(2x2) time per layer (2 threads,
+// batch 1, alternating, 2026-11-25): 112x112x64 0.73, 56x56x64 0.63, 56x56x256 0.65,
+// 28x28x128 0.84, 28x28x512 0.81, 24x24x64 0.88, 20x20x64 0.81, 16x16x128 0.98,
+// 14x14x256 0.99, 7x7x512 2.20 (4 tiles of 4 x 4 fill a quarter of a 16-column panel, and
+// the transformed weights, 36 / 16 the size, are read for 4 tiles).
+constexpr int64_t kWinogradF4MinSize = 20;
+inline int64_t conv2d_winograd_tile(const Conv2dParams& p) {
+  return p.h_out >= kWinogradF4MinSize && p.w_out >= kWinogradF4MinSize ? 4 : 2;
+}
+// Points of the transformed domain: (tile + 2)^2 (16 or 36).
+inline int64_t conv2d_winograd_points(int64_t tile) { return (tile + 2) * (tile + 2); }
+// u (points x c_out x c_in, point xi = (tile + 2) * row + column of the transformed domain)
+// from w (c_out x c_in x 3 x 3): u[xi][o][i] = (G w[o][i] G^T)[xi], computed in double
+// (F(4x4, 3x3)'s G has sixths and twenty-fourths). G for tile 2 is
+// [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], for tile 4
+// [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
+inline void conv2d_winograd_weights(const Conv2dParams& p, int64_t tile, const float* w, float* u) {
+  static constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
+                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                       {0, 0, 1}};
+  const int64_t alpha = tile + 2;
+  const double(*g_mat)[3] = tile == 4 ? kG4 : kG2;
   const int64_t plane = p.c_out * p.c_in;
   for (int64_t o = 0; o < p.c_out; ++o)
     for (int64_t i = 0; i < p.c_in; ++i) {
       const float* g = w + (o * p.c_in + i) * 9;
-      float gg[4][3];  // G g
-      for (int c = 0; c < 3; ++c) {
-        gg[0][c] = g[c];
-        gg[1][c] = 0.5f * (g[c] + g[3 + c] + g[6 + c]);
-        gg[2][c] = 0.5f * (g[c] - g[3 + c] + g[6 + c]);
-        gg[3][c] = g[6 + c];
-      }
-      for (int r = 0; r < 4; ++r) {
-        const float v[4] = {gg[r][0], 0.5f * (gg[r][0] + gg[r][1] + gg[r][2]),
-                            0.5f * (gg[r][0] - gg[r][1] + gg[r][2]), gg[r][2]};
-        for (int c = 0; c < 4; ++c) u[(4 * r + c) * plane + o * p.c_in + i] = v[c];
-      }
+      double gg[6][3];  // G g
+      for (int64_t r = 0; r < alpha; ++r)
+        for (int c = 0; c < 3; ++c)
+          gg[r][c] = g_mat[r][0] * g[c] + g_mat[r][1] * g[3 + c] + g_mat[r][2] * g[6 + c];
+      for (int64_t r = 0; r < alpha; ++r)
+        for (int64_t c = 0; c < alpha; ++c)
+          u[(alpha * r + c) * plane + o * p.c_in + i] =
+              static_cast<float>(gg[r][0] * g_mat[c][0] + gg[r][1] * g_mat[c][1] + gg[r][2] * g_mat[c][2]);
     }
 }
-// Tiles per image, and the arena scratch: the transformed input (16 x c_in x tiles, in the
-// micro-kernel's packed panels) and the 16 products (16 x c_out x tiles).
-inline int64_t conv2d_winograd_tiles(const Conv2dParams& p) {
-  return ((p.h_out + 1) / 2) * ((p.w_out + 1) / 2);
+// Tiles per image, and the arena scratch: the transformed input (points x c_in x tiles, in
+// the micro-kernel's packed panels) and the products (points x c_out x tiles).
+inline int64_t conv2d_winograd_tiles(const Conv2dParams& p, int64_t tile) {
+  return ((p.h_out + tile - 1) / tile) * ((p.w_out + tile - 1) / tile);
 }
 // (+ 8 floats: the vector output transform reads 8 tiles at a time past the last product.)
-inline int64_t conv2d_winograd_scratch_bytes(const Conv2dParams& p) {
-  const int64_t tiles = conv2d_winograd_tiles(p), tiles16 = (tiles + 15) / 16 * 16;
-  return (16 * (p.c_in * tiles16 + p.c_out * tiles) + 8) * static_cast<int64_t>(sizeof(float));
+inline int64_t conv2d_winograd_scratch_bytes(const Conv2dParams& p, int64_t tile) {
+  const int64_t tiles = conv2d_winograd_tiles(p, tile), tiles16 = (tiles + 15) / 16 * 16;
+  return (conv2d_winograd_points(tile) * (p.c_in * tiles16 + p.c_out * tiles) + 8) *
+         static_cast<int64_t>(sizeof(float));
 }
 // Per-thread scratch: one zero-padded input plane for the vector input transform (2 rows and
-// 8 tiles of margin; without it, the scalar transform runs).
-inline int64_t conv2d_winograd_thread_scratch_bytes(const Conv2dParams& p) {
-  const int64_t th = (p.h_out + 1) / 2, tw = (p.w_out + 1) / 2;
-  const int64_t floats = (2 * th + 2) * (2 * ((tw + 7) / 8 * 8) + 8);
+// 8 tiles of margin, and for tile 4 the columns of a ninth tile; without it, the scalar
+// transform runs).
+inline int64_t conv2d_winograd_thread_scratch_bytes(const Conv2dParams& p, int64_t tile) {
+  const int64_t th = (p.h_out + tile - 1) / tile, tw = (p.w_out + tile - 1) / tile;
+  const int64_t floats = (tile * th + 2) * (tile * ((tw + 7) / 8 * 8) + 8);
   return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
 }
-// x: n x c_in x h_in x w_in; u from conv2d_winograd_weights; bias, residual, y as for
-// conv2d_f32.
-void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* u,
-                         const float* bias, const float* residual, float* y, float* scratch);
+// x: n x c_in x h_in x w_in; u from conv2d_winograd_weights with the same tile (2 or 4);
+// bias, residual, y as for conv2d_f32.
+void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, int64_t tile, const float* x,
+                         const float* u, const float* bias, const float* residual, float* y, float* scratch);
 
 // ---------------------------------------------------------------- pooling
 struct Pool2dParams {

@@ -1,0 +1,111 @@
+// winograd_tiles.cpp - per-layer A/B of the CPU Winograd output tiles: F(2x2, 3x3) against
+// F(4x4, 3x3) (and the implicit-GEMM path, conv2d_f32, for reference) on the 3x3 stride-1
+// layers of resnet18/50, alternating run by run in one process so that both see the same
+// machine state. Prints the median milliseconds of each and the ratio F4 / F2; the
+// compiler's choice (conv2d_winograd_tile in runtime/include/aotc/rt/kernels.h) follows it.
+//
+// Build after ./scripts/setup.sh (the runtime library is build/runtime/libaotc_runtime.a):
+//   g++ -O2 -std=c++20 -Iruntime/include bench/winograd_tiles.cpp build/runtime/libaotc_runtime.a \
+//       -lpthread -o build/winograd_tiles
+//   build/winograd_tiles [threads] [runs]   (default 2 threads, 41 runs)
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+namespace {
+
+using aotc::rt::Conv2dParams;
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Cache-line aligned floats that outlive the runs.
+struct Buffer {
+  std::vector<float> storage;
+  float* data;
+  explicit Buffer(int64_t floats) : storage(static_cast<size_t>(floats) + 16) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + (64 - address % 64) % 64 / sizeof(float);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 41;
+  aotc::rt::ThreadPool pool(threads);
+  struct Shape {
+    int64_t n, c, hw;
+  };
+  // resnet18/50's layers at batch 1 and 8, sizes between theirs (a 96x96 input gives 24x24),
+  // and VGG-like wide layers, whose transformed weights are largest.
+  const Shape shapes[] = {{1, 64, 56},  {1, 128, 28}, {1, 256, 14}, {1, 512, 7},  {8, 64, 56},
+                          {8, 512, 7},  {1, 64, 24},  {1, 64, 20},  {1, 128, 16}, {1, 256, 56},
+                          {1, 512, 28}, {1, 64, 112}, {8, 128, 28}, {8, 256, 14}};
+  std::printf("threads %d, %d runs each, alternating; median ms\n", threads, runs);
+  std::printf("%-16s %9s %9s %9s %8s\n", "layer", "gemm", "F(2x2)", "F(4x4)", "F4/F2");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const Shape& s : shapes) {
+    Conv2dParams p;
+    p.n = s.n;
+    p.c_in = p.c_out = s.c;
+    p.h_in = p.w_in = p.h_out = p.w_out = s.hw;
+    p.kernel_h = p.kernel_w = 3;
+    p.pad_h = p.pad_w = 1;
+    p.has_bias = true;
+    p.clamp_lo = 0.0f;
+    Buffer x(p.n * p.c_in * s.hw * s.hw), w(p.c_out * p.c_in * 9), bias(p.c_out),
+        y(p.n * p.c_out * s.hw * s.hw);
+    for (int64_t i = 0; i < p.n * p.c_in * s.hw * s.hw; ++i) x.data[i] = dist(rng);
+    for (int64_t i = 0; i < p.c_out * p.c_in * 9; ++i) w.data[i] = dist(rng) * 0.05f;
+    for (int64_t i = 0; i < p.c_out; ++i) bias.data[i] = dist(rng);
+    Buffer u2(16 * p.c_out * p.c_in), u4(36 * p.c_out * p.c_in);
+    aotc::rt::conv2d_winograd_weights(p, 2, w.data, u2.data);
+    aotc::rt::conv2d_winograd_weights(p, 4, w.data, u4.data);
+    const int64_t scratch_bytes =
+        std::max({aotc::rt::conv2d_winograd_scratch_bytes(p, 2),
+                  aotc::rt::conv2d_winograd_scratch_bytes(p, 4), aotc::rt::conv2d_scratch_bytes(p)});
+    const int64_t thread_bytes = std::max({aotc::rt::conv2d_winograd_thread_scratch_bytes(p, 2),
+                                           aotc::rt::conv2d_winograd_thread_scratch_bytes(p, 4),
+                                           aotc::rt::conv2d_thread_scratch_bytes(p)});
+    Buffer scratch(scratch_bytes / 4 + 1), thread_scratch(threads * ((thread_bytes + 63) / 64 * 16) + 16);
+    pool.set_thread_scratch(reinterpret_cast<unsigned char*>(thread_scratch.data),
+                            static_cast<size_t>((thread_bytes + 63) / 64 * 64));
+    std::vector<double> t_gemm, t2, t4;
+    for (int r = 0; r < runs + 3; ++r) {
+      double t0 = now_ms();
+      aotc::rt::conv2d_f32(pool, p, x.data, w.data, bias.data, nullptr, y.data, scratch.data);
+      double t1 = now_ms();
+      aotc::rt::conv2d_winograd_f32(pool, p, 2, x.data, u2.data, bias.data, nullptr, y.data, scratch.data);
+      double t2_ = now_ms();
+      aotc::rt::conv2d_winograd_f32(pool, p, 4, x.data, u4.data, bias.data, nullptr, y.data, scratch.data);
+      double t3 = now_ms();
+      if (r < 3) continue;  // warm-up
+      t_gemm.push_back(t1 - t0);
+      t2.push_back(t2_ - t1);
+      t4.push_back(t3 - t2_);
+    }
+    pool.set_thread_scratch(nullptr, 0);
+    char name[64];
+    std::snprintf(name, sizeof name, "%ldx%ldx%ldx%ld", static_cast<long>(s.n), static_cast<long>(s.c),
+                  static_cast<long>(s.hw), static_cast<long>(s.hw));
+    std::printf("%-16s %9.3f %9.3f %9.3f %8.3f\n", name, median(t_gemm), median(t2), median(t4),
+                median(t4) / median(t2));
+  }
+  return 0;
+}
