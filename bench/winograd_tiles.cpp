@@ -1,12 +1,12 @@
 // winograd_tiles.cpp - per-layer A/B of the CPU Winograd output tiles: F(2x2, 3x3) against
 // F(4x4, 3x3) (and the implicit-GEMM path, conv2d_f32, for reference) on the 3x3 stride-1
-// layers of resnet18/50, alternating run by run in one process so that both see the same
+// layers of resnet18/50, taking turns run by run in one process so that all see the same
 // machine state. Prints the median milliseconds of each and the ratio F4 / F2; the
 // compiler's choice (conv2d_winograd_tile in runtime/include/aotc/rt/kernels.h) follows it.
 //
 // Build after ./scripts/setup.sh (the runtime library is build/runtime/libaotc_runtime.a):
-//   g++ -O2 -std=c++20 -Iruntime/include bench/winograd_tiles.cpp build/runtime/libaotc_runtime.a \
-//       -lpthread -o build/winograd_tiles
+//   g++ -O2 -std=c++20 -Iruntime/include bench/winograd_tiles.cpp
+//       build/runtime/libaotc_runtime.a -lpthread -o build/winograd_tiles   (one line)
 //   build/winograd_tiles [threads] [runs]   (default 2 threads, 41 runs)
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
@@ -86,20 +86,22 @@ int main(int argc, char** argv) {
     Buffer scratch(scratch_bytes / 4 + 1), thread_scratch(threads * ((thread_bytes + 63) / 64 * 16) + 16);
     pool.set_thread_scratch(reinterpret_cast<unsigned char*>(thread_scratch.data),
                             static_cast<size_t>((thread_bytes + 63) / 64 * 64));
-    std::vector<double> t_gemm, t2, t4;
+    // The three take turns in a rotating order: whichever runs after another finds the
+    // shared scratch in the state that one left it in.
+    std::vector<double> times[3];
     for (int r = 0; r < runs + 3; ++r) {
-      double t0 = now_ms();
-      aotc::rt::conv2d_f32(pool, p, x.data, w.data, bias.data, nullptr, y.data, scratch.data);
-      double t1 = now_ms();
-      aotc::rt::conv2d_winograd_f32(pool, p, 2, x.data, u2.data, bias.data, nullptr, y.data, scratch.data);
-      double t2_ = now_ms();
-      aotc::rt::conv2d_winograd_f32(pool, p, 4, x.data, u4.data, bias.data, nullptr, y.data, scratch.data);
-      double t3 = now_ms();
-      if (r < 3) continue;  // warm-up
-      t_gemm.push_back(t1 - t0);
-      t2.push_back(t2_ - t1);
-      t4.push_back(t3 - t2_);
+      for (int turn = 0; turn < 3; ++turn) {
+        const int which = (r + turn) % 3;
+        const double t0 = now_ms();
+        if (which == 0)
+          aotc::rt::conv2d_f32(pool, p, x.data, w.data, bias.data, nullptr, y.data, scratch.data);
+        else
+          aotc::rt::conv2d_winograd_f32(pool, p, which == 1 ? 2 : 4, x.data, which == 1 ? u2.data : u4.data,
+                                        bias.data, nullptr, y.data, scratch.data);
+        if (r >= 3) times[which].push_back(now_ms() - t0);  // after 3 warm-up rounds
+      }
     }
+    const std::vector<double>&t_gemm = times[0], &t2 = times[1], &t4 = times[2];
     pool.set_thread_scratch(nullptr, 0);
     char name[64];
     std::snprintf(name, sizeof name, "%ldx%ldx%ldx%ld", static_cast<long>(s.n), static_cast<long>(s.c),

@@ -1,0 +1,69 @@
+"""A/B of two aotc builds of the same model on the CPU, in one process: single runs
+alternate (A B, then B A, ...) so that both see the same machine state, which on a shared
+machine drifts by tens of percent within minutes. Prints each build's median and the
+median of the per-pair ratios B/A, and checks first that both give the same outputs.
+
+    .venv/bin/python bench/ab_cpu.py before.so after.so --input 1x3x224x224 --threads 2 --pairs 200
+
+Inputs are float32 (random, fixed seed), one --input per model argument, in order.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cpu import AotcModel, rel_l2  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", help="the first build (A)")
+    ap.add_argument("b", help="the second build (B)")
+    ap.add_argument("--input", action="append", required=True, help="DIMS, e.g. 1x3x224x224")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=5)
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    inputs = [torch.rand([int(d) for d in dims.split("x")]) * 2 - 1 for dims in args.input]
+    a = AotcModel(os.path.abspath(args.a), inputs, args.threads)
+    b = AotcModel(os.path.abspath(args.b), inputs, args.threads)
+    for i, (out_a, out_b) in enumerate(zip(a.run(), b.run())):
+        print(f"output {i}: relative L2 difference B vs A {rel_l2(out_b, out_a):.3g}")
+    for _ in range(args.warmup):
+        a.run()
+        b.run()
+
+    def timed(model):
+        start = time.perf_counter()
+        model.run()
+        return (time.perf_counter() - start) * 1e3
+
+    times_a, times_b = [], []
+    for pair in range(args.pairs):
+        if pair % 2 == 0:
+            ta = timed(a)
+            tb = timed(b)
+        else:
+            tb = timed(b)
+            ta = timed(a)
+        times_a.append(ta)
+        times_b.append(tb)
+    ratios = sorted(tb / ta for ta, tb in zip(times_a, times_b))
+    q = len(ratios) // 4
+    print(f"{args.pairs} pairs, {args.threads} threads")
+    print(f"A {args.a}: median {statistics.median(times_a):.3f} ms")
+    print(f"B {args.b}: median {statistics.median(times_b):.3f} ms")
+    print(f"B/A per pair: median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}, {ratios[-q - 1]:.3f}); "
+          f"B faster in {sum(r < 1 for r in ratios)} of {len(ratios)} pairs")
+    a.close()
+    b.close()
+
+
+if __name__ == "__main__":
+    main()
