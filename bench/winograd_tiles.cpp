@@ -7,7 +7,7 @@
 // Build after ./scripts/setup.sh (the runtime library is build/runtime/libaotc_runtime.a):
 //   g++ -O2 -std=c++20 -Iruntime/include bench/winograd_tiles.cpp
 //       build/runtime/libaotc_runtime.a -lpthread -o build/winograd_tiles   (one line)
-//   build/winograd_tiles [threads] [runs]   (default 2 threads, 41 runs)
+//   build/winograd_tiles [threads] [runs] [shape index]   (default 2 threads, 41 runs, all shapes)
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -51,16 +51,18 @@ int main(int argc, char** argv) {
   struct Shape {
     int64_t n, c, hw;
   };
-  // resnet18/50's layers at batch 1 and 8, sizes between theirs (a 96x96 input gives 24x24),
-  // and VGG-like wide layers, whose transformed weights are largest.
-  const Shape shapes[] = {{1, 64, 56},  {1, 128, 28}, {1, 256, 14}, {1, 512, 7},  {8, 64, 56},
-                          {8, 512, 7},  {1, 64, 24},  {1, 64, 20},  {1, 128, 16}, {1, 256, 56},
-                          {1, 512, 28}, {1, 64, 112}, {8, 128, 28}, {8, 256, 14}};
+  // resnet18/50's layers at batches 1 to 8, sizes between theirs (a 96x96 input gives
+  // 24x24), and VGG-like wide layers, whose transformed weights are largest.
+  const Shape shapes[] = {{1, 64, 56},  {1, 128, 28}, {1, 256, 14}, {1, 512, 7},  {8, 64, 56},  {8, 512, 7},
+                          {1, 64, 24},  {1, 64, 20},  {1, 128, 16}, {1, 256, 56}, {1, 512, 28}, {1, 64, 112},
+                          {8, 128, 28}, {8, 256, 14}, {2, 512, 7},  {4, 512, 7},  {6, 512, 7},  {2, 256, 14}};
+  const int only = argc > 3 ? std::atoi(argv[3]) : -1;  // one shape, by index
   std::printf("threads %d, %d runs each, alternating; median ms\n", threads, runs);
   std::printf("%-16s %9s %9s %9s %8s\n", "layer", "gemm", "F(2x2)", "F(4x4)", "F4/F2");
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const Shape& s : shapes) {
+    if (only >= 0 && &s - shapes != only) continue;
     Conv2dParams p;
     p.n = s.n;
     p.c_in = p.c_out = s.c;

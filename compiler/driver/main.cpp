@@ -52,9 +52,10 @@ is needed to run it.
                            ones are) and exit 1 if anything cannot be compiled, else 0;
                            writes no file
   --winograd on|off        CPU: 3x3 stride-1 convolutions with 64+ channels by Winograd,
-                           F(4x4,3x3) on planes of 20x20 and more, else F(2x2,3x3)
-                           (default: on; faster, but those layers' weights take 36/9 or
-                           16/9 the memory: off for the smallest footprint)
+                           F(4x4,3x3) where the batch has 25+ tiles of 4x4 (a 20x20 plane
+                           at batch 1), else F(2x2,3x3) (default: on; faster, but those
+                           layers' weights take 36/9 or 16/9 the memory: off for the
+                           smallest footprint)
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time
   --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)

@@ -207,7 +207,7 @@ def test_model(args, name):
               f"{name}: aotc_model_create on external weights names create_v2", result.stdout + result.stderr)
 
     # ---- --winograd off: the smallest footprint, the same results ----
-    # Winograd's transformed weights are 16/9 the size of a 3x3 layer's: off, the weights
+    # Winograd's transformed weights are 16/9 or 36/9 the size of a 3x3 layer's: off, the weights
     # file is the model's own size (smaller where the model has such layers, else equal).
     plain = os.path.join(work, "plain.so")
     plain_weights = os.path.join(work, "plain.weights")

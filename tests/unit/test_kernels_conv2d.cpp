@@ -214,14 +214,17 @@ TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) and F(4x4, 3x3) against the referenc
   // Odd and even outputs (tiles hanging over the edge), padding 0..2, channel counts that
   // leave ragged 6-row tiles and depth blocks of the products, batches, bias and clamps;
   // rows of more than 8 tiles and tile counts that split the vector transforms' groups of 8
-  // across the 16-tile panels (23 x 37 in 4x4 tiles: 6 x 10, 60 tiles).
+  // across the 16-tile panels (23 x 37 in 4x4 tiles: 6 x 10, 60 tiles); batches whose images
+  // share the products (conv2d_winograd_group), whole (2 images) and not (5 images of 49
+  // tiles of 2x2: groups of 3 and 2).
   struct Case {
     int64_t n, c_in, h, w, c_out, pad;
   };
-  const Case cases[] = {{1, 16, 7, 7, 16, 1}, {2, 17, 9, 6, 23, 1},  {1, 32, 5, 5, 40, 0},
-                        {1, 20, 3, 4, 18, 2}, {1, 300, 6, 7, 19, 1}, {1, 64, 14, 14, 64, 1},
-                        {1, 16, 1, 1, 16, 1}, {1, 24, 30, 2, 16, 1}, {1, 16, 40, 41, 17, 1},
-                        {1, 8, 23, 37, 9, 1}, {2, 12, 34, 33, 8, 0}, {1, 9, 4, 70, 7, 2}};
+  const Case cases[] = {{1, 16, 7, 7, 16, 1},  {2, 17, 9, 6, 23, 1},  {1, 32, 5, 5, 40, 0},
+                        {1, 20, 3, 4, 18, 2},  {1, 300, 6, 7, 19, 1}, {1, 64, 14, 14, 64, 1},
+                        {1, 16, 1, 1, 16, 1},  {1, 24, 30, 2, 16, 1}, {1, 16, 40, 41, 17, 1},
+                        {1, 8, 23, 37, 9, 1},  {2, 12, 34, 33, 8, 0}, {1, 9, 4, 70, 7, 2},
+                        {5, 10, 14, 14, 12, 1}};
   uint32_t seed = 500;
   for (int64_t tile : {2, 4})
     for (int threads : kThreadCounts) {
@@ -297,4 +300,32 @@ TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 64+ cha
   p.groups = 1;
   p.c_in = 32;  // too few channels: the transforms cost more than they save
   CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
+}
+
+TEST_CASE("conv2d_winograd_group and conv2d_winograd_tile: images by columns, the tile by columns") {
+  Conv2dParams p;
+  p.c_in = p.c_out = 64;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  p.h_out = p.w_out = 56;
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
+  p.h_out = p.w_out = 20;  // 25 tiles of 4x4
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
+  p.h_out = p.w_out = 16;  // 16
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
+  p.h_out = p.w_out = 7;  // 4 per image: 6 images are 24, 8 are 32
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
+  p.n = 6;
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
+  p.n = 8;
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
+  // 16 tiles of 2x2 per image: all 8 images in one group of 128 columns
+  CHECK(aotc::rt::conv2d_winograd_group(p, 2) == 8);
+  p.n = 20;
+  CHECK(aotc::rt::conv2d_winograd_group(p, 2) == 8);
+  CHECK(aotc::rt::conv2d_winograd_scratch_bytes(p, 2) == (16 * (64 * 128 + 64 * 128) + 8) * 4);
+  p.h_out = p.w_out = 56;  // 784 tiles: one image at a time
+  CHECK(aotc::rt::conv2d_winograd_group(p, 2) == 1);
+  p.n = 0;
+  CHECK(aotc::rt::conv2d_winograd_group(p, 2) == 1);
 }

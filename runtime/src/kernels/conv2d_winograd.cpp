@@ -34,11 +34,19 @@ PanelBase panel_base(float* v, int64_t ci, int64_t c_in, int64_t kc, int64_t til
   const int64_t kb = ci / kc * kc, kcur = detail::min_i64(kc, c_in - kb);
   return {v + kb * tiles16 + (ci - kb) * kNr, kcur * kNr};
 }
-// Columns past the last tile feed only outputs that are dropped, but must be numbers.
-void zero_tail(const PanelBase& pb, int64_t tiles, int64_t tiles16, int64_t points, int64_t xi_stride) {
-  for (int64_t tile = tiles; tile < tiles16; ++tile)
+// The columns of the products: the tiles of a group of images (conv2d_winograd_group), image
+// after image. An input transform writes one image's, from column col0; cols16 is cols
+// rounded up to a whole panel.
+struct Columns {
+  int64_t col0, cols, cols16;
+};
+// Columns past the group's last tile feed only outputs that are dropped, but must be
+// numbers: the transform of the group's last image zeroes them.
+void zero_tail(const PanelBase& pb, const Columns& cs, int64_t tiles, int64_t points, int64_t xi_stride) {
+  if (cs.col0 + tiles != cs.cols) return;
+  for (int64_t col = cs.cols; col < cs.cols16; ++col)
     for (int64_t xi = 0; xi < points; ++xi)
-      pb.base[tile / kNr * pb.panel_stride + tile % kNr + xi * xi_stride] = 0.0f;
+      pb.base[col / kNr * pb.panel_stride + col % kNr + xi * xi_stride] = 0.0f;
 }
 
 // F(4x4, 3x3) in one dimension, for float and for __m256 (GCC's vector operators): B^T d
@@ -65,9 +73,9 @@ inline void f4_output_1d(const V m[6], V y[4]) {
 
 // F(4x4, 3x3): V for every tile of channel ci (scalar form: targets without AVX2).
 [[maybe_unused]] void input_transform_f4(const Conv2dParams& p, const float* xc, int64_t ci, int64_t kc,
-                                         int64_t tw, int64_t th, int64_t tiles16, int64_t xi_stride,
+                                         int64_t tw, int64_t th, const Columns& cs, int64_t xi_stride,
                                          float* v) {
-  const PanelBase pb = panel_base(v, ci, p.c_in, kc, tiles16);
+  const PanelBase pb = panel_base(v, ci, p.c_in, kc, cs.cols16);
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx = 0; tx < tw; ++tx) {
       const int64_t ih0 = 4 * ty - p.pad_h, iw0 = 4 * tx - p.pad_w;
@@ -81,7 +89,7 @@ inline void f4_output_1d(const V m[6], V y[4]) {
         }
         f4_input_1d(d, e[r]);
       }
-      const int64_t tile = ty * tw + tx;
+      const int64_t tile = cs.col0 + ty * tw + tx;
       float* out = pb.base + tile / kNr * pb.panel_stride + tile % kNr;
       for (int c = 0; c < 6; ++c) {  // B^T (d B), column by column
         const float col[6] = {e[0][c], e[1][c], e[2][c], e[3][c], e[4][c], e[5][c]};
@@ -90,15 +98,15 @@ inline void f4_output_1d(const V m[6], V y[4]) {
         for (int r = 0; r < 6; ++r) out[(6 * r + c) * xi_stride] = t[r];
       }
     }
-  zero_tail(pb, th * tw, tiles16, 36, xi_stride);
+  zero_tail(pb, cs, th * tw, 36, xi_stride);
 }
 
-// F(4x4, 3x3): output channel o from the 36 products (scalar form), with bias, the residual
-// ro (yo's layout, or null) and clamp.
-[[maybe_unused]] void output_transform_f4(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles,
-                                          int64_t tw, int64_t th, int64_t xi_stride, float b, bool clamp,
-                                          const float* ro, float* yo) {
-  const float* row = c + o * tiles;
+// F(4x4, 3x3): one output channel of one image from the 36 products (scalar form), with
+// bias, the residual ro (yo's layout, or null) and clamp. row: the image's first tile in
+// product 0 of the channel's row; product xi is xi_stride further.
+[[maybe_unused]] void output_transform_f4(const Conv2dParams& p, const float* row, int64_t tw, int64_t th,
+                                          int64_t xi_stride, float b, bool clamp, const float* ro,
+                                          float* yo) {
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx = 0; tx < tw; ++tx) {
       const int64_t tile = ty * tw + tx;
@@ -125,10 +133,10 @@ inline void f4_output_1d(const V m[6], V y[4]) {
 }
 
 // V for every tile of channel ci of one image, written into the 16 packed operands
-// (element xi at v + xi * xi_stride, in the implicit GEMM's panel layout).
+// (element xi at v + xi * xi_stride, in the implicit GEMM's panel layout) from column cs.col0.
 void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t kc, int64_t tw, int64_t th,
-                     int64_t tiles16, int64_t xi_stride, float* v) {
-  const PanelBase pb = panel_base(v, ci, p.c_in, kc, tiles16);
+                     const Columns& cs, int64_t xi_stride, float* v) {
+  const PanelBase pb = panel_base(v, ci, p.c_in, kc, cs.cols16);
   for (int64_t ty = 0; ty < th; ++ty) {
     const int64_t ih0 = 2 * ty - p.pad_h;
     for (int64_t tx = 0; tx < tw; ++tx) {
@@ -151,7 +159,7 @@ void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t
         t[2][c] = d[2][c] - d[1][c];
         t[3][c] = d[1][c] - d[3][c];
       }
-      const int64_t tile = ty * tw + tx;
+      const int64_t tile = cs.col0 + ty * tw + tx;
       float* out = pb.base + tile / kNr * pb.panel_stride + tile % kNr;
       for (int r = 0; r < 4; ++r) {  // (B^T d) B
         out[(4 * r + 0) * xi_stride] = t[r][0] - t[r][2];
@@ -161,15 +169,14 @@ void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t
       }
     }
   }
-  zero_tail(pb, th * tw, tiles16, 16, xi_stride);
+  zero_tail(pb, cs, th * tw, 16, xi_stride);
 }
 
-// Output channel o of one image from the 16 products (element xi at c + xi * xi_stride,
-// row o, tiles columns), with bias, the residual ro (yo's layout, or null) and clamp.
-[[maybe_unused]] void output_transform(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles,
-                                       int64_t tw, int64_t th, int64_t xi_stride, float b, bool clamp,
-                                       const float* ro, float* yo) {
-  const float* row = c + o * tiles;
+// One output channel of one image from the 16 products (row: its first tile in product 0,
+// product xi at row + xi * xi_stride), with bias, the residual ro (yo's layout, or null)
+// and clamp.
+[[maybe_unused]] void output_transform(const Conv2dParams& p, const float* row, int64_t tw, int64_t th,
+                                       int64_t xi_stride, float b, bool clamp, const float* ro, float* yo) {
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx = 0; tx < tw; ++tx) {
       const int64_t tile = ty * tw + tx;
@@ -263,9 +270,9 @@ struct LaneStore {
 };
 
 void input_transform_avx(const Conv2dParams& p, const float* xc, int64_t ci, int64_t kc, int64_t tw,
-                         int64_t th, int64_t tiles16, int64_t xi_stride, float* v, float* pad) {
+                         int64_t th, const Columns& cs, int64_t xi_stride, float* v, float* pad) {
   const PaddedPlane pp = pad_plane(p, 2, th, tw, xc, pad);
-  const PanelBase pb = panel_base(v, ci, p.c_in, kc, tiles16);
+  const PanelBase pb = panel_base(v, ci, p.c_in, kc, cs.cols16);
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx0 = 0; tx0 < tw; tx0 += 8) {
       __m256 e[4][4];  // d B per patch row
@@ -279,22 +286,22 @@ void input_transform_avx(const Conv2dParams& p, const float* xc, int64_t ci, int
         e[r][2] = _mm256_sub_ps(d2, d1);
         e[r][3] = _mm256_sub_ps(d1, d3);
       }
-      const LaneStore out(pb, ty * tw + tx0, detail::min_i64(8, tw - tx0));
+      const LaneStore out(pb, cs.col0 + ty * tw + tx0, detail::min_i64(8, tw - tx0));
       for (int c = 0; c < 4; ++c) {  // B^T (d B)
         const __m256 col[4] = {_mm256_sub_ps(e[0][c], e[2][c]), _mm256_add_ps(e[1][c], e[2][c]),
                                _mm256_sub_ps(e[2][c], e[1][c]), _mm256_sub_ps(e[1][c], e[3][c])};
         for (int r = 0; r < 4; ++r) out.store((4 * r + c) * xi_stride, col[r]);
       }
     }
-  zero_tail(pb, th * tw, tiles16, 16, xi_stride);
+  zero_tail(pb, cs, th * tw, 16, xi_stride);
 }
 
-// Output channel o: 8 tiles per step, their 2 x 2 results interleaved into two 16-float
-// output rows; the edges (odd sizes, the last tiles of a row) go through a buffer. c has
-// 8 floats of slack after the last product. ro: the residual (yo's layout), or null.
-void output_transform_avx(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles, int64_t tw,
-                          int64_t th, int64_t xi_stride, float b, bool clamp, const float* ro, float* yo) {
-  const float* row = c + o * tiles;
+// One output channel of one image (row as for output_transform): 8 tiles per step, their
+// 2 x 2 results interleaved into two 16-float output rows; the edges (odd sizes, the last
+// tiles of a row) go through a buffer. The products have 8 floats of slack after the last.
+// ro: the residual (yo's layout), or null.
+void output_transform_avx(const Conv2dParams& p, const float* row, int64_t tw, int64_t th, int64_t xi_stride,
+                          float b, bool clamp, const float* ro, float* yo) {
   const __m256 bv = _mm256_set1_ps(b), lo = _mm256_set1_ps(p.clamp_lo), hi = _mm256_set1_ps(p.clamp_hi);
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx0 = 0; tx0 < tw; tx0 += 8) {
@@ -377,9 +384,9 @@ inline void interleave_four(const __m256 col[4], __m256 out[4]) {
 }
 
 void input_transform_avx_f4(const Conv2dParams& p, const float* xc, int64_t ci, int64_t kc, int64_t tw,
-                            int64_t th, int64_t tiles16, int64_t xi_stride, float* v, float* pad) {
+                            int64_t th, const Columns& cs, int64_t xi_stride, float* v, float* pad) {
   const PaddedPlane pp = pad_plane(p, 4, th, tw, xc, pad);
-  const PanelBase pb = panel_base(v, ci, p.c_in, kc, tiles16);
+  const PanelBase pb = panel_base(v, ci, p.c_in, kc, cs.cols16);
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx0 = 0; tx0 < tw; tx0 += 8) {
       __m256 e[6][6];  // d B per patch row
@@ -392,7 +399,7 @@ void input_transform_avx_f4(const Conv2dParams& p, const float* xc, int64_t ci, 
         d[5] = next[1];
         f4_input_1d(d, e[r]);
       }
-      const LaneStore out(pb, ty * tw + tx0, detail::min_i64(8, tw - tx0));
+      const LaneStore out(pb, cs.col0 + ty * tw + tx0, detail::min_i64(8, tw - tx0));
       for (int c = 0; c < 6; ++c) {  // B^T (d B)
         const __m256 col[6] = {e[0][c], e[1][c], e[2][c], e[3][c], e[4][c], e[5][c]};
         __m256 t[6];
@@ -400,15 +407,15 @@ void input_transform_avx_f4(const Conv2dParams& p, const float* xc, int64_t ci, 
         for (int r = 0; r < 6; ++r) out.store((6 * r + c) * xi_stride, t[r]);
       }
     }
-  zero_tail(pb, th * tw, tiles16, 36, xi_stride);
+  zero_tail(pb, cs, th * tw, 36, xi_stride);
 }
 
-// Output channel o, F(4x4, 3x3): 8 tiles per step, their 4 x 4 results interleaved into
-// four 32-float output rows; the edges go through a buffer. c has 8 floats of slack after
-// the last product. ro: the residual (yo's layout), or null.
-void output_transform_avx_f4(const Conv2dParams& p, const float* c, int64_t o, int64_t tiles, int64_t tw,
-                             int64_t th, int64_t xi_stride, float b, bool clamp, const float* ro, float* yo) {
-  const float* row = c + o * tiles;
+// F(4x4, 3x3), one output channel of one image (row as for output_transform_f4): 8 tiles
+// per step, their 4 x 4 results interleaved into four 32-float output rows; the edges go
+// through a buffer. The products have 8 floats of slack after the last. ro: the residual
+// (yo's layout), or null.
+void output_transform_avx_f4(const Conv2dParams& p, const float* row, int64_t tw, int64_t th,
+                             int64_t xi_stride, float b, bool clamp, const float* ro, float* yo) {
   const __m256 bv = _mm256_set1_ps(b), lo = _mm256_set1_ps(p.clamp_lo), hi = _mm256_set1_ps(p.clamp_hi);
   for (int64_t ty = 0; ty < th; ++ty)
     for (int64_t tx0 = 0; tx0 < tw; tx0 += 8) {
@@ -461,12 +468,9 @@ void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, int64_t tile, 
   if (!f4) tile = 2;
   const int64_t points = conv2d_winograd_points(tile);
   const int64_t th = detail::ceil_div(p.h_out, tile), tw = detail::ceil_div(p.w_out, tile), tiles = th * tw;
-  const int64_t tiles16 = detail::ceil_div(tiles, kNr) * kNr;
-  const int64_t v_stride = p.c_in * tiles16, c_stride = p.c_out * tiles;
-  float* v = scratch;
-  float* c = scratch + points * v_stride;
+  const int64_t group = conv2d_winograd_group(p, tile);
   int64_t kc, nc;
-  conv2d_gemm_blocking(p.c_in, tiles, kc, nc);
+  conv2d_gemm_blocking(p.c_in, tiles, kc, nc);  // (kc depends on the depth alone)
   const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
   // The vector input transform needs its padded plane in the thread scratch.
   const bool vector =
@@ -474,52 +478,59 @@ void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, int64_t tile, 
       static_cast<int64_t>(pool.thread_scratch_bytes()) >= conv2d_winograd_thread_scratch_bytes(p, tile);
   (void)vector;
   const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
-  for (int64_t img = 0; img < p.n; ++img) {
-    const float* xi_img = x + img * p.c_in * hw_in;
-    float* y_img = y + img * p.c_out * hw_out;
-    const float* r_img = residual ? residual + img * p.c_out * hw_out : nullptr;
-    pool.parallel_for(p.c_in, detail::min_chunk_for(tiles * 64), [&](int64_t c0, int64_t c1, int thread) {
+  for (int64_t img0 = 0; img0 < p.n; img0 += group) {
+    const int64_t images = detail::min_i64(group, p.n - img0), cols = images * tiles;
+    const int64_t cols16 = detail::ceil_div(cols, kNr) * kNr;
+    const int64_t v_stride = p.c_in * cols16, c_stride = p.c_out * cols;
+    float* v = scratch;
+    float* c = scratch + points * v_stride;
+    pool.parallel_for(images * p.c_in, detail::min_chunk_for(tiles * 64),
+                      [&](int64_t q0, int64_t q1, int thread) {
+                        (void)thread;
+                        for (int64_t q = q0; q < q1; ++q) {
+                          const int64_t image = q / p.c_in, ci = q % p.c_in;
+                          const float* xc = x + ((img0 + image) * p.c_in + ci) * hw_in;
+                          const Columns cs{image * tiles, cols, cols16};
 #if AOTC_KERNELS_AVX2
-      if (vector) {
-        float* pad = reinterpret_cast<float*>(pool.thread_scratch(thread));
-        for (int64_t ci = c0; ci < c1; ++ci) {
-          if (f4)
-            input_transform_avx_f4(p, xi_img + ci * hw_in, ci, kc, tw, th, tiles16, v_stride, v, pad);
-          else
-            input_transform_avx(p, xi_img + ci * hw_in, ci, kc, tw, th, tiles16, v_stride, v, pad);
-        }
-        return;
-      }
+                          if (vector) {
+                            float* pad = reinterpret_cast<float*>(pool.thread_scratch(thread));
+                            if (f4)
+                              input_transform_avx_f4(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
+                            else
+                              input_transform_avx(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
+                            continue;
+                          }
 #endif
-      (void)thread;
-      for (int64_t ci = c0; ci < c1; ++ci) {
-        if (f4)
-          input_transform_f4(p, xi_img + ci * hw_in, ci, kc, tw, th, tiles16, v_stride, v);
-        else
-          input_transform(p, xi_img + ci * hw_in, ci, kc, tw, th, tiles16, v_stride, v);
-      }
-    });
+                          if (f4)
+                            input_transform_f4(p, xc, ci, kc, tw, th, cs, v_stride, v);
+                          else
+                            input_transform(p, xc, ci, kc, tw, th, cs, v_stride, v);
+                        }
+                      });
     // The products are independent and equal: whole products per thread, no packing.
     pool.parallel_for(points, 1, [&](int64_t x0, int64_t x1) {
       for (int64_t xi = x0; xi < x1; ++xi)
-        detail::gemm_packed_f32(u + xi * p.c_out * p.c_in, p.c_in, v + xi * v_stride, tiles, p.c_in,
-                                c + xi * c_stride, tiles, 0, p.c_out);
+        detail::gemm_packed_f32(u + xi * p.c_out * p.c_in, p.c_in, v + xi * v_stride, cols, p.c_in,
+                                c + xi * c_stride, cols, 0, p.c_out);
     });
-    pool.parallel_for(p.c_out, detail::min_chunk_for(tiles * 64), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o) {
+    pool.parallel_for(images * p.c_out, detail::min_chunk_for(tiles * 64), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t image = q / p.c_out, o = q % p.c_out;
         const float b = p.has_bias ? bias[o] : 0.0f;
-        const float* ro = r_img ? r_img + o * hw_out : nullptr;
-        float* yo = y_img + o * hw_out;
+        const float* row = c + o * cols + image * tiles;
+        const int64_t at = ((img0 + image) * p.c_out + o) * hw_out;
+        const float* ro = residual ? residual + at : nullptr;
+        float* yo = y + at;
 #if AOTC_KERNELS_AVX2
         if (f4)
-          output_transform_avx_f4(p, c, o, tiles, tw, th, c_stride, b, clamp, ro, yo);
+          output_transform_avx_f4(p, row, tw, th, c_stride, b, clamp, ro, yo);
         else
-          output_transform_avx(p, c, o, tiles, tw, th, c_stride, b, clamp, ro, yo);
+          output_transform_avx(p, row, tw, th, c_stride, b, clamp, ro, yo);
 #else
         if (f4)
-          output_transform_f4(p, c, o, tiles, tw, th, c_stride, b, clamp, ro, yo);
+          output_transform_f4(p, row, tw, th, c_stride, b, clamp, ro, yo);
         else
-          output_transform(p, c, o, tiles, tw, th, c_stride, b, clamp, ro, yo);
+          output_transform(p, row, tw, th, c_stride, b, clamp, ro, yo);
 #endif
       }
     });

@@ -286,16 +286,6 @@ inline bool conv2d_winograd_applies(const Conv2dParams& p) {
          p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinChannels &&
          p.c_out >= kWinogradMinChannels && p.pad_h <= 2 && p.pad_w <= 2;
 }
-// The output tile the compiler uses for a convolution that Winograd applies to: 4 on planes
-// of 20 x 20 and more. bench/winograd_tiles.cpp, F(4x4) / F(2x2) time per layer (2 threads,
-// batch 1, alternating, 2026-11-25): 112x112x64 0.73, 56x56x64 0.63, 56x56x256 0.65,
-// 28x28x128 0.84, 28x28x512 0.81, 24x24x64 0.88, 20x20x64 0.81, 16x16x128 0.98,
-// 14x14x256 0.99, 7x7x512 2.20 (4 tiles of 4 x 4 fill a quarter of a 16-column panel, and
-// the transformed weights, 36 / 16 the size, are read for 4 tiles).
-constexpr int64_t kWinogradF4MinSize = 20;
-inline int64_t conv2d_winograd_tile(const Conv2dParams& p) {
-  return p.h_out >= kWinogradF4MinSize && p.w_out >= kWinogradF4MinSize ? 4 : 2;
-}
 // Points of the transformed domain: (tile + 2)^2 (16 or 36).
 inline int64_t conv2d_winograd_points(int64_t tile) { return (tile + 2) * (tile + 2); }
 // u (points x c_out x c_in, point xi = (tile + 2) * row + column of the transformed domain)
@@ -327,15 +317,43 @@ inline void conv2d_winograd_weights(const Conv2dParams& p, int64_t tile, const f
               static_cast<float>(gg[r][0] * g_mat[c][0] + gg[r][1] * g_mat[c][1] + gg[r][2] * g_mat[c][2]);
     }
 }
-// Tiles per image, and the arena scratch: the transformed input (points x c_in x tiles, in
-// the micro-kernel's packed panels) and the products (points x c_out x tiles).
+// Tiles per image.
 inline int64_t conv2d_winograd_tiles(const Conv2dParams& p, int64_t tile) {
   return ((p.h_out + tile - 1) / tile) * ((p.w_out + tile - 1) / tile);
 }
-// (+ 8 floats: the vector output transform reads 8 tiles at a time past the last product.)
+// Images whose tiles go through one set of products together: enough for 128 columns where
+// the batch has them. Per image, 7 x 7 planes (16 tiles of 2 x 2) fill one 16-column panel
+// per product, and every image reads all the transformed weights again (16.8 MB for a
+// 512-channel layer).
+constexpr int64_t kWinogradGroupColumns = 128;
+inline int64_t conv2d_winograd_group(const Conv2dParams& p, int64_t tile) {
+  const int64_t tiles = conv2d_winograd_tiles(p, tile);
+  const int64_t group = tiles > 0 ? (kWinogradGroupColumns + tiles - 1) / tiles : 1;
+  return group < p.n ? group : (p.n > 0 ? p.n : 1);
+}
+// The output tile the compiler uses for a convolution that Winograd applies to: 4 where a
+// group of images has 25 tiles of 4 x 4 or more (a 20 x 20 plane at batch 1), else 2.
+// bench/winograd_tiles.cpp, F(4x4) / F(2x2) time per layer (2 threads, the paths taking
+// turns, 2026-11-25 on a busy machine; columns: tiles of 4 x 4 per group):
+//   batch 1: 112x112x64 0.73, 56x56x64 0.57-0.74, 56x56x256 0.65-0.70, 28x28x128 0.84-0.86,
+//   28x28x512 0.75-0.77, 24x24x64 0.85-0.94, 20x20x64 (25 columns) 0.75-0.82; 16x16x128
+//   (16) 0.95-1.06, 14x14x256 (16) 0.89-1.04; 7x7x512 (4) 2.12-2.15;
+//   7x7x512 at batch 2 (8 columns) 1.60, 4 (16) 1.01, 6 (24) 1.09, 8 (32) 0.79-0.88;
+//   14x14x256 at batch 2 (32) 0.92, 8 (128) 0.85; 28x28x128 at batch 8 0.79.
+// Few columns leave the 16-column panels part empty, and the transformed weights, 36/16 the
+// size, are read for few tiles. Whole models (bench/ab_cpu.py, alternating runs, against
+// F(2x2, 3x3) alone, one image at a time): resnet18 0.951 and resnet50 0.971 at batch 1.
+constexpr int64_t kWinogradF4MinColumns = 25;
+inline int64_t conv2d_winograd_tile(const Conv2dParams& p) {
+  return conv2d_winograd_group(p, 4) * conv2d_winograd_tiles(p, 4) >= kWinogradF4MinColumns ? 4 : 2;
+}
+// The arena scratch: for one group of images, the transformed input (points x c_in x
+// columns, in the micro-kernel's packed panels) and the products (points x c_out x columns),
+// + 8 floats: the vector output transform reads 8 tiles at a time past the last product.
 inline int64_t conv2d_winograd_scratch_bytes(const Conv2dParams& p, int64_t tile) {
-  const int64_t tiles = conv2d_winograd_tiles(p, tile), tiles16 = (tiles + 15) / 16 * 16;
-  return (conv2d_winograd_points(tile) * (p.c_in * tiles16 + p.c_out * tiles) + 8) *
+  const int64_t cols = conv2d_winograd_group(p, tile) * conv2d_winograd_tiles(p, tile);
+  const int64_t cols16 = (cols + 15) / 16 * 16;
+  return (conv2d_winograd_points(tile) * (p.c_in * cols16 + p.c_out * cols) + 8) *
          static_cast<int64_t>(sizeof(float));
 }
 // Per-thread scratch: one zero-padded input plane for the vector input transform (2 rows and
