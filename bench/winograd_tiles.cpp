@@ -49,23 +49,31 @@ int main(int argc, char** argv) {
   const int runs = argc > 2 ? std::atoi(argv[2]) : 41;
   aotc::rt::ThreadPool pool(threads);
   struct Shape {
-    int64_t n, c, hw;
+    int64_t n, c_in, c_out, hw;
   };
   // resnet18/50's layers at batches 1 to 8, sizes between theirs (a 96x96 input gives
-  // 24x24), and VGG-like wide layers, whose transformed weights are largest.
-  const Shape shapes[] = {{1, 64, 56},  {1, 128, 28}, {1, 256, 14}, {1, 512, 7},  {8, 64, 56},  {8, 512, 7},
-                          {1, 64, 24},  {1, 64, 20},  {1, 128, 16}, {1, 256, 56}, {1, 512, 28}, {1, 64, 112},
-                          {8, 128, 28}, {8, 256, 14}, {2, 512, 7},  {4, 512, 7},  {6, 512, 7},  {2, 256, 14}};
+  // 24x24), VGG-like wide layers, whose transformed weights are largest, and U-Net-like
+  // narrow ones (few channels, large planes; an RGB input).
+  const Shape shapes[] = {
+      {1, 64, 64, 56},   {1, 128, 128, 28}, {1, 256, 256, 14}, {1, 512, 512, 7},  {8, 64, 64, 56},
+      {8, 512, 512, 7},  {1, 64, 64, 24},   {1, 64, 64, 20},   {1, 128, 128, 16}, {1, 256, 256, 56},
+      {1, 512, 512, 28}, {1, 64, 64, 112},  {8, 128, 128, 28}, {8, 256, 256, 14}, {2, 512, 512, 7},
+      {4, 512, 512, 7},  {6, 512, 512, 7},  {2, 256, 256, 14}, {1, 32, 32, 56},   {1, 32, 32, 112},
+      {1, 16, 16, 112},  {1, 32, 32, 28},   {1, 48, 48, 56},   {1, 8, 8, 112},    {1, 3, 64, 224},
+      {1, 3, 32, 112},   {1, 64, 32, 112},  {1, 32, 64, 56},   {1, 16, 16, 28},   {1, 16, 16, 14},
+      {1, 64, 3, 112},   {1, 64, 8, 112},   {1, 8, 64, 112},   {1, 4, 16, 56},    {1, 6, 16, 56},
+      {1, 16, 64, 56},   {1, 16, 128, 56},  {1, 32, 256, 28},  {1, 12, 12, 56},   {1, 16, 64, 112}};
   const int only = argc > 3 ? std::atoi(argv[3]) : -1;  // one shape, by index
   std::printf("threads %d, %d runs each, alternating; median ms\n", threads, runs);
-  std::printf("%-16s %9s %9s %9s %8s\n", "layer", "gemm", "F(2x2)", "F(4x4)", "F4/F2");
+  std::printf("%-20s %9s %9s %9s %8s\n", "layer", "gemm", "F(2x2)", "F(4x4)", "F4/F2");
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const Shape& s : shapes) {
     if (only >= 0 && &s - shapes != only) continue;
     Conv2dParams p;
     p.n = s.n;
-    p.c_in = p.c_out = s.c;
+    p.c_in = s.c_in;
+    p.c_out = s.c_out;
     p.h_in = p.w_in = p.h_out = p.w_out = s.hw;
     p.kernel_h = p.kernel_w = 3;
     p.pad_h = p.pad_w = 1;
@@ -106,9 +114,9 @@ int main(int argc, char** argv) {
     const std::vector<double>&t_gemm = times[0], &t2 = times[1], &t4 = times[2];
     pool.set_thread_scratch(nullptr, 0);
     char name[64];
-    std::snprintf(name, sizeof name, "%ldx%ldx%ldx%ld", static_cast<long>(s.n), static_cast<long>(s.c),
-                  static_cast<long>(s.hw), static_cast<long>(s.hw));
-    std::printf("%-16s %9.3f %9.3f %9.3f %8.3f\n", name, median(t_gemm), median(t2), median(t4),
+    std::snprintf(name, sizeof name, "%ldx%ld>%ldx%ldx%ld", static_cast<long>(s.n), static_cast<long>(s.c_in),
+                  static_cast<long>(s.c_out), static_cast<long>(s.hw), static_cast<long>(s.hw));
+    std::printf("%-20s %9.3f %9.3f %9.3f %8.3f\n", name, median(t_gemm), median(t2), median(t4),
                 median(t4) / median(t2));
   }
   return 0;

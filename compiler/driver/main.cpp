@@ -51,7 +51,7 @@ is needed to run it.
                            shapes: how often, supported or not, and where the unsupported
                            ones are) and exit 1 if anything cannot be compiled, else 0;
                            writes no file
-  --winograd on|off        CPU: 3x3 stride-1 convolutions with 64+ channels by Winograd,
+  --winograd on|off        CPU: 3x3 stride-1 convolutions with 16+ input channels by Winograd,
                            F(4x4,3x3) where the batch has 25+ tiles of 4x4 (a 20x20 plane
                            at batch 1), else F(2x2,3x3) (default: on; faster, but those
                            layers' weights take 36/9 or 16/9 the memory: off for the

@@ -222,7 +222,7 @@ def test_model(args, name):
         check(plain_size <= weights_size and plain_size <= params,
               f"{name}: --winograd off keeps the weights at the model's size",
               f"winograd off {plain_size}, default {weights_size}, model parameters and buffers {params}")
-        if name == "resnet18":  # 3x3 layers with 64+ channels: the default transforms them
+        if name == "resnet18":  # 3x3 layers with 16+ input channels: the default transforms them
             check(weights_size > plain_size * 1.3, f"{name}: the default build holds Winograd's larger weights",
                   f"default {weights_size}, --winograd off {plain_size}")
         out_dir = os.path.join(work, "out-plain")

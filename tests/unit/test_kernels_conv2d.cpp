@@ -283,7 +283,7 @@ TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) and F(4x4, 3x3) against the referenc
     }
 }
 
-TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 64+ channels") {
+TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 16+ input channels") {
   Conv2dParams p;
   p.c_in = p.c_out = 64;
   p.kernel_h = p.kernel_w = 3;
@@ -298,7 +298,11 @@ TEST_CASE("conv2d_winograd_applies: 3x3, stride 1, undilated, ungrouped, 64+ cha
   p.groups = 2;
   CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
   p.groups = 1;
-  p.c_in = 32;  // too few channels: the transforms cost more than they save
+  p.c_out = 3;  // a narrow output still gains
+  CHECK(aotc::rt::conv2d_winograd_applies(p));
+  p.c_in = 16;
+  CHECK(aotc::rt::conv2d_winograd_applies(p));
+  p.c_in = 8;  // too few input channels: the output transform costs more than it saves
   CHECK_FALSE(aotc::rt::conv2d_winograd_applies(p));
 }
 

@@ -273,18 +273,24 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 // (t + 2) x (t + 2) input patch d that it reads: per tile and channel pair (t + 2)^2
 // multiplies instead of 9 t^2, done as (t + 2)^2 GEMMs (one per point xi of the transformed
 // domain) of c_out x tiles x c_in. The weight transform U = G g G^T runs at compile time
-// (the compiler's select_winograd pass). Used from 64 channels in and out: the transforms
-// cost per channel and tile, the products per channel pair and tile. F(2x2, 3x3) with vector
-// transforms, per-layer A/B against im2col + Eigen (2 threads): 56x56x64 0.61-0.65x,
-// 28x28x128 0.63x, 14x14x256 0.73-0.76x, 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the
-// implicit GEMM got 0.72-0.79x at 56x56x64. F(4x4, 3x3) does 2.25 multiplies per output and
-// channel pair where F(2x2, 3x3) does 4, for weights 36/9 instead of 16/9 the size of the
-// 3x3 ones and 6x6 tiles that overhang small planes more (conv2d_winograd_tile picks).
-constexpr int64_t kWinogradMinChannels = 64;
+// (the compiler's select_winograd pass). F(2x2, 3x3) with vector transforms, per-layer A/B
+// against im2col + Eigen (2 threads): 56x56x64 0.61-0.65x, 28x28x128 0.63x, 14x14x256
+// 0.73-0.76x, 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the implicit GEMM got 0.72-0.79x at
+// 56x56x64. F(4x4, 3x3) does 2.25 multiplies per output and channel pair where F(2x2, 3x3)
+// does 4, for weights 36/9 instead of 16/9 the size of the 3x3 ones and 6x6 tiles that
+// overhang small planes more (conv2d_winograd_tile picks).
+// Used from 16 input channels: the input transform costs per input channel and tile, the
+// output transform per output channel and tile, the products per channel pair and tile.
+// bench/winograd_tiles.cpp, the faster Winograd tile against the implicit GEMM (batch 1, 2
+// threads, 2026-11-25): c_in > c_out x plane 16>16x112 0.51, 16>16x14 0.38, 16>64x56 0.63,
+// 16>128x56 0.74, 16>64x112 0.88, 32>32x56 0.49, 32>256x28 0.57, 64>3x112 0.73, 64>8x112
+// 0.64; 12>12x56 0.52, 8>8x112 0.56, but 8>64x112 1.19 and 3>64x224 2.8 (few input
+// channels: the output transform outweighs a short product).
+constexpr int64_t kWinogradMinInputChannels = 16;
 inline bool conv2d_winograd_applies(const Conv2dParams& p) {
   return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 &&
-         p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinChannels &&
-         p.c_out >= kWinogradMinChannels && p.pad_h <= 2 && p.pad_w <= 2;
+         p.dilation_w == 1 && p.groups == 1 && p.c_in >= kWinogradMinInputChannels && p.c_out >= 1 &&
+         p.pad_h <= 2 && p.pad_w <= 2;
 }
 // Points of the transformed domain: (tile + 2)^2 (16 or 36).
 inline int64_t conv2d_winograd_points(int64_t tile) { return (tile + 2) * (tile + 2); }
