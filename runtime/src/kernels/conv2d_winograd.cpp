@@ -296,6 +296,31 @@ void input_transform_avx(const Conv2dParams& p, const float* xc, int64_t ci, int
   zero_tail(pb, cs, th * tw, 16, xi_stride);
 }
 
+// The end of an output row's run of 8 * NV floats at dst, count of them inside the plane:
+// the residual's run rsrc (or null) added in output order, the clamp, the store; a short run
+// goes through buffers, as past it may be past the plane.
+template <int NV>
+inline void finish_run(__m256 (&out)[NV], int64_t count, const float* rsrc, bool clamp, __m256 lo, __m256 hi,
+                       float* dst) {
+  constexpr int64_t kRun = 8 * NV;
+  if (rsrc) {
+    alignas(32) float rbuf[kRun] = {};
+    if (count < kRun)
+      for (int64_t q = 0; q < count; ++q) rbuf[q] = rsrc[q];
+    const float* rr = count == kRun ? rsrc : rbuf;
+    for (int q = 0; q < NV; ++q) out[q] = _mm256_add_ps(out[q], _mm256_loadu_ps(rr + 8 * q));
+  }
+  if (clamp)  // max/min return their second operand when either is NaN: NaN stays
+    for (int q = 0; q < NV; ++q) out[q] = _mm256_min_ps(hi, _mm256_max_ps(lo, out[q]));
+  if (count == kRun) {
+    for (int q = 0; q < NV; ++q) _mm256_storeu_ps(dst + 8 * q, out[q]);
+  } else {
+    alignas(32) float buf[kRun];
+    for (int q = 0; q < NV; ++q) _mm256_store_ps(buf + 8 * q, out[q]);
+    for (int64_t q = 0; q < count; ++q) dst[q] = buf[q];
+  }
+}
+
 // One output channel of one image (row as for output_transform): 8 tiles per step, their
 // 2 x 2 results interleaved into two 16-float output rows; the edges (odd sizes, the last
 // tiles of a row) go through a buffer. The products have 8 floats of slack after the last.
@@ -322,31 +347,10 @@ void output_transform_avx(const Conv2dParams& p, const float* row, int64_t tw, i
         const __m256 y0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t[r][0], t[r][1]), t[r][2]), bv);
         const __m256 y1 = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t[r][1], t[r][2]), t[r][3]), bv);
         const __m256 a = _mm256_unpacklo_ps(y0, y1), bb = _mm256_unpackhi_ps(y0, y1);
-        __m256 out0 = _mm256_permute2f128_ps(a, bb, 0x20), out1 = _mm256_permute2f128_ps(a, bb, 0x31);
-        float* dst = yo + oh * p.w_out + 2 * tx0;
-        const int64_t count = detail::min_i64(2 * valid, p.w_out - 2 * tx0);
-        if (ro) {  // in output order, so after the interleave; a short run through a buffer
-          const float* rsrc = ro + oh * p.w_out + 2 * tx0;
-          alignas(32) float rbuf[16] = {};
-          if (count < 16)
-            for (int64_t q = 0; q < count; ++q) rbuf[q] = rsrc[q];
-          const float* rr = count == 16 ? rsrc : rbuf;
-          out0 = _mm256_add_ps(out0, _mm256_loadu_ps(rr));
-          out1 = _mm256_add_ps(out1, _mm256_loadu_ps(rr + 8));
-        }
-        if (clamp) {  // max/min return their second operand when either is NaN: NaN stays
-          out0 = _mm256_min_ps(hi, _mm256_max_ps(lo, out0));
-          out1 = _mm256_min_ps(hi, _mm256_max_ps(lo, out1));
-        }
-        if (count == 16) {
-          _mm256_storeu_ps(dst, out0);
-          _mm256_storeu_ps(dst + 8, out1);
-        } else {
-          alignas(32) float buf[16];
-          _mm256_store_ps(buf, out0);
-          _mm256_store_ps(buf + 8, out1);
-          for (int64_t q = 0; q < count; ++q) dst[q] = buf[q];
-        }
+        __m256 out[2] = {_mm256_permute2f128_ps(a, bb, 0x20), _mm256_permute2f128_ps(a, bb, 0x31)};
+        const int64_t at = oh * p.w_out + 2 * tx0;
+        finish_run(out, detail::min_i64(2 * valid, p.w_out - 2 * tx0), ro ? ro + at : nullptr, clamp, lo, hi,
+                   yo + at);
       }
     }
 }
@@ -435,25 +439,9 @@ void output_transform_avx_f4(const Conv2dParams& p, const float* row, int64_t tw
         f4_output_1d(t[r], y);
         for (int q = 0; q < 4; ++q) y[q] = _mm256_add_ps(y[q], bv);
         interleave_four(y, out);
-        float* dst = yo + oh * p.w_out + 4 * tx0;
-        const int64_t count = detail::min_i64(4 * valid, p.w_out - 4 * tx0);
-        if (ro) {  // in output order, so after the interleave; a short run through a buffer
-          const float* rsrc = ro + oh * p.w_out + 4 * tx0;
-          alignas(32) float rbuf[32] = {};
-          if (count < 32)
-            for (int64_t q = 0; q < count; ++q) rbuf[q] = rsrc[q];
-          const float* rr = count == 32 ? rsrc : rbuf;
-          for (int q = 0; q < 4; ++q) out[q] = _mm256_add_ps(out[q], _mm256_loadu_ps(rr + 8 * q));
-        }
-        if (clamp)  // max/min return their second operand when either is NaN: NaN stays
-          for (int q = 0; q < 4; ++q) out[q] = _mm256_min_ps(hi, _mm256_max_ps(lo, out[q]));
-        if (count == 32) {
-          for (int q = 0; q < 4; ++q) _mm256_storeu_ps(dst + 8 * q, out[q]);
-        } else {
-          alignas(32) float buf[32];
-          for (int q = 0; q < 4; ++q) _mm256_store_ps(buf + 8 * q, out[q]);
-          for (int64_t q = 0; q < count; ++q) dst[q] = buf[q];
-        }
+        const int64_t at = oh * p.w_out + 4 * tx0;
+        finish_run(out, detail::min_i64(4 * valid, p.w_out - 4 * tx0), ro ? ro + at : nullptr, clamp, lo, hi,
+                   yo + at);
       }
     }
 }
