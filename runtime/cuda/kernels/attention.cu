@@ -150,6 +150,9 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
     check_launch("attention_zero_kernel");
     return;
   }
+  // Without weights to return, and when a head's keys (or values) fit in shared memory: one
+  // launch (attention_fused.cu).
+  if (attention_fused_f32(ex, p, q, k, v, mask, out)) return;
   // Per-head probabilities are the dense [batch, heads, q_len, kv_len] scores themselves:
   // the softmax writes them in place and the P V product reads them from there.
   float* scores = p.weights == AttentionWeights::PerHead ? probs : scratch;

@@ -149,5 +149,10 @@ void where_select(cudaStream_t stream, const WhereParams& p, int64_t elem_size, 
 // None).
 void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
                    const void* mask, float* out, float* probs, float* scratch);
+// The same in one launch when no weights are asked for and a head's keys (or values) and a
+// block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
+// otherwise. AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for comparisons).
+bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
+                         const float* v, const void* mask, float* out);
 
 }  // namespace aotc::rt::cuda

@@ -1,0 +1,322 @@
+// attention_fused_bench.cu - checks the one-launch CUDA attention (runtime/cuda/kernels/
+// attention_fused.cu) against a float64 reference on the host and against the three-launch
+// path (attention.cu: cuBLAS Q K^T, mask + softmax, cuBLAS P V), over encoder shapes and odd
+// ones (every mask kind, causal, fully masked rows, head sizes not a multiple of 4, strides
+// that forbid float4 loads, key counts past shared memory, which must fall back), then
+// times both at BERT-base's and vit_b_16's sizes as a run does: each path's calls captured
+// in a CUDA graph and replayed.
+//
+// Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
+// run on the GPU machine:
+//   nvcc -std=c++20 -O3 -arch=sm_90 -I runtime/include bench/cuda/attention_fused_bench.cu
+//       build/runtime/libaotc_runtime_cuda.a -lcublasLt -lcublas -o /tmp/afb && /tmp/afb
+#include <aotc/rt/cuda/kernels_cuda.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace aotc::rt;
+using namespace aotc::rt::cuda;
+
+#define CHECK(x)                                                                           \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+namespace {
+
+struct Case {
+  const char* name;
+  int64_t batch, heads, q_len, kv_len, e, ev;
+  bool packed;  // q, k, v as views of one [batch, len, 3 * heads * e] projection (e == ev, q_len == kv_len)
+  AttentionMask mask;
+  bool mask_per_row;  // [q_len, kv_len] mask (else key padding [batch, kv_len])
+  bool causal;
+  int64_t row_pad;  // extra floats per row of q, k, v (breaks float4 loads when odd)
+  bool timed;
+};
+
+// Host float64 reference, through the same strides.
+void reference(const AttentionParams& p, const std::vector<float>& q, const std::vector<float>& k,
+               const std::vector<float>& v, const std::vector<unsigned char>& mb, const std::vector<float>& mf,
+               std::vector<double>& out) {
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < p.q_len; ++i) {
+        std::vector<double> s(p.kv_len);
+        double m = -INFINITY;
+        for (int64_t j = 0; j < p.kv_len; ++j) {
+          double d = 0.0;
+          for (int64_t e = 0; e < p.head_dim; ++e)
+            d += static_cast<double>(q[b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + e]) *
+                 k[b * p.k_strides[0] + h * p.k_strides[1] + j * p.k_strides[2] + e];
+          d *= p.scale;
+          const int64_t mi = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] +
+                             j * p.mask_strides[3];
+          if (p.causal && j > i) d = -INFINITY;
+          switch (p.mask_kind) {
+            case AttentionMask::Additive:
+              d += mf[mi];
+              break;
+            case AttentionMask::KeepIfTrue:
+              if (!mb[mi]) d = -INFINITY;
+              break;
+            case AttentionMask::DropIfTrue:
+              if (mb[mi]) d = -INFINITY;
+              break;
+            case AttentionMask::DropIfNonzero:
+              if (mf[mi] != 0.0f) d = -INFINITY;
+              break;
+            case AttentionMask::None:
+              break;
+          }
+          s[j] = d;
+          m = std::max(m, d);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < p.kv_len; ++j) {
+          s[j] = m == -INFINITY ? 0.0 : std::exp(s[j] - m);
+          sum += s[j];
+        }
+        for (int64_t e = 0; e < p.v_head_dim; ++e) {
+          double o = 0.0;
+          for (int64_t j = 0; j < p.kv_len; ++j)
+            o += s[j] * v[b * p.v_strides[0] + h * p.v_strides[1] + j * p.v_strides[2] + e];
+          out[((b * p.heads + h) * p.q_len + i) * p.v_head_dim + e] = sum > 0.0 ? o / sum : 0.0;
+        }
+      }
+}
+
+double rel_l2(const std::vector<float>& got, const std::vector<double>& want) {
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+template <typename T>
+T* upload(const std::vector<T>& h) {
+  T* d = nullptr;
+  CHECK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `profile`: only the timed cases, each path run three times outside graphs (for ncu).
+  const bool profile = argc > 1 && std::string(argv[1]) == "profile";
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  Exec ex{};
+  ex.stream = stream;
+  cublasCreate(&ex.blas);
+  cublasSetStream(ex.blas, stream);
+  cublasLtCreate(&ex.lt);
+  ex.workspace_bytes = 32 << 20;
+  CHECK(cudaMalloc(&ex.workspace, ex.workspace_bytes));
+  ex.precision = Precision::Fp32;
+
+  const Case cases[] = {
+      {"bert_base", 1, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, false, false, 0, true},
+      {"vit_b_16", 1, 12, 197, 197, 64, 64, true, AttentionMask::None, false, false, 0, true},
+      {"bert b8", 8, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, false, false, 0, true},
+      {"odd causal additive", 2, 3, 37, 53, 20, 12, false, AttentionMask::Additive, true, true, 0, false},
+      {"head 5, 1 key", 1, 2, 3, 1, 5, 7, false, AttentionMask::None, false, false, 0, false},
+      {"odd strides keep", 2, 2, 19, 33, 16, 16, false, AttentionMask::KeepIfTrue, true, false, 1, false},
+      {"nonzero mask", 1, 4, 40, 40, 32, 32, true, AttentionMask::DropIfNonzero, true, false, 0, false},
+      {"600 keys", 1, 2, 50, 600, 64, 64, false, AttentionMask::None, false, true, 0, false},
+      {"2000 keys (falls back)", 1, 1, 10, 2000, 64, 64, false, AttentionMask::None, false, false, 0, false},
+      {"head 128", 2, 4, 64, 256, 128, 128, false, AttentionMask::None, false, false, 0, false},
+      {"head 80, 17 rows", 1, 3, 17, 17, 80, 80, false, AttentionMask::KeepIfTrue, false, false, 0, false},
+      // (enough blocks for 16-row blocks; the cases above mostly take 8-row ones)
+      {"16-row blocks, causal", 4, 40, 23, 45, 24, 40, false, AttentionMask::KeepIfTrue, true, true, 0, false},
+      {"16-row, odd head, pad", 3, 50, 37, 70, 13, 70, false, AttentionMask::Additive, false, false, 3, false},
+  };
+  int failures = 0;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::printf("%-24s %10s %10s %10s %9s %9s %7s\n", "case", "fused", "3-launch", "fused/3l", "err fused",
+              "err 3l", "path");
+  for (const Case& c : cases) {
+    AttentionParams p;
+    p.batch = c.batch;
+    p.heads = c.heads;
+    p.q_len = c.q_len;
+    p.kv_len = c.kv_len;
+    p.head_dim = c.e;
+    p.v_head_dim = c.ev;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.e));
+    p.causal = c.causal;
+    p.mask_kind = c.mask;
+    int64_t q_off = 0, k_off = 0, v_off = 0, qn, kn, vn;
+    if (c.packed) {
+      const int64_t row = 3 * c.heads * c.e;
+      for (auto* s : {p.q_strides, p.k_strides, p.v_strides}) {
+        s[0] = c.q_len * row;
+        s[1] = c.e;
+        s[2] = row;
+      }
+      k_off = c.heads * c.e;
+      v_off = 2 * c.heads * c.e;
+      qn = kn = vn = c.batch * c.q_len * row;
+    } else {
+      auto set = [&](int64_t* s, int64_t len, int64_t e) {
+        s[2] = e + c.row_pad;
+        s[1] = len * s[2];
+        s[0] = c.heads * s[1];
+        return c.batch * s[0];
+      };
+      qn = set(p.q_strides, c.q_len, c.e);
+      kn = set(p.k_strides, c.kv_len, c.e);
+      vn = set(p.v_strides, c.kv_len, c.ev);
+    }
+    // out as [batch, q_len, heads, ev] (where transpose(1, 2).reshape puts it)
+    p.out_strides[2] = c.heads * c.ev;
+    p.out_strides[1] = c.ev;
+    p.out_strides[0] = c.q_len * p.out_strides[2];
+    std::vector<float> hq(qn), hk(kn), hv(vn);
+    for (auto& x : hq) x = dist(rng) * 2.0f;
+    for (auto& x : hk) x = dist(rng) * 2.0f;
+    for (auto& x : hv) x = dist(rng);
+    std::vector<float> hq2(hq.begin() + q_off, hq.end()), hk2(hk.begin() + k_off, hk.end()),
+        hv2(hv.begin() + v_off, hv.end());
+    std::vector<unsigned char> mb;
+    std::vector<float> mf;
+    if (c.mask != AttentionMask::None) {
+      const int64_t count = c.mask_per_row ? c.q_len * c.kv_len : c.batch * c.kv_len;
+      if (c.mask_per_row) {
+        p.mask_strides[2] = c.kv_len;
+        p.mask_strides[3] = 1;
+      } else {
+        p.mask_strides[0] = c.kv_len;
+        p.mask_strides[3] = 1;
+      }
+      mb.resize(count);
+      mf.resize(count);
+      for (int64_t i = 0; i < count; ++i) {
+        mb[i] = rng() % 4 == 0;
+        mf[i] = c.mask == AttentionMask::DropIfNonzero ? (rng() % 4 == 0 ? 1.0f : 0.0f) : dist(rng);
+      }
+      if (c.mask == AttentionMask::KeepIfTrue) {
+        for (auto& x : mb) x = !x;
+        if (c.mask_per_row)  // two fully masked rows
+          for (int64_t j = 0; j < c.kv_len; ++j) mb[2 * c.kv_len + j] = mb[5 % c.q_len * c.kv_len + j] = 0;
+      }
+      if (!c.mask_per_row && c.mask == AttentionMask::DropIfTrue)  // BERT: the last 28 keys padded
+        for (int64_t b = 0; b < c.batch; ++b)
+          for (int64_t j = 0; j < c.kv_len; ++j) mb[b * c.kv_len + j] = j >= c.kv_len - 28;
+    }
+    std::vector<double> want(c.batch * c.heads * c.q_len * c.ev);
+    reference(p, hq2, hk2, hv2, mb, mf, want);
+
+    float* dq = upload(hq);
+    float* dk = upload(hk);
+    float* dv = upload(hv);
+    void* dmask = c.mask == AttentionMask::None ? nullptr
+                  : (c.mask == AttentionMask::Additive || c.mask == AttentionMask::DropIfNonzero)
+                      ? static_cast<void*>(upload(mf))
+                      : static_cast<void*>(upload(mb));
+    const int64_t out_n = c.batch * c.q_len * c.heads * c.ev;
+    float *dout, *scratch;
+    CHECK(cudaMalloc(&dout, out_n * sizeof(float)));
+    CHECK(cudaMalloc(&scratch, c.batch * c.heads * c.q_len * c.kv_len * sizeof(float)));
+    auto run = [&](bool fused) {
+      if (fused)
+        unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
+      else
+        setenv("AOTC_CUDA_ATTENTION_UNFUSED", "1", 1);
+      attention_f32(ex, p, dq + q_off, dk + k_off, dv + v_off, dmask, dout, nullptr, scratch);
+    };
+    auto result = [&](bool fused, double& err, bool& took_fused) {
+      CHECK(cudaMemset(dout, 0xff, out_n * sizeof(float)));  // NaN: every element must be written
+      unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
+      took_fused = fused && attention_fused_f32(ex, p, dq + q_off, dk + k_off, dv + v_off, dmask, dout);
+      if (!took_fused) run(false);
+      CHECK(cudaStreamSynchronize(stream));
+      if (first_error()[0]) {
+        std::printf("  error: %s\n", first_error());
+        forget_error();
+        ++failures;
+      }
+      std::vector<float> got(out_n), got_bhle(out_n);
+      CHECK(cudaMemcpy(got.data(), dout, out_n * sizeof(float), cudaMemcpyDeviceToHost));
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t h = 0; h < c.heads; ++h)
+          for (int64_t i = 0; i < c.q_len; ++i)
+            for (int64_t e = 0; e < c.ev; ++e)
+              got_bhle[((b * c.heads + h) * c.q_len + i) * c.ev + e] =
+                  got[b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2] + e];
+      err = rel_l2(got_bhle, want);
+    };
+    if (profile) {
+      if (!c.timed) continue;
+      for (int i = 0; i < 3; ++i) run(true);
+      for (int i = 0; i < 3; ++i) run(false);
+      CHECK(cudaStreamSynchronize(stream));
+      continue;
+    }
+    double err_f, err_u;
+    bool fused_path, unused;
+    result(true, err_f, fused_path);
+    result(false, err_u, unused);
+    const bool ok = err_f <= 1e-5 && err_u <= 1e-5 && std::isfinite(err_f);
+    failures += ok ? 0 : 1;
+
+    double t_f = 0.0, t_u = 0.0;
+    if (c.timed) {
+      // 12 calls (a 12-layer encoder) per graph, each path's graph replayed 200 times, taking turns.
+      cudaGraphExec_t graphs[2];
+      for (int which = 0; which < 2; ++which) {
+        cudaGraph_t g;
+        CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int layer = 0; layer < 12; ++layer) run(which == 0);
+        CHECK(cudaStreamEndCapture(stream, &g));
+        CHECK(cudaGraphInstantiate(&graphs[which], g, 0));
+        CHECK(cudaGraphDestroy(g));
+      }
+      cudaEvent_t e0, e1;
+      CHECK(cudaEventCreate(&e0));
+      CHECK(cudaEventCreate(&e1));
+      std::vector<float> times[2];
+      for (int r = 0; r < 230; ++r)
+        for (int which = 0; which < 2; ++which) {
+          CHECK(cudaEventRecord(e0, stream));
+          CHECK(cudaGraphLaunch(graphs[which], stream));
+          CHECK(cudaEventRecord(e1, stream));
+          CHECK(cudaEventSynchronize(e1));
+          float ms;
+          CHECK(cudaEventElapsedTime(&ms, e0, e1));
+          if (r >= 30) times[which].push_back(ms * 1000.0f / 12.0f);  // us per call
+        }
+      for (auto& t : times) std::sort(t.begin(), t.end());
+      t_f = times[0][times[0].size() / 2];
+      t_u = times[1][times[1].size() / 2];
+      for (auto& g : graphs) CHECK(cudaGraphExecDestroy(g));
+    }
+    std::printf("%-24s %10.2f %10.2f %10.3f %9.1e %9.1e %7s%s\n", c.name, t_f, t_u, t_u > 0 ? t_f / t_u : 0.0,
+                err_f, err_u, fused_path ? "fused" : "3-l", ok ? "" : "  FAIL");
+    cudaFree(dq);
+    cudaFree(dk);
+    cudaFree(dv);
+    cudaFree(dmask);
+    cudaFree(dout);
+    cudaFree(scratch);
+  }
+  std::printf("(times: us per call, median of 200 replays of a 12-call graph; errors: relative L2 against "
+              "float64)\n%d failed\n",
+              failures);
+  return failures ? 1 : 0;
+}
