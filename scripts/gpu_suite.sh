@@ -2,7 +2,8 @@
 # The GPU suite (issue 5), for a machine with an NVIDIA GPU, nvcc and torch: builds aotc
 # against that machine's own torch, compiles the CUDA model set with --target cuda,
 # compares each with torch on the same GPU (tests/cuda/check_cuda_models.py), then runs the
-# benchmark (bench/gpu_bench.py). CI has no GPU: there the same check only compiles.
+# benchmark (bench/gpu_bench.py); bench/cuda/attention_fused_bench.cu checks the one-launch
+# attention kernel on its own. CI has no GPU: there the same check only compiles.
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
 # Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build), WORK (the
@@ -46,6 +47,11 @@ AOTC_NVCC_JOBS=$(nproc) ninja -C "$BUILD" -j"$(nproc)" compiler/aotc tools/aotc-
 echo "build: $(( $(date +%s) - start )) s"
 
 status=0
+# The one-launch attention kernel against float64 on odd shapes (every mask kind, causal,
+# fully masked rows, strides that forbid 16-byte copies, the fallback past shared memory).
+nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" "$ROOT/bench/cuda/attention_fused_bench.cu" \
+  "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas -o "$BUILD/attention_fused_bench" &&
+  "$BUILD/attention_fused_bench" | tee "$OUT/attention_fused${TAG:-}.txt" || status=1
 for precision in $PRECISIONS; do
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK" --models "$MODELS" \

@@ -47,8 +47,8 @@ struct Case {
 
 // Host float64 reference, through the same strides.
 void reference(const AttentionParams& p, const std::vector<float>& q, const std::vector<float>& k,
-               const std::vector<float>& v, const std::vector<unsigned char>& mb, const std::vector<float>& mf,
-               std::vector<double>& out) {
+               const std::vector<float>& v, const std::vector<unsigned char>& mb,
+               const std::vector<float>& mf, std::vector<double>& out) {
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.heads; ++h)
       for (int64_t i = 0; i < p.q_len; ++i) {
@@ -60,8 +60,8 @@ void reference(const AttentionParams& p, const std::vector<float>& q, const std:
             d += static_cast<double>(q[b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + e]) *
                  k[b * p.k_strides[0] + h * p.k_strides[1] + j * p.k_strides[2] + e];
           d *= p.scale;
-          const int64_t mi = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] +
-                             j * p.mask_strides[3];
+          const int64_t mi =
+              b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] + j * p.mask_strides[3];
           if (p.causal && j > i) d = -INFINITY;
           switch (p.mask_kind) {
             case AttentionMask::Additive:
@@ -142,8 +142,10 @@ int main(int argc, char** argv) {
       {"head 128", 2, 4, 64, 256, 128, 128, false, AttentionMask::None, false, false, 0, false},
       {"head 80, 17 rows", 1, 3, 17, 17, 80, 80, false, AttentionMask::KeepIfTrue, false, false, 0, false},
       // (enough blocks for 16-row blocks; the cases above mostly take 8-row ones)
-      {"16-row blocks, causal", 4, 40, 23, 45, 24, 40, false, AttentionMask::KeepIfTrue, true, true, 0, false},
-      {"16-row, odd head, pad", 3, 50, 37, 70, 13, 70, false, AttentionMask::Additive, false, false, 3, false},
+      {"16-row blocks, causal", 4, 40, 23, 45, 24, 40, false, AttentionMask::KeepIfTrue, true, true, 0,
+       false},
+      {"16-row, odd head, pad", 3, 50, 37, 70, 13, 70, false, AttentionMask::Additive, false, false, 3,
+       false},
   };
   int failures = 0;
   std::mt19937 rng(11);
@@ -315,8 +317,9 @@ int main(int argc, char** argv) {
     cudaFree(dout);
     cudaFree(scratch);
   }
-  std::printf("(times: us per call, median of 200 replays of a 12-call graph; errors: relative L2 against "
-              "float64)\n%d failed\n",
-              failures);
+  std::printf(
+      "(times: us per call, median of 200 replays of a 12-call graph; errors: relative L2 against "
+      "float64)\n%d failed\n",
+      failures);
   return failures ? 1 : 0;
 }

@@ -84,7 +84,8 @@ FusedLayout fused_layout(const AttentionParams& p, int rows, bool separate) {
   // each, for every share but the first): here and in the query rows before it, which are
   // no longer needed then.
   const int shares = shares_for(rows);
-  const int score_parts = (shares - 2) * rows * l.sp, value_parts = (shares - 1) * rows * kValueChunk - l.q_floats;
+  const int score_parts = (shares - 2) * rows * l.sp,
+            value_parts = (shares - 1) * rows * kValueChunk - l.q_floats;
   l.part_floats = score_parts > value_parts ? score_parts : (value_parts > 0 ? value_parts : 0);
   l.bias_ld = p.mask_strides[2] != 0 ? l.sp : 0;
   l.bias_floats = l.has_bias ? (l.bias_ld ? rows : 1) * l.sp : 0;
@@ -216,8 +217,9 @@ __device__ __forceinline__ void stage_bias(const AttentionParams& p, const Fused
 template <int ROWS>
 __global__ void __launch_bounds__(kBlockThreads, 2)
     attention_fused_kernel(AttentionParams p, FusedLayout l, bool vec_q, bool vec_k, bool vec_v,
-                           const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                           const void* __restrict__ mask, float* __restrict__ out) {
+                           const float* __restrict__ q, const float* __restrict__ k,
+                           const float* __restrict__ v, const void* __restrict__ mask,
+                           float* __restrict__ out) {
   constexpr int kGroups = ROWS / 4, kShares = shares_for(ROWS);
   extern __shared__ float4 shared4[];
   float* const shared = reinterpret_cast<float*>(shared4);
@@ -257,7 +259,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
     for (int j0 = 0; j0 < S; j0 += kKeysPerPass) {
       const float* kr[4];
 #pragma unroll
-      for (int c = 0; c < 4; ++c) kr[c] = ks + min(j0 + lane + 32 * c, S - 1) * l.kp;  // (past the end: dropped)
+      for (int c = 0; c < 4; ++c)
+        kr[c] = ks + min(j0 + lane + 32 * c, S - 1) * l.kp;  // (past the end: dropped)
       const float* qr = qs + r0 * l.e4;
       float acc[4][4] = {};
 #pragma unroll 2
@@ -301,7 +304,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
               const float term = bias[(r0 + r) * l.bias_ld + j];
               x = term == kNegInf && p.mask_kind != AttentionMask::Additive ? kNegInf : x + term;
             }
-            if (p.causal && j > row0 + r0 + r) x = kNegInf;  // query i sees keys j <= i
+            if (p.causal && j > row0 + r0 + r) x = kNegInf;      // query i sees keys j <= i
             ps[(r0 + r) * l.sp + j] = r0 + r < rows ? x : 0.0f;  // (rows past the last: zero)
           }
       }
@@ -382,7 +385,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
           o.y += x.y;
         }
         const float s = inv_sum[r0 + r];
-        float* const dst = out + b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r0 + r) * p.out_strides[2];
+        float* const dst =
+            out + b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r0 + r) * p.out_strides[2];
         if (e < Ev) dst[e] = o.x * s;
         if (e + 1 < Ev) dst[e + 1] = o.y * s;
       }
@@ -395,7 +399,8 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 
 // 16-byte copies of rows of `cols` floats at `base`, over every (batch, head, row).
 bool vector_rows(const float* base, const int64_t strides[3], int64_t cols) {
-  return cols % 4 == 0 && strides[0] % 4 == 0 && strides[1] % 4 == 0 && strides[2] % 4 == 0 && aligned16(base);
+  return cols % 4 == 0 && strides[0] % 4 == 0 && strides[1] % 4 == 0 && strides[2] % 4 == 0 &&
+         aligned16(base);
 }
 
 }  // namespace
@@ -449,9 +454,9 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
     cudaGetLastError();
     return false;
   }
-  kernel<<<grid, kBlockThreads, bytes, ex.stream>>>(p, l, vector_rows(q, p.q_strides, p.head_dim),
-                                                    vector_rows(k, p.k_strides, p.head_dim),
-                                                    vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);
+  kernel<<<grid, kBlockThreads, bytes, ex.stream>>>(
+      p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
+      vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);
   check_launch("attention_fused_kernel");
   return true;
 }
