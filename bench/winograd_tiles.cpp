@@ -18,29 +18,15 @@
 #include <random>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
 
 using aotc::rt::Conv2dParams;
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Cache-line aligned floats that outlive the runs.
-struct Buffer {
-  std::vector<float> storage;
-  float* data;
-  explicit Buffer(int64_t floats) : storage(static_cast<size_t>(floats) + 16) {
-    const auto address = reinterpret_cast<uintptr_t>(storage.data());
-    data = storage.data() + (64 - address % 64) % 64 / sizeof(float);
-  }
-};
+using bench::Buffer;
+using bench::median;
+using bench::now_ms;
 
 }  // namespace
 

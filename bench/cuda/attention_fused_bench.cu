@@ -20,17 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "check.cuh"
+
 using namespace aotc::rt;
 using namespace aotc::rt::cuda;
-
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 namespace {
 

@@ -15,19 +15,12 @@
 #include <random>
 #include <vector>
 
+#include "check.cuh"
+
 #include "sgemm_tiles.cuh"
 
 using namespace aotc::rt;
 using namespace aotc::rt::cuda::sgemm_tiles;
-
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 struct Shape {
   const char* name;
