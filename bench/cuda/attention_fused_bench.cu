@@ -1,10 +1,10 @@
 // attention_fused_bench.cu - checks the one-launch CUDA attention (runtime/cuda/kernels/
 // attention_fused.cu) against a float64 reference on the host and against the three-launch
 // path (attention.cu: cuBLAS Q K^T, mask + softmax, cuBLAS P V), over encoder shapes and odd
-// ones (every mask kind, causal, fully masked rows, head sizes not a multiple of 4, strides
-// that forbid float4 loads, key counts past shared memory, which must fall back), then
-// times both at BERT-base's and vit_b_16's sizes as a run does: each path's calls captured
-// in a CUDA graph and replayed.
+// ones (every mask kind, masks per head, causal, fully masked rows, head sizes not a multiple
+// of 4, strides that forbid float4 loads, key counts past shared memory, which must fall
+// back), then times both at BERT-base's and vit_b_16's sizes as a run does: each path's
+// calls captured in a CUDA graph and replayed.
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:
@@ -32,7 +32,7 @@ struct Case {
   int64_t batch, heads, q_len, kv_len, e, ev;
   bool packed;  // q, k, v as views of one [batch, len, 3 * heads * e] projection (e == ev, q_len == kv_len)
   AttentionMask mask;
-  bool mask_per_row;  // [q_len, kv_len] mask (else key padding [batch, kv_len])
+  int mask_layout;  // 0: key padding [batch, kv_len]; 1: [q_len, kv_len]; 2: [batch, heads, q_len, kv_len]
   bool causal;
   int64_t row_pad;  // extra floats per row of q, k, v (breaks float4 loads when odd)
   bool timed;
@@ -123,22 +123,23 @@ int main(int argc, char** argv) {
   ex.precision = Precision::Fp32;
 
   const Case cases[] = {
-      {"bert_base", 1, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, false, false, 0, true},
-      {"vit_b_16", 1, 12, 197, 197, 64, 64, true, AttentionMask::None, false, false, 0, true},
-      {"bert b8", 8, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, false, false, 0, true},
-      {"odd causal additive", 2, 3, 37, 53, 20, 12, false, AttentionMask::Additive, true, true, 0, false},
-      {"head 5, 1 key", 1, 2, 3, 1, 5, 7, false, AttentionMask::None, false, false, 0, false},
-      {"odd strides keep", 2, 2, 19, 33, 16, 16, false, AttentionMask::KeepIfTrue, true, false, 1, false},
-      {"nonzero mask", 1, 4, 40, 40, 32, 32, true, AttentionMask::DropIfNonzero, true, false, 0, false},
-      {"600 keys", 1, 2, 50, 600, 64, 64, false, AttentionMask::None, false, true, 0, false},
-      {"2000 keys (falls back)", 1, 1, 10, 2000, 64, 64, false, AttentionMask::None, false, false, 0, false},
-      {"head 128", 2, 4, 64, 256, 128, 128, false, AttentionMask::None, false, false, 0, false},
-      {"head 80, 17 rows", 1, 3, 17, 17, 80, 80, false, AttentionMask::KeepIfTrue, false, false, 0, false},
+      {"bert_base", 1, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, 0, false, 0, true},
+      {"vit_b_16", 1, 12, 197, 197, 64, 64, true, AttentionMask::None, 0, false, 0, true},
+      {"bert b8", 8, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, 0, false, 0, true},
+      {"odd causal additive", 2, 3, 37, 53, 20, 12, false, AttentionMask::Additive, 1, true, 0, false},
+      {"head 5, 1 key", 1, 2, 3, 1, 5, 7, false, AttentionMask::None, 0, false, 0, false},
+      {"odd strides keep", 2, 2, 19, 33, 16, 16, false, AttentionMask::KeepIfTrue, 1, false, 1, false},
+      {"nonzero mask", 1, 4, 40, 40, 32, 32, true, AttentionMask::DropIfNonzero, 1, false, 0, false},
+      {"600 keys", 1, 2, 50, 600, 64, 64, false, AttentionMask::None, 0, true, 0, false},
+      {"2000 keys (falls back)", 1, 1, 10, 2000, 64, 64, false, AttentionMask::None, 0, false, 0, false},
+      {"head 128", 2, 4, 64, 256, 128, 128, false, AttentionMask::None, 0, false, 0, false},
+      {"head 80, 17 rows", 1, 3, 17, 17, 80, 80, false, AttentionMask::KeepIfTrue, 0, false, 0, false},
       // (enough blocks for 16-row blocks; the cases above mostly take 8-row ones)
-      {"16-row blocks, causal", 4, 40, 23, 45, 24, 40, false, AttentionMask::KeepIfTrue, true, true, 0,
-       false},
-      {"16-row, odd head, pad", 3, 50, 37, 70, 13, 70, false, AttentionMask::Additive, false, false, 3,
-       false},
+      {"16-row blocks, causal", 4, 40, 23, 45, 24, 40, false, AttentionMask::KeepIfTrue, 1, true, 0, false},
+      {"16-row, odd head, pad", 3, 50, 37, 70, 13, 70, false, AttentionMask::Additive, 0, false, 3, false},
+      // masks that differ per head (the staged term is per batch entry and head)
+      {"per-head float mask", 2, 5, 21, 30, 16, 16, false, AttentionMask::Additive, 2, false, 0, false},
+      {"per-head bool, causal", 2, 40, 19, 19, 32, 32, false, AttentionMask::KeepIfTrue, 2, true, 0, false},
   };
   int failures = 0;
   std::mt19937 rng(11);
@@ -191,13 +192,18 @@ int main(int argc, char** argv) {
     std::vector<unsigned char> mb;
     std::vector<float> mf;
     if (c.mask != AttentionMask::None) {
-      const int64_t count = c.mask_per_row ? c.q_len * c.kv_len : c.batch * c.kv_len;
-      if (c.mask_per_row) {
-        p.mask_strides[2] = c.kv_len;
-        p.mask_strides[3] = 1;
-      } else {
+      int64_t count = c.batch * c.kv_len;
+      p.mask_strides[3] = 1;
+      if (c.mask_layout == 0) {
         p.mask_strides[0] = c.kv_len;
-        p.mask_strides[3] = 1;
+      } else if (c.mask_layout == 1) {
+        count = c.q_len * c.kv_len;
+        p.mask_strides[2] = c.kv_len;
+      } else {
+        count = c.batch * c.heads * c.q_len * c.kv_len;
+        p.mask_strides[2] = c.kv_len;
+        p.mask_strides[1] = c.q_len * c.kv_len;
+        p.mask_strides[0] = c.heads * p.mask_strides[1];
       }
       mb.resize(count);
       mf.resize(count);
@@ -207,10 +213,10 @@ int main(int argc, char** argv) {
       }
       if (c.mask == AttentionMask::KeepIfTrue) {
         for (auto& x : mb) x = !x;
-        if (c.mask_per_row)  // two fully masked rows
+        if (c.mask_layout > 0)  // two fully masked rows (of the first head)
           for (int64_t j = 0; j < c.kv_len; ++j) mb[2 * c.kv_len + j] = mb[5 % c.q_len * c.kv_len + j] = 0;
       }
-      if (!c.mask_per_row && c.mask == AttentionMask::DropIfTrue)  // BERT: the last 28 keys padded
+      if (c.mask_layout == 0 && c.mask == AttentionMask::DropIfTrue)  // BERT: the last 28 keys padded
         for (int64_t b = 0; b < c.batch; ++b)
           for (int64_t j = 0; j < c.kv_len; ++j) mb[b * c.kv_len + j] = j >= c.kv_len - 28;
     }
