@@ -408,8 +408,10 @@ bool vector_rows(const float* base, const int64_t strides[3], int64_t cols) {
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out) {
   if (p.weights != AttentionWeights::None || std::getenv("AOTC_CUDA_ATTENTION_UNFUSED")) return false;
-  if (p.q_len > INT32_MAX / 2 || p.kv_len > 65536 || p.head_dim > 4096 || p.v_head_dim > 4096 ||
-      p.heads > 65535 || p.batch > 65535)
+  // (An empty head dimension, where every score is 0, takes the three launches: the staging
+  // loops step over float4 columns.)
+  if (p.head_dim <= 0 || p.q_len > INT32_MAX / 2 || p.kv_len > 65536 || p.head_dim > 4096 ||
+      p.v_head_dim > 4096 || p.heads > 65535 || p.batch > 65535)
     return false;
   int device = 0, max_bytes = 0, sm_bytes = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
