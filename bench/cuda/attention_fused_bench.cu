@@ -318,7 +318,63 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "(times: us per call, median of 200 replays of a 12-call graph; errors: relative L2 against "
-      "float64)\n%d failed\n",
-      failures);
+      "float64)\n");
+
+  // A graph holding a large attention (600 keys: about 170 KB of shared memory) replays
+  // correctly after a smaller one was launched outside it (the kernel's shared-memory limit
+  // belongs to the function, for every context; the graph keeps its own launch).
+  {
+    auto dense = [](AttentionParams& a, int64_t len_q, int64_t len_k) {
+      a.batch = 1;
+      a.heads = 2;
+      a.q_len = len_q;
+      a.kv_len = len_k;
+      a.head_dim = a.v_head_dim = 64;
+      a.scale = 0.125f;
+      auto set = [&](int64_t* st, int64_t len) {
+        st[2] = 64;
+        st[1] = len * 64;
+        st[0] = 2 * st[1];
+      };
+      set(a.q_strides, len_q);
+      set(a.k_strides, len_k);
+      set(a.v_strides, len_k);
+      set(a.out_strides, len_q);
+    };
+    AttentionParams big, small;
+    dense(big, 50, 600);
+    dense(small, 16, 16);
+    std::vector<float> host(2 * 600 * 64);
+    for (auto& x : host) x = dist(rng);
+    float* d = upload(host);
+    float *out_graph, *out_direct;
+    CHECK(cudaMalloc(&out_graph, 2 * 50 * 64 * sizeof(float)));
+    CHECK(cudaMalloc(&out_direct, 2 * 50 * 64 * sizeof(float)));
+    unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const bool big_fused = attention_fused_f32(ex, big, d, d, d, nullptr, out_graph);
+    CHECK(cudaStreamEndCapture(stream, &g));
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    const bool small_fused = attention_fused_f32(ex, small, d, d, d, nullptr, out_direct);
+    CHECK(cudaGraphLaunch(ge, stream));
+    const cudaError_t replay = cudaStreamSynchronize(stream);
+    attention_fused_f32(ex, big, d, d, d, nullptr, out_direct);
+    CHECK(cudaStreamSynchronize(stream));
+    std::vector<float> a(2 * 50 * 64), b(a.size());
+    CHECK(cudaMemcpy(a.data(), out_graph, a.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(b.data(), out_direct, b.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const bool ok = big_fused && small_fused && replay == cudaSuccess && !first_error()[0] && a == b;
+    std::printf("%-24s %s (replay: %s)\n", "graph after smaller", ok ? "ok" : "FAIL",
+                cudaGetErrorString(replay));
+    failures += ok ? 0 : 1;
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaGraphDestroy(g));
+    cudaFree(d);
+    cudaFree(out_graph);
+    cudaFree(out_direct);
+  }
+  std::printf("%d failed\n", failures);
   return failures ? 1 : 0;
 }

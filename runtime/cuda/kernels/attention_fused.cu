@@ -449,10 +449,11 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   const dim3 grid(static_cast<unsigned>((p.q_len + rows - 1) / rows), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
   auto* const kernel = rows == 8 ? attention_fused_kernel<8> : attention_fused_kernel<16>;
-  // Raising the kernel's dynamic shared memory limit is not a stream operation: allowed
-  // while the run is being captured.
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) !=
-      cudaSuccess) {
+  // The kernel's dynamic shared memory limit, raised to the device's maximum. The limit
+  // belongs to the function, shared by every context: with the size of each call instead,
+  // two contexts created at once on two threads could lower it between the other's setting
+  // and launch. Not a stream operation: allowed while the run is being captured.
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
