@@ -59,6 +59,7 @@ struct FusedLayout {
   int bias_ld;    // row stride of the staged term: sp, or 0 when one row serves every query row
   int k_floats, kv_floats, q_floats, p_floats, part_floats, bias_floats;
   int total() const { return kv_floats + q_floats + p_floats + part_floats + bias_floats + kMaxRows; }
+  int64_t bytes() const { return static_cast<int64_t>(total()) * static_cast<int64_t>(sizeof(float)); }
 };
 
 // Shares that the scores' head dimensions and P V's keys are split into: 8 warps over
@@ -161,11 +162,9 @@ __device__ __forceinline__ void stage(float* dst, int dst_ld, const float* src, 
   }
 }
 
-// The mask as an additive term of every score of the block's rows (rows x sp): 0 where
-// it keeps a key, -inf where it drops it, an additive mask's value. (Where a bool mask
-// drops a key the score is set to -inf outright, so that a NaN score is dropped too, as
-// with masked_fill.) Eight elements per thread at a time, all their loads issued before
-// the first store, so that they wait for memory once.
+// The mask as an additive term of a score: 0 where it keeps a key, -inf where it drops it,
+// an additive mask's value. (Where a bool mask drops a key the score is set to -inf
+// outright, so that a NaN score is dropped too, as with masked_fill.)
 __device__ __forceinline__ float mask_term(const AttentionParams& p, const void* mask, int64_t at) {
   switch (p.mask_kind) {
     case AttentionMask::Additive:
@@ -182,8 +181,10 @@ __device__ __forceinline__ float mask_term(const AttentionParams& p, const void*
   return 0.0f;
 }
 
-// Rows of the term: one when the mask is the same for every query row (a key padding
-// mask), else l.rows (l.bias_ld says which: 0 or sp).
+// The mask's term for every score of the block's rows (rows x sp), or one row when the
+// mask is the same for every query row (a key padding mask; l.bias_ld is then 0). Eight
+// elements per thread at a time, all their loads issued before the first store, so that
+// they wait for memory once.
 __device__ __forceinline__ void stage_bias(const AttentionParams& p, const FusedLayout& l, float* bias,
                                            const void* mask, int64_t b, int64_t h, int row0, int rows) {
   constexpr int kBatch = 8;
@@ -426,15 +427,11 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   // else over the keys (vit_b_16's 156 blocks need two per multiprocessor); rows = 0 when
   // neither fits.
   const auto blocks_of = [&](int rows) { return (p.q_len + rows - 1) / rows * p.heads * p.batch; };
-  const auto fits = [&](const FusedLayout& l) {
-    return static_cast<int64_t>(l.total()) * static_cast<int64_t>(sizeof(float)) <= max_bytes;
-  };
   const auto layout_for = [&](int rows) {
     const int64_t per_sm = (blocks_of(rows) + sms - 1) / sms;
     FusedLayout l = fused_layout(p, rows, true);
-    if (!fits(l) || per_sm * (static_cast<int64_t>(l.total()) * 4 + 1024) > sm_bytes)
-      l = fused_layout(p, rows, false);
-    if (!fits(l)) l.rows = 0;
+    if (l.bytes() > max_bytes || per_sm * (l.bytes() + 1024) > sm_bytes) l = fused_layout(p, rows, false);
+    if (l.bytes() > max_bytes) l.rows = 0;
     return l;
   };
   // 8 query rows per block where the grid of 8-row blocks is still resident at once (two
@@ -445,7 +442,6 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   if (l.rows == 0 || blocks_of(8) > 2 * static_cast<int64_t>(sms)) l = layout_for(16);
   if (l.rows == 0) return false;
   const int rows = l.rows;
-  const size_t bytes = static_cast<size_t>(l.total()) * sizeof(float);
   const dim3 grid(static_cast<unsigned>((p.q_len + rows - 1) / rows), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
   auto* const kernel = rows == 8 ? attention_fused_kernel<8> : attention_fused_kernel<16>;
@@ -457,7 +453,7 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
     cudaGetLastError();
     return false;
   }
-  kernel<<<grid, kBlockThreads, bytes, ex.stream>>>(
+  kernel<<<grid, kBlockThreads, static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
       vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);
   check_launch("attention_fused_kernel");
