@@ -3,7 +3,7 @@
 # against that machine's own torch, compiles the CUDA model set with --target cuda,
 # compares each with torch on the same GPU (tests/cuda/check_cuda_models.py), then runs the
 # benchmark (bench/gpu_bench.py); bench/cuda/attention_fused_bench.cu checks the one-launch
-# attention kernel on its own. CI has no GPU: there the same check only compiles.
+# attention kernel on its own, bench/cuda/sgemm_3xtf32_bench.cu the 3xTF32 float32 GEMM. CI has no GPU: there the same check only compiles.
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
 # Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build), WORK (the
@@ -52,6 +52,12 @@ status=0
 nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" "$ROOT/bench/cuda/attention_fused_bench.cu" \
   "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas -o "$BUILD/attention_fused_bench" &&
   "$BUILD/attention_fused_bench" | tee "$OUT/attention_fused${TAG:-}.txt" || status=1
+# The 3xTF32 float32 GEMM against float64 on odd shapes (every config, the whole epilogue),
+# then timed against cuBLAS over transformer linear layers.
+nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" -I "$ROOT/runtime/cuda" \
+  "$ROOT/bench/cuda/sgemm_3xtf32_bench.cu" "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas \
+  -o "$BUILD/sgemm_3xtf32_bench" &&
+  "$BUILD/sgemm_3xtf32_bench" 197 | grep -v " ms / 12" | tee "$OUT/sgemm_3xtf32${TAG:-}.txt" || status=1
 for precision in $PRECISIONS; do
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK" --models "$MODELS" \

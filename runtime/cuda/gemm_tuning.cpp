@@ -18,6 +18,7 @@ struct GemmTuning {
     }
   };
   std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
+  std::map<GemmTuningKey, int, Less> chosen_3xtf32;
   int64_t candidates_timed = 0;
   void* flush = nullptr;
   size_t flush_bytes = 0;
@@ -43,6 +44,23 @@ bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublas
 bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo) {
   try {
     tuning->chosen.insert_or_assign(key, algo);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+bool gemm_tuning_find_3xtf32(const GemmTuning* tuning, const GemmTuningKey& key, int* config) {
+  if (!tuning) return false;
+  const auto it = tuning->chosen_3xtf32.find(key);
+  if (it == tuning->chosen_3xtf32.end()) return false;
+  *config = it->second;
+  return true;
+}
+
+bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int config) {
+  try {
+    tuning->chosen_3xtf32.insert_or_assign(key, config);
     return true;
   } catch (const std::bad_alloc&) {
     return false;

@@ -23,6 +23,10 @@ struct GemmTuningKey {
 bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo);
 // Records the algorithm chosen for key; false when out of memory.
 bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo);
+// Float32 products that gemm_3xtf32 can compute: the config chosen for key (-1: cuBLAS's
+// float32 GEMM was faster), if chosen.
+bool gemm_tuning_find_3xtf32(const GemmTuning* tuning, const GemmTuningKey& key, int* config);
+bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int config);
 // A device buffer larger than the GPU's L2 cache, which the timing overwrites before each
 // timed launch so that every candidate reads its weights from memory, as in a run (a
 // model's weights do not stay in L2 from one layer's use to the next run). Owned by the

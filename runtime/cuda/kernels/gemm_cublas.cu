@@ -182,18 +182,13 @@ struct EventPair {
   }
 };
 
-// Times `algo` on the stream (not captured): one launch to warm up (code, descriptors),
+// Times launch() on the stream (not captured): one launch to warm up (code, descriptors),
 // then the median of kTimed launches, each after the flush buffer has been overwritten (an
-// L2 as cold as in a run); a negative time when the algorithm fails to run.
-float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const cublasLtMatmulAlgo_t& algo,
-                const float* alpha, const float* beta, const void* first, const void* second,
-                const void* cmat, float* d) {
+// L2 as cold as in a run); a negative time when a launch fails.
+template <class Launch>
+float median_time(const Exec& ex, const EventPair& t, const Launch& launch) {
   constexpr int kTimed = 7;
-  auto launch = [&] {
-    return cublasLtMatmul(ex.lt, lp.desc, alpha, first, lp.first, second, lp.second, beta, cmat, lp.c, d,
-                          lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream);
-  };
-  if (launch() != CUBLAS_STATUS_SUCCESS) return -1.0f;
+  if (!launch()) return -1.0f;
   void* flush = nullptr;
   size_t flush_bytes = 0;
   gemm_tuning_flush(ex.tuning, &flush, &flush_bytes);
@@ -201,7 +196,7 @@ float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const c
   for (int i = 0; i < kTimed; ++i) {
     if (flush) cudaMemsetAsync(flush, i + 1, flush_bytes, ex.stream);
     cudaEventRecord(t.start, ex.stream);
-    if (launch() != CUBLAS_STATUS_SUCCESS) return -1.0f;
+    if (!launch()) return -1.0f;
     cudaEventRecord(t.stop, ex.stream);
     if (cudaEventSynchronize(t.stop) != cudaSuccess ||
         cudaEventElapsedTime(&times[i], t.start, t.stop) != cudaSuccess)
@@ -215,6 +210,16 @@ float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const c
     }
   gemm_tuning_count_candidate(ex.tuning);
   return times[kTimed / 2];
+}
+
+// The time of cuBLASLt's `algo` (median_time).
+float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const cublasLtMatmulAlgo_t& algo,
+                const float* alpha, const float* beta, const void* first, const void* second,
+                const void* cmat, float* d) {
+  return median_time(ex, t, [&] {
+    return cublasLtMatmul(ex.lt, lp.desc, alpha, first, lp.first, second, lp.second, beta, cmat, lp.c, d,
+                          lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream) == CUBLAS_STATUS_SUCCESS;
+  });
 }
 
 // The candidates of a tuning: cuBLASLt's heuristic choices, and for the first few of those
@@ -400,6 +405,97 @@ void plain_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, cons
   }
 }
 
+// The whole epilogue, for the pass after a product without one.
+EpiloguePlan everything(const GemmParams& p, const float* bias) {
+  EpiloguePlan all;
+  all.pass_bias = p.bias_kind != BiasKind::None && bias;
+  all.pass_residual = p.residual != nullptr;
+  all.pass_clamp = has_clamp(p);
+  return all;
+}
+
+// The part of the epilogue that e leaves to the pass after the product.
+void run_pass(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e, const float* bias,
+              float* c) {
+  const GemmParams& p = bp.gemm;
+  if (!e.pass()) return;
+  bias_clamp_f32(
+      ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, e.pass_bias ? p.bias_kind : BiasKind::None, p.beta,
+      bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr, bp.stride_c,
+      e.pass_clamp ? p.clamp_lo : -__builtin_inff(), e.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
+}
+
+// The product (k > 0) and its epilogue on cuBLASLt, or on cuBLAS and the pass.
+void cublas_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+                 cudaDataType_t ab_type, const float* bias, float* c) {
+  const GemmParams& p = bp.gemm;
+  EpiloguePlan e = plan_epilogue(bp, bias);
+  if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, bias, c)) {
+    plain_gemm(ex, bp, a, b, ab_type, c);
+    e = everything(p, bias);
+  }
+  run_pass(ex, bp, e, bias, c);
+}
+
+// Exact-float32 linear layers (A B^T, one matrix) may run on gemm_3xtf32 instead: float32's
+// accuracy on tf32 tensor cores. Which one runs is timed per shape in the tuning run, every
+// supported config of gemm_3xtf32 against cuBLAS's path as tuned; the choice stays with
+// cuBLAS unless gemm_3xtf32 is clearly faster. Returns the config, or -1 for cuBLAS (also
+// without a tuning table, and with AOTC_CUDA_NO_3XTF32=1).
+int choose_3xtf32(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+                  cudaDataType_t ab_type, const float* bias, float* c) {
+  const GemmParams& p = bp.gemm;
+  if (ex.precision != Precision::Fp32 || ab_type != CUDA_R_32F || bp.batch != 1 || !ex.tuning) return -1;
+  if (std::getenv("AOTC_CUDA_NO_3XTF32")) return -1;  // read at context creation, like AOTC_CUDA_NO_LT
+  const auto* fa = static_cast<const float*>(a);
+  const auto* fb = static_cast<const float*>(b);
+  const auto runs = [&](int config) {
+    return gemm_3xtf32_supported(p, fa, fb, config) &&
+           gemm_3xtf32_workspace_bytes(p, config) <= ex.workspace_bytes;
+  };
+  bool any = false;
+  for (int config = 0; config < gemm_3xtf32_configs() && !any; ++config) any = runs(config);
+  if (!any) return -1;
+  const GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), ab_type, a, b, bias, c);
+  int chosen = -1;
+  if (gemm_tuning_find_3xtf32(ex.tuning, key, &chosen) || !ex.tune) return chosen;
+
+  const EventPair events;
+  if (!events.ok) {
+    note_error("GEMM tuning", "cudaEventCreate failed");
+    return -1;
+  }
+  const float cublas_ms = median_time(ex, events, [&] {
+    cublas_gemm(ex, bp, a, b, ab_type, bias, c);
+    return first_error()[0] == '\0';
+  });
+  float best = -1.0f;
+  for (int config = 0; config < gemm_3xtf32_configs(); ++config) {
+    if (!runs(config)) continue;
+    const float ms = median_time(ex, events, [&] {
+      gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace);
+      return first_error()[0] == '\0';
+    });
+    if (ms >= 0.0f && (best < 0.0f || ms < best)) {
+      best = ms;
+      chosen = config;
+    }
+  }
+  // As for cuBLASLt's candidates (lt_gemm): timing noise alone should not change the kernel.
+  constexpr float kMargin = 0.97f;
+  if (cublas_ms >= 0.0f && !(best >= 0.0f && best < kMargin * cublas_ms)) chosen = -1;
+  if (trace())
+    std::fprintf(stderr,
+                 "aotc: GEMM %lldx%lldx%lld float32: cuBLAS %.4f ms, 3xTF32 %.4f ms (config %d): %s\n",
+                 static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                 cublas_ms, best, chosen, chosen >= 0 ? "3xTF32" : "cuBLAS");
+  if (!gemm_tuning_add_3xtf32(ex.tuning, key, chosen)) {
+    note_error("GEMM tuning", "out of memory");
+    return -1;
+  }
+  return chosen;
+}
+
 // The product and its epilogue, operands of type ab_type.
 void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
                cudaDataType_t ab_type, const float* bias, float* c) {
@@ -409,31 +505,21 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
     note_error("gemm", "the product is too large for cuBLAS's 32-bit sizes");
     return;
   }
-  // What the pass does when cuBLASLt does not run: the whole epilogue.
-  const auto everything = [&] {
-    EpiloguePlan all;
-    all.pass_bias = p.bias_kind != BiasKind::None && bias;
-    all.pass_residual = p.residual != nullptr;
-    all.pass_clamp = has_clamp(p);
-    return all;
-  };
-  EpiloguePlan e = plan_epilogue(bp, bias);
   if (p.k == 0) {
-    // No product: C is the epilogue's terms alone; zero it first.
+    // No product: C is the epilogue's terms alone; zero it first, then the pass.
     for (int64_t i = 0; i < bp.batch; ++i)
       cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
                         static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm (k = 0)");
-    e = everything();
-  } else if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, bias, c)) {
-    plain_gemm(ex, bp, a, b, ab_type, c);
-    e = everything();
+    run_pass(ex, bp, everything(p, bias), bias, c);
+    return;
   }
-  if (e.pass())
-    bias_clamp_f32(
-        ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, e.pass_bias ? p.bias_kind : BiasKind::None, p.beta,
-        bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr, bp.stride_c,
-        e.pass_clamp ? p.clamp_lo : -__builtin_inff(), e.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
+  if (const int config = choose_3xtf32(ex, bp, a, b, ab_type, bias, c); config >= 0) {
+    gemm_3xtf32(ex.stream, p, static_cast<const float*>(a), static_cast<const float*>(b), bias, c, config,
+                ex.workspace);
+    return;
+  }
+  cublas_gemm(ex, bp, a, b, ab_type, bias, c);
 }
 
 cudaDataType_t type_16bit(Precision precision) {

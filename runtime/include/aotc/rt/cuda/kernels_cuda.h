@@ -85,6 +85,16 @@ void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& p, con
 // float32 and rounded into scratch first (gemm_16bit_scratch_bytes, gemm_plan.h).
 void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
                 const float* bias, float* c, void* scratch);
+// C = clamp(alpha * A B^T + beta * bias + residual), float32 operands (A m x k, B n x k, both
+// row-major) multiplied on tf32 tensor cores with each operand split into two tf32 parts
+// (gemm_3xtf32.cu): float32's accuracy, not tf32's. `config` (0 <= config <
+// gemm_3xtf32_configs()) picks the tile and how many parts k is split into; a config runs
+// only where gemm_3xtf32_supported says so, with gemm_3xtf32_workspace_bytes of workspace.
+int gemm_3xtf32_configs();
+bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, int config);
+size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config);
+void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
+                 float* c, int config, void* workspace);
 // c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
 // + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to [lo, hi],
 // for i < batch, r < m, col < n.

@@ -8,7 +8,10 @@
 namespace aotc::rt::cuda {
 
 enum class Precision : int32_t {
-  Fp32 = 0,  // exact float32 (allow_tf32 = False): cuBLAS default math, no tensor cores
+  // Float32 accuracy (allow_tf32 = False): cuBLAS's float32 math, or, for linear layers where
+  // the tuning run finds it faster, gemm_3xtf32 (each operand split into two tf32 parts on
+  // tensor cores; its error against float64 measured at or below cuBLAS's: gemm_3xtf32.cu).
+  Fp32 = 0,
   Tf32 = 1,  // float32 storage, tensor-core products with 10-bit mantissas (allow_tf32 = True)
   // Tensor-core products of float16 / bfloat16 operands with float32 accumulation.
   // Convolution weights are converted at compile time (the weights blob holds them in the

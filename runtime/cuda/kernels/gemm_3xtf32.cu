@@ -1,0 +1,321 @@
+// gemm_3xtf32.cu - float32 linear layers (C = A B^T, B stored n x k) on tf32 tensor cores at
+// float32's accuracy ("3xTF32", as CUTLASS names it).
+//
+// Each float32 operand x is split into two tf32 numbers, big = tf32(x) and small =
+// tf32(x - big): 11 + 11 significant bits against float32's 24. The product is
+//   A B^T ~ As Bb^T + Ab Bs^T + Ab Bb^T
+// (the dropped As Bs^T is below 2^-22 of each term), three mma.sync m16n8k8 tf32 products per
+// step, exact for operands that are tf32 numbers.
+//
+// Why not cuBLASLt's tf32 GEMM over the split operands: the tensor cores accumulate with
+// truncation, so the error of a long tf32 accumulation grows with k. Measured over
+// 197 x 768 x 768-3072 (bench/cuda/sgemm_3xtf32_bench.cu): split operands through one cuBLASLt
+// tf32 GEMM were 6-8e-6 from float64, 20-30x cuBLAS's float32 SIMT GEMM (2-4e-7). Here each
+// 32-deep slice of k accumulates in tensor cores from zero and is then added into float32
+// registers by ordinary (rounded) additions: long sums round as float32 sums do.
+//
+// Tiles: a block of WarpsM x WarpsN warps computes BM x BN of C, k in slices of 32 staged by
+// cp.async in three stages. The mma's k positions t and t + 4 of a thread are read from
+// columns 2t and 2t + 1 of the slice (the same permutation of k for A and B leaves the
+// product unchanged), so each pair is one 64-bit shared-memory load. Several configurations (tile, split of
+// k) are enumerated for the tuning (gemm_cublas.cu times them against cuBLAS). With a split of k, each part
+// writes its sums into the workspace and one more kernel adds them in a fixed order and applies the epilogue;
+// the result does not depend on timing.
+#include <aotc/rt/cuda/kernels_cuda.h>
+
+#include <cstdint>
+
+namespace aotc::rt::cuda {
+namespace {
+
+constexpr int kBK = 32;     // k per stage
+constexpr int kStages = 3;  // cp.async pipeline depth
+// A shared-memory row: k padded by 8 floats, which puts the 64-bit fragment loads of a half
+// warp (rows g = 0..3, columns 2t) on 32 distinct banks.
+constexpr int kRowFloats = kBK + 8;
+
+// x rounded to tf32 (10 explicit mantissa bits), to nearest with ties away from zero, as
+// cvt.rna.tf32.f32 does but in two integer instructions (sm_90 expands the cvt into more):
+// adding half of the dropped part's range to the magnitude's bits carries into the kept
+// part when the dropped part is at least half. Infinities and NaNs keep their class (a NaN's
+// payload may change); the largest finite values round to infinity, as with the cvt.
+__device__ __forceinline__ uint32_t tf32_bits(uint32_t bits) { return (bits + 0x1000u) & 0xffffe000u; }
+
+// x = big + small, both tf32. A value that is not finite has 0 as small (x - big would be a
+// NaN): infinities propagate as in float32.
+__device__ __forceinline__ void split(float x, uint32_t& big, uint32_t& small) {
+  big = tf32_bits(__float_as_uint(x));
+  const float rest = x - __uint_as_float(big);
+  small = fabsf(x) < __builtin_inff() ? tf32_bits(__float_as_uint(rest)) : 0u;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* global, bool valid) {
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(global), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
+struct Args {
+  int64_t m, n, k;
+  const float* a;
+  int64_t lda;
+  const float* b;  // n x k
+  int64_t ldb;
+  int64_t k_per_part;  // a multiple of kBK
+  // Epilogue (parts == 1): c = clamp(alpha * AB^T + beta * bias + residual).
+  float alpha, beta, clamp_lo, clamp_hi;
+  BiasKind bias_kind;
+  const float* bias;
+  const float* residual;
+  int64_t ldr;
+  float* c;
+  int64_t ldc;
+  float* partial;  // parts > 1: part p's sums at partial + p * m * n, rows n apart
+  int parts;
+};
+
+__device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t col, float sum) {
+  float v = p.alpha * sum;
+  if (p.bias_kind == BiasKind::PerColumn)
+    v += p.beta * p.bias[col];
+  else if (p.bias_kind == BiasKind::PerRow)
+    v += p.beta * p.bias[row];
+  else if (p.bias_kind == BiasKind::Full)
+    v += p.beta * p.bias[row * p.n + col];
+  if (p.residual) v += p.residual[row * p.ldr + col];
+  return fminf(fmaxf(v, p.clamp_lo), p.clamp_hi);
+}
+
+template <int BM, int BN, int WarpsM, int WarpsN>
+__global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p) {
+  constexpr int kThreadsPerBlock = WarpsM * WarpsN * 32;
+  constexpr int TM = BM / WarpsM, TN = BN / WarpsN;  // the warp's tile
+  constexpr int MT = TM / 16, NT = TN / 8;           // its mma tiles
+  static_assert(TM % 16 == 0 && TN % 8 == 0);
+  extern __shared__ float4 smem4[];
+  float* const smem = reinterpret_cast<float*>(smem4);
+  float* const a_tiles = smem;                              // [kStages][BM][kRowFloats]
+  float* const b_tiles = smem + kStages * BM * kRowFloats;  // [kStages][BN][kRowFloats]
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int warp_m = warp / WarpsN, warp_n = warp % WarpsN;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, n0 = static_cast<int64_t>(blockIdx.x) * BN;
+  const int part = blockIdx.z;
+  const int64_t k_begin = part * p.k_per_part;
+  const int64_t k_end = min(p.k, k_begin + p.k_per_part);
+  const int k_tiles = static_cast<int>((k_end - k_begin + kBK - 1) / kBK);
+
+  // One stage: BM + BN rows of 8 sixteen-byte chunks. A thread copies the same column of
+  // chunks (its index % 8) in rows kRowStep apart, the first kChunksA of them from A: their
+  // sources are found once. Past the edges of A and B, zeros (k % 4 == 0, so a chunk is all
+  // in or all out).
+  constexpr int kRowStep = kThreadsPerBlock / 8;
+  constexpr int kChunksA = BM / kRowStep, kChunksB = BN / kRowStep;
+  static_assert(BM % kRowStep == 0 && BN % kRowStep == 0);
+  const int first_row = threadIdx.x / 8, chunk = threadIdx.x % 8;
+  const int64_t chunk_k = k_begin + chunk * 4;
+  const float* src[kChunksA + kChunksB];
+#pragma unroll
+  for (int j = 0; j < kChunksA; ++j) {
+    const int64_t gr = m0 + first_row + j * kRowStep;
+    src[j] = gr < p.m ? p.a + gr * p.lda + chunk_k : nullptr;
+  }
+#pragma unroll
+  for (int j = 0; j < kChunksB; ++j) {
+    const int64_t gr = n0 + first_row + j * kRowStep;
+    src[kChunksA + j] = gr < p.n ? p.b + gr * p.ldb + chunk_k : nullptr;
+  }
+  auto load = [&](int stage, int tile) {
+    const int k0 = tile * kBK;
+    const bool k_in = chunk_k + k0 < k_end;
+    float* const as = a_tiles + stage * BM * kRowFloats + first_row * kRowFloats + chunk * 4;
+    float* const bs = b_tiles + stage * BN * kRowFloats + first_row * kRowFloats + chunk * 4;
+#pragma unroll
+    for (int j = 0; j < kChunksA + kChunksB; ++j) {
+      const bool valid = k_in && src[j] != nullptr;
+      float* const to =
+          j < kChunksA ? as + j * kRowStep * kRowFloats : bs + (j - kChunksA) * kRowStep * kRowFloats;
+      cp_async16(to, valid ? src[j] + k0 : p.a, valid);
+    }
+  };
+
+  float acc[MT][NT][4] = {};
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load(s, s);
+    cp_async_commit();
+  }
+  for (int tile = 0; tile < k_tiles; ++tile) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (tile + kStages - 1 < k_tiles) load((tile + kStages - 1) % kStages, tile + kStages - 1);
+    cp_async_commit();
+
+    const float* const as = a_tiles + (tile % kStages) * BM * kRowFloats + (warp_m * TM) * kRowFloats;
+    const float* const bs = b_tiles + (tile % kStages) * BN * kRowFloats + (warp_n * TN) * kRowFloats;
+    float slice[MT][NT][4] = {};  // this 32-deep slice, accumulated in the tensor cores
+#pragma unroll
+    for (int k8 = 0; k8 < kBK; k8 += 8) {
+      uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const float* r = as + (mt * 16 + g) * kRowFloats + k8 + 2 * t;
+        const float2 upper = *reinterpret_cast<const float2*>(r);
+        const float2 lower = *reinterpret_cast<const float2*>(r + 8 * kRowFloats);
+        split(upper.x, a_big[mt][0], a_small[mt][0]);
+        split(lower.x, a_big[mt][1], a_small[mt][1]);
+        split(upper.y, a_big[mt][2], a_small[mt][2]);
+        split(lower.y, a_big[mt][3], a_small[mt][3]);
+      }
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const float2 v = *reinterpret_cast<const float2*>(bs + (nt * 8 + g) * kRowFloats + k8 + 2 * t);
+        split(v.x, b_big[nt][0], b_small[nt][0]);
+        split(v.y, b_big[nt][1], b_small[nt][1]);
+      }
+      // The small terms first (added before the sum has grown); each product over all tiles
+      // before the next, so that no mma waits for the one before it.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_small[mt], b_big[nt]);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_big[mt], b_small[nt]);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_big[mt], b_big[nt]);
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mt][nt][e] += slice[mt][nt][e];
+  }
+  cp_async_wait<0>();
+
+  // acc[mt][nt]: rows g and g + 8, columns 2t and 2t + 1 of the 16 x 8 tile.
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t row = m0 + warp_m * TM + mt * 16 + g + (e >= 2 ? 8 : 0);
+        const int64_t col = n0 + warp_n * TN + nt * 8 + 2 * t + (e & 1);
+        if (row >= p.m || col >= p.n) continue;
+        if (p.parts > 1)
+          p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
+        else
+          p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
+      }
+}
+
+// The parts' sums added in order, then the epilogue.
+__global__ void sum_parts_kernel(Args p) {
+  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (i >= p.m * p.n) return;
+  float sum = p.partial[i];
+  for (int part = 1; part < p.parts; ++part) sum += p.partial[part * p.m * p.n + i];
+  const int64_t row = i / p.n, col = i % p.n;
+  p.c[row * p.ldc + col] = epilogue(p, row, col, sum);
+}
+
+template <int BM, int BN, int WarpsM, int WarpsN>
+void launch(cudaStream_t stream, const Args& args, int parts) {
+  constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
+  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN>;
+  // Set on every call (cheap): another thread's context may be launching the same kernel.
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  const dim3 grid(static_cast<unsigned>((args.n + BN - 1) / BN),
+                  static_cast<unsigned>((args.m + BM - 1) / BM), static_cast<unsigned>(parts));
+  kernel<<<grid, WarpsM * WarpsN * 32, kSmem, stream>>>(args);
+}
+
+// The tiles: block rows and columns, warps along each. Every warp computes 32 x 32 of C:
+// 64 x 32 and 32 x 64 warp tiles (tried: 64 x 64 / 1 x 2, 128 x 64 / 2 x 2, 64 x 128 / 2 x 2,
+// 128 x 128 / 2 x 4) were never the fastest at 128-197 rows (bench/results_gpu.md).
+struct Tile {
+  int bm, bn, warps_m, warps_n;
+  void (*launch)(cudaStream_t, const Args&, int);
+};
+#define AOTC_TILE(bm, bn, wm, wn) \
+  { bm, bn, wm, wn, launch<bm, bn, wm, wn> }
+const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2), AOTC_TILE(32, 64, 1, 2), AOTC_TILE(32, 128, 1, 4),
+                       AOTC_TILE(128, 64, 4, 2)};
+#undef AOTC_TILE
+constexpr int kParts[] = {1, 2, 3, 4, 6, 8};
+constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
+constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
+
+}  // namespace
+
+int gemm_3xtf32_configs() { return kTileCount * kPartCount; }
+
+size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config) {
+  const int parts = kParts[config % kPartCount];
+  return parts > 1 ? static_cast<size_t>(parts) * p.m * p.n * sizeof(float) : 0;
+}
+
+bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, int config) {
+  if (config < 0 || config >= gemm_3xtf32_configs()) return false;
+  const int parts = kParts[config % kPartCount];
+  const auto aligned = [](const float* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  // Sixteen-byte loads along k: k, the row strides and the operands' starts in fours.
+  return !p.trans_a && p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 && p.k % 4 == 0 && p.lda % 4 == 0 &&
+         p.ldb % 4 == 0 && aligned(a) && aligned(b) && p.m <= INT32_MAX && p.n <= INT32_MAX &&
+         (p.k + kBK - 1) / kBK >= parts &&
+         (p.m + kTiles[config / kPartCount].bm - 1) / kTiles[config / kPartCount].bm <= 65535;
+}
+
+void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
+                 float* c, int config, void* workspace) {
+  const Tile tile = kTiles[config / kPartCount];
+  const int parts = kParts[config % kPartCount];
+  Args args{};
+  args.m = p.m;
+  args.n = p.n;
+  args.k = p.k;
+  args.a = a;
+  args.lda = p.lda;
+  args.b = b;
+  args.ldb = p.ldb;
+  const int64_t k_tiles = (p.k + kBK - 1) / kBK;
+  args.k_per_part = (k_tiles + parts - 1) / parts * kBK;
+  // Fewer parts than asked when the tiles do not divide (no part may be empty).
+  const int used_parts = static_cast<int>((p.k + args.k_per_part - 1) / args.k_per_part);
+  args.alpha = p.alpha;
+  args.beta = p.beta;
+  args.clamp_lo = p.clamp_lo;
+  args.clamp_hi = p.clamp_hi;
+  args.bias_kind = bias ? p.bias_kind : BiasKind::None;
+  args.bias = bias;
+  args.residual = p.residual;
+  args.ldr = p.ldr;
+  args.c = c;
+  args.ldc = p.ldc;
+  args.partial = static_cast<float*>(workspace);
+  args.parts = used_parts;
+  tile.launch(stream, args, used_parts);
+  check_launch("gemm_3xtf32");
+  if (used_parts > 1) {
+    sum_parts_kernel<<<blocks_for(p.m * p.n), kThreads, 0, stream>>>(args);
+    check_launch("gemm_3xtf32 (sum of parts)");
+  }
+}
+
+}  // namespace aotc::rt::cuda
