@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -152,6 +153,75 @@ int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes) {
   return failures;
 }
 
+// Infinities and NaNs in the operands give what float32 gives: a NaN, an infinity of the
+// same sign, and finite values elsewhere (within 2e-6, except where float32's largest value,
+// which keeps only tf32's precision, takes part), for every config.
+int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes) {
+  const int64_t m = 37, n = 50, k = 64;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::vector<float> a(m * k), b(n * k);
+  for (auto* v : {&a, &b})
+    for (auto& x : *v) x = uni(rng);
+  uint32_t nan_bits = 0x7fffffffu;  // CUDA's canonical NaN: all mantissa bits set
+  std::memcpy(&a[3 * k + 5], &nan_bits, 4);
+  a[7 * k + 2] = INFINITY;
+  b[11 * k + 9] = -INFINITY;
+  b[20 * k + 60] = 3.0e38f;        // huge, still split
+  b[30 * k + 61] = 3.4028234e38f;  // float32's largest: its tf32 rounding would overflow
+  float *da, *db, *dc;
+  CHECK(cudaMalloc(&da, a.size() * 4));
+  CHECK(cudaMalloc(&db, b.size() * 4));
+  CHECK(cudaMalloc(&dc, m * n * 4));
+  CHECK(cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+  GemmParams p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.trans_b = true;
+  p.lda = p.ldb = k;
+  p.ldc = n;
+  std::vector<double> ref(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk) acc += double(a[i * k + kk]) * double(b[j * k + kk]);
+      ref[i * n + j] = acc;
+    }
+  int failures = 0;
+  for (int c = 0; c < gemm_3xtf32_configs(); ++c) {
+    if (!gemm_3xtf32_supported(p, da, db, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes) continue;
+    gemm_3xtf32(stream, p, da, db, nullptr, dc, c, workspace);
+    std::vector<float> got(m * n);
+    CHECK(cudaMemcpyAsync(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    double num = 0, den = 0;
+    int wrong_class = 0;
+    for (int64_t i = 0; i < m * n; ++i) {
+      // float32 sums: a product past float32's range is an infinity there too.
+      const double r = std::fabs(ref[i]) > 3.4028234663852886e38 ? std::copysign(INFINITY, ref[i]) : ref[i];
+      if (std::isnan(r) || std::isinf(r)) {
+        if (std::isnan(r) ? !std::isnan(got[i]) : got[i] != r) ++wrong_class;
+      } else if (!std::isfinite(got[i])) {
+        ++wrong_class;
+      } else if (i % n != 30) {  // column 30: float32's largest, kept to 10 bits (gemm_3xtf32.cu)
+        num += (got[i] - r) * (got[i] - r);
+        den += r * r;
+      }
+    }
+    const double err = std::sqrt(num / den);
+    if (wrong_class || !(err <= 2e-6)) {
+      std::printf("FAIL non-finite operands, config %d: %d values of the wrong class, finite ones %.3e\n", c,
+                  wrong_class, err);
+      ++failures;
+    }
+  }
+  for (float* d : {da, db, dc}) cudaFree(d);
+  std::printf("non-finite operands, every config: %d failed\n", failures);
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,7 +302,9 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamSynchronize(stream));
 
   const bool profile = argc > 2 && std::string(argv[2]) == "profile";
-  const int failures = profile ? 0 : check_odd_shapes(stream, workspace, ws_bytes);
+  const int failures =
+      profile ? 0
+              : check_odd_shapes(stream, workspace, ws_bytes) + check_non_finite(stream, workspace, ws_bytes);
   GemmTuning* tuning = gemm_tuning_create();
   gemm_tuning_set_flush(tuning, flush, flush_bytes);
   auto exec = [&](Precision precision, bool tune) {
