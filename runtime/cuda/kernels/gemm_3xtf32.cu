@@ -24,7 +24,10 @@
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
 
+#include <cooperative_groups.h>
+
 #include <cstdint>
+#include <cstdlib>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -108,7 +111,9 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
   return clamp_apply(v, p.clamp_lo, p.clamp_hi);
 }
 
-template <int BM, int BN, int WarpsM, int WarpsN>
+// Cluster: the parts of one tile of C run as one thread-block cluster (sm_90) and add their
+// sums through distributed shared memory; otherwise through p.partial and sum_parts_kernel.
+template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster>
 __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p) {
   constexpr int kThreadsPerBlock = WarpsM * WarpsN * 32;
   constexpr int TM = BM / WarpsM, TN = BN / WarpsN;  // the warp's tile
@@ -219,21 +224,55 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   }
   cp_async_wait<0>();
 
-  // acc[mt][nt]: rows g and g + 8, columns 2t and 2t + 1 of the 16 x 8 tile.
+  if constexpr (Cluster) {
+#if __CUDA_ARCH__ >= 900
+    // Each block's sums into its shared memory (the stages are done with), then each adds a
+    // share of the tile's elements over every block of the cluster, in rank order: the
+    // result does not depend on timing.
+    constexpr int kSumRow = BN + 8;  // 64-bit stores of a half warp on distinct banks
+    static_assert(BM * kSumRow <= kStages * (BM + BN) * kRowFloats);
+    __syncthreads();
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t row = m0 + warp_m * TM + mt * 16 + g + (e >= 2 ? 8 : 0);
-        const int64_t col = n0 + warp_n * TN + nt * 8 + 2 * t + (e & 1);
-        if (row >= p.m || col >= p.n) continue;
-        if (p.parts > 1)
-          p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
-        else
-          p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
-      }
+        for (int half = 0; half < 2; ++half) {
+          const int row = warp_m * TM + mt * 16 + g + 8 * half, col = warp_n * TN + nt * 8 + 2 * t;
+          *reinterpret_cast<float2*>(smem + row * kSumRow + col) =
+              make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
+        }
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    const int parts = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+    for (int i = rank * kThreadsPerBlock + threadIdx.x; i < BM * BN; i += parts * kThreadsPerBlock) {
+      const int row = i / BN, col = i % BN;
+      float sum = 0.0f;
+      for (int r = 0; r < parts; ++r) sum += cluster.map_shared_rank(smem, r)[row * kSumRow + col];
+      if (m0 + row < p.m && n0 + col < p.n)
+        p.c[(m0 + row) * p.ldc + n0 + col] = epilogue(p, m0 + row, n0 + col, sum);
+    }
+    cluster.sync();  // no block leaves while another reads its shared memory
+#else
+    __trap();  // launched only on sm_90 and later (gemm_3xtf32)
+#endif
+  } else {
+    // acc[mt][nt]: rows g and g + 8, columns 2t and 2t + 1 of the 16 x 8 tile.
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t row = m0 + warp_m * TM + mt * 16 + g + (e >= 2 ? 8 : 0);
+          const int64_t col = n0 + warp_n * TN + nt * 8 + 2 * t + (e & 1);
+          if (row >= p.m || col >= p.n) continue;
+          if (p.parts > 1)
+            p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
+          else
+            p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
+        }
+  }
 }
 
 // The parts' sums added in order, then the epilogue.
@@ -246,14 +285,33 @@ __global__ void sum_parts_kernel(Args p) {
   p.c[row * p.ldc + col] = epilogue(p, row, col, sum);
 }
 
+// parts > 1 with cluster: the parts of a tile as one cluster (sum_parts_kernel not needed).
 template <int BM, int BN, int WarpsM, int WarpsN>
-void launch(cudaStream_t stream, const Args& args, int parts) {
+void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
   constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
-  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN>;
-  // Set on every call (cheap): another thread's context may be launching the same kernel.
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   const dim3 grid(static_cast<unsigned>((args.n + BN - 1) / BN),
                   static_cast<unsigned>((args.m + BM - 1) / BM), static_cast<unsigned>(parts));
+  if (cluster && parts > 1) {
+    auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true>;
+    // Set on every call (cheap): another thread's context may be launching the same kernel.
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(WarpsM * WarpsN * 32);
+    config.dynamicSmemBytes = kSmem;
+    config.stream = stream;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = 1;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = static_cast<unsigned>(parts);
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    cudaLaunchKernelEx(&config, kernel, args);
+    return;
+  }
+  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   kernel<<<grid, WarpsM * WarpsN * 32, kSmem, stream>>>(args);
 }
 
@@ -262,16 +320,28 @@ void launch(cudaStream_t stream, const Args& args, int parts) {
 // 128 x 128 / 2 x 4) were never the fastest at 128-197 rows (bench/results_gpu.md).
 struct Tile {
   int bm, bn, warps_m, warps_n;
-  void (*launch)(cudaStream_t, const Args&, int);
+  void (*launch)(cudaStream_t, const Args&, int, bool);
 };
 #define AOTC_TILE(bm, bn, wm, wn) \
   { bm, bn, wm, wn, launch<bm, bn, wm, wn> }
 const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2), AOTC_TILE(32, 64, 1, 2), AOTC_TILE(32, 128, 1, 4),
                        AOTC_TILE(128, 64, 4, 2)};
 #undef AOTC_TILE
-constexpr int kParts[] = {1, 2, 3, 4, 6, 8};
+constexpr int kParts[] = {1, 2, 3, 4, 6, 8};  // at most 8: a portable cluster size
 constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
 constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
+
+// Whether the parts of a tile add their sums as a cluster: on sm_90 and later, unless
+// AOTC_CUDA_3XTF32_NO_CLUSTER=1 (for comparisons; read when a GEMM is planned).
+bool sums_in_clusters() {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major >= 9 && !std::getenv("AOTC_CUDA_3XTF32_NO_CLUSTER");
+}
 
 }  // namespace
 
@@ -279,7 +349,7 @@ int gemm_3xtf32_configs() { return kTileCount * kPartCount; }
 
 size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config) {
   const int parts = kParts[config % kPartCount];
-  return parts > 1 ? static_cast<size_t>(parts) * p.m * p.n * sizeof(float) : 0;
+  return parts > 1 && !sums_in_clusters() ? static_cast<size_t>(parts) * p.m * p.n * sizeof(float) : 0;
 }
 
 bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, int config) {
@@ -321,9 +391,10 @@ void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const
   args.ldc = p.ldc;
   args.partial = static_cast<float*>(workspace);
   args.parts = used_parts;
-  tile.launch(stream, args, used_parts);
+  const bool cluster = used_parts > 1 && sums_in_clusters();
+  tile.launch(stream, args, used_parts, cluster);
   check_launch("gemm_3xtf32");
-  if (used_parts > 1) {
+  if (used_parts > 1 && !cluster) {
     sum_parts_kernel<<<blocks_for(p.m * p.n), kThreads, 0, stream>>>(args);
     check_launch("gemm_3xtf32 (sum of parts)");
   }
