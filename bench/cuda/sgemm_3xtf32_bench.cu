@@ -313,8 +313,10 @@ int main(int argc, char** argv) {
     ex.tune = tune;
     return ex;
   };
-  auto linear = [&](const Exec& ex, int64_t k, int64_t n, const float* a, int64_t lda, const float* w,
-                    int64_t ldw, const float* bias, const float* residual, float* c) {
+  // A linear layer's product: C (m x n) = A (m x k, rows lda apart) W^T (W n x k, rows ldw
+  // apart) + bias + residual.
+  auto linear_params = [&](int64_t k, int64_t n, int64_t lda, int64_t ldw, const float* bias,
+                           const float* residual) {
     GemmParams p;
     p.m = m;
     p.n = n;
@@ -326,8 +328,11 @@ int main(int argc, char** argv) {
     p.bias_kind = bias ? BiasKind::PerColumn : BiasKind::None;
     p.residual = residual;
     p.ldr = n;
-    gemm_f32(ex, p, a, w, bias, c);
+    return p;
   };
+  auto linear = [&](const Exec& ex, int64_t k, int64_t n, const float* a, int64_t lda, const float* w,
+                    int64_t ldw, const float* bias, const float* residual,
+                    float* c) { gemm_f32(ex, linear_params(k, n, lda, ldw, bias, residual), a, w, bias, c); };
   auto split_act = [&](int s, int parts, int4 order, float* dst) {
     const int64_t count = m * shapes[s].k;
     if (parts == 3)
@@ -340,16 +345,8 @@ int main(int argc, char** argv) {
   auto own = [&](int l, int s) {
     const Weights& wt = weights[l * kShapes + s];
     const auto [n, k] = shapes[s];
-    GemmParams p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.trans_b = true;
-    p.lda = k;
-    p.ldb = k;
-    p.ldc = n;
-    p.bias_kind = BiasKind::PerColumn;
-    gemm_3xtf32(stream, p, x[s], wt.w, wt.bias, out[s], config[s], workspace);
+    gemm_3xtf32(stream, linear_params(k, n, k, k, wt.bias, nullptr), x[s], wt.w, wt.bias, out[s], config[s],
+                workspace);
   };
   // "profile": one launch per config of interest, for ncu.
   if (profile) {
@@ -398,13 +395,7 @@ int main(int argc, char** argv) {
   for (int s = 0; s < kShapes; ++s) {
     float best = 1e30f;
     int best_config = -1;
-    GemmParams p;
-    p.m = m;
-    p.n = shapes[s].n;
-    p.k = shapes[s].k;
-    p.trans_b = true;
-    p.lda = p.ldb = p.k;
-    p.ldc = p.n;
+    const GemmParams p = linear_params(shapes[s].k, shapes[s].n, shapes[s].k, shapes[s].k, nullptr, nullptr);
     for (int c = 0; c < gemm_3xtf32_configs(); ++c) {
       if (!gemm_3xtf32_supported(p, x[s], weights[s].w, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes)
         continue;

@@ -17,7 +17,9 @@
 // transformer-sized products (M = 128-197 rows: tens of tiles for 132 multiprocessors).
 //
 // Exact float32 unless Exec::precision allows tensor cores: tf32, or fp16 / bf16, for which
-// the operands are (or are rounded to) the 16-bit type with float32 accumulation.
+// the operands are (or are rounded to) the 16-bit type with float32 accumulation. At fp32 a
+// linear layer may instead run on gemm_3xtf32 (float32's accuracy on tf32 tensor cores)
+// where the tuning run finds it faster (choose_3xtf32).
 // AOTC_CUDA_NO_LT=1 (read when a context is created) takes plain cuBLAS and the epilogue
 // pass for every GEMM, for comparisons; so does any GEMM cuBLASLt has no algorithm for.
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -437,7 +439,7 @@ void cublas_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, con
   run_pass(ex, bp, e, bias, c);
 }
 
-// Exact-float32 linear layers (A B^T, one matrix) may run on gemm_3xtf32 instead: float32's
+// Float32 linear layers (A B^T, one matrix) may run on gemm_3xtf32 instead: float32's
 // accuracy on tf32 tensor cores. Which one runs is timed per shape in the tuning run, every
 // supported config of gemm_3xtf32 against cuBLAS's path as tuned; the choice stays with
 // cuBLAS unless gemm_3xtf32 is clearly faster. Returns the config, or -1 for cuBLAS (also
