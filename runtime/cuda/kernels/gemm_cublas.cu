@@ -473,11 +473,19 @@ int choose_3xtf32(const Exec& ex, const BatchedGemmParams& bp, const void* a, co
   });
   float best = -1.0f;
   for (int config = 0; config < gemm_3xtf32_configs(); ++config) {
-    if (!runs(config)) continue;
+    if (!runs(config) || first_error()[0]) continue;
     const float ms = median_time(ex, events, [&] {
       gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace);
       return first_error()[0] == '\0';
     });
+    if (ms < 0.0f) {
+      // A config that failed to launch (a cluster the GPU cannot place, say) is not a
+      // candidate; it leaves nothing behind for the run to see (launch errors are not
+      // sticky), as a failed cuBLASLt candidate does not (lt_gemm).
+      cudaGetLastError();
+      forget_error();
+      continue;
+    }
     if (ms >= 0.0f && (best < 0.0f || ms < best)) {
       best = ms;
       chosen = config;
