@@ -1,8 +1,9 @@
 // gemm_3xtf32.cu - float32 linear layers (C = A B^T, B stored n x k) on tf32 tensor cores at
 // float32's accuracy ("3xTF32", as CUTLASS names it).
 //
-// Each float32 operand x is split into two tf32 numbers, big = tf32(x) and small =
-// tf32(x - big): 11 + 11 significant bits against float32's 24. The product is
+// Each float32 operand x is split into big = tf32(x) and small = x - big, which the tensor
+// cores read as a tf32 number (truncated): 11 + 11 significant bits against float32's 24.
+// The product is
 //   A B^T ~ As Bb^T + Ab Bs^T + Ab Bb^T
 // (the dropped As Bs^T is below 2^-22 of each term), three mma.sync m16n8k8 tf32 products per
 // step, exact for operands that are tf32 numbers.
@@ -17,10 +18,11 @@
 // Tiles: a block of WarpsM x WarpsN warps computes BM x BN of C, k in slices of 32 staged by
 // cp.async in three stages. The mma's k positions t and t + 4 of a thread are read from
 // columns 2t and 2t + 1 of the slice (the same permutation of k for A and B leaves the
-// product unchanged), so each pair is one 64-bit shared-memory load. Several configurations (tile, split of
-// k) are enumerated for the tuning (gemm_cublas.cu times them against cuBLAS). With a split of k, each part
-// writes its sums into the workspace and one more kernel adds them in a fixed order and applies the epilogue;
-// the result does not depend on timing.
+// product unchanged), so each pair is one 64-bit shared-memory load. Several configurations
+// (tile, split of k) are enumerated for the tuning (gemm_cublas.cu times them against
+// cuBLAS). With a split of k, the parts add their sums in a fixed order, so the result does
+// not depend on timing: on sm_90 as one thread-block cluster through distributed shared
+// memory, elsewhere through the workspace and one more kernel (sum_parts_kernel).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
 
@@ -87,7 +89,8 @@ struct Args {
   const float* b;  // n x k
   int64_t ldb;
   int64_t k_per_part;  // a multiple of kBK
-  // Epilogue (parts == 1): c = clamp(alpha * AB^T + beta * bias + residual).
+  // Epilogue, applied where the whole sum is known: c = clamp(alpha * AB^T + beta * bias +
+  // residual).
   float alpha, beta, clamp_lo, clamp_hi;
   BiasKind bias_kind;
   const float* bias;
@@ -95,7 +98,7 @@ struct Args {
   int64_t ldr;
   float* c;
   int64_t ldc;
-  float* partial;  // parts > 1: part p's sums at partial + p * m * n, rows n apart
+  float* partial;  // parts > 1 without a cluster: part p's sums at partial + p * m * n, rows n apart
   int parts;
 };
 
@@ -338,7 +341,8 @@ void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
                   static_cast<unsigned>((args.m + BM - 1) / BM), static_cast<unsigned>(parts));
   if (cluster && parts > 1) {
     auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true>;
-    // Set on every call (cheap): another thread's context may be launching the same kernel.
+    // Set on every call (cheap). The limit belongs to the function; its value here is the
+    // same for every context, so contexts created at once cannot lower it for each other.
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
