@@ -94,6 +94,9 @@ def main():
                     help="NAME=VALUE: also time aotc in a second context created with that environment "
                          "variable (read at context creation), e.g. AOTC_CUDA_AUTOTUNE=0 (no GEMM tuning) "
                          "or AOTC_CUDA_NO_LT=1 (plain cuBLAS, every epilogue a separate pass)")
+    ap.add_argument("--ab-workdir", default="",
+                    help="also time the .so that check_cuda_models.py compiled into this other workdir (the "
+                         "same model built another way, e.g. AOTC_CUDA_LAYOUT=nchw), alternating run by run")
     ap.add_argument("--results", default="", help="append the markdown table here")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
@@ -134,20 +137,27 @@ def main():
                 row["compile"] = time_runs(lambda: compiled(*torch_xs), max(args.warmup, 10), args.iters)
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
-            if args.ab_env:  # the GEMMs are planned when a context is created (tuning, capture)
-                var, value = args.ab_env.split("=", 1)
-                saved = os.environ.get(var)
-                os.environ[var] = value
-                ctx_ab = Context(model, stream.cuda_stream)
-                if saved is None:
-                    del os.environ[var]
-                else:
-                    os.environ[var] = saved
+            if args.ab_env or args.ab_workdir:
+                model_ab = None
+                if args.ab_workdir:  # another build of the model
+                    model_ab = Model(Library(os.path.join(args.ab_workdir, name, f"model_{args.precision}.so")))
+                    ctx_ab = Context(model_ab, stream.cuda_stream)
+                else:  # the GEMMs are planned when a context is created (tuning, capture)
+                    var, value = args.ab_env.split("=", 1)
+                    saved = os.environ.get(var)
+                    os.environ[var] = value
+                    ctx_ab = Context(model, stream.cuda_stream)
+                    if saved is None:
+                        del os.environ[var]
+                    else:
+                        os.environ[var] = saved
                 # the two contexts alternate run by run, so that both see the same machine state
                 row["aotc_again"], row["aotc_ab"] = time_alternating(run_aotc, ctx_ab.prepare(xs, outs),
                                                                      args.warmup, args.iters)
-                row["ab_env"] = args.ab_env
+                row["ab_env"] = args.ab_env or ("the build in " + args.ab_workdir)
                 ctx_ab.destroy()
+                if model_ab:
+                    model_ab.destroy()
         ctx.destroy()
         model.destroy()
         rows.append(row)
@@ -155,7 +165,7 @@ def main():
                 f"(context created in {create_ms:.0f} ms), eager {row['eager']['median']:.3f} ms")
         if "aotc_ab" in row:
             line += (f"; alternating: aotc {row['aotc_again']['median']:.3f} ms, "
-                     f"with {args.ab_env} {row['aotc_ab']['median']:.3f} ms")
+                     f"with {row['ab_env']} {row['aotc_ab']['median']:.3f} ms")
         if "compile" in row:
             line += f", torch.compile {row['compile']['median']:.3f} ms (aotc/compile {row['aotc']['median'] / row['compile']['median']:.2f})"
         print(line)
@@ -173,9 +183,10 @@ def main():
         md.append(f"| {r['model']} | {r['batch']} | {a:.3f} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
     ab_rows = [r for r in rows if "aotc_ab" in r]
     if ab_rows:
-        md.append(f"\naotc against a second context created with {args.ab_env}, the two alternating run by "
+        ab = ab_rows[0]["ab_env"]
+        md.append(f"\naotc against a second context created with {ab}, the two alternating run by "
                   "run (medians, ms):\n")
-        md.append(f"| model | aotc | aotc, {args.ab_env} | ratio | aotc context creation (ms) |")
+        md.append(f"| model | aotc | aotc, {ab} | ratio | aotc context creation (ms) |")
         md.append("| --- | --- | --- | --- | --- |")
         for r in ab_rows:
             a, b = r["aotc_again"]["median"], r["aotc_ab"]["median"]

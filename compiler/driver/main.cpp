@@ -343,7 +343,7 @@ int compile(const Job& job) {
     // A ResNet block's add (and the relu after it, fused again) into the convolution before
     // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
     aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& conv) {
-      return !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(conv));
+      return conv.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(conv));
     });
     aotc::passes::fuse_activation(graph);
     aotc::passes::prepack_gemm_weights(graph);

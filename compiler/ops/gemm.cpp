@@ -7,30 +7,34 @@
 
 namespace aotc::ops {
 
+std::map<std::string, ir::Attr> gemm_attrs(const GemmShape& g) {
+  return {{"m", g.m},
+          {"n", g.n},
+          {"k", g.k},
+          {"trans_a", g.trans_a},
+          {"trans_b", g.trans_b},
+          {"lda", g.trans_a ? g.m : g.k},
+          {"ldb", g.trans_b ? g.k : g.n},
+          {"ldc", g.n},
+          {"alpha", g.alpha},
+          {"beta", g.beta},
+          {"bias_kind", static_cast<int64_t>(g.bias_kind)},
+          {"clamp_lo", -INFINITY},
+          {"clamp_hi", INFINITY},
+          {"batch", g.batch},
+          {"stride_a", g.stride_a},
+          {"stride_b", g.stride_b},
+          {"stride_c", g.m * g.n},
+          {"stride_bias", g.stride_bias}};
+}
+
 ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y, int residual) {
   const bool batched = g.batch > 1 || g.stride_a || g.stride_b || g.stride_bias;
   if (batched && residual >= 0) ctx.fail("internal: a batched GEMM cannot take a residual");
   std::vector<int> inputs = {a, b, bias};
   if (residual >= 0) inputs.push_back(residual);
   ir::Op& op = ctx.add_op(batched ? "batched_gemm" : "gemm", inputs, {y});
-  op.attrs = {{"m", g.m},
-              {"n", g.n},
-              {"k", g.k},
-              {"trans_a", g.trans_a},
-              {"trans_b", g.trans_b},
-              {"lda", g.trans_a ? g.m : g.k},
-              {"ldb", g.trans_b ? g.k : g.n},
-              {"ldc", g.n},
-              {"alpha", g.alpha},
-              {"beta", g.beta},
-              {"bias_kind", static_cast<int64_t>(g.bias_kind)},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY},
-              {"batch", g.batch},
-              {"stride_a", g.stride_a},
-              {"stride_b", g.stride_b},
-              {"stride_c", g.m * g.n},
-              {"stride_bias", g.stride_bias}};
+  op.attrs = gemm_attrs(g);
   rt::GemmParams p;
   p.m = g.m;
   p.n = g.n;

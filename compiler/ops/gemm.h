@@ -17,6 +17,10 @@ struct GemmShape {
   int64_t stride_bias = 0;                        // per-matrix bias (baddbmm)
 };
 
+// The attributes of a "gemm" (or, batched, "batched_gemm") op computing g: dense operands,
+// no clamp. make_gemm sets them; the passes that build a GEMM themselves use them too.
+std::map<std::string, ir::Attr> gemm_attrs(const GemmShape& g);
+
 // y = alpha * op(a) op(b) + beta * bias (+ residual) with dense operands; bias and residual
 // may be -1. A residual (m x n, dense) is added in the GEMM's epilogue (not for batches).
 ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias, int y, int residual = -1);

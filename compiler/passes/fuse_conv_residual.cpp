@@ -1,6 +1,6 @@
 // fuse_conv_residual: the residual add of a ResNet block, y = conv(x) + skip (and the clamp
 // that the CUDA target's fuse_binary_clamp put on the add), becomes the epilogue of that
-// convolution when the target's path for it takes one (takes_residual): the block's output
+// convolution (or GEMM) when the target's path for it takes one (takes_residual): the block's output
 // is written once, not read back and written again by an add. On the CPU the GEMM
 // convolutions start their accumulators from the residual; on CUDA cuBLASLt's C operand,
 // the epilogue pass or the implicit-GEMM kernel adds it. The fused op takes the add's place
@@ -48,7 +48,10 @@ void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&
       const ir::Op& conv = graph.ops[static_cast<size_t>(p)];
       // The add may read the convolution's result through a view of all of it (the
       // frontend's alias: torchvision's `out += identity` reads one).
-      if (conv.kind != "conv2d" || !whole_view_of(graph, conv_out, conv.outputs[0]) ||
+      // A GEMM (a linear layer, or a convolution that channels_last_cuda.cpp made one)
+      // takes the residual densely, row after row of its dense result.
+      const bool gemm = conv.kind == "gemm" && conv.i("ldc") == conv.i("n");
+      if ((conv.kind != "conv2d" && !gemm) || !whole_view_of(graph, conv_out, conv.outputs[0]) ||
           conv.inputs.size() > 3 || !takes_residual(conv))
         continue;
       // The convolution's result must be read by the add alone, and carry no clamp of its

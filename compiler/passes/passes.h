@@ -37,10 +37,9 @@ void select_winograd(ir::Graph& graph);
 // runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
 void prepack_gemm_weights(ir::Graph& graph);
 
-// After the target has chosen its convolution paths: conv2d -> add(skip) (-> the add's
-// clamp) becomes one conv2d with the skip as a 4th input, its residual, where
-// takes_residual(conv) says the target's path for that convolution adds one
-// (fuse_conv_residual.cpp).
+// After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the
+// add's clamp) becomes one conv2d (gemm) with the skip as a 4th input, its residual, where
+// takes_residual(op) says the target's path for that op adds one (fuse_conv_residual.cpp).
 void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&)>& takes_residual);
 
 // The pipeline the driver runs; verbose prints what each pass did.

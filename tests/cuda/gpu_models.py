@@ -93,7 +93,7 @@ GPU_MODELS["vit_b_16_64"] = _vit_b_16(64)
 GPU_MODELS["bert_base"] = _bert_base
 GPU_MODELS["encoder_post_relu"] = _encoder_layers(False, "relu", 2)
 GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
-for _name in ["mlp", "small_cnn", "conv_shapes", "two_inputs", "activations", "dict_out",
+for _name in ["mlp", "small_cnn", "conv_shapes", "winograd_shapes", "two_inputs", "activations", "dict_out",
               # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
               "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",
               "multihead_attention_const_masks", "bert_encoder",

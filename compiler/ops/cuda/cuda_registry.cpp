@@ -26,6 +26,7 @@ void register_all_cuda_ops(CudaRegistry& r) {
   register_embedding_cuda(r);
   register_assemble_cuda(r);
   register_where_cuda(r);
+  register_im2col_nhwc_cuda(r);
 }
 
 CudaRegistry& CudaRegistry::get() {
@@ -130,9 +131,11 @@ void fuse_binary_clamp(ir::Graph& graph) {
 
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
+  convert_to_channels_last(graph);
   choose_conv2d_paths(graph, precision);
   choose_gemm_operands(graph, precision);
   passes::fuse_conv_residual(graph, [](const ir::Op& conv) {
+    if (conv.kind == "gemm") return true;  // every GEMM path adds a residual in its epilogue
     if (!conv.has("cuda_path")) return false;
     const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
     return path == rt::cuda::Conv2dPath::ImplicitGemm || path == rt::cuda::Conv2dPath::Pointwise ||

@@ -63,6 +63,7 @@ void register_attention_cuda(CudaRegistry& r);
 void register_embedding_cuda(CudaRegistry& r);
 void register_assemble_cuda(CudaRegistry& r);
 void register_where_cuda(CudaRegistry& r);
+void register_im2col_nhwc_cuda(CudaRegistry& r);
 
 // Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,
 // and the name of the op's generated kernel.
@@ -73,12 +74,14 @@ std::string kernel_name(size_t op_index, const std::string& suffix = "");
 void check_cuda_support(const ir::Graph& graph);
 
 // Prepares a graph that ran the default passes for CUDA codegen: fuses a relu/clamp into
-// the binary op (residual add) it follows, picks the convolutions' paths for the precision
-// (converting weights for fp16/bf16), fuses residual adds into implicit-GEMM convolutions,
+// the binary op (residual add) it follows, runs a CNN in NHWC where that pays (its
+// convolutions become GEMMs), picks the other convolutions' paths for the precision
+// (converting weights for fp16/bf16), fuses residual adds into GEMMs and GEMM convolutions,
 // sets each op's CUDA scratch (no per-thread CPU scratch) and plans the memory again.
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision);
 
 // The passes it runs (one per file).
+void convert_to_channels_last(ir::Graph& graph);                              // channels_last_cuda.cpp
 void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // conv2d_paths_cuda.cpp
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // gemm_operands_cuda.cpp
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new

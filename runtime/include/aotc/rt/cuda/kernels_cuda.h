@@ -117,6 +117,10 @@ void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, floa
 void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x, void* col);
 // y[i] = x[i] rounded to the 16-bit type of precision (fp16 or bf16), i < count.
 void round_to_16bit(cudaStream_t stream, Precision precision, int64_t count, const float* x, void* y);
+// Channels last (NHWC, compiler/ops/cuda/channels_last_cuda.cpp): x is n x h_in x w_in x
+// c_in; col[(img * h_out + oh) * w_out + ow][(kh * kernel_w + kw) * c_in + c], zero where
+// the window reads padding (groups == 1).
+void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, float* col);
 // The ImplicitGemm path (conv2d_plan.h) at precision tf32, fp16 or bf16: w holds the
 // weights in that precision's type (float, __half, __nv_bfloat16); residual (null: none)
 // has y's shape and is added before the clamp; scratch: conv2d_scratch_bytes(p,
@@ -133,6 +137,10 @@ void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, 
 void avg_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
 void adaptive_avg_pool2d_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
                              int64_t h_out, int64_t w_out, const float* x, float* y);
+// The same on NHWC tensors (n x h x w x c), as torch computes them in NCHW.
+void max_pool2d_nhwc_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
+void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
+                                  int64_t h_out, int64_t w_out, const float* x, float* y);
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);

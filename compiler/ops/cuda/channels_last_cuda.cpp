@@ -1,0 +1,240 @@
+// channels_last_cuda: the CUDA target's layout choice. A CNN whose convolutions are
+// ungrouped runs in NHWC (channels last), each convolution a linear layer over its
+// receptive fields: Y (n*h_out*w_out x c_out) = X' W'^T with W' the weights reordered to
+// (c_out, kh, kw, c_in) at compile time and X' the input itself (1x1, stride 1, no padding)
+// or its NHWC unfolding ("im2col_nhwc"). That GEMM is the linear layers' own "gemm" op, so
+// it gets what they get: cuBLASLt's per-column bias and relu epilogue and the residual as
+// its C operand (fuse_conv_residual), one product over the whole batch instead of one per
+// image, the tuning run with gemm_3xtf32 as a candidate in fp32, and 16-bit weights in
+// fp16 / bf16 (gemm_operands_cuda.cpp). In NCHW cuBLASLt's bias runs along the wrong axis,
+// so the bias and relu were a pass of their own, and at batch 32 the per-image products
+// of the last stages (7x7 planes) were too small to fill the GPU.
+//
+// The rewrite walks the ops in order. Convolutions convert, taking their input to NHWC
+// (one permuting copy per value, shared by its readers); max pooling, adaptive average
+// pooling, unary and same-shape binary ops convert when their inputs are NHWC already; any
+// other reader of a converted value gets it back in NCHW from one permuting copy (or a
+// plain alias where the permutation moves no bytes: 1x1 planes, one channel). The result
+// is kept when the copies move at most half the bytes that the converted convolutions
+// write (a ResNet: one copy of the input, the pooled features an alias); a network whose
+// depthwise convolutions stay NCHW (MobileNet), one with a single convolution (ViT's
+// patches) or few (the copies weigh as much as the convolutions) stays NCHW as a whole.
+// AOTC_CUDA_LAYOUT=nhwc converts whatever can be, =nchw nothing (read when compiling).
+#include <aotc/rt/kernels.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "../../passes/passes.h"
+#include "../gemm.h"
+#include "../spatial.h"
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+// [n, c, h, w] -> [n, h, w, c] and back.
+ir::Shape nhwc_shape(const ir::Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+
+// Whether permuting between NCHW and NHWC leaves every element where it is.
+bool permutation_moves_nothing(const ir::Shape& nchw) { return nchw[1] == 1 || nchw[2] * nchw[3] == 1; }
+
+class ChannelsLast {
+ public:
+  explicit ChannelsLast(ir::Graph& graph) : g_(graph) {}
+
+  void run() {
+    std::vector<ir::Op> ops = std::move(g_.ops);
+    g_.ops.clear();
+    for (ir::Op& op : ops) {
+      if (!convert(op)) {
+        for (int in : op.inputs)
+          if (in >= 0) need_nchw(g_.storage_root(in));
+        g_.ops.push_back(std::move(op));
+      }
+    }
+    for (const ir::GraphOutput& out : g_.outputs) need_nchw(g_.storage_root(out.value));
+  }
+
+  int convs = 0;                // convolutions converted
+  int64_t conv_bytes = 0;       // their outputs' bytes
+  int64_t copied_bytes = 0;     // the permuting copies' (aliases cost nothing)
+
+ private:
+  ir::Graph& g_;
+  std::map<int, int> nhwc_of_;     // an NCHW value -> the value holding it in NHWC
+  std::map<int, bool> pending_;    // an NCHW value only its NHWC form holds so far
+  std::map<int, int> weights_of_;  // a conv weight -> its (c_out, kh, kw, c_in) constant
+
+  // The NHWC form of id, also through an alias of all of a value (torchvision's
+  // `out += identity` reads the convolution's result through one); -1 if none.
+  int nhwc_form(int id) const {
+    for (;;) {
+      if (auto it = nhwc_of_.find(id); it != nhwc_of_.end()) return it->second;
+      const ir::Value& v = g_.value(id);
+      if (v.alias_of < 0 || v.alias_byte_offset != 0 || g_.value(v.alias_of).shape != v.shape) return -1;
+      id = v.alias_of;
+    }
+  }
+
+  // A permuting copy of src (dims as in src) into a new dense value of shape dims permuted
+  // by order, appended to the ops.
+  void add_permute(int src, int dst, const std::vector<int64_t>& order, const ir::SourceLocation& loc) {
+    const ir::Shape& s = g_.value(src).shape;
+    std::vector<int64_t> src_strides(4), dims(4);
+    const std::vector<int64_t> dense = {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+    for (size_t i = 0; i < 4; ++i) {
+      dims[i] = s[static_cast<size_t>(order[i])];
+      src_strides[i] = dense[static_cast<size_t>(order[i])];
+    }
+    ir::Op& op = g_.add_op("copy", {src}, {dst}, loc);
+    op.attrs = {{"dims", dims},
+                {"src_strides", src_strides},
+                {"dst_strides", std::vector<int64_t>{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}},
+                {"elem_size", int64_t{4}},
+                {"src_offset", int64_t{0}}};
+    copied_bytes += g_.value(src).bytes();
+  }
+
+  // The NHWC form of a 4-d NCHW value, made by a permuting copy the first time.
+  int to_nhwc(int id, const ir::SourceLocation& loc) {
+    if (const int have = nhwc_form(id); have >= 0) return have;
+    const ir::Value& v = g_.value(id);
+    const int out = permutation_moves_nothing(v.shape) ? g_.add_alias(id, nhwc_shape(v.shape))
+                                                       : g_.add_value(v.dtype, nhwc_shape(v.shape), v.name);
+    if (g_.value(out).storage != ir::Storage::Alias) add_permute(id, out, {0, 2, 3, 1}, loc);
+    nhwc_of_[id] = out;
+    return out;
+  }
+
+  // A value read in NCHW (by an op that stays so, or as a graph output) that only its
+  // NHWC form holds gets its NCHW bytes now: the original value becomes the permuting
+  // copy's output, or an alias of the NHWC form, so its aliases keep working.
+  void need_nchw(int root) {
+    auto it = pending_.find(root);
+    if (it == pending_.end() || !it->second) return;
+    it->second = false;
+    ir::Value& v = g_.value(root);
+    const int nhwc = nhwc_of_.at(root);
+    if (permutation_moves_nothing(v.shape)) {
+      v.storage = ir::Storage::Alias;
+      v.alias_of = nhwc;
+      v.alias_byte_offset = 0;
+      return;
+    }
+    add_permute(nhwc, root, {0, 3, 1, 2}, {});
+  }
+
+  // The op's output gets an NHWC twin, which the op now writes.
+  int nhwc_output(int out) {
+    const ir::Value& v = g_.value(out);
+    const int twin = g_.add_value(v.dtype, nhwc_shape(v.shape), v.name);
+    nhwc_of_[out] = twin;
+    pending_[out] = true;
+    return twin;
+  }
+
+  bool is_4d_f32(int id) const {
+    const ir::Value& v = g_.value(id);
+    return v.shape.size() == 4 && v.dtype == ir::DType::Float32;
+  }
+
+  // The weights as (c_out, kh, kw, c_in), made once per weight.
+  int reordered_weights(int w) {
+    if (auto it = weights_of_.find(w); it != weights_of_.end()) return it->second;
+    const ir::Constant& c = g_.constant_of(w);
+    const int64_t co = c.shape[0], ci = c.shape[1], kh = c.shape[2], kw = c.shape[3];
+    std::vector<float> data(static_cast<size_t>(co * ci * kh * kw));
+    const float* src = c.f32();
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t i = 0; i < ci; ++i)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            data[static_cast<size_t>(((o * kh + y) * kw + x) * ci + i)] = src[((o * ci + i) * kh + y) * kw + x];
+    const int id = g_.add_f32_constant({co, kh * kw * ci}, std::move(data), g_.value(w).name + "_nhwc");
+    weights_of_[w] = id;
+    return id;
+  }
+
+  bool convert_conv(const ir::Op& op) {
+    const rt::Conv2dParams p = conv2d_params_of(op);
+    if (p.groups != 1 || op.inputs.size() != 3 || !is_4d_f32(op.inputs[0]) || !is_4d_f32(op.outputs[0]) ||
+        !is_whole_f32_constant(g_, op.inputs[1]) || g_.value(op.inputs[1]).shape.size() != 4)
+      return false;
+    const int x = to_nhwc(op.inputs[0], op.loc);
+    const int64_t rows = p.n * p.h_out * p.w_out, depth = p.kernel_h * p.kernel_w * p.c_in;
+    int a = x;
+    const bool unfold = !(p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                          p.pad_h == 0 && p.pad_w == 0);
+    if (unfold) {
+      a = g_.add_value(ir::DType::Float32, {rows, depth}, g_.value(op.inputs[0]).name + "_cols");
+      ir::Op& im2col = g_.add_op("im2col_nhwc", {x}, {a}, op.loc);
+      for (const char* key : {"n", "c_in", "h_in", "w_in", "c_out", "h_out", "w_out", "groups"})
+        im2col.attrs[key] = op.i(key);
+      for (const char* key : {"kernel", "stride", "padding", "dilation"}) im2col.attrs[key] = op.ints(key);
+    }
+    GemmShape s;
+    s.m = rows;
+    s.n = p.c_out;
+    s.k = depth;
+    s.trans_b = true;
+    s.bias_kind = op.inputs[2] >= 0 ? rt::BiasKind::PerColumn : rt::BiasKind::None;
+    const int w = reordered_weights(op.inputs[1]);
+    const int y = nhwc_output(op.outputs[0]);
+    ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
+    gemm.attrs = gemm_attrs(s);
+    gemm.attrs["clamp_lo"] = op.f("clamp_lo");
+    gemm.attrs["clamp_hi"] = op.f("clamp_hi");
+    ++convs;
+    conv_bytes += g_.value(y).bytes();
+    return true;
+  }
+
+  // Pooling, unary and binary ops whose tensor inputs all have NHWC forms of the output's
+  // shape convert as they are (the pooling ops marked "channels_last").
+  bool convert_in_place(const ir::Op& op) {
+    const bool pool = op.kind == "max_pool2d" || op.kind == "adaptive_avg_pool2d";
+    if (!pool && op.kind != "unary" && op.kind != "binary") return false;
+    if (op.outputs.size() != 1 || !is_4d_f32(op.outputs[0]) || op.inputs.empty()) return false;
+    std::vector<int> inputs;
+    for (int in : op.inputs) {
+      if (in < 0 || !is_4d_f32(in)) return false;
+      if (!pool && g_.value(in).shape != g_.value(op.outputs[0]).shape) return false;  // no broadcasting
+      const int nhwc = nhwc_form(in);
+      if (nhwc < 0) return false;
+      inputs.push_back(nhwc);
+    }
+    ir::Op converted = op;
+    converted.inputs = inputs;
+    converted.outputs = {nhwc_output(op.outputs[0])};
+    if (pool) converted.attrs["channels_last"] = true;
+    g_.ops.push_back(std::move(converted));
+    return true;
+  }
+
+  bool convert(const ir::Op& op) { return op.kind == "conv2d" ? convert_conv(op) : convert_in_place(op); }
+};
+
+}  // namespace
+
+void convert_to_channels_last(ir::Graph& graph) {
+  const char* env = std::getenv("AOTC_CUDA_LAYOUT");
+  const std::string mode = env ? env : "";
+  if (mode == "nchw") return;
+  int ungrouped = 0;  // no copy of the graph (and its weights) for a model that cannot gain
+  for (const ir::Op& op : graph.ops) ungrouped += op.kind == "conv2d" && op.i("groups") == 1;
+  if (ungrouped == 0 || (mode != "nhwc" && ungrouped < 2)) return;
+  ir::Graph converted = graph;
+  ChannelsLast pass(converted);
+  pass.run();
+  // Worth it when the permuting copies move at most half the bytes the converted
+  // convolutions write: each of those saves its epilogue pass (a read and a write of its
+  // output) at least, each copy costs one.
+  const bool worth_it = pass.convs >= 2 && 2 * pass.copied_bytes <= pass.conv_bytes;
+  if (pass.convs == 0 || (mode != "nhwc" && !worth_it)) return;
+  passes::eliminate_dead_ops(converted);
+  graph = std::move(converted);
+}
+
+}  // namespace aotc::ops::cuda
