@@ -42,7 +42,7 @@ bool permutation_moves_nothing(const ir::Shape& nchw) { return nchw[1] == 1 || n
 
 class ChannelsLast {
  public:
-  explicit ChannelsLast(ir::Graph& graph) : g_(graph) {}
+  ChannelsLast(ir::Graph& graph, rt::cuda::Precision precision) : g_(graph), precision_(precision) {}
 
   void run() {
     std::vector<ir::Op> ops = std::move(g_.ops);
@@ -63,9 +63,10 @@ class ChannelsLast {
 
  private:
   ir::Graph& g_;
+  const rt::cuda::Precision precision_;
   std::map<int, int> nhwc_of_;     // an NCHW value -> the value holding it in NHWC
   std::map<int, bool> pending_;    // an NCHW value only its NHWC form holds so far
-  std::map<int, int> weights_of_;  // a conv weight -> its (c_out, kh, kw, c_in) constant
+  std::map<std::pair<int, int64_t>, int> weights_of_;  // (weight, row length) -> reordered
 
   // The NHWC form of id, also through an alias of all of a value (torchvision's
   // `out += identity` reads the convolution's result through one); -1 if none.
@@ -140,20 +141,21 @@ class ChannelsLast {
     return v.shape.size() == 4 && v.dtype == ir::DType::Float32;
   }
 
-  // The weights as (c_out, kh, kw, c_in), made once per weight.
-  int reordered_weights(int w) {
-    if (auto it = weights_of_.find(w); it != weights_of_.end()) return it->second;
+  // The weights as (c_out, kh, kw, c_in), rows of `depth` floats (zeros after the taps),
+  // made once per weight.
+  int reordered_weights(int w, int64_t depth) {
+    if (auto it = weights_of_.find({w, depth}); it != weights_of_.end()) return it->second;
     const ir::Constant& c = g_.constant_of(w);
     const int64_t co = c.shape[0], ci = c.shape[1], kh = c.shape[2], kw = c.shape[3];
-    std::vector<float> data(static_cast<size_t>(co * ci * kh * kw));
+    std::vector<float> data(static_cast<size_t>(co * depth), 0.0f);
     const float* src = c.f32();
     for (int64_t o = 0; o < co; ++o)
       for (int64_t i = 0; i < ci; ++i)
         for (int64_t y = 0; y < kh; ++y)
           for (int64_t x = 0; x < kw; ++x)
-            data[static_cast<size_t>(((o * kh + y) * kw + x) * ci + i)] = src[((o * ci + i) * kh + y) * kw + x];
-    const int id = g_.add_f32_constant({co, kh * kw * ci}, std::move(data), g_.value(w).name + "_nhwc");
-    weights_of_[w] = id;
+            data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] = src[((o * ci + i) * kh + y) * kw + x];
+    const int id = g_.add_f32_constant({co, depth}, std::move(data), g_.value(w).name + "_nhwc");
+    weights_of_[{w, depth}] = id;
     return id;
   }
 
@@ -163,16 +165,30 @@ class ChannelsLast {
         !is_whole_f32_constant(g_, op.inputs[1]) || g_.value(op.inputs[1]).shape.size() != 4)
       return false;
     const int x = to_nhwc(op.inputs[0], op.loc);
-    const int64_t rows = p.n * p.h_out * p.w_out, depth = p.kernel_h * p.kernel_w * p.c_in;
+    const int64_t rows = p.n * p.h_out * p.w_out;
+    int64_t depth = p.kernel_h * p.kernel_w * p.c_in;
     int a = x;
     const bool unfold = !(p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                           p.pad_h == 0 && p.pad_w == 0);
+    // fp16 / bf16: the unfolding writes the columns in the 16-bit type, the GEMM's operand,
+    // and the weights are converted here (a 1x1 convolution's input is rounded as the GEMM
+    // runs, as a linear layer's is: gemm_operands_cuda.cpp).
+    const bool low = precision_ == rt::cuda::Precision::Fp16 || precision_ == rt::cuda::Precision::Bf16;
+    const bool low_columns = low && unfold;
     if (unfold) {
-      a = g_.add_value(ir::DType::Float32, {rows, depth}, g_.value(op.inputs[0]).name + "_cols");
+      // Rows a multiple of 4 values apart: cuBLAS's fast kernels want 16-byte aligned rows
+      // (a 7x7 RGB stem has 147 taps; at 147 it took a slower sm80 kernel).
+      depth = (depth + 3) / 4 * 4;
+      const ir::DType type = !low_columns                              ? ir::DType::Float32
+                             : precision_ == rt::cuda::Precision::Fp16 ? ir::DType::Float16
+                                                                      : ir::DType::BFloat16;
+      a = g_.add_value(type, {rows, depth}, g_.value(op.inputs[0]).name + "_cols");
       ir::Op& im2col = g_.add_op("im2col_nhwc", {x}, {a}, op.loc);
       for (const char* key : {"n", "c_in", "h_in", "w_in", "c_out", "h_out", "w_out", "groups"})
         im2col.attrs[key] = op.i(key);
       for (const char* key : {"kernel", "stride", "padding", "dilation"}) im2col.attrs[key] = op.ints(key);
+      im2col.attrs["row_stride"] = depth;
+      im2col.attrs["precision"] = static_cast<int64_t>(low_columns ? precision_ : rt::cuda::Precision::Fp32);
     }
     GemmShape s;
     s.m = rows;
@@ -180,12 +196,18 @@ class ChannelsLast {
     s.k = depth;
     s.trans_b = true;
     s.bias_kind = op.inputs[2] >= 0 ? rt::BiasKind::PerColumn : rt::BiasKind::None;
-    const int w = reordered_weights(op.inputs[1]);
+    int w = reordered_weights(op.inputs[1], depth);
+    if (low_columns) w = converted_constant(g_, w, precision_);
     const int y = nhwc_output(op.outputs[0]);
     ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
     gemm.attrs = gemm_attrs(s);
     gemm.attrs["clamp_lo"] = op.f("clamp_lo");
     gemm.attrs["clamp_hi"] = op.f("clamp_hi");
+    if (low_columns) {
+      gemm.attrs["a_16bit"] = true;
+      gemm.attrs["b_16bit"] = true;
+      gemm.attrs["precision"] = static_cast<int64_t>(precision_);
+    }
     ++convs;
     conv_bytes += g_.value(y).bytes();
     return true;
@@ -218,7 +240,7 @@ class ChannelsLast {
 
 }  // namespace
 
-void convert_to_channels_last(ir::Graph& graph) {
+void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
   const char* env = std::getenv("AOTC_CUDA_LAYOUT");
   const std::string mode = env ? env : "";
   if (mode == "nchw") return;
@@ -226,7 +248,7 @@ void convert_to_channels_last(ir::Graph& graph) {
   for (const ir::Op& op : graph.ops) ungrouped += op.kind == "conv2d" && op.i("groups") == 1;
   if (ungrouped == 0 || (mode != "nhwc" && ungrouped < 2)) return;
   ir::Graph converted = graph;
-  ChannelsLast pass(converted);
+  ChannelsLast pass(converted, precision);
   pass.run();
   // Worth it when the permuting copies move at most half the bytes the converted
   // convolutions write: each of those saves its epilogue pass (a read and a write of its

@@ -131,7 +131,7 @@ void fuse_binary_clamp(ir::Graph& graph) {
 
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
-  convert_to_channels_last(graph);
+  convert_to_channels_last(graph, precision);
   choose_conv2d_paths(graph, precision);
   choose_gemm_operands(graph, precision);
   passes::fuse_conv_residual(graph, [](const ir::Op& conv) {

@@ -13,7 +13,7 @@ namespace aotc::ops::cuda {
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   for (ir::Op& op : graph.ops) {
-    if (op.kind != "gemm") continue;
+    if (op.kind != "gemm" || op.has("a_16bit")) continue;  // decided already (channels_last_cuda.cpp)
     const bool a_weight = is_whole_f32_constant(graph, op.inputs[0]);
     const bool b_weight = is_whole_f32_constant(graph, op.inputs[1]);
     if (a_weight == b_weight) continue;  // two activations (or two constants): float32 operands

@@ -1,6 +1,9 @@
-// IR "im2col_nhwc" on CUDA -> aotc::rt::cuda::im2col_nhwc_f32: a convolution's receptive
-// fields unfolded from an NHWC input into the rows of a GEMM operand. Made by
-// channels_last_cuda.cpp, with the convolution's attributes.
+// IR "im2col_nhwc" on CUDA -> aotc::rt::cuda::im2col_nhwc_f32 (im2col_nhwc_16bit for the
+// 16-bit columns of --precision fp16 / bf16): a convolution's receptive fields unfolded
+// from an NHWC input into the rows of a GEMM operand. Made by channels_last_cuda.cpp, with
+// the convolution's attributes, "row_stride" and "precision".
+#include <aotc/rt/cuda/conv2d_plan.h>
+
 #include "../spatial.h"
 #include "cuda_registry.h"
 
@@ -12,8 +15,14 @@ CudaCode emit_im2col_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
   conv.attrs["clamp_lo"] = -INFINITY;
   conv.attrs["clamp_hi"] = INFINITY;
   conv.inputs = {op.inputs[0], -1, -1};
+  const auto precision = static_cast<rt::cuda::Precision>(op.i("precision"));
+  const std::string call =
+      precision == rt::cuda::Precision::Fp16 || precision == rt::cuda::Precision::Bf16
+          ? std::string("aotc::rt::cuda::im2col_nhwc_16bit(stream, p, aotc::rt::cuda::Precision::") +
+                (precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16") + ", "
+          : std::string("aotc::rt::cuda::im2col_nhwc_f32(stream, p, ");
   return {"", kernel_call(op, conv2d_params_code(conv).str(),
-                          "aotc::rt::cuda::im2col_nhwc_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
+                          call + std::to_string(op.i("row_stride")) + ", " + e.in(op.inputs[0]) + ", " +
                               e.out(op.outputs[0]) + ");")};
 }
 
