@@ -15,6 +15,7 @@
 #include "../../compiler/ir/error.h"
 #include "../../compiler/ir/graph.h"
 #include "../../compiler/ops/cuda/cuda_registry.h"
+#include "../../compiler/ops/gemm.h"
 #include "../../compiler/ops/spatial.h"
 #include "../../compiler/passes/passes.h"
 
@@ -340,6 +341,151 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
   CHECK(rt::cuda::conv2d_path(ops::conv2d_params_of(conv), rt::cuda::Precision::Fp32, true) ==
         rt::cuda::Conv2dPath::Im2colGemm);
   ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
+}
+
+namespace {
+
+// x (1 x 8 x 10 x 10) -> conv 3x3 + relu -> conv 3x3 -> + (the first conv's result) -> relu
+// -> max pool 2x2 -> global average pool -> flatten -> linear (5 outputs). depthwise: the
+// second convolution depthwise instead.
+ir::Graph small_resnet(bool depthwise) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
+  std::vector<float> w1(8 * 8 * 9), w2(depthwise ? 8 * 9 : 8 * 8 * 9), b1(8), fc(5 * 8), fb(5, 0.25f);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = static_cast<float>(i % 17) - 8.0f;
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = static_cast<float>(i % 13) * 0.5f;
+  for (size_t i = 0; i < b1.size(); ++i) b1[i] = static_cast<float>(i);
+  const int c1 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  add_conv(g, x, g.add_f32_constant({8, 8, 3, 3}, w1), g.add_f32_constant({8}, b1), c1, 8, 8, 10, 3, 1)
+      .attrs["clamp_lo"] = 0.0;
+  const int c2 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  add_conv(g, c1, g.add_f32_constant({8, depthwise ? 1 : 8, 3, 3}, w2), -1, c2, 8, 8, 10, 3,
+           depthwise ? 8 : 1);
+  const int s = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  g.add_op("binary", {c2, c1}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+  const int r = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  const int m = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
+  g.add_op("max_pool2d", {r}, {m}, where(4)).attrs = {{"n", int64_t{1}},
+                                                      {"c", int64_t{8}},
+                                                      {"h_in", int64_t{10}},
+                                                      {"w_in", int64_t{10}},
+                                                      {"h_out", int64_t{5}},
+                                                      {"w_out", int64_t{5}},
+                                                      {"kernel", std::vector<int64_t>{2, 2}},
+                                                      {"stride", std::vector<int64_t>{2, 2}},
+                                                      {"padding", std::vector<int64_t>{0, 0}},
+                                                      {"dilation", std::vector<int64_t>{1, 1}},
+                                                      {"count_include_pad", true},
+                                                      {"divisor_override", int64_t{0}}};
+  const int a = g.add_value(ir::DType::Float32, {1, 8, 1, 1});
+  g.add_op("adaptive_avg_pool2d", {m}, {a}, where(5)).attrs = {{"n", int64_t{1}},     {"c", int64_t{8}},
+                                                               {"h_in", int64_t{5}},  {"w_in", int64_t{5}},
+                                                               {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+  const int flat = g.add_alias(a, {1, 8});
+  const int y = g.add_value(ir::DType::Float32, {1, 5});
+  ir::Op& linear =
+      g.add_op("gemm", {flat, g.add_f32_constant({5, 8}, fc), g.add_f32_constant({5}, fb)}, {y}, where(6));
+  ops::GemmShape shape;
+  shape.m = 1;
+  shape.n = 5;
+  shape.k = 8;
+  shape.trans_b = true;
+  shape.bias_kind = rt::BiasKind::PerColumn;
+  linear.attrs = ops::gemm_attrs(shape);
+  g.outputs.push_back({y, "y"});
+  return g;
+}
+
+size_t count_kind(const ir::Graph& g, const char* kind) {
+  size_t n = 0;
+  for (const ir::Op& op : g.ops) n += op.kind == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: a CNN of ungrouped convolutions runs in NHWC, its convolutions GEMMs") {
+  ir::Graph g = small_resnet(false);
+  passes::run_default_passes(g, false);
+  ops::cuda::check_cuda_support(g);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  CHECK(count_kind(g, "conv2d") == 0);
+  CHECK(count_kind(g, "copy") == 0);  // the image unfolds from NCHW; the pooled features are an alias
+  REQUIRE(count_kind(g, "im2col_nhwc") == 2);
+  CHECK(count_kind(g, "binary") == 0);  // the add and its relu, fused into the second GEMM
+  REQUIRE(g.ops.size() == 7);
+  const ir::Op& unfold1 = g.ops[0];
+  CHECK(unfold1.kind == "im2col_nhwc");
+  CHECK(unfold1.b("nchw_input"));
+  CHECK(unfold1.i("row_stride") == 72);
+  CHECK(g.value(unfold1.outputs[0]).shape == ir::Shape{100, 72});
+  const ir::Op& conv1 = g.ops[1];
+  REQUIRE(conv1.kind == "gemm");
+  CHECK(conv1.i("m") == 100);
+  CHECK(conv1.i("n") == 8);
+  CHECK(conv1.i("k") == 72);
+  CHECK(conv1.b("trans_b"));
+  CHECK(static_cast<rt::BiasKind>(conv1.i("bias_kind")) == rt::BiasKind::PerColumn);
+  CHECK(conv1.f("clamp_lo") == 0.0);
+  CHECK(g.value(conv1.outputs[0]).shape == ir::Shape{1, 10, 10, 8});
+  // The weights reordered to (c_out, kh, kw, c_in): W'[o][(kh * 3 + kw) * 8 + c] = W[o][c][kh][kw].
+  const ir::Constant& w = g.constant_of(conv1.inputs[1]);
+  REQUIRE(w.shape == ir::Shape{8, 72});
+  for (int o : {0, 5})
+    for (int c : {0, 3, 7})
+      for (int kh : {0, 2})
+        for (int kw : {1, 2})
+          CHECK(w.f32()[o * 72 + (kh * 3 + kw) * 8 + c] ==
+                static_cast<float>((((o * 8 + c) * 3 + kh) * 3 + kw) % 17) - 8.0f);
+  CHECK_FALSE(g.ops[2].b("nchw_input"));  // the second unfolding reads the first GEMM's NHWC result
+  const ir::Op& conv2 = g.ops[3];
+  REQUIRE(conv2.kind == "gemm");
+  REQUIRE(conv2.inputs.size() == 4);
+  CHECK(conv2.inputs[3] == conv1.outputs[0]);  // the residual
+  CHECK(conv2.f("clamp_lo") == 0.0);
+  CHECK(g.ops[4].kind == "max_pool2d");
+  CHECK(g.ops[4].b("channels_last"));
+  CHECK(g.ops[5].kind == "adaptive_avg_pool2d");
+  CHECK(g.ops[5].b("channels_last"));
+  CHECK(g.ops[6].kind == "gemm");
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.model_cpp.find("aotc::rt::cuda::im2col_nhwc_f32(stream, p, true, 72, ") != std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::max_pool2d_nhwc_f32(") != std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::adaptive_avg_pool2d_nhwc_f32(") != std::string::npos);
+}
+
+TEST_CASE(
+    "cuda: NHWC at fp16 unfolds into 16-bit columns; a depthwise network and AOTC_CUDA_LAYOUT=nchw stay "
+    "NCHW") {
+  {
+    ir::Graph g = small_resnet(false);
+    passes::run_default_passes(g, false);
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp16);
+    REQUIRE(g.ops[0].kind == "im2col_nhwc");
+    CHECK(g.value(g.ops[0].outputs[0]).dtype == ir::DType::Float16);
+    CHECK(g.ops[1].b("a_16bit"));
+    CHECK(g.ops[1].b("b_16bit"));
+    CHECK(g.value(g.ops[1].inputs[1]).dtype == ir::DType::Float16);
+    CHECK(g.ops[1].scratch_bytes == 0);  // nothing to round as it runs
+  }
+  {
+    ir::Graph g = small_resnet(true);  // one ungrouped convolution left: not worth a layout of its own
+    passes::run_default_passes(g, false);
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    CHECK(count_kind(g, "im2col_nhwc") == 0);
+    CHECK(count_kind(g, "conv2d") == 2);
+  }
+  {
+    ir::Graph g = small_resnet(false);
+    passes::run_default_passes(g, false);
+    ::setenv("AOTC_CUDA_LAYOUT", "nchw", 1);
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    ::unsetenv("AOTC_CUDA_LAYOUT");
+    CHECK(count_kind(g, "im2col_nhwc") == 0);
+    CHECK(count_kind(g, "conv2d") == 2);
+  }
 }
 
 TEST_CASE("cuda: the implicit GEMM splits K only when its tiles cannot fill the GPU") {

@@ -12,8 +12,8 @@ CudaCode emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op, size_t
   for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"})
     args += std::to_string(op.i(key)) + ", ";
   return {"", kernel_call(op, "",
-                          "aotc::rt::cuda::adaptive_avg_pool2d" + nhwc + "_f32(stream, " + args + e.in(op.inputs[0]) +
-                              ", " + e.out(op.outputs[0]) + ");")};
+                          "aotc::rt::cuda::adaptive_avg_pool2d" + nhwc + "_f32(stream, " + args +
+                              e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");")};
 }
 
 }  // namespace

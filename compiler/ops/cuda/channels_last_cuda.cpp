@@ -57,15 +57,15 @@ class ChannelsLast {
     for (const ir::GraphOutput& out : g_.outputs) need_nchw(g_.storage_root(out.value));
   }
 
-  int convs = 0;                // convolutions converted
-  int64_t conv_bytes = 0;       // their outputs' bytes
-  int64_t copied_bytes = 0;     // the permuting copies' (aliases cost nothing)
+  int convs = 0;             // convolutions converted
+  int64_t conv_bytes = 0;    // their outputs' bytes
+  int64_t copied_bytes = 0;  // the permuting copies' (aliases cost nothing)
 
  private:
   ir::Graph& g_;
   const rt::cuda::Precision precision_;
-  std::map<int, int> nhwc_of_;     // an NCHW value -> the value holding it in NHWC
-  std::map<int, bool> pending_;    // an NCHW value only its NHWC form holds so far
+  std::map<int, int> nhwc_of_;                         // an NCHW value -> the value holding it in NHWC
+  std::map<int, bool> pending_;                        // an NCHW value only its NHWC form holds so far
   std::map<std::pair<int, int64_t>, int> weights_of_;  // (weight, row length) -> reordered
 
   // The NHWC form of id, also through an alias of all of a value (torchvision's
@@ -90,17 +90,19 @@ class ChannelsLast {
       src_strides[i] = dense[static_cast<size_t>(order[i])];
     }
     ir::Op& op = g_.add_op("copy", {src}, {dst}, loc);
-    op.attrs = {{"dims", dims},
-                {"src_strides", src_strides},
-                {"dst_strides", std::vector<int64_t>{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}},
-                {"elem_size", int64_t{4}},
-                {"src_offset", int64_t{0}}};
+    op.attrs = {
+        {"dims", dims},
+        {"src_strides", src_strides},
+        {"dst_strides", std::vector<int64_t>{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}},
+        {"elem_size", int64_t{4}},
+        {"src_offset", int64_t{0}}};
     copied_bytes += g_.value(src).bytes();
   }
 
   // The NHWC form of a 4-d NCHW value, made by a permuting copy the first time.
   int to_nhwc(int id, const ir::SourceLocation& loc) {
     if (const int have = nhwc_form(id); have >= 0) return have;
+    need_nchw(g_.storage_root(id));  // a part of a converted value, read through a view
     const ir::Value& v = g_.value(id);
     const int out = permutation_moves_nothing(v.shape) ? g_.add_alias(id, nhwc_shape(v.shape))
                                                        : g_.add_value(v.dtype, nhwc_shape(v.shape), v.name);
@@ -136,6 +138,12 @@ class ChannelsLast {
     return twin;
   }
 
+  // Whether id's bytes are (an alias of) a value only its NHWC form holds so far.
+  bool pending(int id) const {
+    auto it = pending_.find(g_.storage_root(id));
+    return it != pending_.end() && it->second;
+  }
+
   bool is_4d_f32(int id) const {
     const ir::Value& v = g_.value(id);
     return v.shape.size() == 4 && v.dtype == ir::DType::Float32;
@@ -153,7 +161,8 @@ class ChannelsLast {
       for (int64_t i = 0; i < ci; ++i)
         for (int64_t y = 0; y < kh; ++y)
           for (int64_t x = 0; x < kw; ++x)
-            data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] = src[((o * ci + i) * kh + y) * kw + x];
+            data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] =
+                src[((o * ci + i) * kh + y) * kw + x];
     const int id = g_.add_f32_constant({co, depth}, std::move(data), g_.value(w).name + "_nhwc");
     weights_of_[{w, depth}] = id;
     return id;
@@ -164,12 +173,15 @@ class ChannelsLast {
     if (p.groups != 1 || op.inputs.size() != 3 || !is_4d_f32(op.inputs[0]) || !is_4d_f32(op.outputs[0]) ||
         !is_whole_f32_constant(g_, op.inputs[1]) || g_.value(op.inputs[1]).shape.size() != 4)
       return false;
-    const int x = to_nhwc(op.inputs[0], op.loc);
     const int64_t rows = p.n * p.h_out * p.w_out;
     int64_t depth = p.kernel_h * p.kernel_w * p.c_in;
-    int a = x;
     const bool unfold = !(p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                           p.pad_h == 0 && p.pad_w == 0);
+    // An unfolding reads an input that exists only in NCHW (the model's image) as it is: no
+    // permuting copy.
+    const bool nchw_input = unfold && nhwc_form(op.inputs[0]) < 0 && !pending(op.inputs[0]);
+    const int x = nchw_input ? op.inputs[0] : to_nhwc(op.inputs[0], op.loc);
+    int a = x;
     // fp16 / bf16: the unfolding writes the columns in the 16-bit type, the GEMM's operand,
     // and the weights are converted here (a 1x1 convolution's input is rounded as the GEMM
     // runs, as a linear layer's is: gemm_operands_cuda.cpp).
@@ -181,13 +193,14 @@ class ChannelsLast {
       depth = (depth + 3) / 4 * 4;
       const ir::DType type = !low_columns                              ? ir::DType::Float32
                              : precision_ == rt::cuda::Precision::Fp16 ? ir::DType::Float16
-                                                                      : ir::DType::BFloat16;
+                                                                       : ir::DType::BFloat16;
       a = g_.add_value(type, {rows, depth}, g_.value(op.inputs[0]).name + "_cols");
       ir::Op& im2col = g_.add_op("im2col_nhwc", {x}, {a}, op.loc);
       for (const char* key : {"n", "c_in", "h_in", "w_in", "c_out", "h_out", "w_out", "groups"})
         im2col.attrs[key] = op.i(key);
       for (const char* key : {"kernel", "stride", "padding", "dilation"}) im2col.attrs[key] = op.ints(key);
       im2col.attrs["row_stride"] = depth;
+      im2col.attrs["nchw_input"] = nchw_input;
       im2col.attrs["precision"] = static_cast<int64_t>(low_columns ? precision_ : rt::cuda::Precision::Fp32);
     }
     GemmShape s;

@@ -1,7 +1,8 @@
 // IR "im2col_nhwc" on CUDA -> aotc::rt::cuda::im2col_nhwc_f32 (im2col_nhwc_16bit for the
 // 16-bit columns of --precision fp16 / bf16): a convolution's receptive fields unfolded
 // from an NHWC input into the rows of a GEMM operand. Made by channels_last_cuda.cpp, with
-// the convolution's attributes, "row_stride" and "precision".
+// the convolution's attributes, "row_stride", "precision" and "nchw_input" (an input read
+// in NCHW as it is).
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include "../spatial.h"
@@ -22,7 +23,8 @@ CudaCode emit_im2col_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
                 (precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16") + ", "
           : std::string("aotc::rt::cuda::im2col_nhwc_f32(stream, p, ");
   return {"", kernel_call(op, conv2d_params_code(conv).str(),
-                          call + std::to_string(op.i("row_stride")) + ", " + e.in(op.inputs[0]) + ", " +
+                          call + (op.b("nchw_input") ? "true, " : "false, ") +
+                              std::to_string(op.i("row_stride")) + ", " + e.in(op.inputs[0]) + ", " +
                               e.out(op.outputs[0]) + ");")};
 }
 

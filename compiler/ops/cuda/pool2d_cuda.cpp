@@ -12,8 +12,7 @@ bool channels_last(const ir::Op& op) { return op.has("channels_last") && op.b("c
 CudaCode emit_pool(const EmitContext& e, const ir::Op& op, size_t) {
   return {"", kernel_call(op, pool2d_params_code(op).str(),
                           "aotc::rt::cuda::" + op.kind + (channels_last(op) ? "_nhwc" : "") +
-                              "_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
-                              e.out(op.outputs[0]) + ");")};
+                              "_f32(stream, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");")};
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 // addresses. A thread finds its row, position and tap with five divisions by invariants.
 // Where the channel count is a multiple of 4 (every layer but an RGB stem) and the
 // pointers allow, a thread moves a float4.
-#include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/lowp.cuh>
 
 #include <cstdint>
@@ -15,7 +15,9 @@ namespace aotc::rt::cuda {
 namespace {
 
 struct Geometry {
-  unsigned c_in, h_in, w_in;
+  unsigned h_in, w_in;
+  // The input's element strides: NHWC (c 1), or NCHW for a model input read in place.
+  int64_t stride_image, stride_row, stride_pixel, stride_channel;
   FastDiv w_out, h_out, kernel_w, channel_vectors, stride_vectors;
   int stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   unsigned row_vectors;  // vectors of a row's taps: kernel_h * kernel_w * c_in / kVec
@@ -53,24 +55,28 @@ __global__ void im2col_nhwc_kernel(Geometry g, const float* __restrict__ x, T* _
   if (t >= g.vectors) return;
   const unsigned row_in_launch = g.stride_vectors.div(t);
   const unsigned j = t - row_in_launch * g.stride_vectors.divisor();  // the vector within the row
-  const unsigned row = g.first_row + row_in_launch;                     // (image * h_out + oh) * w_out + ow
-  auto* const out = reinterpret_cast<Store<T, kVec>*>(col) + static_cast<int64_t>(row) * g.stride_vectors.divisor() + j;
+  const unsigned row = g.first_row + row_in_launch;                   // (image * h_out + oh) * w_out + ow
+  auto* const out =
+      reinterpret_cast<Store<T, kVec>*>(col) + static_cast<int64_t>(row) * g.stride_vectors.divisor() + j;
   if (j >= g.row_vectors) {
     *out = Store<T, kVec>{};
     return;
   }
   const unsigned image_oh = g.w_out.div(row), ow = row - image_oh * g.w_out.divisor();
-  const unsigned image = g.h_out.div(image_oh), oh = image_oh - image * g.h_out.divisor();
+  const unsigned image_index = g.h_out.div(image_oh), oh = image_oh - image_index * g.h_out.divisor();
+  const int64_t image = image_index;
   const unsigned tap = g.channel_vectors.div(j), c = (j - tap * g.channel_vectors.divisor()) * kVec;
   const unsigned kh = g.kernel_w.div(tap), kw = tap - kh * g.kernel_w.divisor();
   const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + static_cast<int>(kh) * g.dilation_h;
   const int iw = static_cast<int>(ow) * g.stride_w - g.pad_w + static_cast<int>(kw) * g.dilation_w;
   V v{};
-  if (ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 && iw < static_cast<int>(g.w_in))
-    v = *reinterpret_cast<const V*>(
-        x + ((static_cast<int64_t>(image) * g.h_in + static_cast<unsigned>(ih)) * g.w_in + static_cast<unsigned>(iw)) *
-                g.c_in +
-        c);
+  if (ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 && iw < static_cast<int>(g.w_in)) {
+    const float* const at = x + image * g.stride_image + ih * g.stride_row + iw * g.stride_pixel;
+    if constexpr (kVec == 4)
+      v = *reinterpret_cast<const V*>(at + c);  // stride_channel 1
+    else
+      v = at[c * g.stride_channel];
+  }
   Store<T, kVec> rounded;
   const float* f = reinterpret_cast<const float*>(&v);
 #pragma unroll
@@ -80,10 +86,14 @@ __global__ void im2col_nhwc_kernel(Geometry g, const float* __restrict__ x, T* _
 
 // Launches of up to 2^31 vectors, whole rows each.
 template <class T, int kVec>
-void launch(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride, const float* x, T* col) {
+void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const float* x,
+            T* col) {
   const int64_t rows = p.n * p.h_out * p.w_out, stride_vectors = row_stride / kVec;
   Geometry g;
-  g.c_in = static_cast<unsigned>(p.c_in);
+  g.stride_image = p.c_in * p.h_in * p.w_in;
+  g.stride_row = nchw ? p.w_in : p.w_in * p.c_in;
+  g.stride_pixel = nchw ? 1 : p.c_in;
+  g.stride_channel = nchw ? p.h_in * p.w_in : 1;
   g.h_in = static_cast<unsigned>(p.h_in);
   g.w_in = static_cast<unsigned>(p.w_in);
   g.w_out = FastDiv(static_cast<uint32_t>(p.w_out));
@@ -109,7 +119,8 @@ void launch(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride, cons
 }
 
 template <class T>
-void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride, const float* x, T* col) {
+void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const float* x,
+                 T* col) {
   const int64_t rows = p.n * p.h_out * p.w_out;
   const int64_t row_length = p.kernel_h * p.kernel_w * p.c_in;
   if (rows <= 0 || row_length <= 0) return;
@@ -123,24 +134,25 @@ void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride,
     return;
   }
   const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(col) % 16 == 0;
-  if (p.c_in % 4 == 0 && row_stride % 4 == 0 && aligned)
-    launch<T, 4>(stream, p, row_stride, x, col);
+  if (!nchw && p.c_in % 4 == 0 && row_stride % 4 == 0 && aligned)
+    launch<T, 4>(stream, p, false, row_stride, x, col);
   else
-    launch<T, 1>(stream, p, row_stride, x, col);
+    launch<T, 1>(stream, p, nchw, row_stride, x, col);
 }
 
 }  // namespace
 
-void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride, const float* x, float* col) {
-  im2col_nhwc(stream, p, row_stride, x, col);
+void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride,
+                     const float* x, float* col) {
+  im2col_nhwc(stream, p, nchw, row_stride, x, col);
 }
 
-void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, int64_t row_stride,
-                       const float* x, void* col) {
+void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, bool nchw,
+                       int64_t row_stride, const float* x, void* col) {
   if (precision == Precision::Fp16)
-    im2col_nhwc(stream, p, row_stride, x, static_cast<__half*>(col));
+    im2col_nhwc(stream, p, nchw, row_stride, x, static_cast<__half*>(col));
   else if (precision == Precision::Bf16)
-    im2col_nhwc(stream, p, row_stride, x, static_cast<__nv_bfloat16*>(col));
+    im2col_nhwc(stream, p, nchw, row_stride, x, static_cast<__nv_bfloat16*>(col));
   else
     note_error("im2col_nhwc_16bit", "16-bit columns need --precision fp16 or bf16");
 }

@@ -56,17 +56,21 @@ void max_pool2d_nhwc_f32(cudaStream_t stream, const Pool2dParams& p, const float
     note_error("max_pool2d_nhwc_f32", "the tensor is too large for the kernel's 32-bit index arithmetic");
     return;
   }
-  const bool vec4 = p.c % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-                    reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  const bool vec4 =
+      p.c % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
   auto i = [](int64_t v) { return static_cast<int>(v); };
   const int64_t vectors = vec4 ? p.c / 4 : p.c;
-  const Geometry g{u(vectors),      u(p.h_in),       u(p.w_in),      u(p.h_out),     u(p.w_out),
-                   u(p.kernel_h),   u(p.kernel_w),   i(p.stride_h),  i(p.stride_w),  i(p.pad_h),
-                   i(p.pad_w),      i(p.dilation_h), i(p.dilation_w), u(total / p.c * vectors)};
+  const Geometry g{u(vectors),      u(p.h_in),
+                   u(p.w_in),       u(p.h_out),
+                   u(p.w_out),      u(p.kernel_h),
+                   u(p.kernel_w),   i(p.stride_h),
+                   i(p.stride_w),   i(p.pad_h),
+                   i(p.pad_w),      i(p.dilation_h),
+                   i(p.dilation_w), u(total / p.c * vectors)};
   if (vec4)
-    max_pool2d_nhwc_kernel<<<blocks_for(g.total), kThreads, 0, stream>>>(g, reinterpret_cast<const float4*>(x),
-                                                                         reinterpret_cast<float4*>(y));
+    max_pool2d_nhwc_kernel<<<blocks_for(g.total), kThreads, 0, stream>>>(
+        g, reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y));
   else
     max_pool2d_nhwc_kernel<<<blocks_for(g.total), kThreads, 0, stream>>>(g, x, y);
   check_launch("max_pool2d_nhwc_kernel");

@@ -118,13 +118,15 @@ void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precisio
 // y[i] = x[i] rounded to the 16-bit type of precision (fp16 or bf16), i < count.
 void round_to_16bit(cudaStream_t stream, Precision precision, int64_t count, const float* x, void* y);
 // Channels last (NHWC, compiler/ops/cuda/channels_last_cuda.cpp): x is n x h_in x w_in x
-// c_in; col[(img * h_out + oh) * w_out + ow][(kh * kernel_w + kw) * c_in + c], zero where
-// the window reads padding (groups == 1); rows row_stride floats apart, zeros after the
-// receptive field (a 3-channel stem's 147 taps padded to 148: aligned rows for cuBLAS).
-void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, int64_t row_stride, const float* x, float* col);
+// c_in (n x c_in x h_in x w_in when nchw); col[(img * h_out + oh) * w_out + ow][(kh *
+// kernel_w + kw) * c_in + c], zero where the window reads padding (groups == 1); rows
+// row_stride floats apart, zeros after the receptive field (a 3-channel stem's 147 taps
+// padded to 148: aligned rows for cuBLAS).
+void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride,
+                     const float* x, float* col);
 // The same written in the 16-bit type of precision (fp16 or bf16), the GEMM's operand.
-void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, int64_t row_stride,
-                       const float* x, void* col);
+void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, bool nchw,
+                       int64_t row_stride, const float* x, void* col);
 // The ImplicitGemm path (conv2d_plan.h) at precision tf32, fp16 or bf16: w holds the
 // weights in that precision's type (float, __half, __nv_bfloat16); residual (null: none)
 // has y's shape and is added before the clamp; scratch: conv2d_scratch_bytes(p,
