@@ -227,17 +227,25 @@ float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const c
 // The candidates of a tuning: cuBLASLt's heuristic choices, and for the first few of those
 // that can split K, the same algorithm split 2 to 16 ways (few output tiles: the split
 // puts the idle multiprocessors to work on K).
-constexpr int kHeuristicCandidates = 12;
+// AOTC_CUDA_LT_CANDIDATES=N (1 to kMostHeuristicCandidates, read at context creation) asks
+// cuBLASLt for N heuristic choices instead of 12, for comparisons.
+constexpr int kHeuristicCandidates = 12, kMostHeuristicCandidates = 48;
 constexpr int kSplitBases = 3;
 constexpr uint32_t kSplits[] = {2, 3, 4, 6, 8, 12, 16};
 constexpr int kMaxCandidates =
-    kHeuristicCandidates + kSplitBases * static_cast<int>(sizeof kSplits / sizeof kSplits[0]);
+    kMostHeuristicCandidates + kSplitBases * static_cast<int>(sizeof kSplits / sizeof kSplits[0]);
+
+int heuristic_candidates() {
+  const char* env = std::getenv("AOTC_CUDA_LT_CANDIDATES");
+  const int n = env ? std::atoi(env) : kHeuristicCandidates;
+  return n < 1 ? 1 : n > kMostHeuristicCandidates ? kMostHeuristicCandidates : n;
+}
 
 // Fills out (kMaxCandidates) and returns how many.
 int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuristicResult_t* heuristic,
                   int found, cublasLtMatmulAlgo_t* out) {
   int count = 0;
-  for (int i = 0; i < found && i < kHeuristicCandidates; ++i)
+  for (int i = 0; i < found; ++i)
     if (heuristic[i].state == CUBLAS_STATUS_SUCCESS) out[count++] = heuristic[i].algo;
   for (int i = 0; i < found && i < kSplitBases; ++i) {
     if (heuristic[i].state != CUBLAS_STATUS_SUCCESS) continue;
@@ -318,11 +326,11 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
   const GemmTuningKey key = key_of(ex, bp, e, ab_type, a, b, bias, c);
   if (!gemm_tuning_find(ex.tuning, key, &algo)) {
     const bool tune = ex.tuning && ex.tune;
-    cublasLtMatmulHeuristicResult_t heuristic[kHeuristicCandidates] = {};
+    cublasLtMatmulHeuristicResult_t heuristic[kMostHeuristicCandidates] = {};
     int found = 0;
     const cublasStatus_t h =
         cublasLtMatmulAlgoGetHeuristic(ex.lt, lp.desc, lp.first, lp.second, lp.c, lp.d, lp.pref,
-                                       tune ? kHeuristicCandidates : 1, heuristic, &found);
+                                       tune ? heuristic_candidates() : 1, heuristic, &found);
     if (h != CUBLAS_STATUS_SUCCESS || found <= 0) {
       if (trace())
         std::fprintf(stderr,
