@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <set>
 
 #include "../../codegen/cuda/cuda_target.h"
 #include "../../compiler/ir/error.h"
@@ -486,6 +487,69 @@ TEST_CASE(
     CHECK(count_kind(g, "im2col_nhwc") == 0);
     CHECK(count_kind(g, "conv2d") == 2);
   }
+}
+
+namespace {
+
+// Every op reads only bytes that an earlier op, an input or a constant wrote; every graph
+// output has a writer.
+void check_defined_before_use(const ir::Graph& g) {
+  std::set<int> written;
+  auto defined = [&](int id) {
+    const int root = g.storage_root(id);
+    const ir::Storage st = g.value(root).storage;
+    return st == ir::Storage::Input || st == ir::Storage::Constant || written.count(root) > 0;
+  };
+  for (const ir::Op& op : g.ops) {
+    for (int in : op.inputs)
+      if (in >= 0) CHECK_MESSAGE(defined(in), op.kind << " reads %" << in << " before anything writes it");
+    for (int out : op.outputs) written.insert(g.storage_root(out));
+  }
+  for (const ir::GraphOutput& out : g.outputs) CHECK_MESSAGE(defined(out.value), "output " << out.name);
+}
+
+}  // namespace
+
+TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in NCHW and returned") {
+  // c1 = conv(x); c2 = conv(c1); e = exp(c2) (NHWC); v = a copy of c2 (an op with no NHWC
+  // form: c2 comes back to NCHW first); c3 = conv(v) (unfolds v in NCHW in place); outputs
+  // c3, c1 (converted, returned: back to NCHW at the end) and e.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
+  auto conv = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+    add_conv(g, in, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.25f)), -1, out, 8, 8, 10, 3,
+             1);
+    return out;
+  };
+  const int c1 = conv(x), c2 = conv(c1);
+  const int e = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  g.add_op("unary", {c2}, {e}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
+  const int v = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  g.add_op("copy", {c2}, {v}, where(3)).attrs = {{"dims", std::vector<int64_t>{1, 8, 10, 10}},
+                                                 {"src_strides", std::vector<int64_t>{800, 100, 10, 1}},
+                                                 {"dst_strides", std::vector<int64_t>{800, 100, 10, 1}},
+                                                 {"elem_size", int64_t{4}}};
+  const int c3 = conv(v);
+  g.outputs = {{c3, "c3"}, {c1, "c1"}, {e, "e"}};
+  passes::run_default_passes(g, false);
+  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  ::unsetenv("AOTC_CUDA_LAYOUT");
+  CHECK(count_kind(g, "conv2d") == 0);
+  CHECK(count_kind(g, "im2col_nhwc") == 3);
+  // Permuting copies: c2 before the copy reads it, then c3, c1 and e for the outputs.
+  CHECK(count_kind(g, "copy") == 1 + 4);
+  for (const ir::GraphOutput& out : g.outputs) CHECK(g.value(out.value).shape == ir::Shape{1, 8, 10, 10});
+  check_defined_before_use(g);
+  // The third unfolding reads v (NCHW) in place.
+  bool nchw_unfold = false;
+  for (const ir::Op& op : g.ops)
+    if (op.kind == "im2col_nhwc" && op.inputs[0] == v) nchw_unfold = op.b("nchw_input");
+  CHECK(nchw_unfold);
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.cuda);
 }
 
 TEST_CASE("cuda: the implicit GEMM splits K only when its tiles cannot fill the GPU") {
