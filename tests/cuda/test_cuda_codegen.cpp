@@ -552,6 +552,41 @@ TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in 
   CHECK(src.cuda);
 }
 
+TEST_CASE("cuda: a convolution whose result is returned through a view of another shape stays NCHW") {
+  // y = relu(conv2(conv1(x)).view(1, 4, 20, 10)): fuse_activation moves the relu onto conv2,
+  // whose output becomes the [1, 4, 20, 10] view; NHWC bytes there would be permuted wrongly.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
+  const int c1 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  add_conv(g, x, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.25f)), -1, c1, 8, 8, 10, 3, 1);
+  const int c2 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  add_conv(g, c1, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.5f)), -1, c2, 8, 8, 10, 3, 1);
+  const int view = g.add_alias(c2, {1, 4, 20, 10});
+  const int y = g.add_value(ir::DType::Float32, {1, 4, 20, 10});
+  g.add_op("unary", {view}, {y}, where(2)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  g.outputs.push_back({y, "y"});
+  passes::run_default_passes(g, false);
+  REQUIRE(g.ops.size() == 2);
+  REQUIRE(g.value(g.ops[1].outputs[0]).shape == ir::Shape{1, 4, 20, 10});  // the relu, fused
+  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  ::unsetenv("AOTC_CUDA_LAYOUT");
+  CHECK(count_kind(g, "conv2d") == 1);  // conv2, in NCHW; conv1 in NHWC, copied back for it
+  CHECK(count_kind(g, "im2col_nhwc") == 1);
+  CHECK(g.ops.back().kind == "conv2d");
+  CHECK(g.ops.back().outputs[0] == y);
+  check_defined_before_use(g);
+}
+
+TEST_CASE("cuda: AOTC_CUDA_LAYOUT other than nchw or nhwc is refused") {
+  ir::Graph g = small_resnet(false);
+  passes::run_default_passes(g, false);
+  ::setenv("AOTC_CUDA_LAYOUT", "NHWC ", 1);
+  CHECK_THROWS_WITH_AS(ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32),
+                       doctest::Contains("AOTC_CUDA_LAYOUT is 'NHWC '"), CompileError);
+  ::unsetenv("AOTC_CUDA_LAYOUT");
+}
+
 TEST_CASE("cuda: the implicit GEMM splits K only when its tiles cannot fill the GPU") {
   rt::Conv2dParams p;
   p.n = 1, p.c_in = 512, p.h_in = p.w_in = 7, p.c_out = 512, p.h_out = p.w_out = 7;

@@ -170,7 +170,11 @@ class ChannelsLast {
 
   bool convert_conv(const ir::Op& op) {
     const rt::Conv2dParams p = conv2d_params_of(op);
+    // The output may be a view of the result with another shape (fuse_activation moves a
+    // relu that reads one onto the convolution): the bytes are NCHW's, so it stays so.
     if (p.groups != 1 || op.inputs.size() != 3 || !is_4d_f32(op.inputs[0]) || !is_4d_f32(op.outputs[0]) ||
+        g_.value(op.inputs[0]).shape != ir::Shape{p.n, p.c_in, p.h_in, p.w_in} ||
+        g_.value(op.outputs[0]).shape != ir::Shape{p.n, p.c_out, p.h_out, p.w_out} ||
         !is_whole_f32_constant(g_, op.inputs[1]) || g_.value(op.inputs[1]).shape.size() != 4)
       return false;
     const int64_t rows = p.n * p.h_out * p.w_out;
@@ -232,6 +236,10 @@ class ChannelsLast {
     const bool pool = op.kind == "max_pool2d" || op.kind == "adaptive_avg_pool2d";
     if (!pool && op.kind != "unary" && op.kind != "binary") return false;
     if (op.outputs.size() != 1 || !is_4d_f32(op.outputs[0]) || op.inputs.empty()) return false;
+    if (pool &&
+        (g_.value(op.inputs[0]).shape != ir::Shape{op.i("n"), op.i("c"), op.i("h_in"), op.i("w_in")} ||
+         g_.value(op.outputs[0]).shape != ir::Shape{op.i("n"), op.i("c"), op.i("h_out"), op.i("w_out")}))
+      return false;
     std::vector<int> inputs;
     for (int in : op.inputs) {
       if (in < 0 || !is_4d_f32(in)) return false;
@@ -256,6 +264,9 @@ class ChannelsLast {
 void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
   const char* env = std::getenv("AOTC_CUDA_LAYOUT");
   const std::string mode = env ? env : "";
+  if (!mode.empty() && mode != "nchw" && mode != "nhwc")
+    throw CompileError("AOTC_CUDA_LAYOUT is '" + mode +
+                       "'; it takes nchw or nhwc (or is unset: aotc chooses)");
   if (mode == "nchw") return;
   int ungrouped = 0;  // no copy of the graph (and its weights) for a model that cannot gain
   for (const ir::Op& op : graph.ops) ungrouped += op.kind == "conv2d" && op.i("groups") == 1;
