@@ -36,132 +36,173 @@ struct Tile {
 };
 
 #if AOTC_KERNELS_AVX2
-// MR rows x 8 * NV columns: MR * NV accumulators, NV panel vectors and one broadcast, at
-// most 15 of the 16 ymm registers for 6 x 16. The accumulators are named variables, not
-// an array: GCC 12 kept an array of them in memory and stored all twelve every step
-// (half the speed).
-#define AOTC_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+// The depth loop is assembly. Written with intrinsics and the twelve accumulators as named
+// variables, GCC 12 still spilled one of them to the stack inside the loop of the runtime's
+// 6 x 16 tile (perf annotate on vit_b_16), a store and a reload on an FMA chain every step
+// (as an array it kept all twelve in memory). Measured in L1, kc 256, one thread
+// (2026-11-25): the spilling build 64-66 GFLOP/s, this loop 85-96, bare FMAs 95-99.
+//
+// Registers: ymm0-1 the panel's vectors, ymm2 the broadcast, ymm4-15 the accumulators:
+// vector j of row r is ymm(4 + NV * r + j), stored at acc + 8 * (NV * r + j) (acc holds 12
+// vectors whatever the tile: all twelve are loaded and stored, which costs less than a
+// branch). Rows 0-2 are addressed from a, rows 3-5 from a + 3 * lda.
+#define AOTC_AROW0 "(%[a])"
+#define AOTC_AROW1 "(%[a],%[lda],1)"
+#define AOTC_AROW2 "(%[a],%[lda],2)"
+#define AOTC_AROW3 "(%[a3])"
+#define AOTC_AROW4 "(%[a3],%[lda],1)"
+#define AOTC_AROW5 "(%[a3],%[lda],2)"
+// One row of one depth step: broadcast a[r][k] (byte offset off), one FMA per panel vector.
+#define AOTC_ROW_NV1(off, row, r0) \
+  "vbroadcastss " #off row         \
+  ", %%ymm2\n\t"                   \
+  "vfmadd231ps %%ymm0, %%ymm2, %%ymm" #r0 "\n\t"
+#define AOTC_ROW_NV2(off, row, r0, r1) \
+  AOTC_ROW_NV1(off, row, r0) "vfmadd231ps %%ymm1, %%ymm2, %%ymm" #r1 "\n\t"
+#define AOTC_ROWS1_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW0, 4)
+#define AOTC_ROWS2_NV1(off) AOTC_ROWS1_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW1, 5)
+#define AOTC_ROWS3_NV1(off) AOTC_ROWS2_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW2, 6)
+#define AOTC_ROWS4_NV1(off) AOTC_ROWS3_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW3, 7)
+#define AOTC_ROWS5_NV1(off) AOTC_ROWS4_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW4, 8)
+#define AOTC_ROWS6_NV1(off) AOTC_ROWS5_NV1(off) AOTC_ROW_NV1(off, AOTC_AROW5, 9)
+#define AOTC_ROWS1_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW0, 4, 5)
+#define AOTC_ROWS2_NV2(off) AOTC_ROWS1_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW1, 6, 7)
+#define AOTC_ROWS3_NV2(off) AOTC_ROWS2_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW2, 8, 9)
+#define AOTC_ROWS4_NV2(off) AOTC_ROWS3_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW3, 10, 11)
+#define AOTC_ROWS5_NV2(off) AOTC_ROWS4_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW4, 12, 13)
+#define AOTC_ROWS6_NV2(off) AOTC_ROWS5_NV2(off) AOTC_ROW_NV2(off, AOTC_AROW5, 14, 15)
+#define AOTC_PANEL_NV1 "vmovups (%[b]), %%ymm0\n\t"
+#define AOTC_PANEL_NV2 AOTC_PANEL_NV1 "vmovups 32(%[b]), %%ymm1\n\t"
+#define AOTC_STEP(panel, rows, off) panel rows(off) "add %[ldb], %[b]\n\t"
+#define AOTC_ACC(i) #i "*32(%[acc])"
+#define AOTC_ACC_ALL(X)                                                                               \
+  X(AOTC_ACC(0), 4)                                                                                   \
+  X(AOTC_ACC(1), 5) X(AOTC_ACC(2), 6) X(AOTC_ACC(3), 7) X(AOTC_ACC(4), 8) X(AOTC_ACC(5), 9)           \
+      X(AOTC_ACC(6), 10) X(AOTC_ACC(7), 11) X(AOTC_ACC(8), 12) X(AOTC_ACC(9), 13) X(AOTC_ACC(10), 14) \
+          X(AOTC_ACC(11), 15)
+#define AOTC_ACC_LOAD(mem, reg) "vmovaps " mem ", %%ymm" #reg "\n\t"
+#define AOTC_ACC_STORE(mem, reg) "vmovaps %%ymm" #reg ", " mem "\n\t"
+// kc steps, unrolled by 4 (a's byte offsets 0, 4, 8, 12; the panel pointer moves by ldb).
+#define AOTC_DEPTH_LOOP(panel, rows) \
+  asm volatile(AOTC_ACC_ALL(AOTC_ACC_LOAD)                                                           \
+               "lea (%[a],%[lda],2), %[a3]\n\t"                                                      \
+               "add %[lda], %[a3]\n\t"                                                               \
+               "cmp $4, %[kc]\n\t"                                                                   \
+               "jb 2f\n\t"                                                                           \
+               "1:\n\t" AOTC_STEP(panel, rows, 0) AOTC_STEP(panel, rows, 4) AOTC_STEP(panel, rows, 8) \
+                   AOTC_STEP(panel, rows, 12) "add $16, %[a]\n\t"                                    \
+               "add $16, %[a3]\n\t"                                                                  \
+               "sub $4, %[kc]\n\t"                                                                   \
+               "cmp $4, %[kc]\n\t"                                                                   \
+               "jae 1b\n\t"                                                                          \
+               "2:\n\t"                                                                              \
+               "test %[kc], %[kc]\n\t"                                                               \
+               "jz 4f\n\t"                                                                           \
+               "3:\n\t" AOTC_STEP(panel, rows, 0) "add $4, %[a]\n\t"                                 \
+               "add $4, %[a3]\n\t"                                                                   \
+               "dec %[kc]\n\t"                                                                       \
+               "jnz 3b\n\t"                                                                          \
+               "4:\n\t" AOTC_ACC_ALL(AOTC_ACC_STORE)                                                 \
+               : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc)                             \
+               : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(acc)                          \
+               : "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
+                 "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory")
+
+// acc (MR rows of 8 * NV floats, 32-byte aligned, room for 12 vectors) += the product of
+// MR rows of a (lda apart) and kc rows of the panel (8 * NV floats each, ldb apart).
+template <int MR, int NV>
+inline void depth_loop(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* acc) {
+  const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
+  const int64_t ldb_bytes = ldb * static_cast<int64_t>(sizeof(float));
+  const float* a3;
+  if constexpr (NV == 1) {
+    if constexpr (MR == 1) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS1_NV1);
+    if constexpr (MR == 2) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS2_NV1);
+    if constexpr (MR == 3) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS3_NV1);
+    if constexpr (MR == 4) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS4_NV1);
+    if constexpr (MR == 5) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS5_NV1);
+    if constexpr (MR == 6) AOTC_DEPTH_LOOP(AOTC_PANEL_NV1, AOTC_ROWS6_NV1);
+  } else {
+    if constexpr (MR == 1) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS1_NV2);
+    if constexpr (MR == 2) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS2_NV2);
+    if constexpr (MR == 3) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS3_NV2);
+    if constexpr (MR == 4) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS4_NV2);
+    if constexpr (MR == 5) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS5_NV2);
+    if constexpr (MR == 6) AOTC_DEPTH_LOOP(AOTC_PANEL_NV2, AOTC_ROWS6_NV2);
+  }
+}
+
+// MR rows x 8 * NV columns: the accumulators start in acc (from the biases and residual on
+// the first depth block, else from C), the depth loop runs on them in registers, and the
+// clamp and store read them back from acc.
 template <int MR, int NV>
 void micro_tile(const Tile& t) {
-  const __m256 zero = _mm256_setzero_ps();
-#define AOTC_DECL(r) __m256 c##r##0 = zero, c##r##1 = zero;
-  AOTC_ROWS(AOTC_DECL)
-#undef AOTC_DECL
-  const bool full = t.cols == 8 * NV;
+  constexpr int W = 8 * NV;
+  alignas(32) float acc[12 * 8];
+  const bool full = t.cols == W;
   if (t.first) {
-#define AOTC_INIT(r)                                           \
-  if constexpr (r < MR) {                                      \
-    c##r##0 = t.bias ? _mm256_broadcast_ss(t.bias + r) : zero; \
-    if constexpr (NV == 2) c##r##1 = c##r##0;                  \
-  }
-    AOTC_ROWS(AOTC_INIT)
-#undef AOTC_INIT
-    if (t.col_bias) {
-      const __m256 b0 = _mm256_loadu_ps(t.col_bias);
-      const __m256 b1 = NV == 2 ? _mm256_loadu_ps(t.col_bias + 8) : zero;
-#define AOTC_ADD(r)                                              \
-  if constexpr (r < MR) {                                        \
-    c##r##0 = _mm256_add_ps(c##r##0, b0);                        \
-    if constexpr (NV == 2) c##r##1 = _mm256_add_ps(c##r##1, b1); \
-  }
-      AOTC_ROWS(AOTC_ADD)
-#undef AOTC_ADD
-    }
-    if (t.res) {
-#define AOTC_ADD(r)                                                                                  \
-  if constexpr (r < MR) {                                                                            \
-    c##r##0 = _mm256_add_ps(c##r##0, _mm256_loadu_ps(t.res + r * t.ldr));                            \
-    if constexpr (NV == 2) c##r##1 = _mm256_add_ps(c##r##1, _mm256_loadu_ps(t.res + r * t.ldr + 8)); \
-  }
-      AOTC_ROWS(AOTC_ADD)
-#undef AOTC_ADD
+    const __m256 zero = _mm256_setzero_ps();
+    for (int r = 0; r < MR; ++r) {
+      const __m256 row = t.bias ? _mm256_broadcast_ss(t.bias + r) : zero;
+      for (int j = 0; j < NV; ++j) {
+        __m256 v = row;
+        if (t.col_bias) v = _mm256_add_ps(v, _mm256_loadu_ps(t.col_bias + 8 * j));
+        if (t.res) v = _mm256_add_ps(v, _mm256_loadu_ps(t.res + r * t.ldr + 8 * j));
+        _mm256_store_ps(acc + r * W + 8 * j, v);
+      }
     }
   } else if (full) {
-#define AOTC_LOAD(r)                                                       \
-  if constexpr (r < MR) {                                                  \
-    c##r##0 = _mm256_loadu_ps(t.c + r * t.ldc);                            \
-    if constexpr (NV == 2) c##r##1 = _mm256_loadu_ps(t.c + r * t.ldc + 8); \
-  }
-    AOTC_ROWS(AOTC_LOAD)
-#undef AOTC_LOAD
-  } else {  // a ragged last panel: through a buffer (its columns past cols are ignored)
-    alignas(32) float tmp[MR][16] = {};
     for (int r = 0; r < MR; ++r)
-      for (int64_t c = 0; c < t.cols; ++c) tmp[r][c] = t.c[r * t.ldc + c];
-#define AOTC_LOAD(r)                                             \
-  if constexpr (r < MR) {                                        \
-    c##r##0 = _mm256_load_ps(&tmp[r][0]);                        \
-    if constexpr (NV == 2) c##r##1 = _mm256_load_ps(&tmp[r][8]); \
+      for (int j = 0; j < NV; ++j)
+        _mm256_store_ps(acc + r * W + 8 * j, _mm256_loadu_ps(t.c + r * t.ldc + 8 * j));
+  } else {  // a ragged last panel: its columns past cols are ignored
+    for (int r = 0; r < MR; ++r)
+      for (int64_t c = 0; c < W; ++c) acc[r * W + c] = c < t.cols ? t.c[r * t.ldc + c] : 0.0f;
   }
-    AOTC_ROWS(AOTC_LOAD)
-#undef AOTC_LOAD
-  }
-  // Row pointers and depth in locals: the loop then reloads nothing from t, and is
-  // unrolled by 4 so that its pointer updates and branch cost less than one FMA slot.
-  const float* a0 = t.a;
-  const float* a1 = a0 + (MR > 1 ? t.lda : 0);
-  const float* a2 = a0 + (MR > 2 ? 2 * t.lda : 0);
-  const float* a3 = a0 + (MR > 3 ? 3 * t.lda : 0);
-  const float* a4 = a0 + (MR > 4 ? 4 * t.lda : 0);
-  const float* a5 = a0 + (MR > 5 ? 5 * t.lda : 0);
-  const float* b = t.b;
-  const int64_t kc = t.kc, ldb = t.ldb;
-#define AOTC_FMA(r, kk)                                                \
-  if constexpr (r < MR) {                                              \
-    const __m256 av = _mm256_broadcast_ss(a##r + (kk));                \
-    c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                        \
-    if constexpr (NV == 2) c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1); \
-  }
-#define AOTC_STEP(kk)                                                                               \
-  {                                                                                                 \
-    const __m256 b0 = _mm256_loadu_ps(b + (kk)*ldb);                                                \
-    const __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + (kk)*ldb + 8) : zero;                           \
-    AOTC_FMA(0, kk) AOTC_FMA(1, kk) AOTC_FMA(2, kk) AOTC_FMA(3, kk) AOTC_FMA(4, kk) AOTC_FMA(5, kk) \
-  }
-  // (The panel is loaded unaligned: the arena scratch is only float-aligned.)
-  int64_t k = 0;
-  for (; k + 4 <= kc; k += 4, b += 4 * ldb, a0 += 4, a1 += 4, a2 += 4, a3 += 4, a4 += 4, a5 += 4) {
-    AOTC_STEP(0)
-    AOTC_STEP(1)
-    AOTC_STEP(2)
-    AOTC_STEP(3)
-  }
-  for (; k < kc; ++k, b += ldb, ++a0, ++a1, ++a2, ++a3, ++a4, ++a5) AOTC_STEP(0)
-#undef AOTC_STEP
-#undef AOTC_FMA
+  depth_loop<MR, NV>(t.a, t.lda, t.b, t.ldb, t.kc, acc);
   if (t.last && t.clamp) {
     // max/min return their second operand when either is NaN: a NaN result stays NaN.
     const __m256 lo = _mm256_set1_ps(t.lo), hi = _mm256_set1_ps(t.hi);
-#define AOTC_CLAMP(r)                                                               \
-  if constexpr (r < MR) {                                                           \
-    c##r##0 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##0));                        \
-    if constexpr (NV == 2) c##r##1 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##1)); \
-  }
-    AOTC_ROWS(AOTC_CLAMP)
-#undef AOTC_CLAMP
+    for (int i = 0; i < MR * NV; ++i)
+      _mm256_store_ps(acc + 8 * i, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_load_ps(acc + 8 * i))));
   }
   if (full) {
-#define AOTC_STORE(r)                                                      \
-  if constexpr (r < MR) {                                                  \
-    _mm256_storeu_ps(t.c + r * t.ldc, c##r##0);                            \
-    if constexpr (NV == 2) _mm256_storeu_ps(t.c + r * t.ldc + 8, c##r##1); \
-  }
-    AOTC_ROWS(AOTC_STORE)
-#undef AOTC_STORE
-  } else {
-    alignas(32) float tmp[MR][16];
-#define AOTC_STORE(r)                                            \
-  if constexpr (r < MR) {                                        \
-    _mm256_store_ps(&tmp[r][0], c##r##0);                        \
-    if constexpr (NV == 2) _mm256_store_ps(&tmp[r][8], c##r##1); \
-  }
-    AOTC_ROWS(AOTC_STORE)
-#undef AOTC_STORE
     for (int r = 0; r < MR; ++r)
-      for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c] = tmp[r][c];
+      for (int j = 0; j < NV; ++j)
+        _mm256_storeu_ps(t.c + r * t.ldc + 8 * j, _mm256_load_ps(acc + r * W + 8 * j));
+  } else {
+    for (int r = 0; r < MR; ++r)
+      for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c] = acc[r * W + c];
   }
 }
-#undef AOTC_ROWS
+#undef AOTC_AROW0
+#undef AOTC_AROW1
+#undef AOTC_AROW2
+#undef AOTC_AROW3
+#undef AOTC_AROW4
+#undef AOTC_AROW5
+#undef AOTC_ROW_NV1
+#undef AOTC_ROW_NV2
+#undef AOTC_ROWS1_NV1
+#undef AOTC_ROWS2_NV1
+#undef AOTC_ROWS3_NV1
+#undef AOTC_ROWS4_NV1
+#undef AOTC_ROWS5_NV1
+#undef AOTC_ROWS6_NV1
+#undef AOTC_ROWS1_NV2
+#undef AOTC_ROWS2_NV2
+#undef AOTC_ROWS3_NV2
+#undef AOTC_ROWS4_NV2
+#undef AOTC_ROWS5_NV2
+#undef AOTC_ROWS6_NV2
+#undef AOTC_PANEL_NV1
+#undef AOTC_PANEL_NV2
+#undef AOTC_STEP
+#undef AOTC_ACC
+#undef AOTC_ACC_ALL
+#undef AOTC_ACC_LOAD
+#undef AOTC_ACC_STORE
+#undef AOTC_DEPTH_LOOP
 #else
 // Portable form of the same tile: fixed-size loops that the compiler vectorises (NEON).
 template <int MR, int NV>
