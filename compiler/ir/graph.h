@@ -70,6 +70,9 @@ struct Op {
   SourceLocation loc;
   int64_t scratch_bytes = 0;    // arena scratch the kernel needs while it runs
   int64_t scratch_offset = -1;  // set by the memory planner
+  // The kernel also runs without its scratch, only more slowly (the implicit GEMM's shared
+  // packing): the planner gives it only room the arena has anyway, else sets scratch_bytes 0.
+  bool scratch_optional = false;
   // Scratch each thread of the pool needs for itself (GEMM packing), from the kernel's
   // *_thread_scratch_bytes(); the model reserves the largest per thread after the arena.
   int64_t thread_scratch_bytes = 0;

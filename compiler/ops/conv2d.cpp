@@ -100,6 +100,7 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
               {"clamp_lo", -INFINITY},
               {"clamp_hi", INFINITY}};
   op.scratch_bytes = rt::conv2d_scratch_bytes(p);
+  op.scratch_optional = true;  // conv2d_f32 packs per thread without it
   op.thread_scratch_bytes = rt::conv2d_thread_scratch_bytes(p);
   ir::Shape y_shape = {p.n, p.c_out};
   if (spatial == 2) y_shape.push_back(p.h_out);

@@ -27,6 +27,7 @@ void select_winograd(ir::Graph& graph) {
     conv.inputs[1] = u_id;
     conv.attrs["winograd"] = tile;
     conv.scratch_bytes = rt::conv2d_winograd_scratch_bytes(p, tile);
+    conv.scratch_optional = false;
     conv.thread_scratch_bytes = rt::conv2d_winograd_thread_scratch_bytes(p, tile);
   }
 }

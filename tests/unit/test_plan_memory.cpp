@@ -21,7 +21,10 @@ ir::Graph random_graph(unsigned seed, int ops) {
     std::vector<int> in = {prev};
     if (!produced.empty() && rng() % 3 == 0) in.push_back(produced[rng() % produced.size()]);
     ir::Op& op = g.add_op("unary", in, {out});
-    if (rng() % 4 == 0) op.scratch_bytes = 1 + rng() % 5000;
+    if (rng() % 4 == 0) {
+      op.scratch_bytes = 1 + rng() % 5000;
+      op.scratch_optional = rng() % 2 == 0;
+    }
     produced.push_back(out);
     prev = out;
   }
@@ -68,6 +71,36 @@ TEST_CASE("plan_memory: live buffers never overlap and the arena covers the lowe
       }
     }
   }
+}
+
+TEST_CASE("plan_memory: optional scratch only where the arena has room anyway") {
+  // a = f(x), b = g(a), c = h(b): a and b are live together (8192 bytes) while g runs, a alone
+  // while f runs. f's optional 2048 bytes fit beside a; g's optional 4096 bytes would grow
+  // the arena to 12288, so g gets none (and runs without).
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {10}, "x");
+  const int a = g.add_value(ir::DType::Float32, {1024});
+  const int b = g.add_value(ir::DType::Float32, {1024});
+  const int c = g.add_value(ir::DType::Float32, {25});
+  ir::Op& f = g.add_op("unary", {x}, {a});
+  f.scratch_bytes = 2048;
+  f.scratch_optional = true;
+  ir::Op& gop = g.add_op("unary", {a}, {b});
+  gop.scratch_bytes = 4096;
+  gop.scratch_optional = true;
+  g.add_op("unary", {b}, {c});
+  g.outputs.push_back({c, "y"});
+  passes::plan_memory(g);
+  CHECK(g.arena_bytes == 8192);
+  CHECK(g.arena_lower_bound == 8192);
+  CHECK(g.ops[0].scratch_bytes == 2048);
+  REQUIRE(g.ops[0].scratch_offset >= 0);
+  const int64_t a_begin = g.value(a).arena_offset, a_end = a_begin + 4096;
+  const int64_t s_begin = g.ops[0].scratch_offset, s_end = s_begin + 2048;
+  CHECK((s_end <= a_begin || a_end <= s_begin));
+  CHECK(s_end <= g.arena_bytes);
+  CHECK(g.ops[1].scratch_bytes == 0);
+  CHECK(g.ops[1].scratch_offset == -1);
 }
 
 TEST_CASE("plan_memory: a chain reuses memory (arena well below the sum of all buffers)") {
