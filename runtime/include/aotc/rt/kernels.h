@@ -134,15 +134,23 @@ inline bool conv2d_is_depthwise(const Conv2dParams& p) {
   return p.groups == p.c_in && p.groups == p.c_out && p.groups > 1;
 }
 
-// A 1x1 stride-1 convolution is a plain GEMM on its input. Eigen's GEMM did those better
-// than the implicit GEMM (per-layer A/B, 2 threads: 1.07-1.25x for resnet50's 1x1 layers
-// of 128-2048 channels, 1.3-1.4x with fewer than 64 outputs) except with a short depth
-// (<= 64 inputs) and 64+ outputs (0.75-0.98x, mobilenet_v2's expansions): those stay on it.
+// A 1x1 stride-1 convolution is a plain GEMM on its input: on the implicit GEMM up to 256
+// input channels, on Eigen's GEMM above and for expansions of 6x or more from over 64 inputs.
+// Measured after the micro-kernel's depth loop went to assembly (2026-11-25, 2 threads):
+// per layer (bench/pointwise_paths.cpp, 98 torchvision 1x1 layers, two runs), "Eigen above
+// 256 inputs" sums to 32.53 ms, the previous rule (Eigen unless <= 64 inputs and 64+
+// outputs) to 34.07, every layer on its faster path to 32.14; Eigen stays faster with many
+// inputs on small planes (7x7, 14x14: 1.1-1.5x for 288-2048 inputs). Inside whole models
+// mobilenet_v2's 96>576 and 160>960 expansions ran 1.25-1.48x slower on the implicit GEMM
+// (per-op timings), hence the exception. Whole models against the previous rule
+// (bench/ab_cpu.py): resnet50 0.962, googlenet 0.985, mobilenet_v2 0.992,
+// efficientnet_b0 1.000, densenet121 1.014.
 inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_h == 0 && p.pad_w == 0;
-  return pointwise && !conv2d_is_depthwise(p) && p.groups > 0 &&
-         (p.c_in / p.groups > 64 || p.c_out / p.groups < 64);
+  if (!pointwise || conv2d_is_depthwise(p) || p.groups <= 0) return false;
+  const int64_t c_in = p.c_in / p.groups, c_out = p.c_out / p.groups;
+  return c_in > 256 || (c_in > 64 && c_out >= 6 * c_in);
 }
 
 // Arena scratch: the whole packed column matrix (depth x n rounded up to 16) of one
