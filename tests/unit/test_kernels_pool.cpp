@@ -27,6 +27,8 @@ const PoolCase kPoolCases[] = {
     {"kernel 1", 1, 2, 5, 5, 1, 1, 1, 1, 0, 0, 1, 1, false},
     {"3x3 s1 p1", 1, 3, 13, 1, 3, 1, 1, 1, 1, 0, 1, 1, false},
     {"large", 2, 8, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"wide 3x3 s2 p1", 1, 3, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1, false},
+    {"wide 3x3 s2 ceil", 1, 2, 5, 51, 3, 3, 2, 2, 0, 0, 1, 1, true},
     {"1x1 input", 1, 2, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, true},
 };
 
@@ -94,6 +96,36 @@ TEST_CASE("max_pool2d_f32: NaN propagates") {
   aotc::rt::max_pool2d_f32(pool, p, x.data(), y.data());
   CHECK(std::isnan(y.data()[0]));
   for (int i = 1; i < 4; ++i) CHECK(!std::isnan(y.data()[i]));
+}
+
+TEST_CASE("max_pool2d_f32: NaN propagates through the vector paths (stride 1 and 2, wide rows)") {
+  for (int64_t stride : {1, 2}) {
+    ThreadPool pool(2);
+    Pool2dParams p;
+    p.n = 2;
+    p.c = 3;
+    p.h_in = 23;
+    p.w_in = 45;
+    p.kernel_h = p.kernel_w = 3;
+    p.stride_h = p.stride_w = stride;
+    p.pad_h = p.pad_w = 1;
+    p.h_out = pool_out_size(p.h_in, 3, 1, stride, 1, false);
+    p.w_out = pool_out_size(p.w_in, 3, 1, stride, 1, false);
+    auto x = random_floats(static_cast<size_t>(p.n * p.c * p.h_in * p.w_in), 17);
+    for (size_t i = 7; i < x.size(); i += 97) x[i] = NAN;  // rows, columns and planes vary
+    Guarded y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
+    aotc::rt::max_pool2d_f32(pool, p, x.data(), y.data());
+    const auto ref = ref_max_pool2d(p, x.data());
+    int nans = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      INFO("stride " << stride << " output " << i);
+      CHECK(std::isnan(y.data()[i]) == std::isnan(ref[i]));
+      if (!std::isnan(ref[i])) CHECK(y.data()[i] == ref[i]);
+      nans += std::isnan(ref[i]) ? 1 : 0;
+    }
+    CHECK(nans > 10);
+    CHECK(y.guards_intact());
+  }
 }
 
 TEST_CASE("avg_pool2d_f32: count_include_pad, ceil_mode border, divisor_override") {

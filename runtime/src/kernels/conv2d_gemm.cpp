@@ -73,8 +73,9 @@ inline void zero_run(const PanelDst& d, int64_t pa, int64_t pb) {
   }
 }
 
-// dst positions [pa, pb) = src[(pos - pa) * step].
-inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src, int64_t step) {
+// dst positions [pa, pb) = src[(pos - pa) * step]; src_end bounds what may be read.
+inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src, int64_t step,
+                     const float* src_end) {
   while (pa < pb) {
     int64_t room;
     float* out = d.at(pa, room);
@@ -82,7 +83,17 @@ inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src
     if (step == 1) {
       for (int64_t c = 0; c < len; ++c) out[c] = src[c];
     } else {
-      for (int64_t c = 0; c < len; ++c) out[c] = src[c * step];
+      int64_t c = 0;
+#if AOTC_KERNELS_AVX2
+      // Stride 2 (resnet's stem and downsampling convolutions; packing was 31% of the stem's
+      // time): 8 outputs from 16 loaded floats, the 16th past the run but before src_end.
+      if (step == 2)
+        for (; c + 8 <= len && src + 2 * c + 16 <= src_end; c += 8)
+          _mm256_storeu_ps(out + c, even_lanes_f32x8(src + 2 * c));
+#else
+      (void)src_end;
+#endif
+      for (; c < len; ++c) out[c] = src[c * step];
     }
     src += len * step;
     pa += len;
@@ -97,6 +108,7 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
                int64_t kb, int64_t kcur, int64_t c0, int64_t ncols, float* block) {
   const int64_t n = p.h_out * p.w_out, hw_in = p.h_in * p.w_in;
   const int64_t taps = p.kernel_h * p.kernel_w;
+  const float* const xg_end = xg + p.c_in / p.groups * hw_in;
   const int64_t c1 = c0 + ncols, c1_padded = c0 + ceil_div(ncols, kNr) * kNr;
   const int64_t oh_lo = c0 / p.w_out, oh_hi = ceil_div(c1, p.w_out);
   const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
@@ -109,7 +121,7 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
       int64_t c = 0;
       for (; c + kNr <= ncols; c += kNr, out += d.panel_stride)
         for (int64_t l = 0; l < kNr; ++l) out[l] = src[c + l];
-      copy_run(d, c0 + c, c1, src + c, 1);
+      copy_run(d, c0 + c, c1, src + c, 1, xg_end);
     } else {
       const float* xp = xg + ci * hw_in;
       const int64_t off = j * p.dilation_w - p.pad_w;
@@ -126,7 +138,7 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
         const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
         const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
         zero_run(d, pa, va);
-        copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w);
+        copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w, xg_end);
         zero_run(d, vb, pb);
       }
       if (++j == p.kernel_w) {

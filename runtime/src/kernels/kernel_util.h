@@ -158,6 +158,20 @@ inline __m256 exp_f32x8(__m256 x) {
 }
 #endif
 
+#if AOTC_KERNELS_AVX2
+// max(m, v) where a NaN in either wins, as max_nan: max_ps returns its second operand (m)
+// when either is NaN, so a NaN in v is put back by the blend.
+inline __m256 max_nan_f32x8(__m256 m, __m256 v) {
+  return _mm256_blendv_ps(_mm256_max_ps(v, m), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+// Elements 0, 2, 4, ..., 14 of the 16 floats at p (all 16 are read): a stride-2 gather.
+inline __m256 even_lanes_f32x8(const float* p) {
+  const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  const __m256 mixed = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(mixed), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+#endif
+
 // NaN-propagating max / min of a contiguous run (-inf / +inf when empty); in reduce.cpp.
 float max_contiguous(const float* x, int64_t count);
 float min_contiguous(const float* x, int64_t count);
