@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Per-op timings of a CPU model: where a run's time goes, op by op.
+
+Compiles the model with `aotc --emit-source`, wraps every kernel call of the generated
+model.cpp in a steady-clock timer, rebuilds the .so with the generated build.ninja, runs it
+with `aotc-run --bench`, and prints each op's mean time per run (ms), its share,
+and the totals per op kind (1x1 convolutions, Winograd, depthwise ... told apart). The
+timers add a clock read per op (about 20 ns), nothing else; the thread pool is the model's.
+
+    scripts/op_profile.py model.pt --input x:1x3x224x224 --threads 2 --iters 50
+    scripts/op_profile.py model.pt --input x:1x3x224x224 --top 15 --workdir /tmp/prof
+
+Use it to find what to speed up; to measure a change, time two builds against each other
+with bench/ab_cpu.py (a profile of two separate runs is at the mercy of the machine's drift).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A kernel call block in model.cpp: `  {  // <kind>` ... `  }` at two spaces' indent.
+BLOCK_START = re.compile(r"^  \{  // (\S+)")
+
+
+def describe(kind, params_line, call_line):
+    """A short name for one op from its parameter line: shapes, kernel, stride, path."""
+    g = dict(re.findall(r"p\.(\w+) = (-?[\w.]+)", params_line))
+    if "kernel_h" in g and kind.startswith("conv"):
+        groups = int(g.get("groups", "1"))
+        c_in, c_out = g.get("c_in"), g.get("c_out")
+        path = "winograd" if "conv2d_winograd" in call_line else (
+            "depthwise" if groups > 1 and groups == int(c_in or 0) == int(c_out or 0) else "")
+        name = f"{kind} {c_in}>{c_out} {g['kernel_h']}x{g['kernel_w']}/{g['stride_h']} -> {g.get('h_out')}x{g.get('w_out')}"
+        if groups > 1 and not path:
+            name += f" g{groups}"
+        return (name + (" " + path if path else "")), category(kind, g, path)
+    if "kernel_h" in g:
+        return f"{kind} {g.get('c')} {g['kernel_h']}x{g['kernel_w']}/{g['stride_h']} -> {g.get('h_out')}x{g.get('w_out')}", kind
+    if "m" in g and "n" in g and "k" in g:
+        return f"{kind} {g['m']}x{g['n']}x{g['k']}", kind
+    return kind, kind
+
+
+def category(kind, g, path):
+    if path:
+        return f"{kind} {path}"
+    if g["kernel_h"] == "1" and g["kernel_w"] == "1":
+        return f"{kind} 1x1 stride {g['stride_h']}"
+    return f"{kind} {g['kernel_h']}x{g['kernel_w']} stride {g['stride_h']}"
+
+
+def instrument(model_cpp):
+    lines = open(model_cpp).read().split("\n")
+    out, names, cats, current = [], [], [], None
+    for i, line in enumerate(lines):
+        m = BLOCK_START.match(line)
+        if m:
+            params = lines[i + 1] if i + 1 < len(lines) else ""
+            call = lines[i + 2] if i + 2 < len(lines) else ""
+            name, cat = describe(m.group(1), params, call)
+            current = len(names)
+            names.append(name)
+            cats.append(cat)
+            out += [line, "    aotc_profile_start = aotc_profile_now();"]
+            continue
+        if current is not None and line == "  }":
+            out += [f"    aotc_profile_ms[{current}] += aotc_profile_now() - aotc_profile_start;", line]
+            current = None
+            continue
+        out.append(line)
+    if not names:
+        sys.exit("op_profile: no kernel calls found in " + model_cpp)
+    quoted = ", ".join('"' + n.replace('"', "'") + '"' for n in names)
+    header = f"""#include <chrono>
+#include <cstdio>
+namespace {{
+double aotc_profile_ms[{len(names)}];
+double aotc_profile_start;
+const char* const aotc_profile_names[] = {{{quoted}}};
+double aotc_profile_now() {{
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}}
+// Printed when the .so is unloaded: one line per op, "op <index>\\t<ms>\\t<name>".
+struct AotcProfilePrint {{
+  ~AotcProfilePrint() {{
+    for (int i = 0; i < {len(names)}; ++i)
+      std::fprintf(stderr, "op %d\\t%.6f\\t%s\\n", i, aotc_profile_ms[i], aotc_profile_names[i]);
+  }}
+}} aotc_profile_print;
+}}  // namespace
+"""
+    text = "\n".join(out).replace("namespace {\n", header + "namespace {\n", 1)
+    with open(model_cpp, "w") as f:
+        f.write(text)
+    return names, cats
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model", help="the TorchScript file")
+    ap.add_argument("--input", action="append", required=True, help="as aotc takes it: NAME:DIMS[:DTYPE]")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--top", type=int, default=20, help="ops to list, slowest first (0: all, in order)")
+    ap.add_argument("--workdir", default="", help="keep the generated sources here (default: a temporary one)")
+    ap.add_argument("--aotc", default=os.path.join(ROOT, "build/compiler/aotc"))
+    ap.add_argument("--aotc-run", default=os.path.join(ROOT, "build/tools/aotc-run/aotc-run"))
+    args = ap.parse_args()
+
+    work = args.workdir or tempfile.mkdtemp(prefix="aotc_profile_")
+    src = os.path.join(work, "src")
+    cmd = [args.aotc, args.model, "-o", os.path.join(work, "model.so"), "--emit-source", src]
+    for spec in args.input:
+        cmd += ["--input", spec]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    names, cats = instrument(os.path.join(src, "model.cpp"))
+    subprocess.run(["ninja", "-C", src], check=True, stdout=subprocess.DEVNULL)
+    run = subprocess.run([args.aotc_run, os.path.join(src, "model.so"), "--bench", "--threads", str(args.threads),
+                          "--iters", str(args.iters), "--warmup", str(args.warmup)],
+                         check=True, capture_output=True, text=True)
+    runs = args.iters + args.warmup
+    per_run = [0.0] * len(names)
+    for line in run.stderr.splitlines():
+        m = re.match(r"op (\d+)\t([\d.]+)\t", line)
+        if m:
+            per_run[int(m.group(1))] = float(m.group(2)) / runs
+    total = sum(per_run)
+    print(run.stdout.strip())
+    print(f"{len(names)} ops, {total:.3f} ms per run in kernel calls ({args.threads} threads, mean of {runs} runs)")
+    order = range(len(names)) if args.top == 0 else sorted(range(len(names)), key=lambda i: -per_run[i])[:args.top]
+    print(f"\n{'op':>4}  {'ms':>8}  {'share':>6}  name")
+    for i in order:
+        print(f"{i:4d}  {per_run[i]:8.3f}  {100 * per_run[i] / total:5.1f}%  {names[i]}")
+    by_cat = {}
+    for c, t in zip(cats, per_run):
+        n, s = by_cat.get(c, (0, 0.0))
+        by_cat[c] = (n + 1, s + t)
+    print(f"\n{'kind':<32} {'ops':>4} {'ms':>8} {'share':>6}")
+    for c, (n, t) in sorted(by_cat.items(), key=lambda kv: -kv[1][1]):
+        print(f"{c:<32} {n:4d} {t:8.3f} {100 * t / total:5.1f}%")
+
+
+if __name__ == "__main__":
+    main()
