@@ -5,7 +5,8 @@ median of the per-pair ratios B/A, and checks first that both give the same outp
 
     .venv/bin/python bench/ab_cpu.py before.so after.so --input 1x3x224x224 --threads 2 --pairs 200
 
-Inputs are float32 (random, fixed seed), one --input per model argument, in order.
+Inputs are random with a fixed seed, one --input per model argument, in order: DIMS for
+float32 in [-1, 1), DIMS:int64 for token ids in [0, 1000) (BERT's ids).
 """
 import argparse
 import os
@@ -23,14 +24,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a", help="the first build (A)")
     ap.add_argument("b", help="the second build (B)")
-    ap.add_argument("--input", action="append", required=True, help="DIMS, e.g. 1x3x224x224")
+    ap.add_argument("--input", action="append", required=True, help="DIMS[:int64], e.g. 1x3x224x224 or 1x128:int64")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args()
 
     torch.manual_seed(0)
-    inputs = [torch.rand([int(d) for d in dims.split("x")]) * 2 - 1 for dims in args.input]
+    inputs = []
+    for spec in args.input:
+        dims, _, dtype = spec.partition(":")
+        shape = [int(d) for d in dims.split("x")]
+        if dtype == "int64":
+            inputs.append(torch.randint(0, 1000, shape, dtype=torch.int64))
+        elif dtype in ("", "float32"):
+            inputs.append(torch.rand(shape) * 2 - 1)
+        else:
+            sys.exit(f"ab_cpu.py: --input {spec}: the dtype is float32 (default) or int64")
     a = AotcModel(os.path.abspath(args.a), inputs, args.threads)
     b = AotcModel(os.path.abspath(args.b), inputs, args.threads)
     for i, (out_a, out_b) in enumerate(zip(a.run(), b.run())):

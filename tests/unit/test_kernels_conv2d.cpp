@@ -54,9 +54,10 @@ const ConvCase kConvCases[] = {
     {"depthwise strips 3x3", 2, 8, 80, 75, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8},
     {"im2col large", 2, 16, 33, 33, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     // Implicit GEMM: 6-row tiles with 1..5 rows left, panels of 16 with <= 8 or > 8
-    // columns left, depth in 2 or 3 blocks of <= 256, several column blocks, both splits.
-    {"gemm 13 x 49 x 360 (2 depth blocks)", 1, 40, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-    {"gemm 50 x 81 x 549 (3 depth blocks)", 1, 61, 9, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    // columns left, depth in 2 or 3 blocks of <= 512, several column blocks, both splits.
+    {"gemm 13 x 49 x 720 (2 depth blocks)", 1, 80, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm 50 x 81 x 1098 (3 depth blocks)", 1, 122, 9, 9, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"gemm 13 x 49 x 360 (1 depth block)", 1, 40, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"gemm 200 x 49 x 288 (row split)", 1, 32, 7, 7, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"gemm 511 x 9 x 320 stride 2 (row split)", 1, 80, 6, 6, 511, 2, 2, 2, 2, 0, 0, 1, 1, 1},
     {"gemm 7 x 420 x 300 (column blocks)", 1, 12, 20, 21, 7, 5, 5, 1, 1, 2, 2, 1, 1, 1},
