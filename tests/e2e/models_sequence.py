@@ -385,10 +385,14 @@ def vit_b_16():
 
 def vit_b_16_scripted():
     """vit_b_16 scripted: its attention goes through nn.MultiheadAttention's Python code
-    (in_projection_packed, scaled_dot_product_attention) rather than the traced fast path."""
+    (in_projection_packed, scaled_dot_product_attention) rather than the traced fast path.
+    The classifier gets random weights, as in vit_b_16 (torchvision's zeros hide any error)."""
     import torchvision
     torch.manual_seed(29)
     m = torchvision.models.vit_b_16(image_size=64).eval()
+    with torch.no_grad():
+        m.heads.head.weight.normal_(0.0, 0.05)
+        m.heads.head.bias.normal_(0.0, 0.05)
     return torch.jit.script(m), [("x", torch.randn(1, 3, 64, 64))]
 
 

@@ -223,6 +223,7 @@ TEST_CASE("attention_f32: shapes x masks x causal x weights x layouts") {
       {2, 3, 9, 31, 7, 3, M::Additive, 3, false, W::None, false},         // per-head mask over rows
       {1, 12, 128, 128, 64, 64, M::KeepIfTrue, 2, false, W::None, true},  // BERT-base sized head
       {2, 2, 50, 20, 5, 5, M::Additive, 1, true, W::PerHead, false},      // causal with L > S
+      {2, 2, 19, 37, 24, 20, M::None, 0, false, W::None, false},          // a whole and a ragged value panel
   };
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);

@@ -1,20 +1,30 @@
 // attention.cpp - fused scaled dot-product attention. Each work item is one block of up to
 // kAttentionRowBlock query rows of one (batch, head): its scores (rows x kv_len) live in the
 // thread's scratch, never in the arena, and go straight from the Q K^T product through the
-// mask and a row softmax into the P V product. Both products are Eigen GEMM blocks packing
-// into the same per-thread scratch (after the scores). A whole key row is kept, so the
-// softmax is exact (no running-max rescaling); kv_len * rows floats per thread is small for
-// the sequence lengths of encoders (BERT 128-512, ViT 197).
+// mask and a row softmax into the P V product. A whole key row is kept, so the softmax is
+// exact (no running-max rescaling); kv_len * rows floats per thread is small for the
+// sequence lengths of encoders (BERT 128-512, ViT 197).
+//
+// Both products run on the CPU micro-kernel (gemm_micro_kernel.h), the query rows and the
+// probabilities read in place as its broadcast operand, over a head's keys (as 16-key panels
+// of K^T, scaled as they are packed) and values (16-column panels) packed once per head when
+// the heads alone give every thread work, else once per block of rows. They were Eigen GEMM
+// blocks, which packed both operands of both products for every block.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
 #include <cstring>
 #include <vector>
 
+#include "gemm_micro_kernel.h"
 #include "kernel_util.h"
 
 namespace aotc::rt {
 namespace {
+
+using detail::kMr;
+using detail::kNr;
+using detail::Tile;
 
 constexpr float kNegInf = -__builtin_inff();
 
@@ -80,36 +90,89 @@ void softmax_row(float* s, int64_t cols, float mx) {
 }
 
 struct Scratch {
-  float* scores;
-  unsigned char* pack;
-  size_t pack_bytes;
+  float* scores;  // kAttentionRowBlock x kv_len
+  float* keys;    // kv_len rounded up to 16 x head_dim: the packed key panels
+  float* values;  // kv_len x v_head_dim rounded up to 16: the packed value panels
 };
 
-// One block of query rows [row0, row0 + rows) of head (b, h).
+// keys (cols x e, row stride ldk) as the micro-kernel's 16-column panels of K^T, times scale:
+// panel q holds e rows of keys 16q..16q+15 (zero past cols), at packed + q * e * 16.
+void pack_keys(const float* keys, int64_t ldk, int64_t cols, int64_t e, float scale, float* packed) {
+  for (int64_t q = 0; q * kNr < cols; ++q) {
+    float* panel = packed + q * e * kNr;
+    const int64_t n = detail::min_i64(kNr, cols - q * kNr);
+    for (int64_t j = 0; j < kNr; ++j) {
+      const float* src = keys + (q * kNr + j) * ldk;
+      if (j < n) {
+        for (int64_t d = 0; d < e; ++d) panel[d * kNr + j] = scale * src[d];
+      } else {
+        for (int64_t d = 0; d < e; ++d) panel[d * kNr + j] = 0.0f;
+      }
+    }
+  }
+}
+
+// values (cols x ev, row stride ldv) as 16-column panels: panel q holds rows 0..cols-1 of
+// values columns 16q..16q+15 (zero past ev), at packed + q * kv_len * 16.
+void pack_values(const float* values, int64_t ldv, int64_t cols, int64_t ev, int64_t kv_len, float* packed) {
+  for (int64_t q = 0; q * kNr < ev; ++q) {
+    float* panel = packed + q * kv_len * kNr;
+    const int64_t n = detail::min_i64(kNr, ev - q * kNr);
+    for (int64_t j = 0; j < cols; ++j) {
+      const float* src = values + j * ldv + q * kNr;
+      float* dst = panel + j * kNr;
+      for (int64_t c = 0; c < n; ++c) dst[c] = src[c];
+      for (int64_t c = n; c < kNr; ++c) dst[c] = 0.0f;
+    }
+  }
+}
+
+// C (rows x cols, ldc) = A (rows x depth, lda) * B, B as 16-column panels of depth rows
+// (panel q at b + q * panel_stride); one depth block, no epilogue.
+void tiles_product(const float* a, int64_t lda, int64_t rows, int64_t depth, int64_t cols, const float* b,
+                   int64_t panel_stride, float* c, int64_t ldc) {
+  Tile t{};
+  t.lda = lda;
+  t.ldb = kNr;
+  t.kc = depth;
+  t.ldc = ldc;
+  t.first = t.last = true;
+  for (int64_t q = 0; q * kNr < cols; ++q) {
+    t.b = b + q * panel_stride;
+    t.cols = detail::min_i64(kNr, cols - q * kNr);
+    for (int64_t m = 0; m < rows; m += kMr) {
+      const int64_t r = detail::min_i64(kMr, rows - m);
+      t.a = a + m * lda;
+      t.c = c + m * ldc + q * kNr;
+      (t.cols > 8 ? detail::tile_fn<2>(r) : detail::tile_fn<1>(r))(t);
+    }
+  }
+}
+
+// The keys and values of head (b, h) that a block of rows ending at row `end` reads.
+void pack_head(const AttentionParams& p, int64_t b, int64_t h, int64_t end, const float* k, const float* v,
+               const Scratch& scratch) {
+  const int64_t cols = p.causal ? detail::min_i64(p.kv_len, end) : p.kv_len;
+  pack_keys(k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], cols, p.head_dim, p.scale,
+            scratch.keys);
+  pack_values(v + b * p.v_strides[0] + h * p.v_strides[1], p.v_strides[2], cols, p.v_head_dim, p.kv_len,
+              scratch.values);
+}
+
+// One block of query rows [row0, row0 + rows) of head (b, h), over the keys and values that
+// pack_head put in the scratch.
 void attend_block(const AttentionParams& p, int64_t b, int64_t h, int64_t row0, int64_t rows, const float* q,
-                  const float* k, const float* v, const void* mask, float* out, float* probs,
-                  const Scratch& scratch) {
+                  const void* mask, float* out, float* probs, const Scratch& scratch) {
   const int64_t S = p.kv_len;
   // Causal rows see keys up to their own index: later columns need no product at all.
   const int64_t cols = p.causal ? detail::min_i64(S, row0 + rows) : S;
   float* scores = scratch.scores;
   const float* qp = q + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2];
-  const float* kp = k + b * p.k_strides[0] + h * p.k_strides[1];
-  const float* vp = v + b * p.v_strides[0] + h * p.v_strides[1];
   float* op = out + b * p.out_strides[0] + h * p.out_strides[1] + row0 * p.out_strides[2];
 
-  if (cols > 0) {
-    GemmParams qk;  // scores (rows x cols) = Q (rows x E) K^T (K stored cols x E)
-    qk.m = rows;
-    qk.n = cols;
-    qk.k = p.head_dim;
-    qk.trans_b = true;
-    qk.lda = p.q_strides[2];
-    qk.ldb = p.k_strides[2];
-    qk.ldc = cols;
-    qk.alpha = p.scale;  // folded into the product: no separate pass over the scores
-    detail::gemm_block_f32(qk, 0, rows, 0, cols, qp, kp, nullptr, scores, scratch.pack, scratch.pack_bytes);
-  }
+  // scores (rows x cols) = Q (rows x E) (scale K)^T: the keys packed by pack_head with the
+  // scale, as panels of head_dim rows (panels for more columns than cols are not read).
+  tiles_product(qp, p.q_strides[2], rows, p.head_dim, cols, scratch.keys, p.head_dim * kNr, scores, cols);
   const auto* mask_bytes = static_cast<const unsigned char*>(mask);
   const int64_t mask_elem =
       p.mask_kind == AttentionMask::KeepIfTrue || p.mask_kind == AttentionMask::DropIfTrue
@@ -125,15 +188,9 @@ void attend_block(const AttentionParams& p, int64_t b, int64_t h, int64_t row0, 
     softmax_row(s, cols, mask_row(p, s, cols, visible, mrow, p.mask_strides[3]));
   }
 
-  GemmParams pv;  // out (rows x Ev) = P (rows x cols) V (cols x Ev)
-  pv.m = rows;
-  pv.n = p.v_head_dim;
-  pv.k = cols;
-  pv.lda = cols;
-  pv.ldb = p.v_strides[2];
-  pv.ldc = p.out_strides[2];
-  detail::gemm_block_f32(pv, 0, rows, 0, p.v_head_dim, scores, vp, nullptr, op, scratch.pack,
-                         scratch.pack_bytes);
+  // out (rows x Ev) = P (rows x cols) V (cols x Ev), over the first cols rows of the value
+  // panels that pack_head packed.
+  tiles_product(scores, cols, rows, cols, p.v_head_dim, scratch.values, p.kv_len * kNr, op, p.out_strides[2]);
 
   if (p.weights == AttentionWeights::None) return;
   const bool mean = p.weights == AttentionWeights::HeadMean;
@@ -167,42 +224,52 @@ void attention_f32(ThreadPool& pool, const AttentionParams& p, const float* q, c
   const int64_t block = detail::min_i64(p.q_len, kAttentionRowBlock);
   const int64_t blocks = detail::ceil_div(p.q_len, block);
   // Averaged weights are summed over heads: one item then walks every head of its rows,
-  // so no two threads add into the same row.
+  // so no two threads add into the same row. Otherwise an item is a whole head (its keys and
+  // values packed once) when there are heads enough for every thread, else a block of rows.
   const bool heads_in_item = p.weights == AttentionWeights::HeadMean;
-  const int64_t items = p.batch * blocks * (heads_in_item ? 1 : p.heads);
-  const double item_flops = 2.0 * static_cast<double>(block) * static_cast<double>(p.kv_len) *
-                            static_cast<double>(p.head_dim + p.v_head_dim) *
+  const bool head_items = !heads_in_item && p.batch * p.heads >= 2 * pool.size();
+  const int64_t items = heads_in_item ? p.batch * blocks : p.batch * p.heads * (head_items ? 1 : blocks);
+  const double item_flops = 2.0 * static_cast<double>(head_items ? p.q_len : block) *
+                            static_cast<double>(p.kv_len) * static_cast<double>(p.head_dim + p.v_head_dim) *
                             static_cast<double>(heads_in_item ? p.heads : 1);
   const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / item_flops) + 1;
 
-  const int64_t scores_bytes = gemm_pack::align_up(block * p.kv_len * static_cast<int64_t>(sizeof(float)));
+  const int64_t f = static_cast<int64_t>(sizeof(float));
+  const int64_t scores_floats = gemm_pack::align_up(block * p.kv_len * f) / f;
+  const int64_t keys_floats = gemm_pack::align_up((p.kv_len + 15) / 16 * 16 * p.head_dim * f) / f;
+  const int64_t thread_floats = static_cast<int64_t>(attention_thread_scratch_bytes(p)) / f;
   const bool have_scratch =
       pool.thread_scratch(0) != nullptr &&
       pool.thread_scratch_bytes() >= static_cast<size_t>(attention_thread_scratch_bytes(p));
-  // Without planned scratch (a pool without one, as in some unit tests) the scores come
-  // from the heap; compiled models always plan it.
-  std::vector<float> heap_scores;
-  if (!have_scratch) heap_scores.resize(static_cast<size_t>(pool.size() * block * p.kv_len));
+  // Without planned scratch (a pool without one, as in some unit tests) it comes from the
+  // heap; compiled models always plan it.
+  std::vector<float> heap;
+  if (!have_scratch) heap.resize(static_cast<size_t>(pool.size() * thread_floats));
 
   pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
-    Scratch scratch;
-    if (have_scratch) {
-      unsigned char* base = pool.thread_scratch(thread);
-      scratch = {reinterpret_cast<float*>(base), base + scores_bytes,
-                 pool.thread_scratch_bytes() - static_cast<size_t>(scores_bytes)};
-    } else {
-      scratch = {heap_scores.data() + thread * block * p.kv_len, nullptr, 0};
-    }
+    float* base = have_scratch ? reinterpret_cast<float*>(pool.thread_scratch(thread))
+                               : heap.data() + thread * thread_floats;
+    const Scratch scratch{base, base + scores_floats, base + scores_floats + keys_floats};
     for (int64_t item = i0; item < i1; ++item) {
+      if (head_items) {
+        const int64_t b = item / p.heads, h = item % p.heads;
+        pack_head(p, b, h, p.q_len, k, v, scratch);
+        for (int64_t row0 = 0; row0 < p.q_len; row0 += block)
+          attend_block(p, b, h, row0, detail::min_i64(block, p.q_len - row0), q, mask, out, probs, scratch);
+        continue;
+      }
       const int64_t blk = item % blocks;
       const int64_t row0 = blk * block, rows = detail::min_i64(block, p.q_len - row0);
       if (heads_in_item) {
         const int64_t b = item / blocks;
-        for (int64_t h = 0; h < p.heads; ++h)
-          attend_block(p, b, h, row0, rows, q, k, v, mask, out, probs, scratch);
+        for (int64_t h = 0; h < p.heads; ++h) {
+          pack_head(p, b, h, row0 + rows, k, v, scratch);
+          attend_block(p, b, h, row0, rows, q, mask, out, probs, scratch);
+        }
       } else {
         const int64_t bh = item / blocks;
-        attend_block(p, bh / p.heads, bh % p.heads, row0, rows, q, k, v, mask, out, probs, scratch);
+        pack_head(p, bh / p.heads, bh % p.heads, row0 + rows, k, v, scratch);
+        attend_block(p, bh / p.heads, bh % p.heads, row0, rows, q, mask, out, probs, scratch);
       }
     }
   });

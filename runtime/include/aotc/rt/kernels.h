@@ -595,21 +595,15 @@ struct AttentionParams {
 };
 // Query rows a thread handles at once: its scores block is this many rows of kv_len.
 constexpr int64_t kAttentionRowBlock = 32;
+// A thread's scratch: the scores block, and a head's keys and values packed for the CPU
+// micro-kernel (16-column panels: keys16 x head_dim of scaled K^T, kv_len x v_head_dim16 of V).
 inline int64_t attention_thread_scratch_bytes(const AttentionParams& p) {
   if (p.q_len <= 0 || p.kv_len <= 0) return 0;
   const int64_t rows = p.q_len < kAttentionRowBlock ? p.q_len : kAttentionRowBlock;
-  GemmParams scores;  // rows x kv_len x head_dim, scaled in the product
-  scores.alpha = p.scale;
-  scores.m = rows;
-  scores.n = p.kv_len;
-  scores.k = p.head_dim;
-  GemmParams values;  // rows x v_head_dim x kv_len
-  values.m = rows;
-  values.n = p.v_head_dim;
-  values.k = p.kv_len;
-  const int64_t pack_a = gemm_thread_scratch_bytes(scores), pack_b = gemm_thread_scratch_bytes(values);
-  return gemm_pack::align_up(rows * p.kv_len * static_cast<int64_t>(sizeof(float))) +
-         (pack_a > pack_b ? pack_a : pack_b);
+  const int64_t keys16 = (p.kv_len + 15) / 16 * 16, values16 = (p.v_head_dim + 15) / 16 * 16;
+  const int64_t f = static_cast<int64_t>(sizeof(float));
+  return gemm_pack::align_up(rows * p.kv_len * f) + gemm_pack::align_up(keys16 * p.head_dim * f) +
+         gemm_pack::align_up(p.kv_len * values16 * f);
 }
 // mask: float or bool (one byte) as mask_kind says, null for None; probs: as `weights` says.
 void attention_f32(ThreadPool& pool, const AttentionParams& p, const float* q, const float* k, const float* v,
