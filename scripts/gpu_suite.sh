@@ -6,6 +6,7 @@
 # attention kernel on its own, bench/cuda/sgemm_3xtf32_bench.cu the 3xTF32 float32 GEMM. CI has no GPU: there the same check only compiles.
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
+#   scripts/gpu_suite.sh --build-only     # the build alone (for bench/cuda/*.sh)
 # Environment: OUT (results, default ./gpu-out), BUILD (default /tmp/aotc-gpu-build), WORK (the
 # compiled models, default /tmp/aotc-gpu-work),
 # MODELS, BENCH_MODELS, BENCH_MODELS_TF32 (default BENCH_MODELS), PRECISIONS (default "fp32 tf32"),
@@ -45,6 +46,7 @@ fi
 AOTC_NVCC_JOBS=$(nproc) ninja -C "$BUILD" -j"$(nproc)" compiler/aotc tools/aotc-run/aotc-run runtime/libaotc_runtime.a \
   runtime/libaotc_runtime_cuda.a >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
+[ "$QUICK" = "--build-only" ] && exit 0
 
 status=0
 # The one-launch attention kernel against float64 on odd shapes (every mask kind, causal,

@@ -7,6 +7,7 @@
 
 #include <aotc/rt/cuda/conv2d_plan.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -346,29 +347,32 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
 
 namespace {
 
-// x (1 x 8 x 10 x 10) -> conv 3x3 + relu -> conv 3x3 -> + (the first conv's result) -> relu
-// -> max pool 2x2 -> global average pool -> flatten -> linear (5 outputs). depthwise: the
-// second convolution depthwise instead.
-ir::Graph small_resnet(bool depthwise) {
+// x (1 x c x 10 x 10) -> conv 3x3 + relu -> conv 3x3 -> + (the first conv's result) -> relu
+// -> max pool 2x2 -> global average pool -> flatten -> linear (5 outputs), c = 8 unless
+// given. depthwise: the second convolution depthwise instead.
+ir::Graph small_resnet(bool depthwise, int64_t c = 8) {
   ir::Graph g;
-  const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
-  std::vector<float> w1(8 * 8 * 9), w2(depthwise ? 8 * 9 : 8 * 8 * 9), b1(8), fc(5 * 8), fb(5, 0.25f);
+  const int x = g.add_input(ir::DType::Float32, {1, c, 10, 10}, "x");
+  std::vector<float> w1(static_cast<size_t>(c * c * 9)),
+      w2(static_cast<size_t>(depthwise ? c * 9 : c * c * 9)), b1(static_cast<size_t>(c)),
+      fc(static_cast<size_t>(5 * c)), fb(5, 0.25f);
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = static_cast<float>(i % 17) - 8.0f;
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = static_cast<float>(i % 13) * 0.5f;
+  for (size_t i = 0; i < w2.size(); ++i)
+    w2[i] = static_cast<float>(i % 13) * 0.5f + (c == 8 ? 0.0f : 1.0f / 3.0f);
   for (size_t i = 0; i < b1.size(); ++i) b1[i] = static_cast<float>(i);
-  const int c1 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
-  add_conv(g, x, g.add_f32_constant({8, 8, 3, 3}, w1), g.add_f32_constant({8}, b1), c1, 8, 8, 10, 3, 1)
+  const int c1 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
+  add_conv(g, x, g.add_f32_constant({c, c, 3, 3}, w1), g.add_f32_constant({c}, b1), c1, c, c, 10, 3, 1)
       .attrs["clamp_lo"] = 0.0;
-  const int c2 = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
-  add_conv(g, c1, g.add_f32_constant({8, depthwise ? 1 : 8, 3, 3}, w2), -1, c2, 8, 8, 10, 3,
-           depthwise ? 8 : 1);
-  const int s = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  const int c2 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
+  add_conv(g, c1, g.add_f32_constant({c, depthwise ? 1 : c, 3, 3}, w2), -1, c2, c, c, 10, 3,
+           depthwise ? c : 1);
+  const int s = g.add_value(ir::DType::Float32, {1, c, 10, 10});
   g.add_op("binary", {c2, c1}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
-  const int r = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  const int r = g.add_value(ir::DType::Float32, {1, c, 10, 10});
   g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
-  const int m = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
+  const int m = g.add_value(ir::DType::Float32, {1, c, 5, 5});
   g.add_op("max_pool2d", {r}, {m}, where(4)).attrs = {{"n", int64_t{1}},
-                                                      {"c", int64_t{8}},
+                                                      {"c", c},
                                                       {"h_in", int64_t{10}},
                                                       {"w_in", int64_t{10}},
                                                       {"h_out", int64_t{5}},
@@ -379,18 +383,18 @@ ir::Graph small_resnet(bool depthwise) {
                                                       {"dilation", std::vector<int64_t>{1, 1}},
                                                       {"count_include_pad", true},
                                                       {"divisor_override", int64_t{0}}};
-  const int a = g.add_value(ir::DType::Float32, {1, 8, 1, 1});
-  g.add_op("adaptive_avg_pool2d", {m}, {a}, where(5)).attrs = {{"n", int64_t{1}},     {"c", int64_t{8}},
+  const int a = g.add_value(ir::DType::Float32, {1, c, 1, 1});
+  g.add_op("adaptive_avg_pool2d", {m}, {a}, where(5)).attrs = {{"n", int64_t{1}},     {"c", c},
                                                                {"h_in", int64_t{5}},  {"w_in", int64_t{5}},
                                                                {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
-  const int flat = g.add_alias(a, {1, 8});
+  const int flat = g.add_alias(a, {1, c});
   const int y = g.add_value(ir::DType::Float32, {1, 5});
   ir::Op& linear =
-      g.add_op("gemm", {flat, g.add_f32_constant({5, 8}, fc), g.add_f32_constant({5}, fb)}, {y}, where(6));
+      g.add_op("gemm", {flat, g.add_f32_constant({5, c}, fc), g.add_f32_constant({5}, fb)}, {y}, where(6));
   ops::GemmShape shape;
   shape.m = 1;
   shape.n = 5;
-  shape.k = 8;
+  shape.k = c;
   shape.trans_b = true;
   shape.bias_kind = rt::BiasKind::PerColumn;
   linear.attrs = ops::gemm_attrs(shape);
@@ -486,6 +490,52 @@ TEST_CASE(
     ::unsetenv("AOTC_CUDA_LAYOUT");
     CHECK(count_kind(g, "im2col_nhwc") == 0);
     CHECK(count_kind(g, "conv2d") == 2);
+  }
+}
+
+TEST_CASE("cuda: NHWC convolutions over 32k channels gather their input in the GEMM (fp32, tf32)") {
+  for (const auto precision :
+       {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32, rt::cuda::Precision::Fp16}) {
+    CAPTURE(static_cast<int>(precision));
+    ir::Graph g = small_resnet(false, 32);
+    passes::run_default_passes(g, false);
+    ops::cuda::prepare_graph_for_cuda(g, precision);
+    if (precision == rt::cuda::Precision::Fp16) {  // 16-bit columns: both unfold
+      CHECK(count_kind(g, "im2col_nhwc") == 2);
+      continue;
+    }
+    // The image is read in NCHW by an unfolding; the second convolution reads the first's
+    // NHWC result and gathers it.
+    REQUIRE(count_kind(g, "im2col_nhwc") == 1);
+    const ir::Op& conv1 = g.ops[1];
+    const ir::Op& conv2 = g.ops[2];
+    REQUIRE(conv1.kind == "gemm");
+    REQUIRE(conv2.kind == "gemm");
+    CHECK_FALSE(conv1.has("conv_geometry"));
+    REQUIRE(conv2.has("conv_geometry"));
+    CHECK(conv2.ints("conv_geometry") ==
+          std::vector<int64_t>{1, 32, 10, 10, 32, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1});
+    CHECK(conv2.inputs[0] == conv1.outputs[0]);  // the NHWC tensor itself
+    CHECK(g.value(conv2.inputs[0]).shape == ir::Shape{1, 10, 10, 32});
+    CHECK(conv2.i("k") == 288);
+    REQUIRE(conv2.inputs.size() == 4);            // the residual still fuses
+    CHECK(conv2.scratch_bytes == 100 * 288 * 4);  // the columns, for im2col + GEMM
+    // tf32: the weights are tf32 numbers (w2 has thirds); fp32 keeps them.
+    const ir::Constant& w = g.constant_of(conv2.inputs[1]);
+    size_t low_bits = 0;
+    for (int64_t i = 0; i < 32 * 288; ++i) low_bits += (std::bit_cast<uint32_t>(w.f32()[i]) & 0x1fffu) != 0;
+    if (precision == rt::cuda::Precision::Tf32)
+      CHECK(low_bits == 0);
+    else
+      CHECK(low_bits > 0);
+    // W'[0][1] = W[0][1][0][0] = w2[9] = 4.5 + 1/3 (0x409aaaab), to nearest tf32 0x409aa000.
+    CHECK(w.f32()[1] ==
+          (precision == rt::cuda::Precision::Tf32 ? std::bit_cast<float>(0x409aa000u) : 4.5f + 1.0f / 3.0f));
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+    CHECK(src.model_cpp.find("aotc::rt::Conv2dParams conv{}; conv.n = 1; conv.c_in = 32;") !=
+          std::string::npos);
+    CHECK(src.model_cpp.find("aotc::rt::cuda::conv_gemm_nhwc_f32(ex, p, conv, ") != std::string::npos);
   }
 }
 

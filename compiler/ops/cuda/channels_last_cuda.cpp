@@ -22,6 +22,8 @@
 // AOTC_CUDA_LAYOUT=nhwc converts whatever can be, =nchw nothing (read when compiling).
 #include <aotc/rt/kernels.h>
 
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -36,6 +38,15 @@ namespace {
 
 // [n, c, h, w] -> [n, h, w, c] and back.
 ir::Shape nhwc_shape(const ir::Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+
+// v rounded to tf32's 10 mantissa bits, to nearest with ties to even; infinities and NaNs
+// as they are, and values that round past float32's largest become infinities.
+float round_to_tf32(float v) {
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return v;
+  bits = (bits + 0xfffu + ((bits >> 13) & 1u)) & 0xffffe000u;
+  return std::bit_cast<float>(bits);
+}
 
 // Whether permuting between NCHW and NHWC leaves every element where it is.
 bool permutation_moves_nothing(const ir::Shape& nchw) { return nchw[1] == 1 || nchw[2] * nchw[3] == 1; }
@@ -163,6 +174,10 @@ class ChannelsLast {
           for (int64_t x = 0; x < kw; ++x)
             data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] =
                 src[((o * ci + i) * kh + y) * kw + x];
+    // At tf32 the weights are tf32 numbers (nearest, ties to even), as the tensor cores take
+    // them: the gathering GEMM rounds only its input as it reads it (gemm_3xtf32.cu).
+    if (precision_ == rt::cuda::Precision::Tf32)
+      for (float& v : data) v = round_to_tf32(v);
     const int id = g_.add_f32_constant({co, depth}, std::move(data), g_.value(w).name + "_nhwc");
     weights_of_[{w, depth}] = id;
     return id;
@@ -191,7 +206,11 @@ class ChannelsLast {
     // runs, as a linear layer's is: gemm_operands_cuda.cpp).
     const bool low = precision_ == rt::cuda::Precision::Fp16 || precision_ == rt::cuda::Precision::Bf16;
     const bool low_columns = low && unfold;
-    if (unfold) {
+    // In float32 and tf32, an unfolding whose every 32-deep slice of k is one tap's channels
+    // is left to the GEMM, which gathers its input itself where the tuning run finds that
+    // faster than unfolding (conv_gemm_nhwc_f32): no im2col op, the columns its scratch.
+    const bool gathered = unfold && !low && !nchw_input && p.c_in % 32 == 0;
+    if (unfold && !gathered) {
       // Rows a multiple of 4 values apart: cuBLAS's fast kernels want 16-byte aligned rows
       // (a 7x7 RGB stem has 147 taps; at 147 it took a slower sm80 kernel).
       depth = (depth + 3) / 4 * 4;
@@ -218,6 +237,10 @@ class ChannelsLast {
     const int y = nhwc_output(op.outputs[0]);
     ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
     gemm.attrs = gemm_attrs(s);
+    if (gathered)
+      gemm.attrs["conv_geometry"] = std::vector<int64_t>{
+          p.n,        p.c_in,     p.h_in,     p.w_in,  p.c_out, p.h_out,      p.w_out,     p.kernel_h,
+          p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
     gemm.attrs["clamp_lo"] = op.f("clamp_lo");
     gemm.attrs["clamp_hi"] = op.f("clamp_hi");
     if (low_columns) {

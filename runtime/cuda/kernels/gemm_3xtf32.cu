@@ -23,6 +23,16 @@
 // cuBLAS). With a split of k, the parts add their sums in a fixed order, so the result does
 // not depend on timing: on sm_90 as one thread-block cluster through distributed shared
 // memory, elsewhere through the workspace and one more kernel (sum_parts_kernel).
+//
+// The same loop serves convolutions over NHWC inputs as an implicit GEMM (implicit_conv_nhwc):
+// A's rows are output pixels and its k the receptive field (tap, then channel), gathered
+// from the input as each slice is staged, so the unfolded columns are never written (at
+// batch 32 resnet50's 3x3 layers unfold into 1.87 GB that im2col writes and the GEMM reads
+// back). With c_in a multiple of 32 a slice is one tap's 32 channels: each row's chunk is
+// 16 contiguous bytes of one input pixel, or zeros where the tap reads padding. At
+// --precision tf32 the product is one tf32 mma per step (Split false): A is rounded to
+// tf32 as it is read, B was rounded at compile time (channels_last_cuda.cpp), and the
+// tensor cores accumulate as cuBLAS's tf32 GEMMs do.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
 
@@ -46,6 +56,14 @@ constexpr int kRowFloats = kBK + 8;
 // kept part when the dropped part is at least half. For finite x only: a NaN's mantissa can
 // carry into the sign (0x7fffffff becomes -0).
 __device__ __forceinline__ uint32_t tf32_bits(uint32_t bits) { return (bits + 0x1000u) & 0xffffe000u; }
+
+// x rounded to tf32 for an mma that truncates it (the low bits left for the tensor cores
+// to drop): half of the dropped range added to the magnitude, saturating so that a NaN
+// (CUDA's own is 0x7fffffff) stays a NaN instead of carrying into the sign; an infinity
+// stays one (the addition stays in the dropped bits).
+__device__ __forceinline__ uint32_t tf32_round_any(uint32_t bits) {
+  return (bits & 0x80000000u) | min((bits & 0x7fffffffu) + 0x1000u, 0x7fffffffu);
+}
 
 // x = big + small, both tf32, and `cross`, the big part as the two small products take it.
 // Infinities, NaNs, and the finite values within 2^-12 of float32's largest (whose rounding
@@ -100,6 +118,9 @@ struct Args {
   int64_t ldc;
   float* partial;  // parts > 1 without a cluster: part p's sums at partial + p * m * n, rows n apart
   int parts;
+  // Gather (implicit_conv_nhwc): A is the convolution's NHWC input `a`, row r the output
+  // pixel (image, oy, ox) in row-major order, k = (ky * kernel_w + kx) * c_in + channel.
+  int h_in, w_in, c_in, h_out, w_out, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
 
 __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t col, float sum) {
@@ -116,7 +137,9 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
 
 // Cluster: the parts of one tile of C run as one thread-block cluster (sm_90) and add their
 // sums through distributed shared memory; otherwise through p.partial and sum_parts_kernel.
-template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster>
+// Split: the three products of float32 accuracy (else one tf32 product, A rounded as read).
+// Gather: A gathered from a convolution's NHWC input (Args' geometry).
+template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster, bool Split, bool Gather>
 __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p) {
   constexpr int kThreadsPerBlock = WarpsM * WarpsN * 32;
   constexpr int TM = BM / WarpsM, TN = BN / WarpsN;  // the warp's tile
@@ -146,10 +169,21 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   const int first_row = threadIdx.x / 8, chunk = threadIdx.x % 8;
   const int64_t chunk_k = k_begin + chunk * 4;
   const float* src[kChunksA + kChunksB];
+  // Gather: row j's output pixel as the input position of its first tap (iy0, ix0; far
+  // out of range past the last row) and src[j] that position's chunk in the input.
+  int iy0[Gather ? kChunksA : 1], ix0[Gather ? kChunksA : 1];
 #pragma unroll
   for (int j = 0; j < kChunksA; ++j) {
     const int64_t gr = m0 + first_row + j * kRowStep;
-    src[j] = gr < p.m ? p.a + gr * p.lda + chunk_k : nullptr;
+    if constexpr (Gather) {
+      const int r = static_cast<int>(gr < p.m ? gr : 0);
+      const int ox = r % p.w_out, oy = r / p.w_out % p.h_out, image = r / (p.w_out * p.h_out);
+      iy0[j] = gr < p.m ? oy * p.stride_h - p.pad_h : -(1 << 29);
+      ix0[j] = ox * p.stride_w - p.pad_w;
+      src[j] = p.a + ((static_cast<int64_t>(image) * p.h_in + iy0[j]) * p.w_in + ix0[j]) * p.c_in + chunk * 4;
+    } else {
+      src[j] = gr < p.m ? p.a + gr * p.lda + chunk_k : nullptr;
+    }
   }
 #pragma unroll
   for (int j = 0; j < kChunksB; ++j) {
@@ -161,12 +195,30 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
     const bool k_in = chunk_k + k0 < k_end;
     float* const as = a_tiles + stage * BM * kRowFloats + first_row * kRowFloats + chunk * 4;
     float* const bs = b_tiles + stage * BN * kRowFloats + first_row * kRowFloats + chunk * 4;
+    if constexpr (Gather) {
+      // The slice is one tap's 32 channels (c_in % 32 == 0; parts start on slices).
+      const int kk = static_cast<int>(k_begin) + k0;
+      const int tap = kk / p.c_in, channel = kk - tap * p.c_in;
+      const int ky = tap / p.kernel_w, kx = tap - ky * p.kernel_w;
+      const int dy = ky * p.dilation_h, dx = kx * p.dilation_w;
+      const int64_t shift = (static_cast<int64_t>(dy) * p.w_in + dx) * p.c_in + channel;
 #pragma unroll
-    for (int j = 0; j < kChunksA + kChunksB; ++j) {
+      for (int j = 0; j < kChunksA; ++j) {
+        const bool valid = k_in && static_cast<unsigned>(iy0[j] + dy) < static_cast<unsigned>(p.h_in) &&
+                           static_cast<unsigned>(ix0[j] + dx) < static_cast<unsigned>(p.w_in);
+        cp_async16(as + j * kRowStep * kRowFloats, valid ? src[j] + shift : p.a, valid);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kChunksA; ++j) {
+        const bool valid = k_in && src[j] != nullptr;
+        cp_async16(as + j * kRowStep * kRowFloats, valid ? src[j] + k0 : p.a, valid);
+      }
+    }
+#pragma unroll
+    for (int j = kChunksA; j < kChunksA + kChunksB; ++j) {
       const bool valid = k_in && src[j] != nullptr;
-      float* const to =
-          j < kChunksA ? as + j * kRowStep * kRowFloats : bs + (j - kChunksA) * kRowStep * kRowFloats;
-      cp_async16(to, valid ? src[j] + k0 : p.a, valid);
+      cp_async16(bs + (j - kChunksA) * kRowStep * kRowFloats, valid ? src[j] + k0 : p.b, valid);
     }
   };
 
@@ -183,6 +235,34 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
 
     const float* const as = a_tiles + (tile % kStages) * BM * kRowFloats + (warp_m * TM) * kRowFloats;
     const float* const bs = b_tiles + (tile % kStages) * BN * kRowFloats + (warp_n * TN) * kRowFloats;
+    if constexpr (!Split) {
+      // One tf32 product a step, accumulated in the tensor cores (as cuBLAS's tf32 GEMMs).
+#pragma unroll
+      for (int k8 = 0; k8 < kBK; k8 += 8) {
+        uint32_t a[MT][4], b[NT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const float* r = as + (mt * 16 + g) * kRowFloats + k8 + 2 * t;
+          const uint2 upper = *reinterpret_cast<const uint2*>(r);
+          const uint2 lower = *reinterpret_cast<const uint2*>(r + 8 * kRowFloats);
+          a[mt][0] = tf32_round_any(upper.x);
+          a[mt][1] = tf32_round_any(lower.x);
+          a[mt][2] = tf32_round_any(upper.y);
+          a[mt][3] = tf32_round_any(lower.y);
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const uint2 v = *reinterpret_cast<const uint2*>(bs + (nt * 8 + g) * kRowFloats + k8 + 2 * t);
+          b[nt][0] = v.x;
+          b[nt][1] = v.y;
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mma_tf32(acc[mt][nt], a[mt], b[nt]);
+      }
+      continue;
+    }
     float slice[MT][NT][4] = {};  // this 32-deep slice, accumulated in the tensor cores
 #pragma unroll
     for (int k8 = 0; k8 < kBK; k8 += 8) {
@@ -334,13 +414,13 @@ __global__ void sum_parts_kernel(Args p) {
 }
 
 // parts > 1 with cluster: the parts of a tile as one cluster (sum_parts_kernel not needed).
-template <int BM, int BN, int WarpsM, int WarpsN>
+template <int BM, int BN, int WarpsM, int WarpsN, bool Split, bool Gather>
 void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
   constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
   const dim3 grid(static_cast<unsigned>((args.n + BN - 1) / BN),
                   static_cast<unsigned>((args.m + BM - 1) / BM), static_cast<unsigned>(parts));
   if (cluster && parts > 1) {
-    auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true>;
+    auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Split, Gather>;
     // Set on every call (cheap). The limit belongs to the function; its value here is the
     // same for every context, so contexts created at once cannot lower it for each other.
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
@@ -359,26 +439,37 @@ void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
     cudaLaunchKernelEx(&config, kernel, args);
     return;
   }
-  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false>;
+  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Split, Gather>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   kernel<<<grid, WarpsM * WarpsN * 32, kSmem, stream>>>(args);
 }
 
-// The tiles: block rows and columns, warps along each. Every warp computes 32 x 32 of C:
-// 64 x 32 and 32 x 64 warp tiles (tried: 64 x 64 / 1 x 2, 128 x 64 / 2 x 2, 64 x 128 / 2 x 2,
-// 128 x 128 / 2 x 4) were never the fastest at 128-197 rows (bench/results_gpu.md).
+// The tiles: block rows and columns, warps along each. Every warp computes 32 x 32 of C.
+// For the float32 linear layers 64 x 32 and 32 x 64 warp tiles (tried: 64 x 64 / 1 x 2,
+// 128 x 64 / 2 x 2, 64 x 128 / 2 x 2, 128 x 128 / 2 x 4) were never the fastest at 128-197
+// rows (bench/results_gpu.md). The tf32 convolutions have tens of thousands of rows at
+// batch 32 and no split registers: larger blocks too.
 struct Tile {
   int bm, bn, warps_m, warps_n;
   void (*launch)(cudaStream_t, const Args&, int, bool);
 };
-#define AOTC_TILE(bm, bn, wm, wn) \
-  { bm, bn, wm, wn, launch<bm, bn, wm, wn> }
-const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2), AOTC_TILE(32, 64, 1, 2), AOTC_TILE(32, 128, 1, 4),
-                       AOTC_TILE(128, 64, 4, 2)};
+#define AOTC_TILE(bm, bn, wm, wn, split, gather) \
+  { bm, bn, wm, wn, launch<bm, bn, wm, wn, split, gather> }
+const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2, true, false), AOTC_TILE(32, 64, 1, 2, true, false),
+                       AOTC_TILE(32, 128, 1, 4, true, false), AOTC_TILE(128, 64, 4, 2, true, false)};
+const Tile kConvTiles3x[] = {AOTC_TILE(64, 64, 2, 2, true, true), AOTC_TILE(32, 64, 1, 2, true, true),
+                             AOTC_TILE(32, 128, 1, 4, true, true), AOTC_TILE(128, 64, 4, 2, true, true)};
+// One product a step leaves registers for 32 x 64 warp tiles, which round A's fragments
+// (the instructions besides the mma) once for twice the products.
+const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true), AOTC_TILE(128, 64, 4, 2, false, true),
+                               AOTC_TILE(128, 64, 4, 1, false, true), AOTC_TILE(128, 128, 4, 2, false, true),
+                               AOTC_TILE(64, 128, 2, 2, false, true)};
 #undef AOTC_TILE
 constexpr int kParts[] = {1, 2, 3, 4, 6, 8};  // at most 8: a portable cluster size
 constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
 constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
+static_assert(sizeof kConvTiles3x / sizeof kConvTiles3x[0] == kTileCount);
+constexpr int kConvTf32TileCount = sizeof kConvTilesTf32 / sizeof kConvTilesTf32[0];
 
 // Whether the parts of a tile add their sums as a cluster: on sm_90 and later, unless
 // AOTC_CUDA_3XTF32_NO_CLUSTER=1 (for comparisons; read when a GEMM is planned).
@@ -392,37 +483,31 @@ bool sums_in_clusters() {
   return major >= 9 && !std::getenv("AOTC_CUDA_3XTF32_NO_CLUSTER");
 }
 
-}  // namespace
+bool aligned16(const float* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
-int gemm_3xtf32_configs() { return kTileCount * kPartCount; }
-
-size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config) {
+size_t workspace_bytes(const GemmParams& p, int config) {
   const int parts = kParts[config % kPartCount];
   return parts > 1 && !sums_in_clusters() ? static_cast<size_t>(parts) * p.m * p.n * sizeof(float) : 0;
 }
 
-bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, int config) {
-  if (config < 0 || config >= gemm_3xtf32_configs()) return false;
+// What every config needs: B's rows in 16-byte chunks, sizes in 32 bits, enough slices of
+// k for the parts, and few enough row tiles for the grid.
+bool fits(const GemmParams& p, const float* b, const Tile* tiles, int config) {
   const int parts = kParts[config % kPartCount];
-  const auto aligned = [](const float* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  // Sixteen-byte loads along k: k, the row strides and the operands' starts in fours.
-  return !p.trans_a && p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 && p.k % 4 == 0 && p.lda % 4 == 0 &&
-         p.ldb % 4 == 0 && aligned(a) && aligned(b) && p.m <= INT32_MAX && p.n <= INT32_MAX &&
-         (p.k + kBK - 1) / kBK >= parts &&
-         (p.m + kTiles[config / kPartCount].bm - 1) / kTiles[config / kPartCount].bm <= 65535;
+  const int bm = tiles[config / kPartCount].bm;
+  return p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 && p.k % 4 == 0 && p.ldb % 4 == 0 && aligned16(b) &&
+         p.m <= INT32_MAX && p.n <= INT32_MAX && (p.k + kBK - 1) / kBK >= parts &&
+         (p.m + bm - 1) / bm <= 65535;
 }
 
-void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
-                 float* c, int config, void* workspace) {
-  const Tile tile = kTiles[config / kPartCount];
+// The product through `tile`, k split into the config's parts.
+void run(cudaStream_t stream, const Tile& tile, const GemmParams& p, Args& args, const float* bias, float* c,
+         int config, void* workspace) {
   const int parts = kParts[config % kPartCount];
-  Args args{};
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;
-  args.a = a;
   args.lda = p.lda;
-  args.b = b;
   args.ldb = p.ldb;
   const int64_t k_tiles = (p.k + kBK - 1) / kBK;
   args.k_per_part = (k_tiles + parts - 1) / parts * kBK;
@@ -447,6 +532,72 @@ void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const
     sum_parts_kernel<<<blocks_for(p.m * p.n), kThreads, 0, stream>>>(args);
     check_launch("gemm_3xtf32 (sum of parts)");
   }
+}
+
+}  // namespace
+
+int gemm_3xtf32_configs() { return kTileCount * kPartCount; }
+
+size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config) { return workspace_bytes(p, config); }
+
+bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, int config) {
+  if (config < 0 || config >= gemm_3xtf32_configs()) return false;
+  // Sixteen-byte loads along k: k, the row strides and the operands' starts in fours.
+  return !p.trans_a && p.lda % 4 == 0 && aligned16(a) && fits(p, b, kTiles, config);
+}
+
+void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
+                 float* c, int config, void* workspace) {
+  Args args{};
+  args.a = a;
+  args.b = b;
+  run(stream, kTiles[config / kPartCount], p, args, bias, c, config, workspace);
+}
+
+int implicit_conv_nhwc_configs(Precision precision) {
+  return precision == Precision::Fp32   ? kTileCount * kPartCount
+         : precision == Precision::Tf32 ? kConvTf32TileCount * kPartCount
+                                        : 0;
+}
+
+size_t implicit_conv_nhwc_workspace_bytes(const GemmParams& p, int config) {
+  return workspace_bytes(p, config);
+}
+
+bool implicit_conv_nhwc_supported(const Conv2dParams& conv, const GemmParams& p, Precision precision,
+                                  const float* x, const float* w, int config) {
+  if (config < 0 || config >= implicit_conv_nhwc_configs(precision)) return false;
+  const int64_t taps = conv.kernel_h * conv.kernel_w;
+  const auto int32 = [](int64_t v) { return v > 0 && v <= (1 << 28); };  // room for index sums
+  return conv.groups == 1 && conv.c_in % kBK == 0 && p.m == conv.n * conv.h_out * conv.w_out &&
+         p.n == conv.c_out && p.k == taps * conv.c_in && !p.trans_a && aligned16(x) && int32(conv.h_in) &&
+         int32(conv.w_in) && int32(conv.c_in) && int32(conv.h_out * conv.w_out) && int32(conv.stride_h) &&
+         int32(conv.stride_w) && int32(conv.dilation_h * conv.kernel_h) &&
+         int32(conv.dilation_w * conv.kernel_w) && conv.pad_h >= 0 && conv.pad_h < (1 << 28) &&
+         conv.pad_w >= 0 && conv.pad_w < (1 << 28) &&
+         fits(p, w, precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x, config);
+}
+
+void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
+                        const GemmParams& p, const float* x, const float* w, const float* bias, float* c,
+                        int config, void* workspace) {
+  Args args{};
+  args.a = x;
+  args.b = w;
+  args.h_in = static_cast<int>(conv.h_in);
+  args.w_in = static_cast<int>(conv.w_in);
+  args.c_in = static_cast<int>(conv.c_in);
+  args.h_out = static_cast<int>(conv.h_out);
+  args.w_out = static_cast<int>(conv.w_out);
+  args.kernel_w = static_cast<int>(conv.kernel_w);
+  args.stride_h = static_cast<int>(conv.stride_h);
+  args.stride_w = static_cast<int>(conv.stride_w);
+  args.pad_h = static_cast<int>(conv.pad_h);
+  args.pad_w = static_cast<int>(conv.pad_w);
+  args.dilation_h = static_cast<int>(conv.dilation_h);
+  args.dilation_w = static_cast<int>(conv.dilation_w);
+  const Tile* tiles = precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x;
+  run(stream, tiles[config / kPartCount], p, args, bias, c, config, workspace);
 }
 
 }  // namespace aotc::rt::cuda

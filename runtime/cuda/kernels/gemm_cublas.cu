@@ -26,6 +26,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "../gemm_tuning.h"
 
@@ -165,7 +166,8 @@ GemmTuningKey key_of(const Exec& ex, const BatchedGemmParams& bp, const Epilogue
                             alignment_of(c),
                             e.lt_residual ? alignment_of(p.residual) : 0,
                             e.lt_bias ? alignment_of(bias) : 0};
-  static_assert(sizeof fields / sizeof fields[0] <= GemmTuningKey::kFields);
+  // The last three fields are choose_implicit_conv's (a convolution's geometry).
+  static_assert(sizeof fields / sizeof fields[0] <= GemmTuningKey::kFields - 3);
   GemmTuningKey key;
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) key.fields[i] = fields[i];
   return key;
@@ -540,6 +542,78 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
   cublas_gemm(ex, bp, a, b, ab_type, bias, c);
 }
 
+// The implicit_conv_nhwc config chosen for a convolution (-1: im2col + GEMM), timed in
+// the tuning run: im2col_nhwc_f32 + gemm_impl as tuned against every supported config;
+// the implicit GEMM must be clearly faster (kMargin, as elsewhere).
+int choose_implicit_conv(const Exec& ex, const BatchedGemmParams& bp, const Conv2dParams& conv,
+                         const float* x, const float* w, const float* bias, float* c, float* columns) {
+  const GemmParams& p = bp.gemm;
+  // AOTC_CUDA_IMPLICIT_CONV=0: never; =1: always where a config runs (for comparisons and
+  // for the GPU suite's checks of shapes where timing would not pick it).
+  const char* env = std::getenv("AOTC_CUDA_IMPLICIT_CONV");
+  const bool never = env && std::strcmp(env, "0") == 0, always = env && std::strcmp(env, "1") == 0;
+  if (!ex.tuning || implicit_conv_nhwc_configs(ex.precision) == 0 || never) return -1;
+  const auto runs = [&](int config) {
+    return implicit_conv_nhwc_supported(conv, p, ex.precision, x, w, config) &&
+           implicit_conv_nhwc_workspace_bytes(p, config) <= ex.workspace_bytes;
+  };
+  bool any = false;
+  for (int config = 0; config < implicit_conv_nhwc_configs(ex.precision) && !any; ++config)
+    any = runs(config);
+  if (!any) return -1;
+  // The product's key and the geometry that the product's sizes leave open.
+  GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), CUDA_R_32F, x, w, bias, c);
+  key.fields[21] = conv.h_in << 32 | conv.w_in;
+  key.fields[22] = conv.kernel_h << 48 | conv.kernel_w << 32 | conv.stride_h << 16 | conv.stride_w;
+  key.fields[23] = conv.pad_h << 48 | conv.pad_w << 32 | conv.dilation_h << 16 | conv.dilation_w;
+  int chosen = -1;
+  if (gemm_tuning_find_3xtf32(ex.tuning, key, &chosen) || !ex.tune) return chosen;
+
+  const EventPair events;
+  if (!events.ok) {
+    note_error("GEMM tuning", "cudaEventCreate failed");
+    return -1;
+  }
+  const float unfolded_ms = median_time(ex, events, [&] {
+    im2col_nhwc_f32(ex.stream, conv, false, p.k, x, columns);
+    gemm_impl(ex, bp, columns, w, CUDA_R_32F, bias, c);
+    return first_error()[0] == '\0';
+  });
+  float best = -1.0f;
+  for (int config = 0; config < implicit_conv_nhwc_configs(ex.precision); ++config) {
+    if (!runs(config) || first_error()[0]) continue;
+    const float ms = median_time(ex, events, [&] {
+      implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
+      return first_error()[0] == '\0';
+    });
+    if (ms < 0.0f) {  // a config that failed to launch (as in choose_3xtf32)
+      cudaGetLastError();
+      forget_error();
+      continue;
+    }
+    if (best < 0.0f || ms < best) {
+      best = ms;
+      chosen = config;
+    }
+  }
+  constexpr float kMargin = 0.97f;
+  if (!always && unfolded_ms >= 0.0f && !(best >= 0.0f && best < kMargin * unfolded_ms)) chosen = -1;
+  if (trace())
+    std::fprintf(
+        stderr,
+        "aotc: conv %lldx%lldx%lld (%lldx%lld, stride %lld): im2col + GEMM %.4f ms, implicit %.4f ms "
+        "(config %d): %s\n",
+        static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+        static_cast<long long>(conv.kernel_h), static_cast<long long>(conv.kernel_w),
+        static_cast<long long>(conv.stride_h), unfolded_ms, best, chosen,
+        chosen >= 0 ? "implicit" : "im2col + GEMM");
+  if (!gemm_tuning_add_3xtf32(ex.tuning, key, chosen)) {
+    note_error("GEMM tuning", "out of memory");
+    return -1;
+  }
+  return chosen;
+}
+
 cudaDataType_t type_16bit(Precision precision) {
   return precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF;
 }
@@ -591,6 +665,21 @@ void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* 
   bp.batch = 1;
   bp.stride_c = p.m * p.ldc;
   batched_gemm_f32(ex, bp, a, b, bias, c);
+}
+
+void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const float* x,
+                        const float* w, const float* bias, float* c, float* columns) {
+  if (p.m <= 0 || p.n <= 0) return;
+  BatchedGemmParams bp;
+  bp.gemm = p;
+  bp.batch = 1;
+  bp.stride_c = p.m * p.ldc;
+  if (const int config = choose_implicit_conv(ex, bp, conv, x, w, bias, c, columns); config >= 0) {
+    implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
+    return;
+  }
+  im2col_nhwc_f32(ex.stream, conv, false, p.k, x, columns);
+  gemm_impl(ex, bp, columns, w, CUDA_R_32F, bias, c);
 }
 
 }  // namespace aotc::rt::cuda

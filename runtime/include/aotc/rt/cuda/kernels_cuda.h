@@ -95,6 +95,27 @@ bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, 
 size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config);
 void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
                  float* c, int config, void* workspace);
+// A convolution over an NHWC input as gemm_3xtf32's product with A gathered from the input
+// as it goes (implicit GEMM, no unfolded columns): p is the product over the unfolded input
+// (m = n * h_out * w_out rows, n = c_out, k = kernel_h * kernel_w * c_in, B = w as (c_out,
+// kh, kw, c_in) rows ldb apart), x the input n x h_in x w_in x c_in, c the NHWC output. At
+// precision fp32 the three products of gemm_3xtf32; at tf32 one tf32 product, w's values
+// already tf32 numbers (the tensor cores truncate the rest). Needs groups == 1 and c_in a
+// multiple of 32; as gemm_3xtf32 otherwise (configs, workspace).
+int implicit_conv_nhwc_configs(Precision precision);
+bool implicit_conv_nhwc_supported(const Conv2dParams& conv, const GemmParams& p, Precision precision,
+                                  const float* x, const float* w, int config);
+size_t implicit_conv_nhwc_workspace_bytes(const GemmParams& p, int config);
+void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
+                        const GemmParams& p, const float* x, const float* w, const float* bias, float* c,
+                        int config, void* workspace);
+// The convolution that implicit_conv_nhwc describes, on the faster of implicit_conv_nhwc
+// (its fastest config) and im2col_nhwc_f32 into `columns` (m x k floats) + gemm_f32, as
+// timed per shape in the context's tuning run (gemm_cublas.cu); im2col + gemm_f32 without
+// a tuning table and at fp16 / bf16. AOTC_CUDA_IMPLICIT_CONV=0 / =1 (read when the context
+// is created) takes im2col + gemm_f32 / the implicit GEMM always.
+void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const float* x,
+                        const float* w, const float* bias, float* c, float* columns);
 // c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
 // + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to [lo, hi],
 // for i < batch, r < m, col < n.
