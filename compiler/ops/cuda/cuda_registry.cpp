@@ -145,6 +145,9 @@ void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   for (ir::Op& op : graph.ops) {
     const CudaScratchFn* scratch = r.find_scratch(op.kind);
     op.scratch_bytes = scratch ? (*scratch)(op) : 0;
+    // The CPU convolution's packing scratch is optional (it packs per thread without it);
+    // every CUDA kernel needs the scratch it asks for.
+    op.scratch_optional = false;
     op.thread_scratch_bytes = 0;  // CPU GEMM packing: not on the GPU
   }
   passes::plan_memory(graph);
