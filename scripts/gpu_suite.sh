@@ -3,7 +3,9 @@
 # against that machine's own torch, compiles the CUDA model set with --target cuda,
 # compares each with torch on the same GPU (tests/cuda/check_cuda_models.py), then runs the
 # benchmark (bench/gpu_bench.py); bench/cuda/attention_fused_bench.cu checks the one-launch
-# attention kernel on its own, bench/cuda/sgemm_3xtf32_bench.cu the 3xTF32 float32 GEMM. CI has no GPU: there the same check only compiles.
+# attention kernel on its own, bench/cuda/sgemm_3xtf32_bench.cu the 3xTF32 float32 GEMM,
+# bench/cuda/implicit_conv_check.cu the implicit-GEMM NHWC convolution. CI has no GPU: there
+# the same check only compiles.
 #
 #   scripts/gpu_suite.sh [--quick]        # --quick: no torch.compile, fewer models
 #   scripts/gpu_suite.sh --build-only     # the build alone (for bench/cuda/*.sh)
@@ -60,6 +62,12 @@ nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" -I "$ROOT/runtime/cud
   "$ROOT/bench/cuda/sgemm_3xtf32_bench.cu" "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas \
   -o "$BUILD/sgemm_3xtf32_bench" &&
   "$BUILD/sgemm_3xtf32_bench" 197 | grep -v " ms / 12" | tee "$OUT/sgemm_3xtf32${TAG:-}.txt" || status=1
+# The implicit-GEMM NHWC convolution against im2col + cuBLAS (every config, odd shapes,
+# NaNs), then the per-shape choice for resnet50's 3x3 layers.
+nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" -I "$ROOT/runtime/cuda" \
+  "$ROOT/bench/cuda/implicit_conv_check.cu" "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas \
+  -o "$BUILD/implicit_conv_check" &&
+  "$BUILD/implicit_conv_check" 2>&1 | tee "$OUT/implicit_conv_check${TAG:-}.txt" || status=1
 for precision in $PRECISIONS; do
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK" --models "$MODELS" \

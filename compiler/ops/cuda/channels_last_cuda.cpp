@@ -2,8 +2,10 @@
 // ungrouped runs in NHWC (channels last), each convolution a linear layer over its
 // receptive fields: Y (n*h_out*w_out x c_out) = X' W'^T with W' the weights reordered to
 // (c_out, kh, kw, c_in) at compile time and X' the input itself (1x1, stride 1, no padding)
-// or its NHWC unfolding ("im2col_nhwc"). That GEMM is the linear layers' own "gemm" op, so
-// it gets what they get: cuBLASLt's per-column bias and relu epilogue and the residual as
+// or its NHWC unfolding ("im2col_nhwc"; at fp32 and tf32 with c_in a multiple of 32 the
+// GEMM gets the input and the convolution's "conv_geometry" instead, and gathers the
+// unfolding itself where that is faster: gemm_cuda.cpp). That GEMM is the linear layers'
+// own "gemm" op, so it gets what they get: cuBLASLt's per-column bias and relu epilogue and the residual as
 // its C operand (fuse_conv_residual), one product over the whole batch instead of one per
 // image, the tuning run with gemm_3xtf32 as a candidate in fp32, and 16-bit weights in
 // fp16 / bf16 (gemm_operands_cuda.cpp). In NCHW cuBLASLt's bias runs along the wrong axis,
