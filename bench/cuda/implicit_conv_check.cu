@@ -5,7 +5,7 @@
 // relative L2 <= 1e-5) and tf32 (<= 5e-3); a CUDA NaN (0x7fffffff) in the input must reach
 // the output. Then resnet50's 3x3 layers at batch 1 and 32 through conv_gemm_nhwc_f32 with
 // a tuning table: AOTC_CUDA_TRACE=1 prints both paths' times per shape (the choice the
-// runtime makes).
+// runtime makes). `profile [config]`: one launch of the stage-1 layer at batch 32 (tf32), for ncu.
 //
 // Build (after the project's build) and run on the GPU machine:
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I runtime/include -I runtime/cuda bench/cuda/implicit_conv_check.cu
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -124,7 +125,7 @@ double rel_l2(const std::vector<float>& got, const std::vector<float>& want) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cublasHandle_t blas;
@@ -142,6 +143,15 @@ int main() {
   // The reference: im2col + cuBLAS's float32 GEMM, no tuning table (so never the implicit
   // GEMM and never 3xTF32).
   const Exec reference{stream, blas, lt, workspace, ws_bytes, Precision::Fp32};
+  // "profile [config]": one tf32 launch of resnet50's stage-1 3x3 layer at batch 32, for ncu.
+  if (argc > 1 && std::strcmp(argv[1], "profile") == 0) {
+    Problem pr = make({32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true}, Precision::Tf32, rng);
+    const int config = argc > 2 ? std::atoi(argv[2]) : 6;
+    if (!implicit_conv_nhwc_supported(pr.conv, pr.p, Precision::Tf32, pr.x, pr.w, config)) return 1;
+    implicit_conv_nhwc(stream, Precision::Tf32, pr.conv, pr.p, pr.x, pr.w, pr.bias, pr.c, config, workspace);
+    CHECK(cudaStreamSynchronize(stream));
+    return first_error()[0] ? 1 : 0;
+  }
 
   // n, c_in, h, w, c_out, kh, kw, sh, sw, ph, pw, dh, dw, bias, residual, relu
   const Shape odd[] = {
