@@ -191,9 +191,10 @@ rt::Conv2dParams conv2d_params_of(const ir::Op& op) {
   return p;
 }
 
-ParamsCode conv2d_params_code(const ir::Op& op) {
-  const rt::Conv2dParams c = conv2d_params_of(op);
-  ParamsCode p("aotc::rt::Conv2dParams");
+ParamsCode conv2d_params_code(const ir::Op& op) { return conv2d_params_code(conv2d_params_of(op)); }
+
+ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var) {
+  ParamsCode p("aotc::rt::Conv2dParams", var);
   p.set("n", c.n)
       .set("c_in", c.c_in)
       .set("h_in", c.h_in)
@@ -211,8 +212,8 @@ ParamsCode conv2d_params_code(const ir::Op& op) {
       .set("dilation_w", c.dilation_w)
       .set("groups", c.groups)
       .set_bool("has_bias", c.has_bias)
-      .set_f32("clamp_lo", op.f("clamp_lo"))
-      .set_f32("clamp_hi", op.f("clamp_hi"));
+      .set_f32("clamp_lo", c.clamp_lo)
+      .set_f32("clamp_hi", c.clamp_hi);
   return p;
 }
 

@@ -31,6 +31,7 @@ void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
 // generator and the passes that pick convolution algorithms use them too).
 rt::Conv2dParams conv2d_params_of(const ir::Op& op);
 ParamsCode conv2d_params_code(const ir::Op& op);
+ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var = "p");
 // The rt::Pool2dParams of a "max_pool2d" or "avg_pool2d" IR op, as C++ (pool2d.cpp; the
 // CUDA generator uses it too).
 ParamsCode pool2d_params_code(const ir::Op& op);

@@ -5,6 +5,7 @@
 #include <aotc/rt/cuda/gemm_plan.h>
 
 #include "../gemm.h"
+#include "../spatial.h"
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
@@ -39,23 +40,7 @@ rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
 }
 
 CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const ParamsCode& p) {
-  const rt::Conv2dParams c = gathered_conv_of(op);
-  ParamsCode conv("aotc::rt::Conv2dParams", "conv");
-  conv.set("n", c.n)
-      .set("c_in", c.c_in)
-      .set("h_in", c.h_in)
-      .set("w_in", c.w_in)
-      .set("c_out", c.c_out)
-      .set("h_out", c.h_out)
-      .set("w_out", c.w_out)
-      .set("kernel_h", c.kernel_h)
-      .set("kernel_w", c.kernel_w)
-      .set("stride_h", c.stride_h)
-      .set("stride_w", c.stride_w)
-      .set("pad_h", c.pad_h)
-      .set("pad_w", c.pad_w)
-      .set("dilation_h", c.dilation_h)
-      .set("dilation_w", c.dilation_w);
+  const ParamsCode conv = conv2d_params_code(gathered_conv_of(op), "conv");
   return {"", kernel_call(op, p.str() + "\n    " + conv.str(),
                           "aotc::rt::cuda::conv_gemm_nhwc_f32(ex, p, conv, " + gemm_operands(e, op) + ", " +
                               e.scratch(op) + ");")};

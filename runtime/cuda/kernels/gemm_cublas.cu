@@ -449,6 +449,36 @@ void cublas_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, con
   run_pass(ex, bp, e, bias, c);
 }
 
+// The fastest of the configs 0 .. configs - 1 that runs(config) accepts, each timed with
+// median_time (launch(config) enqueues one run); -1 when none ran, and *best_ms its time.
+// A config that fails to launch (a cluster the GPU cannot place, say) is not a candidate;
+// it leaves nothing behind for the run to see (launch errors are not sticky), as a failed
+// cuBLASLt candidate does not (lt_gemm).
+template <class Runs, class Launch>
+int fastest_config(const Exec& ex, const EventPair& events, int configs, const Runs& runs,
+                   const Launch& launch, float* best_ms) {
+  int chosen = -1;
+  float best = -1.0f;
+  for (int config = 0; config < configs; ++config) {
+    if (!runs(config) || first_error()[0]) continue;
+    const float ms = median_time(ex, events, [&] {
+      launch(config);
+      return first_error()[0] == '\0';
+    });
+    if (ms < 0.0f) {
+      cudaGetLastError();
+      forget_error();
+      continue;
+    }
+    if (best < 0.0f || ms < best) {
+      best = ms;
+      chosen = config;
+    }
+  }
+  *best_ms = best;
+  return chosen;
+}
+
 // Float32 linear layers (A B^T, one matrix) may run on gemm_3xtf32 instead: float32's
 // accuracy on tf32 tensor cores. Which one runs is timed per shape in the tuning run, every
 // supported config of gemm_3xtf32 against cuBLAS's path as tuned; the choice stays with
@@ -482,25 +512,9 @@ int choose_3xtf32(const Exec& ex, const BatchedGemmParams& bp, const void* a, co
     return first_error()[0] == '\0';
   });
   float best = -1.0f;
-  for (int config = 0; config < gemm_3xtf32_configs(); ++config) {
-    if (!runs(config) || first_error()[0]) continue;
-    const float ms = median_time(ex, events, [&] {
-      gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace);
-      return first_error()[0] == '\0';
-    });
-    if (ms < 0.0f) {
-      // A config that failed to launch (a cluster the GPU cannot place, say) is not a
-      // candidate; it leaves nothing behind for the run to see (launch errors are not
-      // sticky), as a failed cuBLASLt candidate does not (lt_gemm).
-      cudaGetLastError();
-      forget_error();
-      continue;
-    }
-    if (ms >= 0.0f && (best < 0.0f || ms < best)) {
-      best = ms;
-      chosen = config;
-    }
-  }
+  chosen = fastest_config(
+      ex, events, gemm_3xtf32_configs(), runs,
+      [&](int config) { gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace); }, &best);
   // As for cuBLASLt's candidates (lt_gemm): timing noise alone should not change the kernel.
   constexpr float kMargin = 0.97f;
   if (cublas_ms >= 0.0f && !(best >= 0.0f && best < kMargin * cublas_ms)) chosen = -1;
@@ -580,22 +594,12 @@ int choose_implicit_conv(const Exec& ex, const BatchedGemmParams& bp, const Conv
     return first_error()[0] == '\0';
   });
   float best = -1.0f;
-  for (int config = 0; config < implicit_conv_nhwc_configs(ex.precision); ++config) {
-    if (!runs(config) || first_error()[0]) continue;
-    const float ms = median_time(ex, events, [&] {
-      implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
-      return first_error()[0] == '\0';
-    });
-    if (ms < 0.0f) {  // a config that failed to launch (as in choose_3xtf32)
-      cudaGetLastError();
-      forget_error();
-      continue;
-    }
-    if (best < 0.0f || ms < best) {
-      best = ms;
-      chosen = config;
-    }
-  }
+  chosen = fastest_config(
+      ex, events, implicit_conv_nhwc_configs(ex.precision), runs,
+      [&](int config) {
+        implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
+      },
+      &best);
   constexpr float kMargin = 0.97f;
   if (!always && unfolded_ms >= 0.0f && !(best >= 0.0f && best < kMargin * unfolded_ms)) chosen = -1;
   if (trace())
