@@ -239,10 +239,7 @@ class ChannelsLast {
     const int y = nhwc_output(op.outputs[0]);
     ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
     gemm.attrs = gemm_attrs(s);
-    if (gathered)
-      gemm.attrs["conv_geometry"] = std::vector<int64_t>{
-          p.n,        p.c_in,     p.h_in,     p.w_in,  p.c_out, p.h_out,      p.w_out,     p.kernel_h,
-          p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
+    if (gathered) gemm.attrs["conv_geometry"] = conv_geometry_attr(p);
     gemm.attrs["clamp_lo"] = op.f("clamp_lo");
     gemm.attrs["clamp_hi"] = op.f("clamp_hi");
     if (low_columns) {

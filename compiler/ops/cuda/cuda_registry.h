@@ -89,5 +89,9 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);     
 // even (weights_16bit_cuda.cpp).
 bool is_whole_f32_constant(const ir::Graph& graph, int id);
 int converted_constant(ir::Graph& graph, int id, rt::cuda::Precision precision);
+// A convolution whose GEMM gathers its input (channels_last_cuda.cpp): its geometry as the
+// gemm op's "conv_geometry" attribute, and back (gemm_cuda.cpp).
+std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c);
+rt::Conv2dParams gathered_conv_of(const ir::Op& op);
 
 }  // namespace aotc::ops::cuda

@@ -4,6 +4,8 @@
 // conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (channels_last_cuda.cpp).
 #include <aotc/rt/cuda/gemm_plan.h>
 
+#include <iterator>
+
 #include "../gemm.h"
 #include "../spatial.h"
 #include "cuda_registry.h"
@@ -13,31 +15,6 @@ namespace {
 
 // Whether gemm_operands_cuda.cpp gave the op a 16-bit weight operand.
 bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
-
-// A convolution that channels_last_cuda.cpp made a GEMM over its gathered input
-// ("conv_geometry": n, c_in, h_in, w_in, c_out, h_out, w_out, kernel, stride, padding,
-// dilation, each of the last four as h and w): the input is the NHWC tensor itself, the
-// scratch the unfolded columns for the im2col + GEMM path.
-rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
-  const std::vector<int64_t>& g = op.ints("conv_geometry");
-  rt::Conv2dParams c;
-  c.n = g.at(0);
-  c.c_in = g.at(1);
-  c.h_in = g.at(2);
-  c.w_in = g.at(3);
-  c.c_out = g.at(4);
-  c.h_out = g.at(5);
-  c.w_out = g.at(6);
-  c.kernel_h = g.at(7);
-  c.kernel_w = g.at(8);
-  c.stride_h = g.at(9);
-  c.stride_w = g.at(10);
-  c.pad_h = g.at(11);
-  c.pad_w = g.at(12);
-  c.dilation_h = g.at(13);
-  c.dilation_w = g.at(14);
-  return c;
-}
 
 CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const ParamsCode& p) {
   const ParamsCode conv = conv2d_params_code(gathered_conv_of(op), "conv");
@@ -64,6 +41,24 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
 }
 
 }  // namespace
+
+// "conv_geometry": n, c_in, h_in, w_in, c_out, h_out, w_out, then kernel, stride, padding
+// and dilation, each as h and w. The op's input is the NHWC tensor itself, its scratch the
+// unfolded columns for the im2col + GEMM path.
+std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c) {
+  return {c.n,        c.c_in,     c.h_in,     c.w_in,  c.c_out, c.h_out,      c.w_out,     c.kernel_h,
+          c.kernel_w, c.stride_h, c.stride_w, c.pad_h, c.pad_w, c.dilation_h, c.dilation_w};
+}
+
+rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
+  const std::vector<int64_t>& g = op.ints("conv_geometry");
+  rt::Conv2dParams c;
+  int64_t* const fields[] = {&c.n,        &c.c_in,  &c.h_in,     &c.w_in,       &c.c_out,
+                             &c.h_out,    &c.w_out, &c.kernel_h, &c.kernel_w,   &c.stride_h,
+                             &c.stride_w, &c.pad_h, &c.pad_w,    &c.dilation_h, &c.dilation_w};
+  for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = g.at(i);
+  return c;
+}
 
 void register_gemm_cuda(CudaRegistry& r) {
   r.add("gemm", emit_gemm, [](const ir::Op& op) -> int64_t {

@@ -261,94 +261,94 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt) mma_tf32(acc[mt][nt], a[mt], b[nt]);
       }
-      continue;
-    }
-    float slice[MT][NT][4] = {};  // this 32-deep slice, accumulated in the tensor cores
+    } else {
+      float slice[MT][NT][4] = {};  // this 32-deep slice, accumulated in the tensor cores
 #pragma unroll
-    for (int k8 = 0; k8 < kBK; k8 += 8) {
-      // This step's fragments: rows g and g + 8 of each 16-row tile of A, columns 2t and
-      // 2t + 1 of the 8-deep step (the mma's k positions t and t + 4).
-      float a[MT][4], b[NT][2];
+      for (int k8 = 0; k8 < kBK; k8 += 8) {
+        // This step's fragments: rows g and g + 8 of each 16-row tile of A, columns 2t and
+        // 2t + 1 of the 8-deep step (the mma's k positions t and t + 4).
+        float a[MT][4], b[NT][2];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const float* r = as + (mt * 16 + g) * kRowFloats + k8 + 2 * t;
-        const float2 upper = *reinterpret_cast<const float2*>(r);
-        const float2 lower = *reinterpret_cast<const float2*>(r + 8 * kRowFloats);
-        a[mt][0] = upper.x;
-        a[mt][1] = lower.x;
-        a[mt][2] = upper.y;
-        a[mt][3] = lower.y;
-      }
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const float2 v = *reinterpret_cast<const float2*>(bs + (nt * 8 + g) * kRowFloats + k8 + 2 * t);
-        b[nt][0] = v.x;
-        b[nt][1] = v.y;
-      }
-      // The small terms first (added before the sum has grown); each product over all tiles
-      // before the next, so that no mma waits for the one before it.
-      const auto products = [&](const uint32_t(&a_big)[MT][4], const uint32_t(&a_cross)[MT][4],
-                                const uint32_t(&a_small)[MT][4], const uint32_t(&b_big)[NT][2],
-                                const uint32_t(&b_cross)[NT][2], const uint32_t(&b_small)[NT][2]) {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_small[mt], b_cross[nt]);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_cross[mt], b_small[nt]);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_big[mt], b_big[nt]);
-      };
-      // The common case in 4 instructions an element (split's 7): every value of the warp's
-      // fragments rounds, so big and cross are the rounded value. The sum of the rests'
-      // magnitudes is finite exactly then: a value that does not round (infinite, NaN, or
-      // within 2^-12 of float32's largest) leaves a NaN or infinite rest, and the rests of
-      // those that round are below 2^-12 of them.
-      uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
-      float rests = 0.0f;
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          a_big[mt][e] = tf32_bits(__float_as_uint(a[mt][e]));
-          const float rest = a[mt][e] - __uint_as_float(a_big[mt][e]);
-          a_small[mt][e] = __float_as_uint(rest);
-          rests += fabsf(rest);
+        for (int mt = 0; mt < MT; ++mt) {
+          const float* r = as + (mt * 16 + g) * kRowFloats + k8 + 2 * t;
+          const float2 upper = *reinterpret_cast<const float2*>(r);
+          const float2 lower = *reinterpret_cast<const float2*>(r + 8 * kRowFloats);
+          a[mt][0] = upper.x;
+          a[mt][1] = lower.x;
+          a[mt][2] = upper.y;
+          a[mt][3] = lower.y;
         }
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          b_big[nt][e] = tf32_bits(__float_as_uint(b[nt][e]));
-          const float rest = b[nt][e] - __uint_as_float(b_big[nt][e]);
-          b_small[nt][e] = __float_as_uint(rest);
-          rests += fabsf(rest);
+        for (int nt = 0; nt < NT; ++nt) {
+          const float2 v = *reinterpret_cast<const float2*>(bs + (nt * 8 + g) * kRowFloats + k8 + 2 * t);
+          b[nt][0] = v.x;
+          b[nt][1] = v.y;
         }
-      if (__all_sync(0xffffffffu, rests < __builtin_inff())) {
-        products(a_big, a_big, a_small, b_big, b_big, b_small);
-      } else {
-        uint32_t a_cross[MT][4], b_cross[NT][2];
+        // The small terms first (added before the sum has grown); each product over all tiles
+        // before the next, so that no mma waits for the one before it.
+        const auto products = [&](const uint32_t(&a_big)[MT][4], const uint32_t(&a_cross)[MT][4],
+                                  const uint32_t(&a_small)[MT][4], const uint32_t(&b_big)[NT][2],
+                                  const uint32_t(&b_cross)[NT][2], const uint32_t(&b_small)[NT][2]) {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_small[mt], b_cross[nt]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_cross[mt], b_small[nt]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_tf32(slice[mt][nt], a_big[mt], b_big[nt]);
+        };
+        // The common case in 4 instructions an element (split's 7): every value of the warp's
+        // fragments rounds, so big and cross are the rounded value. The sum of the rests'
+        // magnitudes is finite exactly then: a value that does not round (infinite, NaN, or
+        // within 2^-12 of float32's largest) leaves a NaN or infinite rest, and the rests of
+        // those that round are below 2^-12 of them.
+        uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
+        float rests = 0.0f;
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) split(a[mt][e], a_big[mt][e], a_cross[mt][e], a_small[mt][e]);
+          for (int e = 0; e < 4; ++e) {
+            a_big[mt][e] = tf32_bits(__float_as_uint(a[mt][e]));
+            const float rest = a[mt][e] - __uint_as_float(a_big[mt][e]);
+            a_small[mt][e] = __float_as_uint(rest);
+            rests += fabsf(rest);
+          }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) split(b[nt][e], b_big[nt][e], b_cross[nt][e], b_small[nt][e]);
-        products(a_big, a_cross, a_small, b_big, b_cross, b_small);
+          for (int e = 0; e < 2; ++e) {
+            b_big[nt][e] = tf32_bits(__float_as_uint(b[nt][e]));
+            const float rest = b[nt][e] - __uint_as_float(b_big[nt][e]);
+            b_small[nt][e] = __float_as_uint(rest);
+            rests += fabsf(rest);
+          }
+        if (__all_sync(0xffffffffu, rests < __builtin_inff())) {
+          products(a_big, a_big, a_small, b_big, b_big, b_small);
+        } else {
+          uint32_t a_cross[MT][4], b_cross[NT][2];
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) split(a[mt][e], a_big[mt][e], a_cross[mt][e], a_small[mt][e]);
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) split(b[nt][e], b_big[nt][e], b_cross[nt][e], b_small[nt][e]);
+          products(a_big, a_cross, a_small, b_big, b_cross, b_small);
+        }
       }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mt][nt][e] += slice[mt][nt][e];
     }
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mt][nt][e] += slice[mt][nt][e];
   }
   cp_async_wait<0>();
 
@@ -444,11 +444,12 @@ void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
   kernel<<<grid, WarpsM * WarpsN * 32, kSmem, stream>>>(args);
 }
 
-// The tiles: block rows and columns, warps along each. Every warp computes 32 x 32 of C.
-// For the float32 linear layers 64 x 32 and 32 x 64 warp tiles (tried: 64 x 64 / 1 x 2,
-// 128 x 64 / 2 x 2, 64 x 128 / 2 x 2, 128 x 128 / 2 x 4) were never the fastest at 128-197
-// rows (bench/results_gpu.md). The tf32 convolutions have tens of thousands of rows at
-// batch 32 and no split registers: larger blocks too.
+// The tiles: block rows and columns, warps along each. With the three products every warp
+// computes 32 x 32 of C: for the float32 linear layers 64 x 32 and 32 x 64 warp tiles
+// (tried: 64 x 64 / 1 x 2, 128 x 64 / 2 x 2, 64 x 128 / 2 x 2, 128 x 128 / 2 x 4) were never
+// the fastest at 128-197 rows (bench/results_gpu.md). The tf32 convolutions have tens of
+// thousands of rows at batch 32 and no split registers: larger blocks, and 32 x 64 warp
+// tiles besides 32 x 32.
 struct Tile {
   int bm, bn, warps_m, warps_n;
   void (*launch)(cudaStream_t, const Args&, int, bool);
