@@ -12,6 +12,9 @@ import subprocess
 import sys
 
 
+SM90A_SOURCES = {"gemm_3xtf32.cu"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nvcc", required=True)
@@ -24,14 +27,24 @@ def main() -> None:
     args = parser.parse_args()
 
     archs = [a.strip() for a in args.archs.split(",") if a.strip()]
-    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
-    gencode.append(f"-gencode=arch=compute_{archs[0]},code=compute_{archs[0]}")
+
+    def gencode_of(source: str) -> list[str]:
+        # Sources with Hopper's warpgroup MMA (wgmma, which only sm_90a has) get sm_90a's
+        # machine code in place of sm_90's, and AOTC_WGMMA_BUILT says so to their host code:
+        # it runs on compute capability 9.0 alone, and the runtime offers those kernels only
+        # there. Their other architectures compile the kernels to a trap.
+        sm90a = "90" in archs and os.path.basename(source) in SM90A_SOURCES
+        own = [a + "a" if a == "90" and sm90a else a for a in archs]
+        codes = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in own]
+        codes.append(f"-gencode=arch=compute_{archs[0]},code=compute_{archs[0]}")
+        return codes + (["-DAOTC_WGMMA_BUILT=1"] if sm90a else [])
+
     out_dir = args.output + ".objects"
     os.makedirs(out_dir, exist_ok=True)
 
     def compile_one(source: str) -> str:
         obj = os.path.join(out_dir, os.path.basename(source) + ".o")
-        command = [args.nvcc, "-std=c++20", "-O3", *gencode,
+        command = [args.nvcc, "-std=c++20", "-O3", *gencode_of(source),
                    "-Xcompiler=-fPIC,-fvisibility=hidden,-ffunction-sections,-fdata-sections",
                    "-Werror=all-warnings", "-I", args.include, "-c", source, "-o", obj]
         result = subprocess.run(command, capture_output=True, text=True)

@@ -32,7 +32,9 @@
 // 16 contiguous bytes of one input pixel, or zeros where the tap reads padding. At
 // --precision tf32 the product is one tf32 mma per step (Split false): A is rounded to
 // tf32 as it is read, B was rounded at compile time (channels_last_cuda.cpp), and the
-// tensor cores accumulate as cuBLAS's tf32 GEMMs do.
+// tensor cores accumulate as cuBLAS's tf32 GEMMs do. On compute capability 9.0 the tf32
+// convolution also has a loop on Hopper's warpgroup MMA (implicit_conv_wgmma_kernel, below):
+// the tuning times its tiles with the others'.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
 
@@ -135,6 +137,69 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
   return clamp_apply(v, p.clamp_lo, p.clamp_hi);
 }
 
+// The block's tile of C out of its accumulators (acc[mt][nt]: rows g and g + 8, columns 2t
+// and 2t + 1 of each 16 x 8 tile of the warp's), through the epilogue; with k in parts, to
+// the workspace, or, as a cluster, summed over the parts through distributed shared memory
+// (`smem`: the block's, free, at least BM x (BN + 8) floats).
+template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster>
+__device__ __forceinline__ void store_tile(const Args& p, const float (&acc)[BM / WarpsM / 16][BN / WarpsN / 8][4],
+                                           float* smem, int64_t m0, int64_t n0, int part) {
+  constexpr int TM = BM / WarpsM, TN = BN / WarpsN;
+  constexpr int MT = TM / 16, NT = TN / 8;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int warp_m = warp / WarpsN, warp_n = warp % WarpsN;
+  if constexpr (Cluster) {
+#if __CUDA_ARCH__ >= 900
+    constexpr int kThreadsPerBlock = WarpsM * WarpsN * 32;
+    // Each block's sums into its shared memory (the stages are done with), then each adds a
+    // share of the tile's elements over every block of the cluster, in rank order: the
+    // result does not depend on timing.
+    constexpr int kSumRow = BN + 8;  // 64-bit stores of a half warp on distinct banks
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = warp_m * TM + mt * 16 + g + 8 * half, col = warp_n * TN + nt * 8 + 2 * t;
+          *reinterpret_cast<float2*>(smem + row * kSumRow + col) =
+              make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
+        }
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    const int parts = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+    for (int i = rank * kThreadsPerBlock + threadIdx.x; i < BM * BN; i += parts * kThreadsPerBlock) {
+      const int row = i / BN, col = i % BN;
+      float sum = 0.0f;
+      for (int r = 0; r < parts; ++r) sum += cluster.map_shared_rank(smem, r)[row * kSumRow + col];
+      if (m0 + row < p.m && n0 + col < p.n)
+        p.c[(m0 + row) * p.ldc + n0 + col] = epilogue(p, m0 + row, n0 + col, sum);
+    }
+    cluster.sync();  // no block leaves while another reads its shared memory
+#else
+    __trap();  // launched only on sm_90 and later (gemm_3xtf32)
+#endif
+  } else {
+    // acc[mt][nt]: rows g and g + 8, columns 2t and 2t + 1 of the 16 x 8 tile.
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t row = m0 + warp_m * TM + mt * 16 + g + (e >= 2 ? 8 : 0);
+          const int64_t col = n0 + warp_n * TN + nt * 8 + 2 * t + (e & 1);
+          if (row >= p.m || col >= p.n) continue;
+          if (p.parts > 1)
+            p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
+          else
+            p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
+        }
+  }
+}
+
 // Cluster: the parts of one tile of C run as one thread-block cluster (sm_90) and add their
 // sums through distributed shared memory; otherwise through p.partial and sum_parts_kernel.
 // Split: the three products of float32 accuracy (else one tf32 product, A rounded as read).
@@ -145,6 +210,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   constexpr int TM = BM / WarpsM, TN = BN / WarpsN;  // the warp's tile
   constexpr int MT = TM / 16, NT = TN / 8;           // its mma tiles
   static_assert(TM % 16 == 0 && TN % 8 == 0);
+  static_assert(BM * (BN + 8) <= kStages * (BM + BN) * kRowFloats);  // room for store_tile's sums
   extern __shared__ float4 smem4[];
   float* const smem = reinterpret_cast<float*>(smem4);
   float* const a_tiles = smem;                              // [kStages][BM][kRowFloats]
@@ -351,56 +417,213 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
     }
   }
   cp_async_wait<0>();
+  store_tile<BM, BN, WarpsM, WarpsN, Cluster>(p, acc, smem, m0, n0, part);
+}
 
-  if constexpr (Cluster) {
-#if __CUDA_ARCH__ >= 900
-    // Each block's sums into its shared memory (the stages are done with), then each adds a
-    // share of the tile's elements over every block of the cluster, in rank order: the
-    // result does not depend on timing.
-    constexpr int kSumRow = BN + 8;  // 64-bit stores of a half warp on distinct banks
-    static_assert(BM * kSumRow <= kStages * (BM + BN) * kRowFloats);
-    __syncthreads();
+// ---- The tf32 implicit convolution on Hopper's warpgroup MMA (wgmma, sm_90a) ----
+//
+// The mma.sync loop above reaches 73-80 TFLOP/s on resnet50's 3x3 layers at batch 32, so
+// the later stages stayed on im2col + cuBLASLt (bench/results_gpu.md). Here the tf32
+// product (one per step, no split) runs on wgmma, which reads both operands from shared
+// memory and runs asynchronously. A block is one warpgroup (128 threads) computing BM x BN
+// of C, BM = 64 or 128 (one or two m64 products per step):
+// - Each 32-deep slice of A (output pixels gathered from the NHWC input, one tap's 32
+//   channels per slice, as in the mma.sync loop) and of B is copied by cp.async straight
+//   into the tiles wgmma reads: rows of 128 bytes, 16-byte chunks swizzled by the row
+//   (chunk c of row r at c ^ (r % 8)), 8 rows a 1024-byte atom; kWgStages slices in flight.
+// - A's rows are stored so that the accumulators of warp w hold rows 32 w .. 32 w + 31 of
+//   the block (as store_tile expects; rows 16 w + 64 i of product i otherwise).
+// - The products of a slice are issued, then the block waits for the slice before's and
+//   refills its stage: copies, products and the wait overlap.
+// - A is not rounded (that would be a pass over each staged slice): wgmma reads its float32
+//   values as tf32, dropping the 13 low bits; B was rounded at compile time. Measured on
+//   bench/cuda/implicit_conv_check.cu's shapes: worst 4.2e-4 relative to cuBLAS float32,
+//   as the mma.sync loop that rounds A. CUDA's NaN (0x7fffffff) stays a NaN; a NaN whose
+//   payload lies only in the dropped bits would read as an infinity.
+// Only on sm_90 (wgmma exists on sm_90a alone): this file is built for sm_90a
+// (runtime/cuda/build_cuda_runtime.py), the configs are offered only on a device of compute
+// capability 9.0 (implicit_conv_nhwc_supported), and elsewhere the kernel traps.
+constexpr int kWgThreads = 128;  // one warpgroup
+constexpr int kWgStages = 4;
+
+template <int BM, int BN>
+struct WgLayout {  // a stage in bytes, from a 1024-byte aligned base: A's tile, then B's
+  static constexpr int kATile = BM * kBK * 4;
+  static constexpr int kStage = kATile + BN * kBK * 4;
+  static constexpr int kBytes = kWgStages * kStage;
+  static_assert((BN * kBK * 4) % 1024 == 0 && kATile % 1024 == 0);
+  static_assert(BM * (BN + 8) * 4 <= kBytes);  // room for store_tile's sums
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // (unused elsewhere)
+// The matrix descriptor of a K-major tile with the 128-byte swizzle: start address, leading
+// byte offset 16 (unused with this swizzle), 1024 bytes from one 8-row atom to the next.
+__device__ __forceinline__ uint64_t wg_descriptor(uint32_t smem_address) {
+  return static_cast<uint64_t>((smem_address & 0x3ffff) >> 4) | (uint64_t{16 >> 4} << 16) |
+         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+// d = a b^T (+ d where accumulate), for 64 x 8 of A and BN x 8 of B.
+template <int BN>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[BN / 2], uint64_t a, uint64_t b, bool accumulate);
+template <>
+__device__ __forceinline__ void wgmma_tf32<64>(float (&d)[32], uint64_t a, uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1;\n}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+}
+template <>
+__device__ __forceinline__ void wgmma_tf32<128>(float (&d)[64], uint64_t a, uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1;\n}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+}
+
+// The registers that wgmma writes asynchronously, fenced for the compiler (the asm
+// statements above write them when issued, as far as it knows).
+template <int N>
+__device__ __forceinline__ void wg_fence_registers(float (&d)[N]) {
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = warp_m * TM + mt * 16 + g + 8 * half, col = warp_n * TN + nt * 8 + 2 * t;
-          *reinterpret_cast<float2*>(smem + row * kSumRow + col) =
-              make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
-        }
-    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-    cluster.sync();
-    const int parts = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
-    for (int i = rank * kThreadsPerBlock + threadIdx.x; i < BM * BN; i += parts * kThreadsPerBlock) {
-      const int row = i / BN, col = i % BN;
-      float sum = 0.0f;
-      for (int r = 0; r < parts; ++r) sum += cluster.map_shared_rank(smem, r)[row * kSumRow + col];
-      if (m0 + row < p.m && n0 + col < p.n)
-        p.c[(m0 + row) * p.ldc + n0 + col] = epilogue(p, m0 + row, n0 + col, sum);
-    }
-    cluster.sync();  // no block leaves while another reads its shared memory
-#else
-    __trap();  // launched only on sm_90 and later (gemm_3xtf32)
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
 #endif
-  } else {
-    // acc[mt][nt]: rows g and g + 8, columns 2t and 2t + 1 of the 16 x 8 tile.
+
+template <int BM, int BN, bool Cluster>
+__global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using L = WgLayout<BM, BN>;
+  constexpr int kProducts = BM / 64;  // per step
+  static_assert(kProducts == 1 || kProducts == 2);
+  extern __shared__ float4 smem4[];
+  // The swizzle is of address bits: the tiles start on 1024 bytes (kBytes + 1024 launched).
+  const uint32_t raw_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem4));
+  const uint32_t base = (raw_base + 1023) & ~1023u;
+  char* const smem = reinterpret_cast<char*>(smem4) + (base - raw_base);
+
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, n0 = static_cast<int64_t>(blockIdx.x) * BN;
+  const int part = blockIdx.z;
+  const int64_t k_begin = part * p.k_per_part;
+  const int64_t k_end = min(p.k, k_begin + p.k_per_part);
+  const int k_tiles = static_cast<int>((k_end - k_begin + kBK - 1) / kBK);
+
+  // A thread copies the same column of chunks (its index % 8) in rows kRowStep apart: A's row
+  // first_row + kRowStep j and B's. Row j's output pixel as the input position of its first tap
+  // (iy0, ix0; far out of range past the last row) and src[j] that position's chunk.
+  constexpr int kRowStep = kWgThreads / 8;
+  constexpr int kChunksA = BM / kRowStep, kChunksB = BN / kRowStep;
+  const int first_row = threadIdx.x / 8, chunk = threadIdx.x % 8;
+  const float* src[kChunksA + kChunksB];
+  int iy0[kChunksA], ix0[kChunksA];
+  uint32_t dst[kChunksA + kChunksB];  // offsets in a stage
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t row = m0 + warp_m * TM + mt * 16 + g + (e >= 2 ? 8 : 0);
-          const int64_t col = n0 + warp_n * TN + nt * 8 + 2 * t + (e & 1);
-          if (row >= p.m || col >= p.n) continue;
-          if (p.parts > 1)
-            p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
-          else
-            p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
-        }
+  for (int j = 0; j < kChunksA; ++j) {
+    const int64_t gr = m0 + first_row + j * kRowStep;
+    const int r = static_cast<int>(gr < p.m ? gr : 0);
+    const int ox = r % p.w_out, oy = r / p.w_out % p.h_out, image = r / (p.w_out * p.h_out);
+    iy0[j] = gr < p.m ? oy * p.stride_h - p.pad_h : -(1 << 29);
+    ix0[j] = ox * p.stride_w - p.pad_w;
+    src[j] = p.a + ((static_cast<int64_t>(image) * p.h_in + iy0[j]) * p.w_in + ix0[j]) * p.c_in + chunk * 4;
+    // Block row first_row + 16 j: product j % kProducts, its row 16 (j / kProducts) +
+    // first_row, so that warp w's accumulators are the block's rows 32 w .. 32 w + 31 (with
+    // two products).
+    const int row = (j / kProducts) * kRowStep + first_row;
+    dst[j] = (j % kProducts) * 64 * 128 + row * 128 + ((chunk ^ (row % 8)) << 4);
   }
+#pragma unroll
+  for (int j = 0; j < kChunksB; ++j) {
+    const int64_t gr = n0 + first_row + j * kRowStep;
+    src[kChunksA + j] = gr < p.n ? p.b + gr * p.ldb + k_begin + chunk * 4 : nullptr;
+    const int row = first_row + j * kRowStep;
+    dst[kChunksA + j] = L::kATile + row * 128 + ((chunk ^ (row % 8)) << 4);
+  }
+  auto load = [&](int tile) {
+    const int k0 = tile * kBK;
+    const bool k_in = k_begin + chunk * 4 + k0 < k_end;
+    char* const stage = smem + (tile % kWgStages) * L::kStage;
+    // The slice is one tap's 32 channels (c_in % 32 == 0; parts start on slices).
+    const int kk = static_cast<int>(k_begin) + k0;
+    const int tap = kk / p.c_in, channel = kk - tap * p.c_in;
+    const int ky = tap / p.kernel_w, kx = tap - ky * p.kernel_w;
+    const int dy = ky * p.dilation_h, dx = kx * p.dilation_w;
+    const int64_t shift = (static_cast<int64_t>(dy) * p.w_in + dx) * p.c_in + channel;
+#pragma unroll
+    for (int j = 0; j < kChunksA; ++j) {
+      const bool valid = k_in && static_cast<unsigned>(iy0[j] + dy) < static_cast<unsigned>(p.h_in) &&
+                         static_cast<unsigned>(ix0[j] + dx) < static_cast<unsigned>(p.w_in);
+      cp_async16(stage + dst[j], valid ? src[j] + shift : p.a, valid);
+    }
+#pragma unroll
+    for (int j = kChunksA; j < kChunksA + kChunksB; ++j) {
+      const bool valid = k_in && src[j] != nullptr;
+      cp_async16(stage + dst[j], valid ? src[j] + k0 : p.b, valid);
+    }
+  };
+
+  float acc[kProducts][BN / 2];
+  for (int s = 0; s < kWgStages - 1; ++s) {
+    if (s < k_tiles) load(s);
+    cp_async_commit();
+  }
+  for (int tile = 0; tile < k_tiles; ++tile) {
+    cp_async_wait<kWgStages - 2>();
+    // The slice's copies made visible to wgmma (the async proxy), then to the whole block;
+    // every thread has also waited for the products of the slice before the last, whose
+    // stage the next copies refill.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (tile + kWgStages - 1 < k_tiles) load(tile + kWgStages - 1);
+    cp_async_commit();
+    const uint32_t a_tile = base + (tile % kWgStages) * L::kStage, b_tile = a_tile + L::kATile;
+#pragma unroll
+    for (int i = 0; i < kProducts; ++i) wg_fence_registers(acc[i]);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int step = 0; step < kBK / 8; ++step)
+#pragma unroll
+      for (int i = 0; i < kProducts; ++i)
+        wgmma_tf32<BN>(acc[i], wg_descriptor(a_tile + i * 64 * 128 + step * 32), wg_descriptor(b_tile + step * 32),
+                       tile > 0 || step > 0);
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  cp_async_wait<0>();
+  // acc[i]: product i's columns 8 nt + 2 t (+ 1) of rows g and g + 8 of the warp's 16.
+  float out[kProducts][BN / 8][4];
+#pragma unroll
+  for (int i = 0; i < kProducts; ++i) {
+    wg_fence_registers(acc[i]);
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) out[i][nt][e] = acc[i][nt * 4 + e];
+  }
+  store_tile<BM, BN, 4, 1, Cluster>(p, out, reinterpret_cast<float*>(smem), m0, n0, part);
+#else
+  __trap();  // offered only on compute capability 9.0 (implicit_conv_nhwc_supported)
+#endif
 }
 
 // The parts' sums added in order, then the epilogue.
@@ -413,21 +636,19 @@ __global__ void sum_parts_kernel(Args p) {
   p.c[row * p.ldc + col] = epilogue(p, row, col, sum);
 }
 
-// parts > 1 with cluster: the parts of a tile as one cluster (sum_parts_kernel not needed).
-template <int BM, int BN, int WarpsM, int WarpsN, bool Split, bool Gather>
-void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
-  constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
-  const dim3 grid(static_cast<unsigned>((args.n + BN - 1) / BN),
-                  static_cast<unsigned>((args.m + BM - 1) / BM), static_cast<unsigned>(parts));
+// One launch: with k in parts and a cluster, the parts of a tile as one cluster
+// (sum_parts_kernel not needed).
+void launch_parts(void (*cluster_kernel)(Args), void (*plain_kernel)(Args), dim3 grid, int threads, int smem,
+                  cudaStream_t stream, const Args& args, int parts, bool cluster) {
+  auto* kernel = cluster && parts > 1 ? cluster_kernel : plain_kernel;
+  // Set on every call (cheap). The limit belongs to the function; its value here is the
+  // same for every context, so contexts created at once cannot lower it for each other.
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (cluster && parts > 1) {
-    auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Split, Gather>;
-    // Set on every call (cheap). The limit belongs to the function; its value here is the
-    // same for every context, so contexts created at once cannot lower it for each other.
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
-    config.blockDim = dim3(WarpsM * WarpsN * 32);
-    config.dynamicSmemBytes = kSmem;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
     config.stream = stream;
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeClusterDimension;
@@ -439,23 +660,46 @@ void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
     cudaLaunchKernelEx(&config, kernel, args);
     return;
   }
-  auto* kernel = gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Split, Gather>;
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  kernel<<<grid, WarpsM * WarpsN * 32, kSmem, stream>>>(args);
+  kernel<<<grid, threads, smem, stream>>>(args);
 }
 
+dim3 grid_of(const Args& args, int bm, int bn, int parts) {
+  return dim3(static_cast<unsigned>((args.n + bn - 1) / bn), static_cast<unsigned>((args.m + bm - 1) / bm),
+              static_cast<unsigned>(parts));
+}
+
+template <int BM, int BN, int WarpsM, int WarpsN, bool Split, bool Gather>
+void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
+  constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
+  launch_parts(gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Split, Gather>,
+               gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Split, Gather>, grid_of(args, BM, BN, parts),
+               WarpsM * WarpsN * 32, kSmem, stream, args, parts, cluster);
+}
+
+template <int BM, int BN>
+void launch_wgmma(cudaStream_t stream, const Args& args, int parts, bool cluster) {
+  constexpr int kSmem = WgLayout<BM, BN>::kBytes + 1024;  // and the alignment of the base
+  launch_parts(implicit_conv_wgmma_kernel<BM, BN, true>, implicit_conv_wgmma_kernel<BM, BN, false>,
+               grid_of(args, BM, BN, parts), kWgThreads, kSmem, stream, args, parts, cluster);
+}
 // The tiles: block rows and columns, warps along each. With the three products every warp
 // computes 32 x 32 of C: for the float32 linear layers 64 x 32 and 32 x 64 warp tiles
 // (tried: 64 x 64 / 1 x 2, 128 x 64 / 2 x 2, 64 x 128 / 2 x 2, 128 x 128 / 2 x 4) were never
 // the fastest at 128-197 rows (bench/results_gpu.md). The tf32 convolutions have tens of
 // thousands of rows at batch 32 and no split registers: larger blocks, and 32 x 64 warp
 // tiles besides 32 x 32.
+// wgmma: the warpgroup kernel's (the tf32 convolution's last three tiles; two-warpgroup
+// tiles of 256 x 64, 256 x 128 and 128 x 256 were measured and not kept: within 5% of these
+// on resnet50's layers at batch 32, and stage 4 still faster through im2col).
 struct Tile {
   int bm, bn, warps_m, warps_n;
   void (*launch)(cudaStream_t, const Args&, int, bool);
+  bool wgmma = false;
 };
 #define AOTC_TILE(bm, bn, wm, wn, split, gather) \
   { bm, bn, wm, wn, launch<bm, bn, wm, wn, split, gather> }
+#define AOTC_WGMMA_TILE(bm, bn) \
+  { bm, bn, 4, 1, launch_wgmma<bm, bn>, true }
 const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2, true, false), AOTC_TILE(32, 64, 1, 2, true, false),
                        AOTC_TILE(32, 128, 1, 4, true, false), AOTC_TILE(128, 64, 4, 2, true, false)};
 const Tile kConvTiles3x[] = {AOTC_TILE(64, 64, 2, 2, true, true), AOTC_TILE(32, 64, 1, 2, true, true),
@@ -464,12 +708,15 @@ const Tile kConvTiles3x[] = {AOTC_TILE(64, 64, 2, 2, true, true), AOTC_TILE(32, 
 // (the instructions besides the mma) once for twice the products.
 const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true), AOTC_TILE(128, 64, 4, 2, false, true),
                                AOTC_TILE(128, 64, 4, 1, false, true), AOTC_TILE(128, 128, 4, 2, false, true),
-                               AOTC_TILE(64, 128, 2, 2, false, true)};
+                               AOTC_TILE(64, 128, 2, 2, false, true),
+                               AOTC_WGMMA_TILE(128, 128),           AOTC_WGMMA_TILE(128, 64),
+                               AOTC_WGMMA_TILE(64, 128)};
 #undef AOTC_TILE
+#undef AOTC_WGMMA_TILE
 constexpr int kParts[] = {1, 2, 3, 4, 6, 8};  // at most 8: a portable cluster size
 constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
 constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
-static_assert(sizeof kConvTiles3x / sizeof kConvTiles3x[0] == kTileCount);
+constexpr int kConv3xTileCount = sizeof kConvTiles3x / sizeof kConvTiles3x[0];
 constexpr int kConvTf32TileCount = sizeof kConvTilesTf32 / sizeof kConvTilesTf32[0];
 
 // Whether the parts of a tile add their sums as a cluster: on sm_90 and later, unless
@@ -482,6 +729,23 @@ bool sums_in_clusters() {
     return false;
   }
   return major >= 9 && !std::getenv("AOTC_CUDA_3XTF32_NO_CLUSTER");
+}
+
+// Whether the warpgroup kernel runs here: built for sm_90a (build_cuda_runtime.py), on a
+// device of compute capability 9.0, unless AOTC_CUDA_NO_WGMMA=1 (for comparisons; read when
+// a convolution is planned).
+bool wgmma_runs() {
+#ifndef AOTC_WGMMA_BUILT  // (the runtime built without sm_90 among its architectures)
+  return false;
+#endif
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0 && !std::getenv("AOTC_CUDA_NO_WGMMA");
 }
 
 bool aligned16(const float* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
@@ -556,7 +820,7 @@ void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const
 }
 
 int implicit_conv_nhwc_configs(Precision precision) {
-  return precision == Precision::Fp32   ? kTileCount * kPartCount
+  return precision == Precision::Fp32   ? kConv3xTileCount * kPartCount
          : precision == Precision::Tf32 ? kConvTf32TileCount * kPartCount
                                         : 0;
 }
@@ -576,7 +840,8 @@ bool implicit_conv_nhwc_supported(const Conv2dParams& conv, const GemmParams& p,
          int32(conv.stride_w) && int32(conv.dilation_h * conv.kernel_h) &&
          int32(conv.dilation_w * conv.kernel_w) && conv.pad_h >= 0 && conv.pad_h < (1 << 28) &&
          conv.pad_w >= 0 && conv.pad_w < (1 << 28) &&
-         fits(p, w, precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x, config);
+         fits(p, w, precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x, config) &&
+         (precision != Precision::Tf32 || !kConvTilesTf32[config / kPartCount].wgmma || wgmma_runs());
 }
 
 void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
