@@ -142,7 +142,8 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
 // the workspace, or, as a cluster, summed over the parts through distributed shared memory
 // (`smem`: the block's, free, at least BM x (BN + 8) floats).
 template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster>
-__device__ __forceinline__ void store_tile(const Args& p, const float (&acc)[BM / WarpsM / 16][BN / WarpsN / 8][4],
+__device__ __forceinline__ void store_tile(const Args& p,
+                                           const float (&acc)[BM / WarpsM / 16][BN / WarpsN / 8][4],
                                            float* smem, int64_t m0, int64_t n0, int part) {
   constexpr int TM = BM / WarpsM, TN = BN / WarpsN;
   constexpr int MT = TM / 16, NT = TN / 8;
@@ -476,8 +477,9 @@ __device__ __forceinline__ void wgmma_tf32<64>(float (&d)[32], uint64_t a, uint6
       "%32, %33, p, 1, 1;\n}"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31])
       : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
 }
 template <>
@@ -492,12 +494,13 @@ __device__ __forceinline__ void wgmma_tf32<128>(float (&d)[64], uint64_t a, uint
       "%64, %65, p, 1, 1;\n}"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+        "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
 }
 
@@ -603,8 +606,8 @@ __global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p)
     for (int step = 0; step < kBK / 8; ++step)
 #pragma unroll
       for (int i = 0; i < kProducts; ++i)
-        wgmma_tf32<BN>(acc[i], wg_descriptor(a_tile + i * 64 * 128 + step * 32), wg_descriptor(b_tile + step * 32),
-                       tile > 0 || step > 0);
+        wgmma_tf32<BN>(acc[i], wg_descriptor(a_tile + i * 64 * 128 + step * 32),
+                       wg_descriptor(b_tile + step * 32), tile > 0 || step > 0);
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
   }
@@ -622,7 +625,7 @@ __global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p)
   }
   store_tile<BM, BN, 4, 1, Cluster>(p, out, reinterpret_cast<float*>(smem), m0, n0, part);
 #else
-  __trap();  // offered only on compute capability 9.0 (implicit_conv_nhwc_supported)
+  __trap();    // offered only on compute capability 9.0 (implicit_conv_nhwc_supported)
 #endif
 }
 
@@ -706,10 +709,13 @@ const Tile kConvTiles3x[] = {AOTC_TILE(64, 64, 2, 2, true, true), AOTC_TILE(32, 
                              AOTC_TILE(32, 128, 1, 4, true, true), AOTC_TILE(128, 64, 4, 2, true, true)};
 // One product a step leaves registers for 32 x 64 warp tiles, which round A's fragments
 // (the instructions besides the mma) once for twice the products.
-const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true), AOTC_TILE(128, 64, 4, 2, false, true),
-                               AOTC_TILE(128, 64, 4, 1, false, true), AOTC_TILE(128, 128, 4, 2, false, true),
+const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true),
+                               AOTC_TILE(128, 64, 4, 2, false, true),
+                               AOTC_TILE(128, 64, 4, 1, false, true),
+                               AOTC_TILE(128, 128, 4, 2, false, true),
                                AOTC_TILE(64, 128, 2, 2, false, true),
-                               AOTC_WGMMA_TILE(128, 128),           AOTC_WGMMA_TILE(128, 64),
+                               AOTC_WGMMA_TILE(128, 128),
+                               AOTC_WGMMA_TILE(128, 64),
                                AOTC_WGMMA_TILE(64, 128)};
 #undef AOTC_TILE
 #undef AOTC_WGMMA_TILE
