@@ -495,6 +495,49 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW convolution it alone reads") {
+  // x -> 1x1 conv + bias + relu6 -> v -> depthwise 3x3 + bias -> y; variant 1: v is also
+  // an output (two readers of the bytes: nothing moves).
+  for (int variant = 0; variant < 2; ++variant) {
+    CAPTURE(variant);
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {1, 4, 6, 6}, "x");
+    const int v = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+    const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
+    ir::Op& expand =
+        add_conv(g, x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)), b1, v, 4, 8, 6, 1, 1);
+    expand.attrs["clamp_lo"] = 0.0;
+    expand.attrs["clamp_hi"] = 6.0;
+    const int y = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+    add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
+             g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), y, 8, 8, 6, 3, 8);
+    g.outputs.push_back({y, "y"});
+    if (variant == 1) g.outputs.push_back({v, "v"});
+    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    REQUIRE(count_kind(g, "conv2d") == 2);
+    const ir::Op& first = g.ops[0];
+    const ir::Op& depthwise = g.ops[1];
+    REQUIRE(depthwise.i("groups") == 8);
+    if (variant == 1) {
+      CHECK_FALSE(depthwise.has("input_clamp_lo"));
+      CHECK(first.inputs[2] == b1);
+      CHECK(first.f("clamp_hi") == 6.0);
+      continue;
+    }
+    REQUIRE(depthwise.has("input_clamp_lo"));
+    CHECK(depthwise.f("input_clamp_lo") == 0.0);
+    CHECK(depthwise.f("input_clamp_hi") == 6.0);
+    REQUIRE(depthwise.inputs.size() == 4);
+    CHECK(depthwise.inputs[3] == b1);
+    CHECK(first.inputs[2] == -1);  // the 1x1 convolution writes the bare product: no pass
+    CHECK(std::isinf(first.f("clamp_lo")));
+    CHECK(std::isinf(first.f("clamp_hi")));
+    const auto src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+    CHECK(src.model_cpp.find("aotc::rt::cuda::DepthwiseInputEpilogue in{};") != std::string::npos);
+    CHECK(src.model_cpp.find(", &in);") != std::string::npos);
+  }
+}
+
 TEST_CASE("cuda: NHWC convolutions over 32k channels gather their input in the GEMM (fp32, tf32)") {
   for (const auto precision :
        {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32, rt::cuda::Precision::Fp16}) {

@@ -3,8 +3,10 @@
 // AOTC_CUDA_IMPLICIT_GEMM=1), conv2d_16bit (16-bit weights and operands, --precision fp16 /
 // bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu): a cuBLASLt GEMM
 // (on the input for 1x1 convolutions, on its im2col unfolding otherwise), or a direct kernel
-// for depthwise and grouped convolutions. The GEMM paths take the bias, a residual (a 4th
-// input, passes/fuse_conv_residual.cpp) and the clamp as their epilogue.
+// for depthwise and grouped convolutions (a depthwise one may also apply the epilogue of the
+// convolution that wrote its input: fold_depthwise_input_cuda.cpp). The GEMM paths take the
+// bias, a residual (a 4th input, passes/fuse_conv_residual.cpp) and the clamp as their
+// epilogue.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include "../spatial.h"
@@ -35,6 +37,16 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
+  if (op.has(
+          "input_clamp_lo")) {  // a depthwise one with its writer's epilogue (fold_depthwise_input_cuda.cpp)
+    ParamsCode in("aotc::rt::cuda::DepthwiseInputEpilogue", "in");
+    in.raw("in_bias", op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")
+        .set_f32("in_lo", op.f("input_clamp_lo"))
+        .set_f32("in_hi", op.f("input_clamp_hi"));
+    return {"", kernel_call(op, p.str() + in.str(),
+                            "aotc::rt::cuda::depthwise_conv2d_f32(ex.stream, p, " + x + ", " + w + ", " +
+                                bias + ", " + y + ", &in);")};
+  }
   // The optional 4th input: a residual of y's shape (passes/fuse_conv_residual.cpp).
   const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
   if (path_of(op) == rt::cuda::Conv2dPath::ImplicitGemm)

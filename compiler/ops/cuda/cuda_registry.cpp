@@ -141,6 +141,7 @@ void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
     return path == rt::cuda::Conv2dPath::ImplicitGemm || path == rt::cuda::Conv2dPath::Pointwise ||
            path == rt::cuda::Conv2dPath::Im2colGemm;
   });
+  fold_depthwise_input(graph);
   const CudaRegistry& r = CudaRegistry::get();
   for (ir::Op& op : graph.ops) {
     const CudaScratchFn* scratch = r.find_scratch(op.kind);

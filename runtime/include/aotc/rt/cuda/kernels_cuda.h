@@ -154,8 +154,16 @@ void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision pre
 // Conv2dPath::ImplicitGemm) bytes.
 void implicit_gemm_conv2d(const Exec& ex, const Conv2dParams& p, Precision precision, const float* x,
                           const void* w, const float* bias, const float* residual, float* y, float* scratch);
+// With input_epilogue, each input value x is read as clamp(x + in_bias[channel], in_lo,
+// in_hi) (in_bias null: no bias): the epilogue of the convolution that wrote x, moved here
+// (fold_depthwise_input_cuda.cpp; only where depthwise_input_epilogue_fits).
+struct DepthwiseInputEpilogue {
+  const float* in_bias = nullptr;
+  float in_lo = -__builtin_inff(), in_hi = __builtin_inff();
+};
 void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                          const float* bias, float* y);
+                          const float* bias, float* y,
+                          const DepthwiseInputEpilogue* input_epilogue = nullptr);
 void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                        const float* bias, float* y);
 

@@ -1,0 +1,69 @@
+// fold_depthwise_input_cuda: a GEMM convolution's bias and clamp moved into the depthwise
+// convolution that alone reads its result. In NCHW a GEMM convolution's per-channel bias
+// and clamp are a pass after cuBLAS (conv2d.cu: cuBLASLt has no per-row bias for float32),
+// one launch per layer; MobileNet's expansions (1x1 + bias + relu6) each feed a depthwise
+// convolution, which now applies them to the values it loads (depthwise_conv2d_f32's input
+// epilogue) and the pass disappears. The depthwise kernel skips the taps that read its zero
+// padding, so padding stays zero, as it is after the clamp. Only where the depthwise kernel
+// takes the whole tensor (depthwise_input_epilogue_fits) and nothing else reads the value.
+// AOTC_CUDA_FOLD_DEPTHWISE=0 (read when compiling) leaves every epilogue where it is, for
+// comparisons.
+#include <aotc/rt/cuda/conv2d_plan.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "../../passes/passes.h"
+#include "../spatial.h"
+#include "cuda_registry.h"
+
+namespace aotc::ops::cuda {
+namespace {
+
+rt::cuda::Conv2dPath path_of(const ir::Op& op) {
+  return static_cast<rt::cuda::Conv2dPath>(op.i("cuda_path"));
+}
+
+bool nchw_conv(const ir::Op& op) {
+  return op.kind == "conv2d" && op.has("cuda_path") && !(op.has("channels_last") && op.b("channels_last"));
+}
+
+}  // namespace
+
+void fold_depthwise_input(ir::Graph& graph) {
+  if (const char* env = std::getenv("AOTC_CUDA_FOLD_DEPTHWISE"); env && std::string(env) == "0") return;
+  for (ir::Op& dw : graph.ops) {
+    if (!nchw_conv(dw) || path_of(dw) != rt::cuda::Conv2dPath::Depthwise || dw.inputs.size() != 3 ||
+        !rt::cuda::depthwise_input_epilogue_fits(conv2d_params_of(dw)))
+      continue;
+    // The value the depthwise convolution reads, or the one it views whole (fuse_activation
+    // leaves a relu's result as a view of the convolution's).
+    const int v = graph.storage_root(dw.inputs[0]);
+    const ir::Value& read = graph.value(dw.inputs[0]);
+    if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != read.shape ||
+        (read.storage == ir::Storage::Alias && read.alias_byte_offset != 0) ||
+        passes::readers_of_storage(graph, v).size() != 1)
+      continue;
+    bool output = false;
+    for (const ir::GraphOutput& out : graph.outputs) output |= graph.storage_root(out.value) == v;
+    if (output) continue;
+    ir::Op* producer = nullptr;
+    for (ir::Op& op : graph.ops)
+      if (!op.outputs.empty() && op.outputs[0] == v) producer = &op;
+    if (!producer || !nchw_conv(*producer) || producer->inputs.size() != 3 ||
+        (path_of(*producer) != rt::cuda::Conv2dPath::Pointwise &&
+         path_of(*producer) != rt::cuda::Conv2dPath::Im2colGemm))
+      continue;
+    const rt::Conv2dParams p = conv2d_params_of(*producer);
+    if (!p.has_bias && std::isinf(p.clamp_lo) && std::isinf(p.clamp_hi)) continue;  // nothing to move
+    dw.inputs.push_back(producer->inputs[2]);
+    dw.attrs["input_clamp_lo"] = producer->f("clamp_lo");
+    dw.attrs["input_clamp_hi"] = producer->f("clamp_hi");
+    producer->inputs[2] = -1;
+    producer->attrs["clamp_lo"] = -INFINITY;
+    producer->attrs["clamp_hi"] = INFINITY;
+  }
+}
+
+}  // namespace aotc::ops::cuda
