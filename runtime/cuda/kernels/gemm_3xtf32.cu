@@ -137,6 +137,42 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
   return clamp_apply(v, p.clamp_lo, p.clamp_hi);
 }
 
+// The k range of a block's part of the product: [begin, end), in `tiles` slices of kBK.
+struct PartK {
+  int64_t begin, end;
+  int tiles;
+};
+__device__ __forceinline__ PartK part_k(const Args& p, int part) {
+  const int64_t begin = part * p.k_per_part, end = min(p.k, begin + p.k_per_part);
+  return {begin, end, static_cast<int>((end - begin + kBK - 1) / kBK)};
+}
+
+// Gather: row gr's output pixel as the input position of its first tap (iy0, ix0; far out of
+// range past the last row), and that position's chunk `chunk` in the input.
+__device__ __forceinline__ const float* gather_row(const Args& p, int64_t gr, int chunk, int& iy0, int& ix0) {
+  const int r = static_cast<int>(gr < p.m ? gr : 0);
+  const int ox = r % p.w_out, oy = r / p.w_out % p.h_out, image = r / (p.w_out * p.h_out);
+  iy0 = gr < p.m ? oy * p.stride_h - p.pad_h : -(1 << 29);
+  ix0 = ox * p.stride_w - p.pad_w;
+  return p.a + ((static_cast<int64_t>(image) * p.h_in + iy0) * p.w_in + ix0) * p.c_in + chunk * 4;
+}
+
+// Gather: the slice starting at k = kk is one tap's 32 channels (c_in % 32 == 0; parts
+// start on slices): the tap's offsets (dy, dx) and the slice's shift from a row's source.
+__device__ __forceinline__ int64_t gather_slice(const Args& p, int kk, int& dy, int& dx) {
+  const int tap = kk / p.c_in, channel = kk - tap * p.c_in;
+  const int ky = tap / p.kernel_w, kx = tap - ky * p.kernel_w;
+  dy = ky * p.dilation_h;
+  dx = kx * p.dilation_w;
+  return (static_cast<int64_t>(dy) * p.w_in + dx) * p.c_in + channel;
+}
+
+// Whether the gathered row at (iy0, ix0) reads the input (not its padding) at tap (dy, dx).
+__device__ __forceinline__ bool gather_inside(const Args& p, int iy0, int ix0, int dy, int dx) {
+  return static_cast<unsigned>(iy0 + dy) < static_cast<unsigned>(p.h_in) &&
+         static_cast<unsigned>(ix0 + dx) < static_cast<unsigned>(p.w_in);
+}
+
 // The block's tile of C out of its accumulators (acc[mt][nt]: rows g and g + 8, columns 2t
 // and 2t + 1 of each 16 x 8 tile of the warp's), through the epilogue; with k in parts, to
 // the workspace, or, as a cluster, summed over the parts through distributed shared memory
@@ -222,9 +258,9 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   const int warp_m = warp / WarpsN, warp_n = warp % WarpsN;
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, n0 = static_cast<int64_t>(blockIdx.x) * BN;
   const int part = blockIdx.z;
-  const int64_t k_begin = part * p.k_per_part;
-  const int64_t k_end = min(p.k, k_begin + p.k_per_part);
-  const int k_tiles = static_cast<int>((k_end - k_begin + kBK - 1) / kBK);
+  const PartK range = part_k(p, part);
+  const int64_t k_begin = range.begin, k_end = range.end;
+  const int k_tiles = range.tiles;
 
   // One stage: BM + BN rows of 8 sixteen-byte chunks. A thread copies the same column of
   // chunks (its index % 8) in rows kRowStep apart, the first kChunksA of them from A: their
@@ -236,18 +272,13 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   const int first_row = threadIdx.x / 8, chunk = threadIdx.x % 8;
   const int64_t chunk_k = k_begin + chunk * 4;
   const float* src[kChunksA + kChunksB];
-  // Gather: row j's output pixel as the input position of its first tap (iy0, ix0; far
-  // out of range past the last row) and src[j] that position's chunk in the input.
+  // Gather: row j's first tap (gather_row).
   int iy0[Gather ? kChunksA : 1], ix0[Gather ? kChunksA : 1];
 #pragma unroll
   for (int j = 0; j < kChunksA; ++j) {
     const int64_t gr = m0 + first_row + j * kRowStep;
     if constexpr (Gather) {
-      const int r = static_cast<int>(gr < p.m ? gr : 0);
-      const int ox = r % p.w_out, oy = r / p.w_out % p.h_out, image = r / (p.w_out * p.h_out);
-      iy0[j] = gr < p.m ? oy * p.stride_h - p.pad_h : -(1 << 29);
-      ix0[j] = ox * p.stride_w - p.pad_w;
-      src[j] = p.a + ((static_cast<int64_t>(image) * p.h_in + iy0[j]) * p.w_in + ix0[j]) * p.c_in + chunk * 4;
+      src[j] = gather_row(p, gr, chunk, iy0[j], ix0[j]);
     } else {
       src[j] = gr < p.m ? p.a + gr * p.lda + chunk_k : nullptr;
     }
@@ -263,16 +294,11 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
     float* const as = a_tiles + stage * BM * kRowFloats + first_row * kRowFloats + chunk * 4;
     float* const bs = b_tiles + stage * BN * kRowFloats + first_row * kRowFloats + chunk * 4;
     if constexpr (Gather) {
-      // The slice is one tap's 32 channels (c_in % 32 == 0; parts start on slices).
-      const int kk = static_cast<int>(k_begin) + k0;
-      const int tap = kk / p.c_in, channel = kk - tap * p.c_in;
-      const int ky = tap / p.kernel_w, kx = tap - ky * p.kernel_w;
-      const int dy = ky * p.dilation_h, dx = kx * p.dilation_w;
-      const int64_t shift = (static_cast<int64_t>(dy) * p.w_in + dx) * p.c_in + channel;
+      int dy, dx;
+      const int64_t shift = gather_slice(p, static_cast<int>(k_begin) + k0, dy, dx);
 #pragma unroll
       for (int j = 0; j < kChunksA; ++j) {
-        const bool valid = k_in && static_cast<unsigned>(iy0[j] + dy) < static_cast<unsigned>(p.h_in) &&
-                           static_cast<unsigned>(ix0[j] + dx) < static_cast<unsigned>(p.w_in);
+        const bool valid = k_in && gather_inside(p, iy0[j], ix0[j], dy, dx);
         cp_async16(as + j * kRowStep * kRowFloats, valid ? src[j] + shift : p.a, valid);
       }
     } else {
@@ -527,13 +553,12 @@ __global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p)
 
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM, n0 = static_cast<int64_t>(blockIdx.x) * BN;
   const int part = blockIdx.z;
-  const int64_t k_begin = part * p.k_per_part;
-  const int64_t k_end = min(p.k, k_begin + p.k_per_part);
-  const int k_tiles = static_cast<int>((k_end - k_begin + kBK - 1) / kBK);
+  const PartK range = part_k(p, part);
+  const int64_t k_begin = range.begin, k_end = range.end;
+  const int k_tiles = range.tiles;
 
   // A thread copies the same column of chunks (its index % 8) in rows kRowStep apart: A's row
-  // first_row + kRowStep j and B's. Row j's output pixel as the input position of its first tap
-  // (iy0, ix0; far out of range past the last row) and src[j] that position's chunk.
+  // first_row + kRowStep j (gather_row) and B's.
   constexpr int kRowStep = kWgThreads / 8;
   constexpr int kChunksA = BM / kRowStep, kChunksB = BN / kRowStep;
   const int first_row = threadIdx.x / 8, chunk = threadIdx.x % 8;
@@ -542,12 +567,7 @@ __global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p)
   uint32_t dst[kChunksA + kChunksB];  // offsets in a stage
 #pragma unroll
   for (int j = 0; j < kChunksA; ++j) {
-    const int64_t gr = m0 + first_row + j * kRowStep;
-    const int r = static_cast<int>(gr < p.m ? gr : 0);
-    const int ox = r % p.w_out, oy = r / p.w_out % p.h_out, image = r / (p.w_out * p.h_out);
-    iy0[j] = gr < p.m ? oy * p.stride_h - p.pad_h : -(1 << 29);
-    ix0[j] = ox * p.stride_w - p.pad_w;
-    src[j] = p.a + ((static_cast<int64_t>(image) * p.h_in + iy0[j]) * p.w_in + ix0[j]) * p.c_in + chunk * 4;
+    src[j] = gather_row(p, m0 + first_row + j * kRowStep, chunk, iy0[j], ix0[j]);
     // Block row first_row + 16 j: product j % kProducts, its row 16 (j / kProducts) +
     // first_row, so that warp w's accumulators are the block's rows 32 w .. 32 w + 31 (with
     // two products).
@@ -565,16 +585,11 @@ __global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p)
     const int k0 = tile * kBK;
     const bool k_in = k_begin + chunk * 4 + k0 < k_end;
     char* const stage = smem + (tile % kWgStages) * L::kStage;
-    // The slice is one tap's 32 channels (c_in % 32 == 0; parts start on slices).
-    const int kk = static_cast<int>(k_begin) + k0;
-    const int tap = kk / p.c_in, channel = kk - tap * p.c_in;
-    const int ky = tap / p.kernel_w, kx = tap - ky * p.kernel_w;
-    const int dy = ky * p.dilation_h, dx = kx * p.dilation_w;
-    const int64_t shift = (static_cast<int64_t>(dy) * p.w_in + dx) * p.c_in + channel;
+    int dy, dx;
+    const int64_t shift = gather_slice(p, static_cast<int>(k_begin) + k0, dy, dx);
 #pragma unroll
     for (int j = 0; j < kChunksA; ++j) {
-      const bool valid = k_in && static_cast<unsigned>(iy0[j] + dy) < static_cast<unsigned>(p.h_in) &&
-                         static_cast<unsigned>(ix0[j] + dx) < static_cast<unsigned>(p.w_in);
+      const bool valid = k_in && gather_inside(p, iy0[j], ix0[j], dy, dx);
       cp_async16(stage + dst[j], valid ? src[j] + shift : p.a, valid);
     }
 #pragma unroll
