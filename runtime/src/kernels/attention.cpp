@@ -234,13 +234,10 @@ void attention_f32(ThreadPool& pool, const AttentionParams& p, const float* q, c
                             static_cast<double>(heads_in_item ? p.heads : 1);
   const int64_t min_chunk = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / item_flops) + 1;
 
-  const int64_t f = static_cast<int64_t>(sizeof(float));
-  const int64_t scores_floats = gemm_pack::align_up(block * p.kv_len * f) / f;
-  const int64_t keys_floats = gemm_pack::align_up((p.kv_len + 15) / 16 * 16 * p.head_dim * f) / f;
-  const int64_t thread_floats = static_cast<int64_t>(attention_thread_scratch_bytes(p)) / f;
+  const AttentionScratchLayout layout = attention_thread_scratch_layout(p);  // (rows: block)
+  const int64_t thread_floats = layout.bytes / static_cast<int64_t>(sizeof(float));
   const bool have_scratch =
-      pool.thread_scratch(0) != nullptr &&
-      pool.thread_scratch_bytes() >= static_cast<size_t>(attention_thread_scratch_bytes(p));
+      pool.thread_scratch(0) != nullptr && pool.thread_scratch_bytes() >= static_cast<size_t>(layout.bytes);
   // Without planned scratch (a pool without one, as in some unit tests) it comes from the
   // heap; compiled models always plan it.
   std::vector<float> heap;
@@ -249,7 +246,7 @@ void attention_f32(ThreadPool& pool, const AttentionParams& p, const float* q, c
   pool.parallel_for(items, min_chunk, [&](int64_t i0, int64_t i1, int thread) {
     float* base = have_scratch ? reinterpret_cast<float*>(pool.thread_scratch(thread))
                                : heap.data() + thread * thread_floats;
-    const Scratch scratch{base, base + scores_floats, base + scores_floats + keys_floats};
+    const Scratch scratch{base, base + layout.keys, base + layout.values};
     for (int64_t item = i0; item < i1; ++item) {
       if (head_items) {
         const int64_t b = item / p.heads, h = item % p.heads;

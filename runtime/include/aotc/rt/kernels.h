@@ -597,13 +597,28 @@ struct AttentionParams {
 constexpr int64_t kAttentionRowBlock = 32;
 // A thread's scratch: the scores block, and a head's keys and values packed for the CPU
 // micro-kernel (16-column panels: keys16 x head_dim of scaled K^T, kv_len x v_head_dim16 of V).
-inline int64_t attention_thread_scratch_bytes(const AttentionParams& p) {
-  if (p.q_len <= 0 || p.kv_len <= 0) return 0;
+// Where attention_f32's parts of a thread's scratch start (in floats from its start: the
+// scores of a block of rows first, then the packed key panels, then the packed value
+// panels, each 64-byte aligned) and its whole size in bytes.
+struct AttentionScratchLayout {
+  int64_t keys = 0, values = 0;
+  int64_t bytes = 0;
+};
+inline AttentionScratchLayout attention_thread_scratch_layout(const AttentionParams& p) {
+  AttentionScratchLayout l;
+  if (p.q_len <= 0 || p.kv_len <= 0) return l;
   const int64_t rows = p.q_len < kAttentionRowBlock ? p.q_len : kAttentionRowBlock;
   const int64_t keys16 = (p.kv_len + 15) / 16 * 16, values16 = (p.v_head_dim + 15) / 16 * 16;
   const int64_t f = static_cast<int64_t>(sizeof(float));
-  return gemm_pack::align_up(rows * p.kv_len * f) + gemm_pack::align_up(keys16 * p.head_dim * f) +
-         gemm_pack::align_up(p.kv_len * values16 * f);
+  const int64_t scores_bytes = gemm_pack::align_up(rows * p.kv_len * f);
+  const int64_t keys_bytes = gemm_pack::align_up(keys16 * p.head_dim * f);
+  l.keys = scores_bytes / f;
+  l.values = (scores_bytes + keys_bytes) / f;
+  l.bytes = scores_bytes + keys_bytes + gemm_pack::align_up(p.kv_len * values16 * f);
+  return l;
+}
+inline int64_t attention_thread_scratch_bytes(const AttentionParams& p) {
+  return attention_thread_scratch_layout(p).bytes;
 }
 // mask: float or bool (one byte) as mask_kind says, null for None; probs: as `weights` says.
 void attention_f32(ThreadPool& pool, const AttentionParams& p, const float* q, const float* k, const float* v,
