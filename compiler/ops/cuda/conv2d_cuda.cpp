@@ -37,8 +37,8 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
-  if (op.has(
-          "input_clamp_lo")) {  // a depthwise one with its writer's epilogue (fold_depthwise_input_cuda.cpp)
+  // A depthwise one that applies its writer's epilogue (fold_depthwise_input_cuda.cpp).
+  if (op.has("input_clamp_lo")) {
     ParamsCode in("aotc::rt::cuda::DepthwiseInputEpilogue", "in");
     in.raw("in_bias", op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")
         .set_f32("in_lo", op.f("input_clamp_lo"))

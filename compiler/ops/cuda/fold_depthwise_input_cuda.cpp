@@ -38,19 +38,16 @@ void fold_depthwise_input(ir::Graph& graph) {
         !rt::cuda::depthwise_input_epilogue_fits(conv2d_params_of(dw)))
       continue;
     // The value the depthwise convolution reads, or the one it views whole (fuse_activation
-    // leaves a relu's result as a view of the convolution's).
+    // leaves a relu's result as a view of the convolution's); no other reader, graph outputs
+    // included (readers_of_storage counts them).
     const int v = graph.storage_root(dw.inputs[0]);
     const ir::Value& read = graph.value(dw.inputs[0]);
     if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != read.shape ||
         (read.storage == ir::Storage::Alias && read.alias_byte_offset != 0) ||
         passes::readers_of_storage(graph, v).size() != 1)
       continue;
-    bool output = false;
-    for (const ir::GraphOutput& out : graph.outputs) output |= graph.storage_root(out.value) == v;
-    if (output) continue;
-    ir::Op* producer = nullptr;
-    for (ir::Op& op : graph.ops)
-      if (!op.outputs.empty() && op.outputs[0] == v) producer = &op;
+    const int at = passes::producer_of(graph, v);
+    ir::Op* producer = at >= 0 ? &graph.ops[static_cast<size_t>(at)] : nullptr;
     if (!producer || !nchw_conv(*producer) || producer->inputs.size() != 3 ||
         (path_of(*producer) != rt::cuda::Conv2dPath::Pointwise &&
          path_of(*producer) != rt::cuda::Conv2dPath::Im2colGemm))
