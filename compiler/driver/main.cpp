@@ -346,12 +346,13 @@ int compile(const Job& job) {
       return conv.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(conv));
     });
     aotc::passes::fuse_activation(graph);
+    aotc::passes::fuse_expand_depthwise(graph);
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)
       std::fprintf(stderr,
                    "aotc: memory planned again after select_winograd, fuse_conv_residual, fuse_activation, "
-                   "prepack_gemm_weights\n");
+                   "fuse_expand_depthwise, prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

@@ -7,6 +7,7 @@ namespace aotc::ops {
 
 void register_all_ops(Registry& r) {
   register_conv2d(r);
+  register_conv2d_expand_depthwise(r);
   register_gemm(r);
   register_linear(r);
   register_addmm(r);

@@ -163,6 +163,7 @@ void register_all_ops(Registry& r);
 
 // One register function per op file.
 void register_conv2d(Registry& r);
+void register_conv2d_expand_depthwise(Registry& r);
 void register_gemm(Registry& r);
 void register_linear(Registry& r);
 void register_addmm(Registry& r);

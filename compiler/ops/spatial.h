@@ -32,6 +32,11 @@ void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
 rt::Conv2dParams conv2d_params_of(const ir::Op& op);
 ParamsCode conv2d_params_code(const ir::Op& op);
 ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var = "p");
+// A "conv2d_expand_depthwise" IR op (passes/fuse_expand_depthwise.cpp): inputs x, the
+// expansion's packed weight and bias, the depthwise weight and bias; the depthwise
+// convolution's attributes plus "expand_c_in", "expand_clamp_lo" and "expand_clamp_hi".
+// Its two convolutions (conv2d_expand_depthwise.cpp).
+void expand_depthwise_params_of(const ir::Op& op, rt::Conv2dParams& pw, rt::Conv2dParams& dw);
 // The rt::Pool2dParams of a "max_pool2d" or "avg_pool2d" IR op, as C++ (pool2d.cpp; the
 // CUDA generator uses it too).
 ParamsCode pool2d_params_code(const ir::Op& op);

@@ -15,6 +15,19 @@ std::vector<int> readers_of_storage(const ir::Graph& graph, int id) {
   return readers;
 }
 
+const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
+  const int64_t offset = graph.root_byte_offset(id);
+  const ir::Value& root = graph.value(graph.storage_root(id));
+  if (root.storage != ir::Storage::Constant || root.dtype != ir::DType::Float32 ||
+      graph.value(id).dtype != ir::DType::Float32)
+    return nullptr;
+  const ir::Constant& c = graph.constants.at(static_cast<size_t>(root.constant_index));
+  if (offset < 0 || offset % static_cast<int64_t>(sizeof(float)) != 0 ||
+      offset + count * static_cast<int64_t>(sizeof(float)) > static_cast<int64_t>(c.bytes.size()))
+    return nullptr;
+  return c.f32() + offset / static_cast<int64_t>(sizeof(float));
+}
+
 int producer_of(const ir::Graph& graph, int id) {
   const int root = graph.storage_root(id);
   for (size_t i = 0; i < graph.ops.size(); ++i)

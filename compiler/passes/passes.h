@@ -36,6 +36,11 @@ void select_winograd(ir::Graph& graph);
 // CPU target only, likewise: a gemm with a constant right operand gets it packed for the
 // runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
 void prepack_gemm_weights(ir::Graph& graph);
+// CPU target only, after the convolutions' epilogues are fused: a 1x1 expansion read only
+// by a depthwise convolution becomes one op with it, conv2d_expand_depthwise, whose kernel
+// never writes the expanded tensor (fuse_expand_depthwise.cpp). AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0
+// (read when compiling) leaves them apart, for comparisons.
+void fuse_expand_depthwise(ir::Graph& graph);
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the
 // add's clamp) becomes one conv2d (gemm) with the skip as a 4th input, its residual, where
@@ -50,5 +55,8 @@ void run_default_passes(ir::Graph& graph, bool verbose);
 std::vector<int> readers_of_storage(const ir::Graph& graph, int id);
 // The index of the op producing value id's storage root, or -1.
 int producer_of(const ir::Graph& graph, int id);
+// The first float of constant value id (following aliases and their byte offsets), or
+// null when the bytes it views are not a float32 constant of at least `count` floats.
+const float* constant_floats(const ir::Graph& graph, int id, int64_t count);
 
 }  // namespace aotc::passes

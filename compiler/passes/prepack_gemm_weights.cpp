@@ -17,24 +17,6 @@
 #include "passes.h"
 
 namespace aotc::passes {
-namespace {
-
-// The first float of constant value id (following aliases and their byte offsets), or
-// null when the bytes it views are not a float32 constant of at least `count` floats.
-const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
-  const int64_t offset = graph.root_byte_offset(id);
-  const ir::Value& root = graph.value(graph.storage_root(id));
-  if (root.storage != ir::Storage::Constant || root.dtype != ir::DType::Float32 ||
-      graph.value(id).dtype != ir::DType::Float32)
-    return nullptr;
-  const ir::Constant& c = graph.constants.at(static_cast<size_t>(root.constant_index));
-  if (offset < 0 || offset % static_cast<int64_t>(sizeof(float)) != 0 ||
-      offset + count * static_cast<int64_t>(sizeof(float)) > static_cast<int64_t>(c.bytes.size()))
-    return nullptr;
-  return c.f32() + offset / static_cast<int64_t>(sizeof(float));
-}
-
-}  // namespace
 
 void prepack_gemm_weights(ir::Graph& graph) {
   // Ops sharing one weight (same view, same use) share its packed form.

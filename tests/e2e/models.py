@@ -209,10 +209,50 @@ def winograd_shapes():
     return torch.jit.trace(m, x), [("x", x)]
 
 
+class ExpandDepthwiseShapes(nn.Module):
+    """1x1 expansions into depthwise convolutions, which the CPU target runs as one op
+    (passes/fuse_expand_depthwise.cpp): batch norms folded, relu6, relu and no activation
+    on the expansion; 5x5 stride 2, 3x3 dilation 2, 3x1 stride (1, 2); channel counts that
+    are not multiples of 8; an odd plane; and an expansion that another op also reads (stays
+    apart)."""
+
+    def __init__(self):
+        super().__init__()
+        self.e1 = nn.Sequential(nn.Conv2d(6, 44, 1, bias=False), nn.BatchNorm2d(44), nn.ReLU6())
+        self.d1 = nn.Sequential(nn.Conv2d(44, 44, 5, stride=2, padding=2, groups=44, bias=False),
+                                nn.BatchNorm2d(44), nn.ReLU6())
+        self.p1 = nn.Conv2d(44, 8, 1)
+        self.e2 = nn.Conv2d(8, 37, 1)
+        self.d2 = nn.Conv2d(37, 37, 3, padding=2, dilation=2, groups=37)
+        self.p2 = nn.Conv2d(37, 8, 1)
+        self.e3 = nn.Conv2d(8, 24, 1)
+        self.d3 = nn.Conv2d(24, 24, (3, 1), stride=(1, 2), padding=(1, 0), groups=24)
+        for m in self.modules():  # batch norms that are not the identity
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.weight, 0.5, 1.5)
+                nn.init.uniform_(m.bias, -0.2, 0.2)
+                nn.init.uniform_(m.running_mean, -0.1, 0.1)
+                nn.init.uniform_(m.running_var, 0.5, 1.5)
+
+    def forward(self, x):  # 3 x 6 x 27 x 31
+        y = self.p1(self.d1(self.e1(x)))  # 3 x 8 x 14 x 16
+        e = F.relu(self.e2(y))
+        y = y + self.p2(self.d2(e)) + e.mean(1, keepdim=True)  # e read twice: not fused
+        return self.d3(self.e3(y))  # 3 x 24 x 14 x 8
+
+
+def expand_depthwise_shapes():
+    torch.manual_seed(17)
+    m = ExpandDepthwiseShapes().eval()
+    x = torch.randn(3, 6, 27, 31)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
 MODELS = {
     "mlp": mlp,
     "winograd_shapes": winograd_shapes,
     "conv_shapes": conv_shapes,
+    "expand_depthwise_shapes": expand_depthwise_shapes,
     "small_cnn": small_cnn,
     "two_inputs": two_inputs,
     "activations": activations,

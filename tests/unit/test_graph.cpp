@@ -104,6 +104,70 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
   }
 }
 
+namespace {
+// A conv2d op with the attributes conv2d_params_of reads.
+ir::Op& add_conv(ir::Graph& g, int x, int w, int b, int y, int64_t c_in, int64_t c_out, int64_t hw, int64_t k,
+                 int64_t groups, double clamp_hi) {
+  ir::Op& op = g.add_op("conv2d", {x, w, b}, {y});
+  op.attrs = {{"n", int64_t{1}},
+              {"c_in", c_in},
+              {"h_in", hw},
+              {"w_in", hw},
+              {"c_out", c_out},
+              {"h_out", hw},
+              {"w_out", hw},
+              {"kernel", std::vector<int64_t>{k, k}},
+              {"stride", std::vector<int64_t>{1, 1}},
+              {"padding", std::vector<int64_t>{k / 2, k / 2}},
+              {"dilation", std::vector<int64_t>{1, 1}},
+              {"groups", groups},
+              {"clamp_lo", 0.0},
+              {"clamp_hi", clamp_hi}};
+  return op;
+}
+}  // namespace
+
+TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convolution joins it") {
+  // cases: fused; the expansion's result also a graph output; its weight a run-time input
+  for (int variant : {0, 1, 2}) {
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {1, 3, 5, 5}, "x");
+    const int w1 = variant == 2 ? g.add_input(ir::DType::Float32, {8, 3, 1, 1}, "w1")
+                                : g.add_f32_constant({8, 3, 1, 1}, std::vector<float>(24, 0.5f));
+    const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.1f));
+    const int w2 = g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.25f));
+    const int mid = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
+    const int y = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
+    add_conv(g, x, w1, b1, mid, 3, 8, 5, 1, 1, 6.0);
+    add_conv(g, mid, w2, -1, y, 8, 8, 5, 3, 8, INFINITY);
+    g.outputs.push_back({y, "out"});
+    if (variant == 1) g.outputs.push_back({mid, "mid"});
+    passes::fuse_expand_depthwise(g);
+    if (variant != 0) {
+      CHECK(g.ops.size() == 2u);
+      continue;
+    }
+    REQUIRE(g.ops.size() == 1u);
+    const ir::Op& fused = g.ops[0];
+    CHECK(fused.kind == "conv2d_expand_depthwise");
+    REQUIRE(fused.inputs.size() == 5u);
+    CHECK(fused.inputs[0] == x);
+    CHECK(fused.inputs[2] == b1);
+    CHECK(fused.inputs[3] == w2);
+    CHECK(fused.inputs[4] == -1);
+    CHECK(fused.outputs[0] == y);
+    CHECK(fused.i("expand_c_in") == 3);
+    CHECK(fused.f("expand_clamp_hi") == 6.0);
+    CHECK(fused.thread_scratch_bytes > 0);
+    // The packed weight: W1 transposed into 16-channel panels, zero past channel 8.
+    REQUIRE(g.is_constant(fused.inputs[1]));
+    const ir::Constant& packed = g.constant_of(fused.inputs[1]);
+    REQUIRE(ir::numel(packed.shape) == 3 * 16);
+    CHECK(packed.f32()[0] == 0.5f);
+    CHECK(packed.f32()[8] == 0.0f);
+  }
+}
+
 TEST_CASE("eliminate_dead_ops drops unread results") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Float32, {4}, "x");

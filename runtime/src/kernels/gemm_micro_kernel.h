@@ -25,6 +25,9 @@ struct Tile {
   int64_t kc;
   float* c;  // output of the tile's first row and column
   int64_t ldc;
+  // From a row's column 0 to its column 8 in C: 8 for dense rows; the fused expansion
+  // (conv2d_expand_depthwise.cpp) writes columns 0-7 and 8-15 to two channel units.
+  int64_t c_half = 8;
   int64_t cols;           // valid columns, 1..16
   bool first, last;       // first depth block (start from bias / zero), last (clamp)
   const float* bias;      // bias of the tile's first row, or null
@@ -75,11 +78,11 @@ struct Tile {
 #define AOTC_PANEL_NV2 AOTC_PANEL_NV1 "vmovups 32(%[b]), %%ymm1\n\t"
 #define AOTC_STEP(panel, rows, off) panel rows(off) "add %[ldb], %[b]\n\t"
 #define AOTC_ACC(i) #i "*32(%[acc])"
-#define AOTC_ACC_ALL(X)                                                                               \
-  X(AOTC_ACC(0), 4)                                                                                   \
-  X(AOTC_ACC(1), 5) X(AOTC_ACC(2), 6) X(AOTC_ACC(3), 7) X(AOTC_ACC(4), 8) X(AOTC_ACC(5), 9)           \
-      X(AOTC_ACC(6), 10) X(AOTC_ACC(7), 11) X(AOTC_ACC(8), 12) X(AOTC_ACC(9), 13) X(AOTC_ACC(10), 14) \
-          X(AOTC_ACC(11), 15)
+#define AOTC_ACC_ALL(X)                                                                      \
+  X(AOTC_ACC(0), 4)                                                                          \
+  X(AOTC_ACC(1), 5)                                                                          \
+  X(AOTC_ACC(2), 6) X(AOTC_ACC(3), 7) X(AOTC_ACC(4), 8) X(AOTC_ACC(5), 9) X(AOTC_ACC(6), 10) \
+      X(AOTC_ACC(7), 11) X(AOTC_ACC(8), 12) X(AOTC_ACC(9), 13) X(AOTC_ACC(10), 14) X(AOTC_ACC(11), 15)
 #define AOTC_ACC_LOAD(mem, reg) "vmovaps " mem ", %%ymm" #reg "\n\t"
 #define AOTC_ACC_STORE(mem, reg) "vmovaps %%ymm" #reg ", " mem "\n\t"
 // kc steps, unrolled by 4 (a's byte offsets 0, 4, 8, 12; the panel pointer moves by ldb).
@@ -154,10 +157,11 @@ void micro_tile(const Tile& t) {
   } else if (full) {
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NV; ++j)
-        _mm256_store_ps(acc + r * W + 8 * j, _mm256_loadu_ps(t.c + r * t.ldc + 8 * j));
+        _mm256_store_ps(acc + r * W + 8 * j, _mm256_loadu_ps(t.c + r * t.ldc + j * t.c_half));
   } else {  // a ragged last panel: its columns past cols are ignored
     for (int r = 0; r < MR; ++r)
-      for (int64_t c = 0; c < W; ++c) acc[r * W + c] = c < t.cols ? t.c[r * t.ldc + c] : 0.0f;
+      for (int64_t c = 0; c < W; ++c)
+        acc[r * W + c] = c < t.cols ? t.c[r * t.ldc + c / 8 * t.c_half + c % 8] : 0.0f;
   }
   depth_loop<MR, NV>(t.a, t.lda, t.b, t.ldb, t.kc, acc);
   if (t.last && t.clamp) {
@@ -169,10 +173,10 @@ void micro_tile(const Tile& t) {
   if (full) {
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NV; ++j)
-        _mm256_storeu_ps(t.c + r * t.ldc + 8 * j, _mm256_load_ps(acc + r * W + 8 * j));
+        _mm256_storeu_ps(t.c + r * t.ldc + j * t.c_half, _mm256_load_ps(acc + r * W + 8 * j));
   } else {
     for (int r = 0; r < MR; ++r)
-      for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c] = acc[r * W + c];
+      for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c / 8 * t.c_half + c % 8] = acc[r * W + c];
   }
 }
 #undef AOTC_AROW0
@@ -216,7 +220,7 @@ void micro_tile(const Tile& t) {
         if (t.col_bias) acc[r][c] += t.col_bias[c];
         if (t.res) acc[r][c] += t.res[r * t.ldr + c];
       } else {
-        acc[r][c] = c < t.cols ? t.c[r * t.ldc + c] : 0.0f;
+        acc[r][c] = c < t.cols ? t.c[r * t.ldc + c / 8 * t.c_half + c % 8] : 0.0f;
       }
     }
   const float* b = t.b;
@@ -227,7 +231,8 @@ void micro_tile(const Tile& t) {
     }
   for (int r = 0; r < MR; ++r)
     for (int64_t c = 0; c < t.cols; ++c)
-      t.c[r * t.ldc + c] = t.last && t.clamp ? clamp_value(acc[r][c], t.lo, t.hi) : acc[r][c];
+      t.c[r * t.ldc + c / 8 * t.c_half + c % 8] =
+          t.last && t.clamp ? clamp_value(acc[r][c], t.lo, t.hi) : acc[r][c];
 }
 #endif
 

@@ -172,6 +172,28 @@ inline __m256 even_lanes_f32x8(const float* p) {
 }
 #endif
 
+#if AOTC_KERNELS_AVX2
+// In place: r[j] lane i becomes r[i] lane j (the 8-channel depthwise kernels).
+inline void transpose8x8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+
 // NaN-propagating max / min of a contiguous run (-inf / +inf when empty); in reduce.cpp.
 float max_contiguous(const float* x, int64_t count);
 float min_contiguous(const float* x, int64_t count);
@@ -204,5 +226,15 @@ void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n
 bool depthwise_c8_fits(const Conv2dParams& p, size_t thread_scratch_bytes);
 void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
                          const float* bias, float* y);
+
+// One output row oh of a depthwise convolution over 8 channels held in vector lanes:
+// rows[i] is the padded input row that kernel row i reads (its padded column 0), whose
+// positions are pos_stride floats apart with the 8 channels contiguous at each. Taps
+// accumulate for 8 output positions at a time, then bias (b8), clamp, an 8 x 8 transpose
+// and the store to the first `lanes` planes (yplanes[l]: plane l of y). The last group
+// of a row reads up to kGroup * stride_w positions past it: the buffer needs that slack.
+// w8: the taps' weights, 8 lanes each (32-byte aligned, as b8). In conv2d_depthwise_c8.cpp.
+void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_t pos_stride, const float* w8,
+                         const float* b8, int64_t oh, int64_t lanes, bool clamp, float* const* yplanes);
 
 }  // namespace aotc::rt::detail

@@ -280,6 +280,70 @@ inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch);
 
+// ---- A 1x1 expansion fused with the depthwise convolution that alone reads it
+// y = dw(pw(x)), as in mobilenet_v2's and efficientnet's inverted residual blocks (the
+// compiler's fuse_expand_depthwise pass). The expanded tensor (c_mid = 4-6x the block's
+// channels at full resolution) is never written to memory: each thread computes a chunk
+// of its channels a few rows at a time into a ring of rows in its scratch, position-major
+// (8 channels per vector, as the depthwise reads them), and the depthwise reads them there.
+// Each expanded row is computed once (the ring keeps the rows that the next output rows
+// share). pw: the 1x1 stride-1 convolution c_in -> c_mid with its bias and clamp; dw: the
+// depthwise convolution over c_mid channels with its geometry, bias and clamp.
+// w1: pw's weight (c_mid x c_in) as gemm_prepack_weights packs it transposed (k = c_in,
+// n = c_mid); w2: dw's weight (c_mid x taps), read in place.
+namespace expand_depthwise {
+constexpr int64_t kLanes = 8;                // channels per vector (a unit of channels)
+constexpr int64_t kRingFloats = 65536;       // a thread's ring: 256 KiB, half the L2
+constexpr int64_t kMaxRingFloats = 1 << 20;  // beyond this (huge planes) the pair stays unfused
+constexpr int64_t kMaxTaps = 64;
+constexpr int64_t kGroup = 8;   // output positions computed together (reads kGroup * stride past a row)
+constexpr int64_t kPiece = 48;  // positions of x packed at once for the expansion
+}  // namespace expand_depthwise
+// Padded input columns the depthwise reads, and input rows one output row spans.
+inline int64_t expand_depthwise_cols(const Conv2dParams& dw) {
+  return (dw.w_out - 1) * dw.stride_w + (dw.kernel_w - 1) * dw.dilation_w + 1;
+}
+inline int64_t expand_depthwise_span(const Conv2dParams& dw) { return (dw.kernel_h - 1) * dw.dilation_h + 1; }
+// Floats of a ring for `units` channel units and `strip` output rows at a time.
+inline int64_t expand_depthwise_ring_floats(const Conv2dParams& dw, int64_t units, int64_t strip) {
+  const int64_t rows = (strip - 1) * dw.stride_h + expand_depthwise_span(dw);
+  return (rows * expand_depthwise_cols(dw) + expand_depthwise::kGroup * dw.stride_w) *
+         expand_depthwise::kLanes * units;
+}
+// Channel units a thread takes at most at once: as many as fit the ring with one output row.
+inline int64_t expand_depthwise_chunk_units(const Conv2dParams& dw) {
+  const int64_t units = (dw.c_in + expand_depthwise::kLanes - 1) / expand_depthwise::kLanes;
+  const int64_t one = expand_depthwise_ring_floats(dw, 1, 1);
+  const int64_t fit = expand_depthwise::kRingFloats / one;
+  return fit < 1 ? 1 : fit < units ? fit : units;
+}
+inline int64_t expand_depthwise_ring_capacity(const Conv2dParams& dw) {
+  const int64_t chunk = expand_depthwise_ring_floats(dw, expand_depthwise_chunk_units(dw), 1);
+  return chunk > expand_depthwise::kRingFloats ? chunk : expand_depthwise::kRingFloats;
+}
+inline bool conv2d_expand_depthwise_applies(const Conv2dParams& pw, const Conv2dParams& dw) {
+  const bool pointwise = pw.kernel_h == 1 && pw.kernel_w == 1 && pw.stride_h == 1 && pw.stride_w == 1 &&
+                         pw.pad_h == 0 && pw.pad_w == 0 && pw.groups == 1;
+  return pointwise && conv2d_is_depthwise(dw) && pw.n == dw.n && pw.c_out == dw.c_in && pw.h_out == dw.h_in &&
+         pw.w_out == dw.w_in && pw.h_in == pw.h_out && pw.w_in == pw.w_out && pw.c_in > 0 && dw.h_out > 0 &&
+         dw.w_out > 0 && dw.kernel_h * dw.kernel_w <= expand_depthwise::kMaxTaps &&
+         expand_depthwise_ring_floats(dw, 1, 1) <= expand_depthwise::kMaxRingFloats;
+}
+// Per-thread scratch: the ring, then pw's operand for a piece of positions (kPiece x a
+// depth block), then the chunk's depthwise weights and bias in lanes.
+inline int64_t conv2d_expand_depthwise_thread_scratch_bytes(const Conv2dParams& pw, const Conv2dParams& dw) {
+  int64_t kc, nc;
+  conv2d_gemm_blocking(pw.c_in, pw.c_out, kc, nc);
+  const int64_t floats =
+      expand_depthwise_ring_capacity(dw) + expand_depthwise::kPiece * kc +
+      expand_depthwise_chunk_units(dw) * expand_depthwise::kLanes * (dw.kernel_h * dw.kernel_w + 1) +
+      64;  // alignment of the parts
+  return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+}
+void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const Conv2dParams& dw,
+                                 const float* x, const float* w1_packed, const float* b1, const float* w2,
+                                 const float* b2, float* y);
+
 // ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
 // Each t x t output tile (t = 2 or 4: the "tile") is A^T [ (G g G^T) . (B^T d B) ] A over the
 // (t + 2) x (t + 2) input patch d that it reads: per tile and channel pair (t + 2)^2

@@ -1,0 +1,69 @@
+// fuse_expand_depthwise (CPU target only, after the convolutions' epilogues are fused and
+// before the memory plan): a 1x1 stride-1 convolution (with its bias and clamp) whose
+// result only a depthwise convolution reads becomes one "conv2d_expand_depthwise" op with
+// it: inputs x, the 1x1 weight packed for the micro-kernel (rt::gemm_prepack_weights of its
+// transpose, as conv2d_expand_depthwise_f32 reads it) and bias, the depthwise weight and
+// bias. The expanded tensor (mobilenet_v2's and efficientnet's inverted residual blocks:
+// 4-6x the block's channels) then never goes through memory. The fused op takes the
+// depthwise convolution's place; the 1x1 convolution's inputs exist before it.
+// AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0 (read when compiling) leaves every pair apart.
+#include <aotc/rt/kernels.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "../ops/spatial.h"
+#include "passes.h"
+
+namespace aotc::passes {
+
+void fuse_expand_depthwise(ir::Graph& graph) {
+  if (const char* env = std::getenv("AOTC_CPU_FUSE_EXPAND_DEPTHWISE"); env && std::string(env) == "0") return;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& dw_op = graph.ops[i];
+    if (dw_op.kind != "conv2d" || dw_op.has("winograd") || dw_op.inputs.size() != 3) continue;
+    const rt::Conv2dParams dw = ops::conv2d_params_of(dw_op);
+    if (!rt::conv2d_is_depthwise(dw)) continue;
+    // The value the depthwise convolution reads, whole (fuse_activation leaves a relu's
+    // result as a view of the convolution's), with no other reader, graph outputs included.
+    const int v = graph.storage_root(dw_op.inputs[0]);
+    const ir::Value& read = graph.value(dw_op.inputs[0]);
+    if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != read.shape ||
+        graph.root_byte_offset(dw_op.inputs[0]) != 0 || readers_of_storage(graph, v).size() != 1)
+      continue;
+    const int at = producer_of(graph, v);
+    if (at < 0 || static_cast<size_t>(at) >= i) continue;
+    const ir::Op& pw_op = graph.ops[static_cast<size_t>(at)];
+    if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3 || pw_op.outputs[0] != v)
+      continue;
+    const rt::Conv2dParams pw = ops::conv2d_params_of(pw_op);
+    if (!rt::conv2d_expand_depthwise_applies(pw, dw)) continue;
+    const float* w1 = constant_floats(graph, pw_op.inputs[1], pw.c_out * pw.c_in);
+    if (!w1) continue;
+    rt::GemmParams g;  // W1^T: k = c_in, n = c_mid, W1 stored c_mid x c_in
+    g.k = pw.c_in;
+    g.n = pw.c_out;
+    g.trans_b = true;
+    g.ldb = pw.c_in;
+    std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(g.n, g.k)));
+    rt::gemm_prepack_weights(g, w1, packed.data());
+    const int packed_id = graph.add_f32_constant({g.k, (g.n + 15) / 16 * 16}, std::move(packed),
+                                                 graph.value(pw_op.inputs[1]).name + ".packed_t");
+
+    ir::Op fused = graph.ops[i];  // the depthwise convolution's attributes and location
+    const ir::Op& expand = graph.ops[static_cast<size_t>(at)];
+    fused.kind = "conv2d_expand_depthwise";
+    fused.inputs = {expand.inputs[0], packed_id, expand.inputs[2], fused.inputs[1], fused.inputs[2]};
+    fused.attrs["expand_c_in"] = pw.c_in;
+    fused.attrs["expand_clamp_lo"] = expand.f("clamp_lo");
+    fused.attrs["expand_clamp_hi"] = expand.f("clamp_hi");
+    fused.scratch_bytes = 0;
+    fused.scratch_optional = false;
+    fused.thread_scratch_bytes = rt::conv2d_expand_depthwise_thread_scratch_bytes(pw, dw);
+    graph.ops[i] = std::move(fused);
+    graph.ops.erase(graph.ops.begin() + at);
+    --i;
+  }
+}
+
+}  // namespace aotc::passes
