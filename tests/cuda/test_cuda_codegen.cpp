@@ -20,6 +20,7 @@
 #include "../../compiler/ops/gemm.h"
 #include "../../compiler/ops/spatial.h"
 #include "../../compiler/passes/passes.h"
+#include "../ir_builders.h"
 
 using namespace aotc;
 
@@ -36,22 +37,7 @@ ir::SourceLocation where(int line) {
 // A k x k, stride-1, "same"-padded convolution of hw x hw planes, no clamp.
 ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw,
                  int64_t k, int64_t groups) {
-  ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, where(1));
-  conv.attrs = {{"n", int64_t{1}},
-                {"c_in", c_in},
-                {"h_in", hw},
-                {"w_in", hw},
-                {"c_out", c_out},
-                {"h_out", hw},
-                {"w_out", hw},
-                {"kernel", std::vector<int64_t>{k, k}},
-                {"stride", std::vector<int64_t>{1, 1}},
-                {"padding", std::vector<int64_t>{k / 2, k / 2}},
-                {"dilation", std::vector<int64_t>{1, 1}},
-                {"groups", groups},
-                {"clamp_lo", -INFINITY},
-                {"clamp_hi", INFINITY}};
-  return conv;
+  return test::add_conv(g, x, w, bias, y, c_in, c_out, hw, k, groups, where(1));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "../../codegen/codegen.h"
 #include "../../compiler/ir/graph.h"
 #include "../../compiler/passes/passes.h"
+#include "../ir_builders.h"
 
 using namespace aotc;
 
@@ -104,29 +105,6 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
   }
 }
 
-namespace {
-// A conv2d op with the attributes conv2d_params_of reads.
-ir::Op& add_conv(ir::Graph& g, int x, int w, int b, int y, int64_t c_in, int64_t c_out, int64_t hw, int64_t k,
-                 int64_t groups, double clamp_hi) {
-  ir::Op& op = g.add_op("conv2d", {x, w, b}, {y});
-  op.attrs = {{"n", int64_t{1}},
-              {"c_in", c_in},
-              {"h_in", hw},
-              {"w_in", hw},
-              {"c_out", c_out},
-              {"h_out", hw},
-              {"w_out", hw},
-              {"kernel", std::vector<int64_t>{k, k}},
-              {"stride", std::vector<int64_t>{1, 1}},
-              {"padding", std::vector<int64_t>{k / 2, k / 2}},
-              {"dilation", std::vector<int64_t>{1, 1}},
-              {"groups", groups},
-              {"clamp_lo", 0.0},
-              {"clamp_hi", clamp_hi}};
-  return op;
-}
-}  // namespace
-
 TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convolution joins it") {
   // cases: fused; the expansion's result also a graph output; its weight a run-time input
   for (int variant : {0, 1, 2}) {
@@ -138,8 +116,10 @@ TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convo
     const int w2 = g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.25f));
     const int mid = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
     const int y = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
-    add_conv(g, x, w1, b1, mid, 3, 8, 5, 1, 1, 6.0);
-    add_conv(g, mid, w2, -1, y, 8, 8, 5, 3, 8, INFINITY);
+    ir::Op& expand = test::add_conv(g, x, w1, b1, mid, 3, 8, 5, 1, 1);
+    expand.attrs["clamp_lo"] = 0.0;  // relu6
+    expand.attrs["clamp_hi"] = 6.0;
+    test::add_conv(g, mid, w2, -1, y, 8, 8, 5, 3, 8);
     g.outputs.push_back({y, "out"});
     if (variant == 1) g.outputs.push_back({mid, "mid"});
     passes::fuse_expand_depthwise(g);
