@@ -29,6 +29,12 @@ BLOCK_START = re.compile(r"^  \{  // (\S+)")
 def describe(kind, params_line, call_line):
     """A short name for one op from its parameter line: shapes, kernel, stride, path."""
     g = dict(re.findall(r"p\.(\w+) = (-?[\w.]+)", params_line))
+    if kind == "conv2d_expand_depthwise":  # two parameter sets: pw (the 1x1) and dw
+        pw = dict(re.findall(r"pw\.(\w+) = (-?[\w.]+)", params_line))
+        dw = dict(re.findall(r"dw\.(\w+) = (-?[\w.]+)", params_line))
+        if "c_in" in pw and "kernel_h" in dw:
+            return (f"{kind} {pw['c_in']}>{dw['c_in']} then {dw['kernel_h']}x{dw['kernel_w']}/{dw['stride_h']}"
+                    f" -> {dw.get('h_out')}x{dw.get('w_out')}"), kind
     if "kernel_h" in g and kind.startswith("conv"):
         groups = int(g.get("groups", "1"))
         c_in, c_out = g.get("c_in"), g.get("c_out")

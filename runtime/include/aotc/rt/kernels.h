@@ -290,7 +290,9 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 // share). pw: the 1x1 stride-1 convolution c_in -> c_mid with its bias and clamp; dw: the
 // depthwise convolution over c_mid channels with its geometry, bias and clamp.
 // w1: pw's weight (c_mid x c_in) as gemm_prepack_weights packs it transposed (k = c_in,
-// n = c_mid); w2: dw's weight (c_mid x taps), read in place.
+// n = c_mid); w2: dw's weight (c_mid x taps), read in place. The pool's thread scratch
+// must hold conv2d_expand_depthwise_thread_scratch_bytes (the compiler plans it): the
+// kernel has no path without its ring.
 namespace expand_depthwise {
 constexpr int64_t kLanes = 8;                // channels per vector (a unit of channels)
 constexpr int64_t kRingFloats = 65536;       // a thread's ring: 256 KiB, half the L2
