@@ -24,18 +24,12 @@ void fuse_expand_depthwise(ir::Graph& graph) {
     if (dw_op.kind != "conv2d" || dw_op.has("winograd") || dw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams dw = ops::conv2d_params_of(dw_op);
     if (!rt::conv2d_is_depthwise(dw)) continue;
-    // The value the depthwise convolution reads, whole (fuse_activation leaves a relu's
-    // result as a view of the convolution's), with no other reader, graph outputs included.
-    const int v = graph.storage_root(dw_op.inputs[0]);
-    const ir::Value& read = graph.value(dw_op.inputs[0]);
-    if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != read.shape ||
-        graph.root_byte_offset(dw_op.inputs[0]) != 0 || readers_of_storage(graph, v).size() != 1)
-      continue;
-    const int at = producer_of(graph, v);
+    // The value the depthwise convolution reads, whole and alone.
+    const int v = sole_whole_read(graph, dw_op.inputs[0]);
+    const int at = v < 0 ? -1 : producer_of(graph, v);
     if (at < 0 || static_cast<size_t>(at) >= i) continue;
     const ir::Op& pw_op = graph.ops[static_cast<size_t>(at)];
-    if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3 || pw_op.outputs[0] != v)
-      continue;
+    if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams pw = ops::conv2d_params_of(pw_op);
     if (!rt::conv2d_expand_depthwise_applies(pw, dw)) continue;
     const float* w1 = constant_floats(graph, pw_op.inputs[1], pw.c_out * pw.c_in);

@@ -28,6 +28,14 @@ const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
   return c.f32() + offset / static_cast<int64_t>(sizeof(float));
 }
 
+int sole_whole_read(const ir::Graph& graph, int id) {
+  const int v = graph.storage_root(id);
+  if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != graph.value(id).shape ||
+      graph.root_byte_offset(id) != 0 || readers_of_storage(graph, v).size() != 1)
+    return -1;
+  return v;
+}
+
 int producer_of(const ir::Graph& graph, int id) {
   const int root = graph.storage_root(id);
   for (size_t i = 0; i < graph.ops.size(); ++i)

@@ -53,6 +53,10 @@ void run_default_passes(ir::Graph& graph, bool verbose);
 // Shared by the fusion passes: the ops that read value `id` or any alias of its storage,
 // counting graph outputs as a reader (returned as -1).
 std::vector<int> readers_of_storage(const ir::Graph& graph, int id);
+// The arena value that an op's input `id` reads whole (the value itself, or a view of all of
+// it, as fuse_activation leaves a relu's result), when that op is its only reader, graph
+// outputs included; else -1. For fusions of a producer into its one consumer.
+int sole_whole_read(const ir::Graph& graph, int id);
 // The index of the op producing value id's storage root, or -1.
 int producer_of(const ir::Graph& graph, int id);
 // The first float of constant value id (following aliases and their byte offsets), or

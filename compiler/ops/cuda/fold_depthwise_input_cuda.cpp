@@ -37,15 +37,9 @@ void fold_depthwise_input(ir::Graph& graph) {
     if (!nchw_conv(dw) || path_of(dw) != rt::cuda::Conv2dPath::Depthwise || dw.inputs.size() != 3 ||
         !rt::cuda::depthwise_input_epilogue_fits(conv2d_params_of(dw)))
       continue;
-    // The value the depthwise convolution reads, or the one it views whole (fuse_activation
-    // leaves a relu's result as a view of the convolution's); no other reader, graph outputs
-    // included (readers_of_storage counts them).
-    const int v = graph.storage_root(dw.inputs[0]);
-    const ir::Value& read = graph.value(dw.inputs[0]);
-    if (graph.value(v).storage != ir::Storage::Arena || graph.value(v).shape != read.shape ||
-        (read.storage == ir::Storage::Alias && read.alias_byte_offset != 0) ||
-        passes::readers_of_storage(graph, v).size() != 1)
-      continue;
+    // The value the depthwise convolution reads, whole and alone (graph outputs count).
+    const int v = passes::sole_whole_read(graph, dw.inputs[0]);
+    if (v < 0) continue;
     const int at = passes::producer_of(graph, v);
     ir::Op* producer = at >= 0 ? &graph.ops[static_cast<size_t>(at)] : nullptr;
     if (!producer || !nchw_conv(*producer) || producer->inputs.size() != 3 ||

@@ -67,7 +67,8 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
   const int64_t step = p.stride_w * pos_stride;
   const float* tap[kMaxTaps];
   for (int64_t i = 0; i < p.kernel_h; ++i)
-    for (int64_t j = 0; j < p.kernel_w; ++j) tap[i * p.kernel_w + j] = rows[i] + j * p.dilation_w * pos_stride;
+    for (int64_t j = 0; j < p.kernel_w; ++j)
+      tap[i * p.kernel_w + j] = rows[i] + j * p.dilation_w * pos_stride;
   alignas(32) float out[kLanes][kGroup];  // out[l][q]: lane l of position q
 #if AOTC_KERNELS_AVX2
   const bool rows_of_3 = p.kernel_w == 3 && p.stride_w == 1 && p.dilation_w == 1 && pos_stride == kLanes;
@@ -81,7 +82,8 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     // Positions past w_out read inside the buffer (it has rows below) or its slack, and are
     // not stored.
     if (rows_of_3) {
-      for (int64_t i = 0; i < p.kernel_h; ++i) kernel_row_3_stride_1(tap[i * 3] + base, w8 + i * 3 * kLanes, a);
+      for (int64_t i = 0; i < p.kernel_h; ++i)
+        kernel_row_3_stride_1(tap[i * 3] + base, w8 + i * 3 * kLanes, a);
     } else {
       for (int64_t t = 0; t < taps; ++t) {
         const __m256 wv = _mm256_load_ps(w8 + t * kLanes);
@@ -119,7 +121,6 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     }
   }
 }
-
 
 bool depthwise_c8_fits(const Conv2dParams& p, size_t thread_scratch_bytes) {
   return conv2d_depthwise_c8_applies(p) &&

@@ -11,8 +11,8 @@
 // ring[u * unit_floats + ((r % ring_rows) * cols + c) * 8 + l]. For a strip of output rows
 // the rows they read that are not in the ring yet are computed: positions of those image
 // rows, 6 at a time, times the packed weight's 16-channel panels on the CPU micro-kernel
-// (the positions are the broadcast operand, gathered from the channel planes of x into a
-// 6 x depth block first; a tile's two 8-channel halves go to two units), straight into
+// (the positions are the broadcast operand, gathered from the channel planes of x 48 at a
+// time by 8 x 8 transposes; a tile's two 8-channel halves go to two units), straight into
 // the rings. Then each output row runs depthwise_lanes_row on a unit's rows, which stay in
 // L1 (a whole-chunk position-major layout made those reads strided: slower than the two
 // separate convolutions on mobilenet_v2's first blocks).
@@ -258,7 +258,7 @@ void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const
       int64_t strip = 1;
       while (strip < dw.h_out && expand_depthwise_ring_floats(dw, u1 - u0, strip + 1) <= capacity) ++strip;
       ch.ring_rows = (strip - 1) * dw.stride_h + l.span;
-      ch.unit_floats = (ch.ring_rows * l.cols + expand_depthwise::kGroup * dw.stride_w) * kLanes;
+      ch.unit_floats = expand_depthwise_ring_floats(dw, 1, strip);
       ch.ring = ring;
       ch.pack = pack;
       run_chunk(l, ch, w8);
