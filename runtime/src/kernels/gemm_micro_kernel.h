@@ -113,52 +113,75 @@ struct Tile {
                : "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
                  "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory")
 
-// The same loop, then the tile goes straight from the registers to C (clamped first when
-// `clamp`): rows r of C at c + r * ldc, the tile's second 8 columns c_half further. A full
-// tile's epilogue through acc (store, reload, clamp, store, reload, store to C) cost a fifth
-// of mobilenet_v2's 16- and 24-deep expansions (perf annotate); this one is MR * NV stores.
+// The same loop for a full tile, started and finished in the registers: the accumulators
+// start from the row bias (broadcast), the column bias, zero, C, or acc (the residual and
+// the other mixed starts, filled by the caller), and the tile is clamped (when `clamp`) and
+// stored straight to C: rows r at c + r * ldc, the tile's second 8 columns c_half further.
+// Through acc (store, reload, clamp, store, reload, store to C) a full tile's epilogue cost a
+// fifth of mobilenet_v2's 16- and 24-deep expansions (perf annotate).
 #define AOTC_CROW0 "(%[c])"
 #define AOTC_CROW1 "(%[c],%[ldc],1)"
 #define AOTC_CROW2 "(%[c],%[ldc],2)"
 #define AOTC_CROW3 "(%[c3])"
 #define AOTC_CROW4 "(%[c3],%[ldc],1)"
 #define AOTC_CROW5 "(%[c3],%[ldc],2)"
-#define AOTC_ST(reg, row) "vmovups %%ymm" #reg ", " row "\n\t"
-// NaN stays NaN: max and min return their second source (AT&T: first operand) when either is NaN.
-#define AOTC_CL(reg) \
-  "vmaxps %%ymm" #reg ", %%ymm0, %%ymm" #reg "\n\tvminps %%ymm" #reg ", %%ymm1, %%ymm" #reg "\n\t"
-#define AOTC_STORE1(r0, r1, r2, r3, r4, r5) AOTC_ST(r0, AOTC_CROW0)
-#define AOTC_STORE2(r0, r1, r2, r3, r4, r5) AOTC_STORE1(r0, r1, r2, r3, r4, r5) AOTC_ST(r1, AOTC_CROW1)
-#define AOTC_STORE3(r0, r1, r2, r3, r4, r5) AOTC_STORE2(r0, r1, r2, r3, r4, r5) AOTC_ST(r2, AOTC_CROW2)
-#define AOTC_STORE4(r0, r1, r2, r3, r4, r5) AOTC_STORE3(r0, r1, r2, r3, r4, r5) AOTC_ST(r3, AOTC_CROW3)
-#define AOTC_STORE5(r0, r1, r2, r3, r4, r5) AOTC_STORE4(r0, r1, r2, r3, r4, r5) AOTC_ST(r4, AOTC_CROW4)
-#define AOTC_STORE6(r0, r1, r2, r3, r4, r5) AOTC_STORE5(r0, r1, r2, r3, r4, r5) AOTC_ST(r5, AOTC_CROW5)
-#define AOTC_CLAMP1(r0, r1, r2, r3, r4, r5) AOTC_CL(r0)
-#define AOTC_CLAMP2(r0, r1, r2, r3, r4, r5) AOTC_CLAMP1(r0, r1, r2, r3, r4, r5) AOTC_CL(r1)
-#define AOTC_CLAMP3(r0, r1, r2, r3, r4, r5) AOTC_CLAMP2(r0, r1, r2, r3, r4, r5) AOTC_CL(r2)
-#define AOTC_CLAMP4(r0, r1, r2, r3, r4, r5) AOTC_CLAMP3(r0, r1, r2, r3, r4, r5) AOTC_CL(r3)
-#define AOTC_CLAMP5(r0, r1, r2, r3, r4, r5) AOTC_CLAMP4(r0, r1, r2, r3, r4, r5) AOTC_CL(r4)
-#define AOTC_CLAMP6(r0, r1, r2, r3, r4, r5) AOTC_CLAMP5(r0, r1, r2, r3, r4, r5) AOTC_CL(r5)
+// X(i, reg) for rows i = 0 .. MR - 1 and their registers (a list of six: one column half).
+#define AOTC_EACH1(X, r0, r1, r2, r3, r4, r5) X(0, r0)
+#define AOTC_EACH2(X, r0, r1, r2, r3, r4, r5) AOTC_EACH1(X, r0, r1, r2, r3, r4, r5) X(1, r1)
+#define AOTC_EACH3(X, r0, r1, r2, r3, r4, r5) AOTC_EACH2(X, r0, r1, r2, r3, r4, r5) X(2, r2)
+#define AOTC_EACH4(X, r0, r1, r2, r3, r4, r5) AOTC_EACH3(X, r0, r1, r2, r3, r4, r5) X(3, r3)
+#define AOTC_EACH5(X, r0, r1, r2, r3, r4, r5) AOTC_EACH4(X, r0, r1, r2, r3, r4, r5) X(4, r4)
+#define AOTC_EACH6(X, r0, r1, r2, r3, r4, r5) AOTC_EACH5(X, r0, r1, r2, r3, r4, r5) X(5, r5)
+#define AOTC_EACH_(MR, X, ...) AOTC_EACH##MR(X, __VA_ARGS__)
+#define AOTC_EACH(MR, X, regs) AOTC_EACH_(MR, X, regs)
 // Vector j of row r is ymm(4 + NV * r + j): the registers of column half 0 and 1 per row.
 #define AOTC_NV1_REGS 4, 5, 6, 7, 8, 9
 #define AOTC_NV2_HALF0 4, 6, 8, 10, 12, 14
 #define AOTC_NV2_HALF1 5, 7, 9, 11, 13, 15
-#define AOTC_APPLY(macro, args) macro(args)
-#define AOTC_EPILOGUE_NV1(MR, clampops) clampops AOTC_APPLY(AOTC_STORE##MR, AOTC_NV1_REGS)
-#define AOTC_EPILOGUE_NV2(MR, clampops) \
-  clampops AOTC_APPLY(AOTC_STORE##MR, AOTC_NV2_HALF0) "add %[ch], %[c]\n\t" \
-      "add %[ch], %[c3]\n\t" AOTC_APPLY(AOTC_STORE##MR, AOTC_NV2_HALF1)
+// Per row i and register: store to C, load from C, broadcast the row bias (%[acc] holds
+// it), copy the column bias (in ymm0 / ymm1), zero, clamp (lo, hi in ymm0, ymm1; NaN stays
+// NaN: max and min return their second source, AT&T's first operand, when either is NaN).
+#define AOTC_ST_AT(i, reg) "vmovups %%ymm" #reg ", " AOTC_CROW##i "\n\t"
+#define AOTC_LD_AT(i, reg) "vmovups " AOTC_CROW##i ", %%ymm" #reg "\n\t"
+#define AOTC_RB_AT(i, reg) "vbroadcastss 4*" #i "(%[acc]), %%ymm" #reg "\n\t"
+#define AOTC_CB0_AT(i, reg) "vmovaps %%ymm0, %%ymm" #reg "\n\t"
+#define AOTC_CB1_AT(i, reg) "vmovaps %%ymm1, %%ymm" #reg "\n\t"
+#define AOTC_ZERO_AT(i, reg) "vxorps %%ymm" #reg ", %%ymm" #reg ", %%ymm" #reg "\n\t"
+#define AOTC_CL_AT(i, reg) \
+  "vmaxps %%ymm" #reg ", %%ymm0, %%ymm" #reg "\n\tvminps %%ymm" #reg ", %%ymm1, %%ymm" #reg "\n\t"
+#define AOTC_HALF1_ON "add %[ch], %[c]\n\tadd %[ch], %[c3]\n\t"
+#define AOTC_HALF1_OFF "sub %[ch], %[c]\n\tsub %[ch], %[c3]\n\t"
+// Starts (kStart: 0 acc, 1 row bias, 2 column bias, 3 zero, 4 C) and the epilogue.
+#define AOTC_START0_NV1(MR) AOTC_ACC_ALL(AOTC_ACC_LOAD)
+#define AOTC_START0_NV2(MR) AOTC_ACC_ALL(AOTC_ACC_LOAD)
+#define AOTC_START1_NV1(MR) AOTC_EACH(MR, AOTC_RB_AT, AOTC_NV1_REGS)
+#define AOTC_START1_NV2(MR) \
+  AOTC_EACH(MR, AOTC_RB_AT, AOTC_NV2_HALF0) AOTC_EACH(MR, AOTC_RB_AT, AOTC_NV2_HALF1)
+#define AOTC_START2_NV1(MR) "vmovups (%[acc]), %%ymm0\n\t" AOTC_EACH(MR, AOTC_CB0_AT, AOTC_NV1_REGS)
+#define AOTC_START2_NV2(MR)                                                                               \
+  "vmovups (%[acc]), %%ymm0\n\tvmovups 32(%[acc]), %%ymm1\n\t" AOTC_EACH(MR, AOTC_CB0_AT, AOTC_NV2_HALF0) \
+      AOTC_EACH(MR, AOTC_CB1_AT, AOTC_NV2_HALF1)
+#define AOTC_START3_NV1(MR) AOTC_EACH(MR, AOTC_ZERO_AT, AOTC_NV1_REGS)
+#define AOTC_START3_NV2(MR) \
+  AOTC_EACH(MR, AOTC_ZERO_AT, AOTC_NV2_HALF0) AOTC_EACH(MR, AOTC_ZERO_AT, AOTC_NV2_HALF1)
+#define AOTC_START4_NV1(MR) AOTC_EACH(MR, AOTC_LD_AT, AOTC_NV1_REGS)
+#define AOTC_START4_NV2(MR)                 \
+  AOTC_EACH(MR, AOTC_LD_AT, AOTC_NV2_HALF0) \
+  AOTC_HALF1_ON AOTC_EACH(MR, AOTC_LD_AT, AOTC_NV2_HALF1) AOTC_HALF1_OFF
 #define AOTC_CLAMPS_NV1(MR) \
-  "vbroadcastss %[lo], %%ymm0\n\tvbroadcastss %[hi], %%ymm1\n\t" AOTC_APPLY(AOTC_CLAMP##MR, AOTC_NV1_REGS)
-#define AOTC_CLAMPS_NV2(MR)                                                                                 \
-  "vbroadcastss %[lo], %%ymm0\n\tvbroadcastss %[hi], %%ymm1\n\t" AOTC_APPLY(AOTC_CLAMP##MR, AOTC_NV2_HALF0) \
-      AOTC_APPLY(AOTC_CLAMP##MR, AOTC_NV2_HALF1)
-#define AOTC_DEPTH_LOOP_TO_C(panel, rows, epilogue) \
-  asm volatile(AOTC_ACC_ALL(AOTC_ACC_LOAD)                                                           \
-               "lea (%[a],%[lda],2), %[a3]\n\t"                                                      \
+  "vbroadcastss %[lo], %%ymm0\n\tvbroadcastss %[hi], %%ymm1\n\t" AOTC_EACH(MR, AOTC_CL_AT, AOTC_NV1_REGS)
+#define AOTC_CLAMPS_NV2(MR)                                                                                \
+  "vbroadcastss %[lo], %%ymm0\n\tvbroadcastss %[hi], %%ymm1\n\t" AOTC_EACH(MR, AOTC_CL_AT, AOTC_NV2_HALF0) \
+      AOTC_EACH(MR, AOTC_CL_AT, AOTC_NV2_HALF1)
+#define AOTC_EPILOGUE_NV1(MR, clampops) clampops AOTC_EACH(MR, AOTC_ST_AT, AOTC_NV1_REGS)
+#define AOTC_EPILOGUE_NV2(MR, clampops)              \
+  clampops AOTC_EACH(MR, AOTC_ST_AT, AOTC_NV2_HALF0) \
+  AOTC_HALF1_ON AOTC_EACH(MR, AOTC_ST_AT, AOTC_NV2_HALF1)
+#define AOTC_DEPTH_LOOP_TO_C(start, panel, rows, epilogue) \
+  asm volatile("lea (%[a],%[lda],2), %[a3]\n\t"                                                      \
                "add %[lda], %[a3]\n\t"                                                               \
                "lea (%[c],%[ldc],2), %[c3]\n\t"                                                      \
-               "add %[ldc], %[c3]\n\t"                                                               \
+               "add %[ldc], %[c3]\n\t" start                                                         \
                "cmp $4, %[kc]\n\t"                                                                   \
                "jb 2f\n\t"                                                                           \
                "1:\n\t" AOTC_STEP(panel, rows, 0) AOTC_STEP(panel, rows, 4) AOTC_STEP(panel, rows, 8) \
@@ -176,7 +199,7 @@ struct Tile {
                "jnz 3b\n\t"                                                                          \
                "4:\n\t" epilogue                                                                     \
                : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc), [c] "+r"(c), [c3] "=&r"(c3) \
-               : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(acc), [ldc] "r"(ldc_bytes),    \
+               : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(start_from), [ldc] "r"(ldc_bytes), \
                  [ch] "r"(half_bytes), [lo] "m"(lo), [hi] "m"(hi)                                      \
                : "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
                  "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory")
@@ -205,24 +228,38 @@ inline void depth_loop(const float* a, int64_t lda, const float* b, int64_t ldb,
   }
 }
 
-// depth_loop, then the MR x 8 * NV tile (clamped to [lo, hi] when `clamp`) stored to C at
-// c (rows ldc apart, the second 8 columns c_half further).
-template <int MR, int NV, bool kClamp>
+// Where a full tile's accumulators start (depth_loop_to_c's kStart).
+enum TileStart { kFromAcc = 0, kFromRowBias = 1, kFromColBias = 2, kFromZero = 3, kFromC = 4 };
+
+// depth_loop, the accumulators started as kStart says (start_from: acc, the row bias or the
+// column bias), then the MR x 8 * NV tile (clamped to [lo, hi] when kClamp) stored to C at c
+// (rows ldc apart, the second 8 columns c_half further).
+template <int MR, int NV, bool kClamp, int kStart>
 inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc,
-                            const float* acc, float* c, int64_t ldc, int64_t c_half, float lo, float hi) {
+                            const float* start_from, float* c, int64_t ldc, int64_t c_half, float lo,
+                            float hi) {
   const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
   const int64_t ldb_bytes = ldb * static_cast<int64_t>(sizeof(float));
   const int64_t ldc_bytes = ldc * static_cast<int64_t>(sizeof(float));
   const int64_t half_bytes = c_half * static_cast<int64_t>(sizeof(float));
   const float* a3;
   float* c3;
-#define AOTC_TO_C(MR_, NV_)                                                                               \
-  if constexpr (MR == MR_) {                                                                              \
-    if constexpr (kClamp)                                                                                 \
-      AOTC_DEPTH_LOOP_TO_C(AOTC_PANEL_NV##NV_, AOTC_ROWS##MR_##_NV##NV_,                                  \
-                           AOTC_EPILOGUE_NV##NV_(MR_, AOTC_CLAMPS_NV##NV_(MR_)));                         \
-    else                                                                                                  \
-      AOTC_DEPTH_LOOP_TO_C(AOTC_PANEL_NV##NV_, AOTC_ROWS##MR_##_NV##NV_, AOTC_EPILOGUE_NV##NV_(MR_, "")); \
+#define AOTC_TO_C_START(MR_, NV_, S_)                                                                   \
+  if constexpr (kStart == S_) {                                                                         \
+    if constexpr (kClamp)                                                                               \
+      AOTC_DEPTH_LOOP_TO_C(AOTC_START##S_##_NV##NV_(MR_), AOTC_PANEL_NV##NV_, AOTC_ROWS##MR_##_NV##NV_, \
+                           AOTC_EPILOGUE_NV##NV_(MR_, AOTC_CLAMPS_NV##NV_(MR_)));                       \
+    else                                                                                                \
+      AOTC_DEPTH_LOOP_TO_C(AOTC_START##S_##_NV##NV_(MR_), AOTC_PANEL_NV##NV_, AOTC_ROWS##MR_##_NV##NV_, \
+                           AOTC_EPILOGUE_NV##NV_(MR_, ""));                                             \
+  }
+#define AOTC_TO_C(MR_, NV_)      \
+  if constexpr (MR == MR_) {     \
+    AOTC_TO_C_START(MR_, NV_, 0) \
+    AOTC_TO_C_START(MR_, NV_, 1) \
+    AOTC_TO_C_START(MR_, NV_, 2) \
+    AOTC_TO_C_START(MR_, NV_, 3) \
+    AOTC_TO_C_START(MR_, NV_, 4) \
   }
   if constexpr (NV == 1) {
     AOTC_TO_C(1, 1)
@@ -240,16 +277,35 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
     AOTC_TO_C(6, 2)
   }
 #undef AOTC_TO_C
+#undef AOTC_TO_C_START
 }
 
 // MR rows x 8 * NV columns: the accumulators start in acc (from the biases and residual on
 // the first depth block, else from C), the depth loop runs on them in registers; a full
 // tile is clamped and stored to C from the registers, a ragged one goes back through acc.
+template <int MR, int NV, int kStart>
+inline void tile_to_c(const Tile& t, const float* start_from) {
+  if (t.last && t.clamp)
+    depth_loop_to_c<MR, NV, true, kStart>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc, t.c_half,
+                                          t.lo, t.hi);
+  else
+    depth_loop_to_c<MR, NV, false, kStart>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc, t.c_half,
+                                           t.lo, t.hi);
+}
+
 template <int MR, int NV>
 void micro_tile(const Tile& t) {
   constexpr int W = 8 * NV;
   alignas(32) float acc[12 * 8];
   const bool full = t.cols == W;
+  if (full) {
+    if (!t.first) return tile_to_c<MR, NV, kFromC>(t, nullptr);
+    if (!t.res && !(t.bias && t.col_bias)) {
+      if (t.bias) return tile_to_c<MR, NV, kFromRowBias>(t, t.bias);
+      if (t.col_bias) return tile_to_c<MR, NV, kFromColBias>(t, t.col_bias);
+      return tile_to_c<MR, NV, kFromZero>(t, nullptr);
+    }
+  }
   if (t.first) {
     const __m256 zero = _mm256_setzero_ps();
     for (int r = 0; r < MR; ++r) {
@@ -261,21 +317,11 @@ void micro_tile(const Tile& t) {
         _mm256_store_ps(acc + r * W + 8 * j, v);
       }
     }
-  } else if (full) {
-    for (int r = 0; r < MR; ++r)
-      for (int j = 0; j < NV; ++j)
-        _mm256_store_ps(acc + r * W + 8 * j, _mm256_loadu_ps(t.c + r * t.ldc + j * t.c_half));
+    if (full) return tile_to_c<MR, NV, kFromAcc>(t, acc);
   } else {  // a ragged last panel: its columns past cols are ignored
     for (int r = 0; r < MR; ++r)
       for (int64_t c = 0; c < W; ++c)
         acc[r * W + c] = c < t.cols ? t.c[r * t.ldc + c / 8 * t.c_half + c % 8] : 0.0f;
-  }
-  if (full) {
-    if (t.last && t.clamp)
-      depth_loop_to_c<MR, NV, true>(t.a, t.lda, t.b, t.ldb, t.kc, acc, t.c, t.ldc, t.c_half, t.lo, t.hi);
-    else
-      depth_loop_to_c<MR, NV, false>(t.a, t.lda, t.b, t.ldb, t.kc, acc, t.c, t.ldc, t.c_half, t.lo, t.hi);
-    return;
   }
   depth_loop<MR, NV>(t.a, t.lda, t.b, t.ldb, t.kc, acc);
   if (t.last && t.clamp) {
@@ -316,30 +362,42 @@ void micro_tile(const Tile& t) {
 #undef AOTC_ACC_STORE
 #undef AOTC_DEPTH_LOOP
 #undef AOTC_DEPTH_LOOP_TO_C
+#undef AOTC_EACH1
+#undef AOTC_EACH2
+#undef AOTC_EACH3
+#undef AOTC_EACH4
+#undef AOTC_EACH5
+#undef AOTC_EACH6
+#undef AOTC_EACH_
+#undef AOTC_EACH
+#undef AOTC_ST_AT
+#undef AOTC_LD_AT
+#undef AOTC_RB_AT
+#undef AOTC_CB0_AT
+#undef AOTC_CB1_AT
+#undef AOTC_ZERO_AT
+#undef AOTC_CL_AT
+#undef AOTC_HALF1_ON
+#undef AOTC_HALF1_OFF
+#undef AOTC_START0_NV1
+#undef AOTC_START0_NV2
+#undef AOTC_START1_NV1
+#undef AOTC_START1_NV2
+#undef AOTC_START2_NV1
+#undef AOTC_START2_NV2
+#undef AOTC_START3_NV1
+#undef AOTC_START3_NV2
+#undef AOTC_START4_NV1
+#undef AOTC_START4_NV2
 #undef AOTC_CROW0
 #undef AOTC_CROW1
 #undef AOTC_CROW2
 #undef AOTC_CROW3
 #undef AOTC_CROW4
 #undef AOTC_CROW5
-#undef AOTC_ST
-#undef AOTC_CL
-#undef AOTC_STORE1
-#undef AOTC_STORE2
-#undef AOTC_STORE3
-#undef AOTC_STORE4
-#undef AOTC_STORE5
-#undef AOTC_STORE6
-#undef AOTC_CLAMP1
-#undef AOTC_CLAMP2
-#undef AOTC_CLAMP3
-#undef AOTC_CLAMP4
-#undef AOTC_CLAMP5
-#undef AOTC_CLAMP6
 #undef AOTC_NV1_REGS
 #undef AOTC_NV2_HALF0
 #undef AOTC_NV2_HALF1
-#undef AOTC_APPLY
 #undef AOTC_EPILOGUE_NV1
 #undef AOTC_EPILOGUE_NV2
 #undef AOTC_CLAMPS_NV1
