@@ -87,31 +87,36 @@ struct Tile {
 // clang-format on
 #define AOTC_ACC_LOAD(mem, reg) "vmovaps " mem ", %%ymm" #reg "\n\t"
 #define AOTC_ACC_STORE(mem, reg) "vmovaps %%ymm" #reg ", " mem "\n\t"
-// kc steps, unrolled by 4 (a's byte offsets 0, 4, 8, 12; the panel pointer moves by ldb).
+// kc steps, unrolled by 4 (a's byte offsets 0, 4, 8, 12; the panel pointer moves by ldb),
+// from a and a3 (rows 3-5) set up, to label 4 (the epilogue follows).
+#define AOTC_LOOP(panel, rows) \
+  "cmp $4, %[kc]\n\t"                                                                                  \
+  "jb 2f\n\t"                                                                                          \
+  "1:\n\t" AOTC_STEP(panel, rows, 0) AOTC_STEP(panel, rows, 4) AOTC_STEP(panel, rows, 8)                \
+      AOTC_STEP(panel, rows, 12) "add $16, %[a]\n\t"                                                   \
+  "add $16, %[a3]\n\t"                                                                                 \
+  "sub $4, %[kc]\n\t"                                                                                  \
+  "cmp $4, %[kc]\n\t"                                                                                  \
+  "jae 1b\n\t"                                                                                         \
+  "2:\n\t"                                                                                             \
+  "test %[kc], %[kc]\n\t"                                                                              \
+  "jz 4f\n\t"                                                                                          \
+  "3:\n\t" AOTC_STEP(panel, rows, 0) "add $4, %[a]\n\t"                                                \
+  "add $4, %[a3]\n\t"                                                                                  \
+  "dec %[kc]\n\t"                                                                                      \
+  "jnz 3b\n\t"                                                                                         \
+  "4:\n\t"
+#define AOTC_LOOP_CLOBBERS                                                                           \
+  "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
+      "xmm13", "xmm14", "xmm15", "cc", "memory"
 #define AOTC_DEPTH_LOOP(panel, rows) \
   asm volatile(AOTC_ACC_ALL(AOTC_ACC_LOAD)                                                           \
                "lea (%[a],%[lda],2), %[a3]\n\t"                                                      \
                "add %[lda], %[a3]\n\t"                                                               \
-               "cmp $4, %[kc]\n\t"                                                                   \
-               "jb 2f\n\t"                                                                           \
-               "1:\n\t" AOTC_STEP(panel, rows, 0) AOTC_STEP(panel, rows, 4) AOTC_STEP(panel, rows, 8) \
-                   AOTC_STEP(panel, rows, 12) "add $16, %[a]\n\t"                                    \
-               "add $16, %[a3]\n\t"                                                                  \
-               "sub $4, %[kc]\n\t"                                                                   \
-               "cmp $4, %[kc]\n\t"                                                                   \
-               "jae 1b\n\t"                                                                          \
-               "2:\n\t"                                                                              \
-               "test %[kc], %[kc]\n\t"                                                               \
-               "jz 4f\n\t"                                                                           \
-               "3:\n\t" AOTC_STEP(panel, rows, 0) "add $4, %[a]\n\t"                                 \
-               "add $4, %[a3]\n\t"                                                                   \
-               "dec %[kc]\n\t"                                                                       \
-               "jnz 3b\n\t"                                                                          \
-               "4:\n\t" AOTC_ACC_ALL(AOTC_ACC_STORE)                                                 \
+               AOTC_LOOP(panel, rows) AOTC_ACC_ALL(AOTC_ACC_STORE)                                                 \
                : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc)                             \
                : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(acc)                          \
-               : "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
-                 "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory")
+               : AOTC_LOOP_CLOBBERS)
 
 // The same loop for a full tile, started and finished in the registers: the accumulators
 // start from the row bias (broadcast), the column bias, zero, C, or acc (the residual and
@@ -177,32 +182,16 @@ struct Tile {
 #define AOTC_EPILOGUE_NV2(MR, clampops)              \
   clampops AOTC_EACH(MR, AOTC_ST_AT, AOTC_NV2_HALF0) \
   AOTC_HALF1_ON AOTC_EACH(MR, AOTC_ST_AT, AOTC_NV2_HALF1)
-#define AOTC_DEPTH_LOOP_TO_C(start, panel, rows, epilogue) \
-  asm volatile("lea (%[a],%[lda],2), %[a3]\n\t"                                                      \
-               "add %[lda], %[a3]\n\t"                                                               \
-               "lea (%[c],%[ldc],2), %[c3]\n\t"                                                      \
-               "add %[ldc], %[c3]\n\t" start                                                         \
-               "cmp $4, %[kc]\n\t"                                                                   \
-               "jb 2f\n\t"                                                                           \
-               "1:\n\t" AOTC_STEP(panel, rows, 0) AOTC_STEP(panel, rows, 4) AOTC_STEP(panel, rows, 8) \
-                   AOTC_STEP(panel, rows, 12) "add $16, %[a]\n\t"                                    \
-               "add $16, %[a3]\n\t"                                                                  \
-               "sub $4, %[kc]\n\t"                                                                   \
-               "cmp $4, %[kc]\n\t"                                                                   \
-               "jae 1b\n\t"                                                                          \
-               "2:\n\t"                                                                              \
-               "test %[kc], %[kc]\n\t"                                                               \
-               "jz 4f\n\t"                                                                           \
-               "3:\n\t" AOTC_STEP(panel, rows, 0) "add $4, %[a]\n\t"                                 \
-               "add $4, %[a3]\n\t"                                                                   \
-               "dec %[kc]\n\t"                                                                       \
-               "jnz 3b\n\t"                                                                          \
-               "4:\n\t" epilogue                                                                     \
-               : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc), [c] "+r"(c), [c3] "=&r"(c3) \
-               : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(start_from), [ldc] "r"(ldc_bytes), \
-                 [ch] "r"(half_bytes), [lo] "m"(lo), [hi] "m"(hi)                                      \
-               : "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
-                 "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory")
+#define AOTC_DEPTH_LOOP_TO_C(start, panel, rows, epilogue)                                       \
+  asm volatile(                                                                                  \
+      "lea (%[a],%[lda],2), %[a3]\n\t"                                                           \
+      "add %[lda], %[a3]\n\t"                                                                    \
+      "lea (%[c],%[ldc],2), %[c3]\n\t"                                                           \
+      "add %[ldc], %[c3]\n\t" start AOTC_LOOP(panel, rows) epilogue                              \
+      : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc), [c] "+r"(c), [c3] "=&r"(c3)     \
+      : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [acc] "r"(start_from), [ldc] "r"(ldc_bytes), \
+        [ch] "r"(half_bytes), [lo] "m"(lo), [hi] "m"(hi)                                         \
+      : AOTC_LOOP_CLOBBERS)
 
 // acc (MR rows of 8 * NV floats, 32-byte aligned, room for 12 vectors) += the product of
 // MR rows of a (lda apart) and kc rows of the panel (8 * NV floats each, ldb apart).
@@ -361,6 +350,8 @@ void micro_tile(const Tile& t) {
 #undef AOTC_ACC_LOAD
 #undef AOTC_ACC_STORE
 #undef AOTC_DEPTH_LOOP
+#undef AOTC_LOOP
+#undef AOTC_LOOP_CLOBBERS
 #undef AOTC_DEPTH_LOOP_TO_C
 #undef AOTC_EACH1
 #undef AOTC_EACH2
