@@ -3,7 +3,7 @@
 
 Compiles the model with `aotc --emit-source`, wraps every kernel call of the generated
 model.cpp in a steady-clock timer, rebuilds the .so with the generated build.ninja, runs it
-with `aotc-run --bench`, and prints each op's mean time per run (ms), its share,
+with `aotc-run --bench`, and prints each op's median time per run (ms), its share,
 and the totals per op kind (1x1 convolutions, Winograd, depthwise ... told apart). The
 timers add a clock read per op (about 20 ns), nothing else; the thread pool is the model's.
 
@@ -74,27 +74,35 @@ def instrument(model_cpp):
             out += [line, "    aotc_profile_start = aotc_profile_now();"]
             continue
         if current is not None and line == "  }":
-            out += [f"    aotc_profile_ms[{current}] += aotc_profile_now() - aotc_profile_start;", line]
+            out += [f"    aotc_profile_ms[{current}].push_back(aotc_profile_now() - aotc_profile_start);", line]
             current = None
             continue
         out.append(line)
     if not names:
         sys.exit("op_profile: no kernel calls found in " + model_cpp)
     quoted = ", ".join('"' + n.replace('"', "'") + '"' for n in names)
-    header = f"""#include <chrono>
+    header = f"""#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <vector>
 namespace {{
-double aotc_profile_ms[{len(names)}];
+std::vector<double> aotc_profile_ms[{len(names)}];  // each call's time, per op
 double aotc_profile_start;
 const char* const aotc_profile_names[] = {{{quoted}}};
 double aotc_profile_now() {{
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }}
-// Printed when the .so is unloaded: one line per op, "op <index>\\t<ms>\\t<name>".
+// Printed when the .so is unloaded: one line per op, "op <index>\\t<median ms>\\t<mean ms>\\t<name>".
 struct AotcProfilePrint {{
   ~AotcProfilePrint() {{
-    for (int i = 0; i < {len(names)}; ++i)
-      std::fprintf(stderr, "op %d\\t%.6f\\t%s\\n", i, aotc_profile_ms[i], aotc_profile_names[i]);
+    for (int i = 0; i < {len(names)}; ++i) {{
+      std::vector<double>& t = aotc_profile_ms[i];
+      double sum = 0.0;
+      for (double v : t) sum += v;
+      std::sort(t.begin(), t.end());
+      const double median = t.empty() ? 0.0 : t[t.size() / 2], mean = t.empty() ? 0.0 : sum / t.size();
+      std::fprintf(stderr, "op %d\\t%.6f\\t%.6f\\t%s\\n", i, median, mean, aotc_profile_names[i]);
+    }}
   }}
 }} aotc_profile_print;
 }}  // namespace
@@ -130,14 +138,16 @@ def main():
                           "--iters", str(args.iters), "--warmup", str(args.warmup)],
                          check=True, capture_output=True, text=True)
     runs = args.iters + args.warmup
-    per_run = [0.0] * len(names)
+    per_run, means = [0.0] * len(names), [0.0] * len(names)
     for line in run.stderr.splitlines():
-        m = re.match(r"op (\d+)\t([\d.]+)\t", line)
+        m = re.match(r"op (\d+)\t([\d.]+)\t([\d.]+)\t", line)
         if m:
-            per_run[int(m.group(1))] = float(m.group(2)) / runs
+            per_run[int(m.group(1))] = float(m.group(2))
+            means[int(m.group(1))] = float(m.group(3))
     total = sum(per_run)
     print(run.stdout.strip())
-    print(f"{len(names)} ops, {total:.3f} ms per run in kernel calls ({args.threads} threads, mean of {runs} runs)")
+    print(f"{len(names)} ops, {total:.3f} ms per run in kernel calls ({args.threads} threads; each op's median of "
+          f"{runs} runs; the sum of their means {sum(means):.3f} ms: slow outlier runs weigh on means)")
     order = range(len(names)) if args.top == 0 else sorted(range(len(names)), key=lambda i: -per_run[i])[:args.top]
     print(f"\n{'op':>4}  {'ms':>8}  {'share':>6}  name")
     for i in order:
