@@ -100,6 +100,62 @@ inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src
   }
 }
 
+constexpr int64_t kRowFloats = 4096;
+// One row of col (kernel row i, the tap's input column offset off, its valid output
+// columns `valid`), columns [c0, c0 + ncols): built whole in `row`, then copied into the
+// panels 16 floats at a time; columns past ncols are zero. With AVX2 the row is written in
+// 8-float vectors that may run past a piece (the next piece, or the slack of 2 * kNr past
+// ncols, overwrites them). Written piece by piece into the panels instead (copy_run), every
+// output row was cut at panel edges into short runs with scalar tails: pack_rows was 29% of
+// a 3x3 stride-2 layer (perf). Per layer (one process, alternating, 1 / 2 threads):
+// 128>128 3x3/2 at 56 x 56 0.91 / 0.96, 256>256 3x3/2 at 28 x 28 0.89, 512>512 at 14 x 14
+// 0.92, resnet's 7x7/2 stem 0.88 / 0.93, 32>64 5x5 0.79, 8>16 3x3 0.83; 1x1 stride 2
+// 1.00-1.02 (it keeps copy_run).
+void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* xp, int64_t off,
+                     const PanelDst& d, int64_t c0, int64_t ncols, int64_t oh_lo, int64_t oh_hi, int64_t i,
+                     const float* src_end, float* row) {
+  const int64_t c1 = c0 + ncols, step = p.stride_w;
+  auto zeros = [&](int64_t a, int64_t b) {
+    int64_t c = a;
+#if AOTC_KERNELS_AVX2
+    for (; c < b; c += 8) _mm256_storeu_ps(row + (c - c0), _mm256_setzero_ps());
+#endif
+    for (; c < b; ++c) row[c - c0] = 0.0f;
+  };
+  for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+    const int64_t row0 = oh * p.w_out;
+    const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
+    const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+    if (ih < 0 || ih >= p.h_in) {
+      zeros(pa, pb);
+      continue;
+    }
+    const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
+    const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
+    zeros(pa, va);
+    const float* src = xp + ih * p.w_in + (va - row0) * step + off;
+    float* out = row + (va - c0);
+    const int64_t len = vb - va;
+    int64_t c = 0;
+#if AOTC_KERNELS_AVX2
+    if (step == 2)
+      for (; c < len && src + 2 * c + 16 <= src_end; c += 8)
+        _mm256_storeu_ps(out + c, even_lanes_f32x8(src + 2 * c));
+    else if (step == 1)
+      for (; c < len && src + c + 8 <= src_end; c += 8) _mm256_storeu_ps(out + c, _mm256_loadu_ps(src + c));
+#else
+    (void)src_end;
+#endif
+    for (; c < len; ++c) out[c] = src[c * step];
+    zeros(vb, pb);
+  }
+  const int64_t panels = ceil_div(ncols, kNr);
+  for (int64_t c = ncols; c < panels * kNr; ++c) row[c] = 0.0f;
+  float* dst = d.row;
+  for (int64_t q = 0; q < panels; ++q, dst += d.panel_stride)
+    for (int64_t l = 0; l < kNr; ++l) dst[l] = row[q * kNr + l];
+}
+
 // Rows [k_lo, k_hi) of col (all in the depth block starting at row kb) and columns
 // [c0, c0 + ncols), into the block's panels at `block`. Written per output row so that
 // every piece is a contiguous run of the input (for stride 1), with no per-element index
@@ -113,6 +169,7 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
   const int64_t oh_lo = c0 / p.w_out, oh_hi = ceil_div(c1, p.w_out);
   const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
   int64_t ci = k_lo / taps, i = (k_lo % taps) / p.kernel_w, j = k_lo % p.kernel_w;
+  alignas(32) float row_buf[kRowFloats];
   for (int64_t k = k_lo; k < k_hi; ++k) {
     const PanelDst d{block + (k - kb) * kNr, c0, kcur * kNr};
     if (pointwise) {  // col is the input itself: whole panels are plain 16-float copies
@@ -126,20 +183,25 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
       const float* xp = xg + ci * hw_in;
       const int64_t off = j * p.dilation_w - p.pad_w;
       const TapRange valid = cr.cached ? cr.valid[j] : valid_outputs(off, p.stride_w, p.w_out, p.w_in);
-      for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-        const int64_t row0 = oh * p.w_out;
-        const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
-        const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
-        if (ih < 0 || ih >= p.h_in) {
-          zero_run(d, pa, pb);
-          continue;
+      // A 1x1 stride-2 convolution keeps the piecewise copy (the same speed, measured).
+      if (taps > 1 && ncols + 2 * kNr <= kRowFloats) {
+        row_then_panels(p, valid, xp, off, d, c0, ncols, oh_lo, oh_hi, i, xg_end, row_buf);
+      } else {
+        for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+          const int64_t row0 = oh * p.w_out;
+          const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
+          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (ih < 0 || ih >= p.h_in) {
+            zero_run(d, pa, pb);
+            continue;
+          }
+          // Positions row0 + ow with ow in [valid.lo, valid.hi) read the input row.
+          const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
+          const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
+          zero_run(d, pa, va);
+          copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w, xg_end);
+          zero_run(d, vb, pb);
         }
-        // Positions row0 + ow with ow in [valid.lo, valid.hi) read the input row.
-        const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
-        const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
-        zero_run(d, pa, va);
-        copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w, xg_end);
-        zero_run(d, vb, pb);
       }
       if (++j == p.kernel_w) {
         j = 0;
