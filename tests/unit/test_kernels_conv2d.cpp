@@ -70,6 +70,10 @@ const ConvCase kConvCases[] = {
     {"gemm 1x7 then 7x1", 1, 20, 17, 17, 24, 1, 7, 1, 1, 0, 3, 1, 1, 1},
     {"gemm 7x1 stride (2,1) dilation (2,1)", 1, 20, 17, 17, 24, 7, 1, 2, 1, 6, 0, 2, 1, 1},
     {"gemm padding wider than the image", 1, 5, 3, 4, 11, 3, 3, 1, 1, 3, 3, 1, 1, 1},
+    // Packing a tap's row whole (row_then_panels): a stride of 3 (the scalar copy), and rows
+    // wider than its buffer on one thread (the piecewise copy instead).
+    {"gemm 3x3 stride 3", 1, 5, 19, 23, 9, 3, 3, 3, 3, 1, 1, 1, 1, 1},
+    {"gemm one input channel over 70x70", 1, 1, 70, 70, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},
 };
 
 struct Clamp {

@@ -100,6 +100,31 @@ inline void copy_run(const PanelDst& d, int64_t pa, int64_t pb, const float* src
   }
 }
 
+// The pieces of one row of col (kernel row i, the tap's input column offset off, its valid
+// output columns `valid`) over columns [c0, c1), in column order: zero(a, b) for columns
+// [a, b) that read padding, copy(a, b, src) for columns [a, b) that read the input from src
+// on (one stride_w apart).
+template <class Zero, class Copy>
+inline void row_pieces(const Conv2dParams& p, const TapRange& valid, const float* xp, int64_t off, int64_t c0,
+                       int64_t c1, int64_t i, Zero&& zero, Copy&& copy) {
+  const int64_t oh_lo = c0 / p.w_out, oh_hi = ceil_div(c1, p.w_out);
+  for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+    const int64_t row0 = oh * p.w_out;
+    const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
+    const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+    if (ih < 0 || ih >= p.h_in) {
+      zero(pa, pb);
+      continue;
+    }
+    // Positions row0 + ow with ow in [valid.lo, valid.hi) read the input row.
+    const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
+    const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
+    zero(pa, va);
+    copy(va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off);
+    zero(vb, pb);
+  }
+}
+
 constexpr int64_t kRowFloats = 4096;
 // One row of col (kernel row i, the tap's input column offset off, its valid output
 // columns `valid`), columns [c0, c0 + ncols): built whole in `row`, then copied into the
@@ -112,9 +137,9 @@ constexpr int64_t kRowFloats = 4096;
 // 0.92, resnet's 7x7/2 stem 0.88 / 0.93, 32>64 5x5 0.79, 8>16 3x3 0.83; 1x1 stride 2
 // 1.00-1.02 (it keeps copy_run).
 void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* xp, int64_t off,
-                     const PanelDst& d, int64_t c0, int64_t ncols, int64_t oh_lo, int64_t oh_hi, int64_t i,
-                     const float* src_end, float* row) {
-  const int64_t c1 = c0 + ncols, step = p.stride_w;
+                     const PanelDst& d, int64_t c0, int64_t ncols, int64_t i, const float* src_end,
+                     float* row) {
+  const int64_t step = p.stride_w;
   auto zeros = [&](int64_t a, int64_t b) {
     int64_t c = a;
 #if AOTC_KERNELS_AVX2
@@ -122,20 +147,9 @@ void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* 
 #endif
     for (; c < b; ++c) row[c - c0] = 0.0f;
   };
-  for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-    const int64_t row0 = oh * p.w_out;
-    const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
-    const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
-    if (ih < 0 || ih >= p.h_in) {
-      zeros(pa, pb);
-      continue;
-    }
-    const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
-    const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
-    zeros(pa, va);
-    const float* src = xp + ih * p.w_in + (va - row0) * step + off;
-    float* out = row + (va - c0);
-    const int64_t len = vb - va;
+  auto copy = [&](int64_t a, int64_t b, const float* src) {
+    float* out = row + (a - c0);
+    const int64_t len = b - a;
     int64_t c = 0;
 #if AOTC_KERNELS_AVX2
     if (step == 2)
@@ -147,8 +161,8 @@ void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* 
     (void)src_end;
 #endif
     for (; c < len; ++c) out[c] = src[c * step];
-    zeros(vb, pb);
-  }
+  };
+  row_pieces(p, valid, xp, off, c0, c0 + ncols, i, zeros, copy);
   const int64_t panels = ceil_div(ncols, kNr);
   for (int64_t c = ncols; c < panels * kNr; ++c) row[c] = 0.0f;
   float* dst = d.row;
@@ -166,7 +180,6 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
   const int64_t taps = p.kernel_h * p.kernel_w;
   const float* const xg_end = xg + p.c_in / p.groups * hw_in;
   const int64_t c1 = c0 + ncols, c1_padded = c0 + ceil_div(ncols, kNr) * kNr;
-  const int64_t oh_lo = c0 / p.w_out, oh_hi = ceil_div(c1, p.w_out);
   const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
   int64_t ci = k_lo / taps, i = (k_lo % taps) / p.kernel_w, j = k_lo % p.kernel_w;
   alignas(32) float row_buf[kRowFloats];
@@ -185,23 +198,11 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
       const TapRange valid = cr.cached ? cr.valid[j] : valid_outputs(off, p.stride_w, p.w_out, p.w_in);
       // A 1x1 stride-2 convolution keeps the piecewise copy (the same speed, measured).
       if (taps > 1 && ncols + 2 * kNr <= kRowFloats) {
-        row_then_panels(p, valid, xp, off, d, c0, ncols, oh_lo, oh_hi, i, xg_end, row_buf);
+        row_then_panels(p, valid, xp, off, d, c0, ncols, i, xg_end, row_buf);
       } else {
-        for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-          const int64_t row0 = oh * p.w_out;
-          const int64_t pa = max_i64(c0, row0), pb = min_i64(c1, row0 + p.w_out);
-          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
-          if (ih < 0 || ih >= p.h_in) {
-            zero_run(d, pa, pb);
-            continue;
-          }
-          // Positions row0 + ow with ow in [valid.lo, valid.hi) read the input row.
-          const int64_t va = min_i64(max_i64(row0 + valid.lo, pa), pb);
-          const int64_t vb = max_i64(min_i64(row0 + valid.hi, pb), va);
-          zero_run(d, pa, va);
-          copy_run(d, va, vb, xp + ih * p.w_in + (va - row0) * p.stride_w + off, p.stride_w, xg_end);
-          zero_run(d, vb, pb);
-        }
+        row_pieces(
+            p, valid, xp, off, c0, c1, i, [&](int64_t a, int64_t b) { zero_run(d, a, b); },
+            [&](int64_t a, int64_t b, const float* src) { copy_run(d, a, b, src, p.stride_w, xg_end); });
       }
       if (++j == p.kernel_w) {
         j = 0;
