@@ -12,7 +12,6 @@
 namespace aotc::rt {
 namespace {
 
-
 void normalise_row(const LayerNormParams& p, const float* x, const float* gamma, const float* beta, float* y,
                    float& mean_out, float& rstd_out) {
   const int64_t n = p.cols;
