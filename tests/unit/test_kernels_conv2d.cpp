@@ -74,6 +74,14 @@ const ConvCase kConvCases[] = {
     // wider than its buffer on one thread (the piecewise copy instead).
     {"gemm 3x3 stride 3", 1, 5, 19, 23, 9, 3, 3, 3, 3, 1, 1, 1, 1, 1},
     {"gemm one input channel over 70x70", 1, 1, 70, 70, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    // A last panel of 1-4 columns as dot products (thin_tile): through the direct 1x1 path
+    // (<= 64 outputs), the shared packed block and the per-thread block, over 1-3 depth
+    // blocks with a ragged depth (k % 8 != 0), 1-5 rows left.
+    {"thin: 1 column left, pointwise 7x7", 1, 40, 7, 7, 30, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"thin: 2 columns left, 3x3 stride 2 to 9x2", 1, 70, 17, 3, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"thin: 3 columns left, 1x1 stride 2, depth 603", 1, 603, 13, 9, 70, 1, 1, 2, 2, 0, 0, 1, 1, 1},
+    {"thin: 4 columns left, pointwise 14x14, 100 outputs", 1, 48, 14, 14, 100, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"thin: 1 column left, 3x3 stride 2 to 7x7, 3 depth blocks", 2, 130, 14, 14, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},
 };
 
 struct Clamp {
@@ -174,6 +182,9 @@ TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
   p.clamp_lo = 0.0f;
   std::vector<float> x(4 * 81, 0.5f), w(7 * 36, 0.25f), bias(7, 0.0f);
   x[40] = NAN;  // channel 0, centre: every output channel sees it in the 3x3 around (4, 4)
+  // Channel 1, corner (8, 8): outputs (7..8, 7..8); output 80 = (8, 8) is alone in the last
+  // panel (81 = 5 x 16 + 1), which runs as a dot product (thin_tile).
+  x[81 + 80] = NAN;
   bias[3] = -100.0f;
   Guarded y(7 * 81);
   PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
@@ -184,7 +195,7 @@ TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
     for (int64_t oh = 0; oh < 9; ++oh)
       for (int64_t ow = 0; ow < 9; ++ow) {
         const float v = static_cast<float>(got[static_cast<size_t>((c * 9 + oh) * 9 + ow)]);
-        const bool near = oh >= 3 && oh <= 5 && ow >= 3 && ow <= 5;
+        const bool near = (oh >= 3 && oh <= 5 && ow >= 3 && ow <= 5) || (oh >= 7 && ow >= 7);
         INFO("c=" << c << " oh=" << oh << " ow=" << ow);
         if (near)
           CHECK(std::isnan(v));

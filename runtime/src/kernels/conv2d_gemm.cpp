@@ -10,6 +10,9 @@
 // weights are read in place: the micro-kernel broadcasts one weight per row from six
 // row streams, so they need no packing.
 //
+// A last panel of at most 4 columns (7 x 7 outputs: 49 = 3 x 16 + 1; 14 x 14: 196 = 12 x 16
+// + 4) runs as dot products along the depth instead (thin_tile in gemm_micro_kernel.h).
+//
 // Blocking (conv2d_gemm_blocking in kernels.h): a block of kc x nc panel floats (<= 96 KiB,
 // L2) is packed once per thread and swept by every 6-row group of M; a 6 x kc weight
 // strip (<= 6 KiB) stays in L1 across the block's panels. Depth beyond kc is summed in C.
@@ -216,6 +219,14 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
   }
 }
 
+#if AOTC_KERNELS_AVX2
+// A ragged panel of at most kThinCols columns for thin_tile: cols_t[c][kk] = panel[kk][c].
+inline void transpose_thin(const float* panel, int64_t kcur, int64_t cols, float* cols_t) {
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t kk = 0; kk < kcur; ++kk) cols_t[c * kcur + kk] = panel[kk * kNr + c];
+}
+#endif
+
 // Rows [m0, m1) x columns [n0, n1) of one image-group's product, on the calling thread.
 // With `packed` (every depth block packed by pack_rows for all columns), the columns are read from it instead
 // of packed here.
@@ -241,6 +252,9 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
   t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
   // The tile starts from the residual on the first depth block (ragged ones from a copy).
   alignas(32) float res_pad[kMr * kNr], col_pad[kNr];  // (this product has no column bias)
+#if AOTC_KERNELS_AVX2
+  alignas(32) float thin_cols[kThinCols * gemm_conv::kMaxKc];
+#endif
   auto set_residual = [&](int64_t m, int64_t col, int64_t rows) {
     t.res = rg ? rg + m * n + col : nullptr;
     t.ldr = n;
@@ -273,12 +287,22 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
           }
           t.b = buf;
           t.ldb = kNr;
+#if AOTC_KERNELS_AVX2
+          const bool thin = t.cols <= kThinCols;
+          if (thin) transpose_thin(buf, kcur, t.cols, thin_cols);
+#endif
           for (int64_t m = m0; m < m1; m += kMr) {
             const int64_t rows = min_i64(kMr, m1 - m);
             t.a = wg + m * k + k0;
             t.bias = bg ? bg + m : nullptr;
             t.c = yg + m * n + c;
             set_residual(m, c, rows);
+#if AOTC_KERNELS_AVX2
+            if (thin) {
+              thin_fn(rows)(t, thin_cols, kcur);
+              continue;
+            }
+#endif
             (t.cols > 8 ? tile_fn<2>(rows) : tile_fn<1>(rows))(t);
           }
         }
@@ -291,32 +315,55 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
         pack_rows(p, cr, xg, k0, k0 + kcur, k0, kcur, nb, ncols, buf);
       }
       t.ldb = kNr;
+#if AOTC_KERNELS_AVX2
+      const int64_t last_cols = ncols - (panels - 1) * kNr;
+      const bool thin = last_cols <= kThinCols;
+      if (thin) transpose_thin(block + (panels - 1) * kcur * kNr, kcur, last_cols, thin_cols);
+      const int64_t full_panels = thin ? panels - 1 : panels;
+#else
+      const int64_t full_panels = panels;
+#endif
       for (int64_t m = m0; m < m1; m += kMr) {
         const int64_t rows = min_i64(kMr, m1 - m);
         const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
         t.a = wg + m * k + k0;
         t.bias = bg ? bg + m : nullptr;
-        for (int64_t q = 0; q < panels; ++q) {
+        for (int64_t q = 0; q < full_panels; ++q) {
           t.b = block + q * kcur * kNr;
           t.c = yg + m * n + nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);
           set_residual(m, nb + q * kNr, rows);
           (t.cols > 8 ? wide : narrow)(t);
         }
+#if AOTC_KERNELS_AVX2
+        if (thin) {
+          const int64_t q = panels - 1;
+          t.c = yg + m * n + nb + q * kNr;
+          t.cols = last_cols;
+          set_residual(m, nb + q * kNr, rows);
+          thin_fn(rows)(t, thin_cols, kcur);
+        }
+#endif
       }
     }
   }
 }
 
 // Cost of a share of a product, in flops plus packed floats weighted as flops: a panel
-// of 8 or fewer columns runs the 8-wide tile (half the work of a 16-wide one).
+// of 8 or fewer columns runs the 8-wide tile (half the work of a 16-wide one), one of
+// kThinCols or fewer the dot products of thin_tile (the work of its columns).
 constexpr double kPackFlops = 24.0;
 // A parallel region more (the shared packing before an M split), in flops: about 10 us.
 constexpr double kRegionFlops = 6.0e5;
 double share_cost(int64_t rows, int64_t c0, int64_t c1, int64_t k, double pack_share = 1.0) {
   if (rows <= 0 || c1 <= c0) return 0.0;
   const int64_t cols = c1 - c0, rem = cols % kNr;
-  const int64_t padded = cols / kNr * kNr + (rem == 0 ? 0 : rem <= 8 ? 8 : kNr);
+#if AOTC_KERNELS_AVX2
+  const int64_t thin_max = kThinCols;
+#else
+  const int64_t thin_max = 0;
+#endif
+  const int64_t padded = cols / kNr * kNr + (rem <= thin_max ? rem : rem <= 8 ? 8 : kNr);
   return 2.0 * static_cast<double>(ceil_div(rows, kMr) * kMr) * static_cast<double>(padded) *
              static_cast<double>(k) +
          kPackFlops * pack_share * static_cast<double>(cols) * static_cast<double>(k);
