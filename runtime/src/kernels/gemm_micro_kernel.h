@@ -325,10 +325,10 @@ void micro_tile(const Tile& t) {
 // A ragged last panel of at most kThinCols columns, as dot products along the depth: C[r][c]
 // (+)= sum over k of a[r][k] * cols_t[c][k], the panel's columns transposed (ldt apart, each
 // contiguous in k), with micro_tile's start and epilogue. Why: the 8-wide tile that a
-// panel of 1-4 columns took otherwise costs about 0.6 of a full tile a depth step (it is
-// bound by its seven loads, not its FMAs) for 1/16-1/4 of the work. In perf, a 512>512 3x3
-// stride-2 layer with 7 x 7 outputs (49 = 3 x 16 + 1 columns) spent 17% of its time there,
-// 66% in the 48 full columns. Here a column costs MR FMAs per 8 depth steps.
+// panel of 1-4 columns took otherwise is bound by its seven loads a depth step, not its
+// FMAs: in perf, a 512>512 3x3 stride-2 layer with 7 x 7 outputs (49 = 3 x 16 + 1 columns)
+// spent 16.6% of its time on the one-column panel and 66% on the three full ones (0.75 of
+// a full panel's time for 1/16 of its work). Here a column costs MR FMAs per 8 depth steps.
 constexpr int64_t kThinCols = 4;
 
 inline float sum_lanes(__m256 v) {
