@@ -75,13 +75,14 @@ const ConvCase kConvCases[] = {
     {"gemm 3x3 stride 3", 1, 5, 19, 23, 9, 3, 3, 3, 3, 1, 1, 1, 1, 1},
     {"gemm one input channel over 70x70", 1, 1, 70, 70, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     // A last panel of 1-4 columns as dot products (thin_tile): through the direct 1x1 path
-    // (<= 64 outputs), the shared packed block and the per-thread block, over 1-3 depth
-    // blocks with a ragged depth (k % 8 != 0), 1-5 rows left.
+    // (<= 64 outputs), the per-thread block and (row split on 2 threads) the shared packed
+    // block, over 1-3 depth blocks with a ragged depth (k % 8 != 0), 0, 1, 2 or 4 rows left.
     {"thin: 1 column left, pointwise 7x7", 1, 40, 7, 7, 30, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"thin: 2 columns left, 3x3 stride 2 to 9x2", 1, 70, 17, 3, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1},
     {"thin: 3 columns left, 1x1 stride 2, depth 603", 1, 603, 13, 9, 70, 1, 1, 2, 2, 0, 0, 1, 1, 1},
     {"thin: 4 columns left, pointwise 14x14, 100 outputs", 1, 48, 14, 14, 100, 1, 1, 1, 1, 0, 0, 1, 1, 1},
-    {"thin: 1 column left, 3x3 stride 2 to 7x7, 3 depth blocks", 2, 130, 14, 14, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"thin: 1 column left, 3x3/2 to 7x7, 3 depth blocks", 2, 130, 14, 14, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"thin: 1 column left, 512 outputs over 7x7 (row split)", 1, 36, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1},
 };
 
 struct Clamp {

@@ -319,31 +319,25 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
       const int64_t last_cols = ncols - (panels - 1) * kNr;
       const bool thin = last_cols <= kThinCols;
       if (thin) transpose_thin(block + (panels - 1) * kcur * kNr, kcur, last_cols, thin_cols);
-      const int64_t full_panels = thin ? panels - 1 : panels;
-#else
-      const int64_t full_panels = panels;
 #endif
       for (int64_t m = m0; m < m1; m += kMr) {
         const int64_t rows = min_i64(kMr, m1 - m);
         const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
         t.a = wg + m * k + k0;
         t.bias = bg ? bg + m : nullptr;
-        for (int64_t q = 0; q < full_panels; ++q) {
+        for (int64_t q = 0; q < panels; ++q) {
           t.b = block + q * kcur * kNr;
           t.c = yg + m * n + nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);
           set_residual(m, nb + q * kNr, rows);
+#if AOTC_KERNELS_AVX2
+          if (thin && q == panels - 1) {
+            thin_fn(rows)(t, thin_cols, kcur);
+            continue;
+          }
+#endif
           (t.cols > 8 ? wide : narrow)(t);
         }
-#if AOTC_KERNELS_AVX2
-        if (thin) {
-          const int64_t q = panels - 1;
-          t.c = yg + m * n + nb + q * kNr;
-          t.cols = last_cols;
-          set_residual(m, nb + q * kNr, rows);
-          thin_fn(rows)(t, thin_cols, kcur);
-        }
-#endif
       }
     }
   }
