@@ -12,6 +12,8 @@ void register_all_ops(Registry& r) {
   register_linear(r);
   register_addmm(r);
   register_matmul(r);
+  register_einsum(r);
+  register_tensor_products(r);
   register_batch_norm(r);
   register_unary(r);
   register_binary(r);

@@ -168,6 +168,8 @@ void register_gemm(Registry& r);
 void register_linear(Registry& r);
 void register_addmm(Registry& r);
 void register_matmul(Registry& r);
+void register_einsum(Registry& r);
+void register_tensor_products(Registry& r);
 void register_batch_norm(Registry& r);
 void register_unary(Registry& r);
 void register_binary(Registry& r);

@@ -19,6 +19,8 @@ const ir::Op* view_copy_of(const ir::Graph& graph, int id) {
   return nullptr;
 }
 
+}  // namespace
+
 bool is_contiguous(const StridedView& v) {
   int64_t expect = 1;
   for (size_t d = v.sizes.size(); d-- > 0;) {
@@ -28,8 +30,6 @@ bool is_contiguous(const StridedView& v) {
   }
   return true;
 }
-
-}  // namespace
 
 StridedView view_of(const ir::Graph& graph, int id) {
   const ir::Value& v = graph.value(id);

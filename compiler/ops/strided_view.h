@@ -29,6 +29,10 @@ struct StridedView {
 // another value (or an alias of such a view with the same shape), else densely.
 StridedView view_of(const ir::Graph& graph, int id);
 
+// Whether the view reads its base's elements in row-major order from its offset (size-1
+// dims aside): materialize() then makes an alias instead of a copy.
+bool is_contiguous(const StridedView& view);
+
 // A dense IR value holding the view's elements, marked as a torch view of `viewed` (the
 // op's input, for the frontend's in-place checks; -1 for none). An alias when the view is
 // contiguous, else the output of an IR "copy".

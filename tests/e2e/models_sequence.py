@@ -72,6 +72,67 @@ def matmul_ops():
     return torch.jit.script(MatmulOps().eval()), [("a", args[0]), ("b", args[1]), ("v", args[2])]
 
 
+class EinsumOps(nn.Module):
+    """torch.einsum's forms (batch, contraction, outer product, diagonal, trace, ellipsis
+    with broadcasting, implicit output with upper case, a size-1 label broadcast, three
+    operands, a weight operand, operands that are views) and the products lowered through
+    it: dot, vdot, outer, ger, mv, inner, tensordot, trace, bilinear, chain_matmul and
+    linalg.multi_dot."""
+
+    def __init__(self):
+        super().__init__()
+        self.rel = nn.Parameter(torch.randn(5, 3, 6))  # mvit's "byhwc,hkc->byhwk" table
+        self.bilinear = nn.Bilinear(6, 7, 4)
+        self.bilinear_nb = nn.Bilinear(6, 6, 3, bias=False)
+        self.sq = nn.Parameter(torch.randn(6, 6))
+
+    def forward(self, q, k, v):
+        # q [2, 3, 5, 6], k [2, 3, 7, 6], v [2, 3, 7, 6]
+        s = torch.einsum("bhid,bhjd->bhij", q, k)                 # no copy either side
+        o = torch.einsum("B H I J, B H J D -> B H I D", s, v)     # spaces, upper case
+        t = torch.einsum("bhjd,bhid->bhij", k.transpose(2, 3).transpose(2, 3), q * 0.5)
+        rel = torch.einsum("bhwc,wkc->bhwk", q, self.rel)          # weight operand
+        outer = torch.einsum("i,j->ij", q[0, 0, 0], k[0, 0, :, 1])
+        diag = torch.einsum("ii->i", self.sq) + torch.einsum("ii", self.sq)
+        red = torch.einsum("...ij->ij", q) + torch.einsum("bhid->d", q)
+        bcast = torch.einsum("...id,...jd->...ij", q[:, :1], k)    # ellipsis broadcast
+        imp = torch.einsum("bD,Dc", q[0, 0], self.sq)              # implicit output "bc"
+        three = torch.einsum("ij,jk,kl->il", q[0, 0], self.sq, k[1, 2].t())
+        lab1 = torch.einsum("ij,ij->ij", q[0, :1, 0], q[1, :, 2])  # size-1 label broadcast
+        perm = torch.einsum("abcd->dbca", q)
+        prods = [
+            torch.dot(q[0, 0, 0], k[1, 1, 1]),
+            torch.vdot(q[1, 0, 0], q[0, 1, 2]),
+            torch.outer(q[0, 0, 1], k[0, 0, 0, :5]),
+            torch.ger(q[0, 1, 1], k[1, 0, 0]),
+            torch.mv(k[0, 0], q[0, 0, 0]),
+            torch.inner(q[0], k[1, 0]),
+            torch.inner(q[0, 0], q[1, 1, 1, 1]),
+            torch.tensordot(q, k, dims=([1, 3], [1, 3])),
+            torch.tensordot(q[0], self.rel.permute(0, 2, 1), dims=2),
+            torch.trace(self.sq) + torch.trace(q[0, 0]),
+            self.bilinear(q[:, 0, :, :], v[:, 0, :5, :].repeat(1, 1, 2)[..., :7]),
+            self.bilinear_nb(q[0, 0], k[0, 0, :5]),
+            torch.chain_matmul(q[0, 0], self.sq, k[0, 0].t()),
+            torch.linalg.multi_dot([q[0, 0, 0], self.sq, k[0, 0].t()]),
+            torch.linalg.multi_dot([q[0, 0], self.sq, k[0, 0, 0]]),
+        ]
+        return (s, o, t, rel, outer, diag, red, bcast, imp, three, lab1, perm), prods
+
+
+def einsum_ops():
+    torch.manual_seed(21)
+    args = (torch.randn(2, 3, 5, 6), torch.randn(2, 3, 7, 6), torch.randn(2, 3, 7, 6))
+    return torch.jit.script(EinsumOps().eval()), [("q", args[0]), ("k", args[1]), ("v", args[2])]
+
+
+def einsum_ops_traced():
+    torch.manual_seed(21)
+    args = (torch.randn(2, 3, 5, 6), torch.randn(2, 3, 7, 6), torch.randn(2, 3, 7, 6))
+    m = EinsumOps().eval()
+    return torch.jit.trace(m, args, check_trace=False), [("q", args[0]), ("k", args[1]), ("v", args[2])]
+
+
 class LayerNormOps(nn.Module):
     def __init__(self):
         super().__init__()
@@ -413,6 +474,8 @@ def convnext_tiny_scripted():
 
 MODELS_SEQUENCE = {
     "matmul_ops": matmul_ops,
+    "einsum_ops": einsum_ops,
+    "einsum_ops_traced": einsum_ops_traced,
     "layer_norm_ops": layer_norm_ops,
     "sdpa_ops": sdpa_ops,
     "embedding_ops": embedding_ops,

@@ -1,4 +1,5 @@
-"""Compile errors of the view, indexing and data-movement ops (ops-views): what aotc cannot
+"""Compile errors of the view, indexing and data-movement ops (ops-views) and of einsum and
+the products lowered through it: what aotc cannot
 compile with static shapes (boolean masks and repeats computed at run time) and invalid
 arguments must fail with a message that names the op, the Python file:line and the
 reason, scripted and traced. Never a crash, never a .so."""
@@ -38,6 +39,31 @@ class BadSplit(nn.Module):
         return a + b
 
 
+class EinsumTerms(nn.Module):
+    def forward(self, x, y):
+        return torch.einsum("ij,jk->ik", [x])  # LINE
+
+
+class EinsumLetter(nn.Module):
+    def forward(self, x, y):
+        return torch.einsum("i1,jk->ik", x, y)  # LINE
+
+
+class EinsumSizes(nn.Module):
+    def forward(self, x, y):
+        return torch.einsum("ij,jk->ik", x, x)  # LINE
+
+
+class EinsumOutput(nn.Module):
+    def forward(self, x, y):
+        return torch.einsum("ij,jk->iz", x, y)  # LINE
+
+
+class TensordotSizes(nn.Module):
+    def forward(self, x, y):
+        return torch.tensordot(x, y, dims=([0], [0]))  # LINE
+
+
 # name -> (module, inputs, words the message must contain)
 CASES = {
     "mask_index": (MaskIndex, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
@@ -53,6 +79,16 @@ SCRIPT_ONLY = {
                   ["aten::chunk", "greater than 0"]),
     "bad_split": (BadSplit, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                   ["aten::split", "do not sum"]),
+    "einsum_terms": (EinsumTerms, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
+                     ["aten::einsum", "'ij,jk->ik'", "2 operand term(s) for 1 tensor(s)"]),
+    "einsum_letter": (EinsumLetter, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
+                      ["aten::einsum", "'1' is not a subscript"]),
+    "einsum_sizes": (EinsumSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
+                     ["aten::einsum", "subscript j has size 3 in operand 1", "size 4"]),
+    "einsum_output": (EinsumOutput, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
+                      ["aten::einsum", "output subscript z does not appear"]),
+    "tensordot_sizes": (TensordotSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
+                        ["aten::tensordot", "[3, 4]", "[4, 5]", "differ in size"]),
 }
 
 DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.bool: "bool"}
