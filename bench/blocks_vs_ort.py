@@ -46,12 +46,14 @@ class Stem(torch.nn.Module):
 
 
 class ConvRelu(torch.nn.Module):
-    def __init__(self, c_in, c_out, kernel=1, stride=1):
+    def __init__(self, c_in, c_out, kernel=1, stride=1, relu=True):
         super().__init__()
         self.conv = torch.nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2)
+        self.relu = relu
 
     def forward(self, x):
-        return torch.relu(self.conv(x))
+        y = self.conv(x)
+        return torch.relu(y) if self.relu else y
 
 
 def downsampling(inplanes, planes, stride):
@@ -85,7 +87,44 @@ BLOCKS = {
     "conv3x3s2_512_7": (lambda: ConvRelu(512, 512, 3, 2), 512, 14),
     "conv3x3s2_256_14": (lambda: ConvRelu(256, 256, 3, 2), 256, 28),
 }
+# mobilenet_v2's projections (1x1, no activation) and its last 1x1: "proj<in>_<out>_<size>"
+for c_in, c_out, size in [(32, 16, 112), (96, 24, 56), (144, 24, 56), (144, 32, 28), (192, 32, 28),
+                          (192, 64, 14), (384, 64, 14), (384, 96, 14), (576, 96, 14), (576, 160, 7),
+                          (960, 160, 7), (960, 320, 7), (320, 1280, 7)]:
+    BLOCKS[f"proj{c_in}_{c_out}_{size}"] = (lambda i=c_in, o=c_out: ConvRelu(i, o, relu=False), c_in, size)
 DEFAULT = "stem,ds56,ds28,ds14,ds7,b56,b28,b14,b7"
+
+
+class Prefix(torch.nn.Module):
+    """A Sequential under a forward whose argument is named x, as the other blocks'."""
+
+    def __init__(self, seq):
+        super().__init__()
+        self.seq = seq
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+def prefix_block(name):
+    """"<model>:<k>": the model's first k stages (torchvision's features[:k] for mobilenet_v2
+    and efficientnet_b0; stem, pooling and layer1.. for resnet18/50), so that the differences
+    between consecutive prefixes say where a whole model gains or loses, with ORT's layout
+    reorders paid once per prefix as in the model, not once per layer."""
+    model, _, k = name.partition(":")
+    if not k.isdigit():
+        return None
+    import torchvision
+    if model in ("mobilenet_v2", "efficientnet_b0"):
+        return (lambda: Prefix(getattr(torchvision.models, model)().features[:int(k)]), 3, 224)
+    if model in ("resnet18", "resnet50"):
+        def resnet_prefix():
+            net = getattr(torchvision.models, model)()
+            stages = [torch.nn.Sequential(net.conv1, net.bn1, net.relu, net.maxpool),
+                      net.layer1, net.layer2, net.layer3, net.layer4]
+            return Prefix(torch.nn.Sequential(*stages[:int(k)]))
+        return (resnet_prefix, 3, 224)
+    return None
 
 
 def main():
@@ -99,7 +138,7 @@ def main():
     ap.add_argument("--workdir", default="")
     args = ap.parse_args()
     names = [b for b in args.blocks.split(",") if b]
-    unknown = [b for b in names if b not in BLOCKS]
+    unknown = [b for b in names if b not in BLOCKS and not prefix_block(b)]
     if unknown:
         sys.exit(f"blocks_vs_ort.py: unknown blocks {unknown}; known: {', '.join(BLOCKS)}")
     import onnxruntime as ort
@@ -107,7 +146,7 @@ def main():
     workdir = args.workdir or tempfile.mkdtemp(prefix="aotc-blocks-")
     print(f"{args.threads} threads, {args.rounds} rounds x {args.per_round} runs, medians (ms)")
     for name in names:
-        factory, channels, size = BLOCKS[name]
+        factory, channels, size = BLOCKS.get(name) or prefix_block(name)
         torch.manual_seed(0)
         module = factory().eval()
         for m in module.modules():
@@ -115,7 +154,7 @@ def main():
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
         x = torch.randn(1, channels, size, size)
-        base = os.path.join(workdir, name)
+        base = os.path.join(workdir, name.replace(":", "_"))
         torch.jit.save(torch.jit.script(module), base + ".pt")
         torch.onnx.export(module, (x,), base + ".onnx", input_names=["x"], dynamo=False)
         bench_cpu.compile_with_aotc(args.aotc, base + ".pt", base + ".so", [("x", x)])
