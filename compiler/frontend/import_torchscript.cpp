@@ -69,6 +69,15 @@ std::optional<std::string> explain_version_error(const std::string& path, const 
   if (std::regex_search(message, m, std::regex("Unknown builtin op: ([A-Za-z0-9_:.]+)"))) {
     std::string op = m[1].str();
     if (!op.empty() && op.back() == '.') op.pop_back();
+    // An op of another library's namespace (torchvision::nms, roi_align; a user's own
+    // torch.library op) is registered by that library's extension, never by LibTorch.
+    const std::string ns = op.substr(0, op.find("::"));
+    if (op.find("::") != std::string::npos && ns != "aten" && ns != "prim" && ns != "quantized" &&
+        ns != "_caffe2")
+      return path + ": the model calls " + op + ", an op of the " + ns +
+             " extension, not of LibTorch: aotc compiles LibTorch's ops only (for a detection model, "
+             "compile the network without its post-processing such as nms and run that outside)" +
+             code_location(message);
     return path + ": the model calls " + op + ", which aotc's LibTorch " + libtorch_version() +
            " does not know: it was probably saved by a newer torch that added this op; save it with torch " +
            libtorch_version() + " or older, or avoid the op" + code_location(message);

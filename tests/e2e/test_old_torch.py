@@ -169,6 +169,19 @@ def main():
     check_error(args.aotc, "argument newer than LibTorch's", future_arg, two,
                 "aten::add", "newer torch", "code/__torch__.py")
 
+    # An op of another library's extension (torchvision::nms, as in every detection model's
+    # post-processing): not LibTorch's, so not a newer torch's either; the message says so.
+    import torchvision
+
+    class Nms(torch.nn.Module):
+        def forward(self, boxes, scores):
+            return torchvision.ops.nms(boxes, scores, 0.5)
+
+    nms = os.path.join(args.workdir, "nms.pt")
+    torch.jit.save(torch.jit.script(Nms()), nms)
+    check_error(args.aotc, "an op of the torchvision extension", nms, ["boxes:5x4", "scores:5"],
+                "torchvision::nms", "torchvision extension", "not of LibTorch")
+
     print(f"{len(failures)} failure(s)" if failures else f"all {len(files)} old-torch files compile and match")
     return 1 if failures else 0
 
