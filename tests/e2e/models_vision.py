@@ -240,6 +240,9 @@ MODELS_VISION = {
     "googlenet_scripted": _googlenet_scripted,
     "regnet_x_400mf": lambda: _torchvision("regnet_x_400mf", 27),
     "regnet_x_400mf_scripted": lambda: _torchvision("regnet_x_400mf", 27, script=True),
+    # relative-position attention through einsum (44 of them), window partitions: 224 x 224
+    "maxvit_t": lambda: _torchvision("maxvit_t", 28, size=224),
+    "maxvit_t_scripted": lambda: _torchvision("maxvit_t", 28, size=224, script=True),
     "vgg11_bn": lambda: _vgg11_bn(False),
     "vgg11_bn_scripted": lambda: _vgg11_bn(True),
     "unet": lambda: _unet(False),
