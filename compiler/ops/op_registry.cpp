@@ -13,6 +13,10 @@ void register_all_ops(Registry& r) {
   register_addmm(r);
   register_matmul(r);
   register_einsum(r);
+  register_rms_norm(r);
+  register_cosine_similarity(r);
+  register_one_hot(r);
+  register_composite_math(r);
   register_tensor_products(r);
   register_batch_norm(r);
   register_unary(r);

@@ -177,6 +177,41 @@ class Reductions(nn.Module):
         return s, s2, mx, v, i, vmin, imin, full, p, var, vm[0], vm[1], sm[0], sm[1], n, lse, c, sm0
 
 
+class CompositeOps(nn.Module):
+    """Ops that aotc composes of other IR ops: rms_norm (nn.RMSNorm with a weight, over two
+    dims with eps, F.rms_norm with neither), cosine_similarity (broadcast, a zero norm that
+    eps clamps), one_hot, and pointwise functions on special values: nan_to_num of NaN and
+    infinities (defaults and given), hypot past float32's square range, logit with and
+    without eps, sinc and heaviside at 0, frac and an in-place form."""
+
+    def __init__(self):
+        super().__init__()
+        self.rms = nn.RMSNorm(8)
+        self.rms2 = nn.RMSNorm([3, 8], eps=1e-3, elementwise_affine=False)
+        with torch.no_grad():
+            self.rms.weight.normal_()
+
+    def forward(self, x, special, big, ids):
+        # x [2, 3, 8]; special: NaN, +-inf, 0 and ordinary values; big: +-1e30 .. 1e-30; ids int64
+        p = torch.sigmoid(x)
+        return (self.rms(x), self.rms2(x), F.rms_norm(x, [8]),
+                F.cosine_similarity(x, x[:, :1] + 1.0, dim=-1), F.cosine_similarity(x, x * 0.0, dim=1),
+                F.one_hot(ids, 7),
+                torch.nan_to_num(special), torch.nan_to_num(special, nan=1.5, posinf=7.0, neginf=-7.0),
+                torch.hypot(x, x * 3.0), torch.hypot(big, big.flip(0)),
+                torch.logit(p), torch.logit(p * 1.2 - 0.1, eps=1e-3),
+                torch.sinc(torch.cat([x.flatten(), x.flatten() * 0.0])),
+                torch.heaviside(torch.round(x), x * 2.0),
+                torch.frac(x * 3.0), (x * 5.0).frac_())
+
+
+def _composite_inputs():
+    torch.manual_seed(6)
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -2.5, 3.25, 1e30, -1e-30])
+    big = torch.tensor([1e30, -2e30, 0.0, 3e-30, 5.0, -4e25, 1e-38, 0.0])
+    return [("x", torch.randn(2, 3, 8)), ("special", special), ("big", big), ("ids", _ints(8, (2, 5), 0, 7, torch.int64))]
+
+
 def _ints(seed, shape, lo, hi, dtype):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(lo, hi, shape, generator=g, dtype=dtype)
@@ -243,4 +278,6 @@ MODELS_POINTWISE = {
     "pw_overloads_traced": _traced(Overloads, _overload_inputs),
     "pw_reduce": _scripted(Reductions, _reduce_inputs),
     "pw_reduce_traced": _traced(Reductions, _reduce_inputs),
+    "pw_composite": _scripted(CompositeOps, _composite_inputs),
+    "pw_composite_traced": _traced(CompositeOps, _composite_inputs),
 }

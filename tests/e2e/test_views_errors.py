@@ -59,6 +59,11 @@ class EinsumOutput(nn.Module):
         return torch.einsum("ij,jk->iz", x, y)  # LINE
 
 
+class OneHotRuntimeClasses(nn.Module):
+    def forward(self, x, ids):
+        return torch.nn.functional.one_hot(ids)  # LINE
+
+
 class TensordotSizes(nn.Module):
     def forward(self, x, y):
         return torch.tensordot(x, y, dims=([0], [0]))  # LINE
@@ -72,6 +77,8 @@ CASES = {
                       ["aten::masked_select", "shape depends on the mask"]),
     "runtime_repeats": (RuntimeRepeats, [("x", torch.randn(3, 4)), ("reps", torch.tensor([1, 2, 0]))],
                         ["aten::repeat_interleave", "computed at run time"]),
+    "one_hot_classes": (OneHotRuntimeClasses, [("x", torch.randn(3, 4)), ("ids", torch.tensor([1, 2, 0]))],
+                        ["aten::one_hot", "known only at run time", "pass num_classes"]),
 }
 # torch itself rejects invalid arguments when tracing; scripted, aotc must report them.
 SCRIPT_ONLY = {
