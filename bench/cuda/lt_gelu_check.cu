@@ -15,7 +15,8 @@ int main() {
   for (int i = 0; i < k * n; ++i) b[i] = std::cos(0.11f * i) * 0.5f;
   for (int i = 0; i < m; ++i) bias[i] = 0.05f * (i - 32);
   float *da, *db, *dbias, *dd;
-  cudaMalloc(&da, a.size() * 4), cudaMalloc(&db, b.size() * 4), cudaMalloc(&dbias, m * 4), cudaMalloc(&dd, m * n * 4);
+  cudaMalloc(&da, a.size() * 4), cudaMalloc(&db, b.size() * 4), cudaMalloc(&dbias, m * 4),
+      cudaMalloc(&dd, m * n * 4);
   cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(dbias, bias.data(), m * 4, cudaMemcpyHostToDevice);
@@ -33,7 +34,8 @@ int main() {
   const float one = 1.0f, zero = 0.0f;
   void* ws;
   cudaMalloc(&ws, 1 << 22);
-  cublasStatus_t s = cublasLtMatmul(lt, desc, &one, da, la, db, lb, &zero, dd, ld, dd, ld, nullptr, ws, 1 << 22, 0);
+  cublasStatus_t s =
+      cublasLtMatmul(lt, desc, &one, da, la, db, lb, &zero, dd, ld, dd, ld, nullptr, ws, 1 << 22, 0);
   cudaDeviceSynchronize();
   std::printf("cublasLtMatmul GELU_BIAS: %s\n", cublasGetStatusString(s));
   std::vector<float> d(m * n);
@@ -46,10 +48,12 @@ int main() {
       const double g_erf = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       const double g_tanh = 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
       const double got = d[i + j * m];
-      e_erf += (got - g_erf) * (got - g_erf), e_tanh += (got - g_tanh) * (got - g_tanh), norm += g_erf * g_erf;
-      max_erf = std::fmax(max_erf, std::fabs(got - g_erf)), max_tanh = std::fmax(max_tanh, std::fabs(got - g_tanh));
+      e_erf += (got - g_erf) * (got - g_erf), e_tanh += (got - g_tanh) * (got - g_tanh),
+          norm += g_erf * g_erf;
+      max_erf = std::fmax(max_erf, std::fabs(got - g_erf)),
+      max_tanh = std::fmax(max_tanh, std::fabs(got - g_tanh));
     }
-  std::printf("rel L2 vs erf GELU %.3e (max abs %.3e); vs tanh GELU %.3e (max abs %.3e)\n", std::sqrt(e_erf / norm),
-              max_erf, std::sqrt(e_tanh / norm), max_tanh);
+  std::printf("rel L2 vs erf GELU %.3e (max abs %.3e); vs tanh GELU %.3e (max abs %.3e)\n",
+              std::sqrt(e_erf / norm), max_erf, std::sqrt(e_tanh / norm), max_tanh);
   return 0;
 }

@@ -1132,8 +1132,9 @@ class Interpreter {
     // x.add_(y), x += y (aten::add_) and x &= y (aten::__iand__), not aten::__and__.
     static const std::set<std::string> inplace_dunders = {"aten::__iand__", "aten::__ior__", "aten::__ixor__",
                                                           "aten::__ilshift__", "aten::__irshift__"};
-    const bool inplace = !node->inputs().empty() && !node->outputs().empty() &&
-                         ((name.back() == '_' && name.rfind("aten::__", 0) != 0) || inplace_dunders.count(name));
+    const bool inplace =
+        !node->inputs().empty() && !node->outputs().empty() &&
+        ((name.back() == '_' && name.rfind("aten::__", 0) != 0) || inplace_dunders.count(name));
     if (!lowering && inplace && (name == "aten::copy_" || name == "aten::fill_"))
       return lower_copy_or_fill(node);
     if (!lowering) {

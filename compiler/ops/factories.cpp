@@ -92,11 +92,12 @@ void lower_copy_(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const ir::Value& src = ctx.value(1);
   if (src.dtype != x.dtype)
-    ctx.fail(std::string("copy_ of a ") + ir::dtype_name(src.dtype) + " tensor into a " + ir::dtype_name(x.dtype) +
-             " tensor is not supported; convert it first (.to(dtype))");
+    ctx.fail(std::string("copy_ of a ") + ir::dtype_name(src.dtype) + " tensor into a " +
+             ir::dtype_name(x.dtype) + " tensor is not supported; convert it first (.to(dtype))");
   const ir::Shape shape = broadcast_shapes(ctx, x.shape, src.shape);
   if (shape != x.shape)
-    ctx.fail("copy_ source " + ir::shape_str(src.shape) + " cannot be broadcast to " + ir::shape_str(x.shape));
+    ctx.fail("copy_ source " + ir::shape_str(src.shape) + " cannot be broadcast to " +
+             ir::shape_str(x.shape));
   Assembly a;
   a.dtype = x.dtype;
   a.shape = x.shape;

@@ -131,14 +131,17 @@ int main(int argc, char** argv) {
           continue;
         }
         for (size_t i = 0; i < n_out; ++i)
-          if (std::memcmp(out.data[i].data(), reference.data[i].data(), out.data[i].size()) != 0) ++mismatches;
+          if (std::memcmp(out.data[i].data(), reference.data[i].data(), out.data[i].size()) != 0)
+            ++mismatches;
       }
       api.context_destroy(c);
     });
   }
   for (auto& th : pool) th.join();
   api.model_destroy(model);
-  std::printf("%d threads x %d runs (%d thread(s) per context): %ld failed runs, %ld outputs differing from the serial run\n",
-              threads, runs, per_context, failures.load(), mismatches.load());
+  std::printf(
+      "%d threads x %d runs (%d thread(s) per context): %ld failed runs, %ld outputs differing from the "
+      "serial run\n",
+      threads, runs, per_context, failures.load(), mismatches.load());
   return failures == 0 && mismatches == 0 ? 0 : 1;
 }

@@ -211,14 +211,24 @@ int main(int argc, char** argv) {
         die(o.inputs[i] + " has " + std::to_string(in_data[i].size()) + " bytes, input " + in_info[i].name +
             " needs " + std::to_string(in_info[i].size_bytes));
     }
-    in[i] = {in_data[i].data(), in_info[i].dtype,      in_info[i].rank,
-             in_info[i].dims,   in_info[i].size_bytes, AOTC_MEMORY_HOST, {}};
+    in[i] = {in_data[i].data(),
+             in_info[i].dtype,
+             in_info[i].rank,
+             in_info[i].dims,
+             in_info[i].size_bytes,
+             AOTC_MEMORY_HOST,
+             {}};
   }
   for (size_t i = 0; i < num_outputs; ++i) {
     check(g_api.output_info(model, i, &out_info[i]), "aotc_model_output_info");
     out_data[i].assign(out_info[i].size_bytes, 0);
-    out[i] = {out_data[i].data(), out_info[i].dtype,      out_info[i].rank,
-              out_info[i].dims,   out_info[i].size_bytes, AOTC_MEMORY_HOST, {}};
+    out[i] = {out_data[i].data(),
+              out_info[i].dtype,
+              out_info[i].rank,
+              out_info[i].dims,
+              out_info[i].size_bytes,
+              AOTC_MEMORY_HOST,
+              {}};
   }
 
   aotc_context_options context_options{};

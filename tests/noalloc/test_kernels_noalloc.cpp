@@ -174,8 +174,9 @@ void conv_cases(ThreadPool& pool) {
     std::vector<float> y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
     std::vector<float> im2col(static_cast<size_t>(aotc::rt::conv2d_scratch_bytes(p)) / sizeof(float) + 1);
     expect_no_allocation(
-        pool, aotc::rt::conv2d_thread_scratch_bytes(p), std::string("conv2d ") + cs.name,
-        [&] { aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), nullptr, y.data(), im2col.data()); });
+        pool, aotc::rt::conv2d_thread_scratch_bytes(p), std::string("conv2d ") + cs.name, [&] {
+          aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), nullptr, y.data(), im2col.data());
+        });
   }
 }
 

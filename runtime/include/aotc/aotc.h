@@ -86,8 +86,8 @@ typedef struct aotc_context aotc_context;
 
 /* Minor version 2: what a model library runs on (aotc_model_device). */
 typedef enum aotc_device_type AOTC_ENUM_BASE {
-  AOTC_DEVICE_CPU = 0,  /* aotc's default target: the host's CPU */
-  AOTC_DEVICE_CUDA = 1  /* aotc --target cuda: an NVIDIA GPU through the CUDA runtime */
+  AOTC_DEVICE_CPU = 0, /* aotc's default target: the host's CPU */
+  AOTC_DEVICE_CUDA = 1 /* aotc --target cuda: an NVIDIA GPU through the CUDA runtime */
 } aotc_device_type;
 
 /* Minor version 2: where the bytes of a caller's tensor live (aotc_tensor.memory). */
