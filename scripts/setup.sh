@@ -18,6 +18,7 @@ packages=(
   binutils-aarch64-linux-gnu                          # ar and strip for arm64 objects
   qemu-user               # qemu-aarch64: the aarch64 tests run the aarch64 aotc-run on this machine
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes (fuzz_* tests, scripts/sanitize.sh)
+  clang-format            # the format test: the sources follow .clang-format (scripts/check_format.sh)
 )
 missing=()
 for p in "${packages[@]}"; do
