@@ -14,11 +14,7 @@ int64_t check_layer_norm(LowerContext& ctx) {
   ctx.require_float32({0, 2, 3});
   const ir::Shape& x = ctx.value(0).shape;
   const std::vector<int64_t> normalized = ctx.ints_arg(1);
-  if (normalized.empty() || normalized.size() > x.size() ||
-      !std::equal(normalized.begin(), normalized.end(),
-                  x.end() - static_cast<std::ptrdiff_t>(normalized.size())))
-    ctx.fail("normalized_shape " + ir::shape_str(normalized) + " is not the trailing shape of the input " +
-             ir::shape_str(x));
+  check_normalized_shape(ctx, x, normalized);
   const int64_t cols = ir::numel(normalized);
   for (size_t i : {size_t{2}, size_t{3}})
     if (!ctx.is_none(i) && ctx.value(i).shape != normalized)
@@ -61,6 +57,15 @@ std::string emit_layer_norm(const EmitContext& e, const ir::Op& op) {
 }
 
 }  // namespace
+
+void check_normalized_shape(const LowerContext& ctx, const ir::Shape& x,
+                            const std::vector<int64_t>& normalized) {
+  if (normalized.empty() || normalized.size() > x.size() ||
+      !std::equal(normalized.begin(), normalized.end(),
+                  x.end() - static_cast<std::ptrdiff_t>(normalized.size())))
+    ctx.fail("normalized_shape " + ir::shape_str(normalized) + " is not the trailing shape of the input " +
+             ir::shape_str(x));
+}
 
 int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta, double eps) {
   const ir::Shape shape = ctx.graph.value(x).shape;

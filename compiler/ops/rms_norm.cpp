@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "elementwise.h"
+#include "sequence_ops.h"
 
 namespace aotc::ops {
 namespace {
@@ -13,11 +14,7 @@ void lower_rms_norm(LowerContext& ctx) {
   ctx.require_float32({0});
   const ir::Shape x = ctx.value(0).shape;
   const std::vector<int64_t> normalized = ctx.ints_arg(1);
-  if (normalized.empty() || normalized.size() > x.size() ||
-      !std::equal(normalized.begin(), normalized.end(),
-                  x.end() - static_cast<std::ptrdiff_t>(normalized.size())))
-    ctx.fail("normalized_shape " + ir::shape_str(normalized) + " is not the trailing shape of the input " +
-             ir::shape_str(x));
+  check_normalized_shape(ctx, x, normalized);
   if (!ctx.is_none(2)) {
     ctx.require_float32({2});
     if (ctx.value(2).shape != normalized)

@@ -14,6 +14,10 @@ namespace aotc::ops {
 // Returns y (float32, x's shape).
 int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta, double eps);
 
+// Fails unless normalized_shape (layer_norm's, rms_norm's) is the trailing shape of x.
+void check_normalized_shape(const LowerContext& ctx, const ir::Shape& x,
+                            const std::vector<int64_t>& normalized);
+
 // One fused attention op. q/k/v/out are read and written through params' strides; the
 // offsets (elements) let q, k and v be slices of one packed projection. mask may be -1;
 // probs is the weights output (-1 unless params.weights asks for it).
