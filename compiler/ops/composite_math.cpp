@@ -32,10 +32,12 @@ void lower_hypot(LowerContext& ctx) {
   const int scaled = add_binary_op(
       ctx, rt::BinaryOp::Mul, hi,
       add_unary_op(ctx, rt::UnaryOp::Sqrt, add_binary_op(ctx, rt::BinaryOp::Add, q, number(ctx, 1.0))));
-  const int exact =
-      add_binary_op(ctx, rt::BinaryOp::LogicalOr, add_binary_op(ctx, rt::BinaryOp::Eq, lo, number(ctx, 0.0)),
-                    add_binary_op(ctx, rt::BinaryOp::Eq, hi, number(ctx, INFINITY)));
-  set_elementwise_output(ctx, add_where_op(ctx, exact, hi, scaled));
+  // (Two selections rather than one on (lo == 0 or hi == inf): the CUDA target's binary
+  // kernels take float32 operands only.)
+  const int finite =
+      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, lo, number(ctx, 0.0)), hi, scaled);
+  set_elementwise_output(
+      ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, hi, number(ctx, INFINITY)), hi, finite));
 }
 
 // logit(x, eps=None) = log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given.
@@ -65,8 +67,9 @@ void lower_sinc(LowerContext& ctx) {
 void lower_heaviside(LowerContext& ctx) {
   ctx.require_float32({0, 1});
   const int x = ctx.tensor(0);
-  const int step =
-      cast_to(ctx, add_binary_op(ctx, rt::BinaryOp::Gt, x, number(ctx, 0.0)), ir::DType::Float32);
+  // (Selections, not a cast of the comparison's bool: the CUDA target has no cast.)
+  const int step = add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Gt, x, number(ctx, 0.0)),
+                                number(ctx, 1.0), number(ctx, 0.0));
   set_elementwise_output(
       ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), ctx.tensor(1), step));
 }

@@ -79,6 +79,31 @@ TEST_CASE("cuda: a non-float32 operand is refused") {
   CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(g), doctest::Contains("int64"), CompileError);
 }
 
+TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float") {
+  // y = where(x > t, maximum(x, t), exp(x)): the comparison's kernel stores bool, maximum
+  // and exp (beyond the first kernels' add/sub/mul/div and activations) are generated.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {3, 4}, "x");
+  const int t = g.add_input(ir::DType::Float32, {4}, "t");
+  const int gt = g.add_value(ir::DType::Bool, {3, 4});
+  g.add_op("binary", {x, t}, {gt}, where(1)).attrs = {{"op", int64_t{36}}, {"alpha", 1.0}};  // Gt
+  const int mx = g.add_value(ir::DType::Float32, {3, 4});
+  g.add_op("binary", {x, t}, {mx}, where(2)).attrs = {{"op", int64_t{10}}, {"alpha", 1.0}};  // Maximum
+  const int ex = g.add_value(ir::DType::Float32, {3, 4});
+  g.add_op("unary", {x}, {ex}, where(3)).attrs = {{"op", int64_t{16}}, {"a", 0.0}, {"b", 0.0}};  // Exp
+  const int y = g.add_value(ir::DType::Float32, {3, 4});
+  g.add_op("where", {gt, mx, ex}, {y}, where(4));
+  g.outputs.push_back({y, "y"});
+  ops::cuda::check_cuda_support(g);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.model_cpp.find("compare_apply<static_cast<aotc::rt::BinaryOp>(36)>") != std::string::npos);
+  CHECK(src.model_cpp.find("const float* __restrict__ b, bool* y)") != std::string::npos);
+  CHECK(src.model_cpp.find("binary_apply<static_cast<aotc::rt::BinaryOp>(10)>") != std::string::npos);
+  CHECK(src.model_cpp.find("unary_apply<static_cast<aotc::rt::UnaryOp>(16)>") != std::string::npos);
+}
+
 TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {
   // conv -> add(conv, x) -> relu, fused: (0) as it is; (1) with the add reading the
   // convolution's result through an alias of all of it (torchvision's `out += identity`).

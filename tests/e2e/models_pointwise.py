@@ -184,8 +184,9 @@ class CompositeOps(nn.Module):
     infinities (defaults and given), hypot past float32's square range, logit with and
     without eps, sinc and heaviside at 0, frac and an in-place form."""
 
-    def __init__(self):
+    def __init__(self, one_hot: bool = True):
         super().__init__()
+        self.one_hot = one_hot  # (int64 arithmetic: not on the CUDA target, which is float32 only)
         self.rms = nn.RMSNorm(8)
         self.rms2 = nn.RMSNorm([3, 8], eps=1e-3, elementwise_affine=False)
         with torch.no_grad():
@@ -196,7 +197,7 @@ class CompositeOps(nn.Module):
         p = torch.sigmoid(x)
         return (self.rms(x), self.rms2(x), F.rms_norm(x, [8]),
                 F.cosine_similarity(x, x[:, :1] + 1.0, dim=-1), F.cosine_similarity(x, x * 0.0, dim=1),
-                F.one_hot(ids, 7),
+                F.one_hot(ids, 7) if self.one_hot else x,
                 torch.nan_to_num(special), torch.nan_to_num(special, nan=1.5, posinf=7.0, neginf=-7.0),
                 torch.hypot(x, x * 3.0), torch.hypot(big, big.flip(0)),
                 torch.logit(p), torch.logit(p * 1.2 - 0.1, eps=1e-3),
@@ -280,4 +281,5 @@ MODELS_POINTWISE = {
     "pw_reduce_traced": _traced(Reductions, _reduce_inputs),
     "pw_composite": _scripted(CompositeOps, _composite_inputs),
     "pw_composite_traced": _traced(CompositeOps, _composite_inputs),
+    "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

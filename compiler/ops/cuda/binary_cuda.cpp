@@ -38,15 +38,20 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
       operand_index(broadcast_strides(e.graph.value(op.inputs[0]).shape, out), out, "ia", body);
   const std::string ib =
       operand_index(broadcast_strides(e.graph.value(op.inputs[1]).shape, out), out, "ib", body);
-  std::string value = "aotc::rt::cuda::binary_apply<static_cast<aotc::rt::BinaryOp>(" +
-                      std::to_string(op.i("op")) + ")>(a[" + ia + "], b[" + ib + "], " +
-                      EmitContext::f32(op.f("alpha")) + ")";
+  // Comparisons and logical ops write bool (where's condition); the rest float.
+  const bool to_bool = e.graph.value(op.outputs[0]).dtype == ir::DType::Bool;
+  const std::string op_code = "<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) + ")>";
+  std::string value = to_bool ? "aotc::rt::cuda::compare_apply" + op_code + "(a[" + ia + "], b[" + ib + "])"
+                              : "aotc::rt::cuda::binary_apply" + op_code + "(a[" + ia + "], b[" + ib + "], " +
+                                    EmitContext::f32(op.f("alpha")) + ")";
   if (op.has("clamp_lo"))
     value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f("clamp_lo")) + ", " +
             EmitContext::f32(op.f("clamp_hi")) + ")";
   CudaCode code;
   code.kernels = "__global__ void __launch_bounds__(256) " + name +
-                 "(const float* __restrict__ a, const float* __restrict__ b, float* y) {\n"
+                 "(const float* __restrict__ a, const float* __restrict__ b, " +
+                 (to_bool ? "bool" : "float") +
+                 "* y) {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
                  "  if (i >= " +
                  std::to_string(count) + "ll) return;\n" + body + "  y[i] = " + value + ";\n}\n";

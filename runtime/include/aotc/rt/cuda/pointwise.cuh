@@ -32,9 +32,95 @@ __device__ __forceinline__ float unary_apply(float x, float a, float b) {
     return x / (1.0f + expf(-x));
   } else if constexpr (Op == UnaryOp::Hardswish) {
     return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
-  } else {
-    static_assert(Op == UnaryOp::Hardsigmoid, "unknown unary op");
+  } else if constexpr (Op == UnaryOp::Hardsigmoid) {
     return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+  } else if constexpr (Op == UnaryOp::Neg) {
+    return -x;
+  } else if constexpr (Op == UnaryOp::Abs) {
+    return fabsf(x);
+  } else if constexpr (Op == UnaryOp::Reciprocal) {
+    return 1.0f / x;
+  } else if constexpr (Op == UnaryOp::Sqrt) {
+    return sqrtf(x);
+  } else if constexpr (Op == UnaryOp::Rsqrt) {
+    return 1.0f / sqrtf(x);  // (rsqrtf is an approximation; this is rounded like the CPU's)
+  } else if constexpr (Op == UnaryOp::Exp) {
+    return expf(x);
+  } else if constexpr (Op == UnaryOp::Exp2) {
+    return exp2f(x);
+  } else if constexpr (Op == UnaryOp::Log) {
+    return logf(x);
+  } else if constexpr (Op == UnaryOp::Log2) {
+    return log2f(x);
+  } else if constexpr (Op == UnaryOp::Log10) {
+    return log10f(x);
+  } else if constexpr (Op == UnaryOp::Log1p) {
+    return log1pf(x);
+  } else if constexpr (Op == UnaryOp::Expm1) {
+    return expm1f(x);
+  } else if constexpr (Op == UnaryOp::Sin) {
+    return sinf(x);
+  } else if constexpr (Op == UnaryOp::Cos) {
+    return cosf(x);
+  } else if constexpr (Op == UnaryOp::Tan) {
+    return tanf(x);
+  } else if constexpr (Op == UnaryOp::Erf) {
+    return erff(x);
+  } else if constexpr (Op == UnaryOp::Floor) {
+    return floorf(x);
+  } else if constexpr (Op == UnaryOp::Ceil) {
+    return ceilf(x);
+  } else if constexpr (Op == UnaryOp::Round) {
+    return rintf(x);  // half to even, as torch.round
+  } else if constexpr (Op == UnaryOp::Trunc) {
+    return truncf(x);
+  } else if constexpr (Op == UnaryOp::Sign) {
+    return static_cast<float>((0.0f < x) - (x < 0.0f));  // NaN gives 0, as torch.sign
+  } else if constexpr (Op == UnaryOp::Square) {
+    return x * x;
+  } else if constexpr (Op == UnaryOp::Elu) {
+    return x > 0.0f ? x : a * expm1f(b * x);
+  } else if constexpr (Op == UnaryOp::Selu) {
+    return x > 0.0f ? 1.0507009873554804934f * x
+                    : 1.0507009873554804934f * 1.6732632423543772848f * expm1f(x);
+  } else if constexpr (Op == UnaryOp::Softplus) {
+    return x * a > b ? x : log1pf(expf(x * a)) / a;
+  } else if constexpr (Op == UnaryOp::Mish) {
+    return x * tanhf(log1pf(expf(x)));
+  } else if constexpr (Op == UnaryOp::LogSigmoid) {
+    return (x < 0.0f ? x : 0.0f) - log1pf(expf(-fabsf(x)));
+  } else if constexpr (Op == UnaryOp::Softsign) {
+    return x / (1.0f + fabsf(x));
+  } else if constexpr (Op == UnaryOp::Tanhshrink) {
+    return x - tanhf(x);
+  } else if constexpr (Op == UnaryOp::Hardshrink) {
+    return (x >= -a && x <= a) ? 0.0f : x;
+  } else if constexpr (Op == UnaryOp::Softshrink) {
+    return x > a ? x - a : (x < -a ? x + a : 0.0f);
+  } else if constexpr (Op == UnaryOp::Threshold) {
+    return x > a ? x : b;
+  } else if constexpr (Op == UnaryOp::PowScalar) {
+    return a == 2.0f ? x * x : (a == 0.5f ? sqrtf(x) : powf(x, a));
+  } else if constexpr (Op == UnaryOp::ScalarPow) {
+    return powf(a, x);
+  } else if constexpr (Op == UnaryOp::ScaleShift) {
+    return a * x + b;
+  } else if constexpr (Op == UnaryOp::ZeroNonFinite) {
+    return isfinite(x) ? x : 0.0f;
+  } else if constexpr (Op == UnaryOp::Asin) {
+    return asinf(x);
+  } else if constexpr (Op == UnaryOp::Acos) {
+    return acosf(x);
+  } else if constexpr (Op == UnaryOp::Atan) {
+    return atanf(x);
+  } else if constexpr (Op == UnaryOp::Sinh) {
+    return sinhf(x);
+  } else if constexpr (Op == UnaryOp::Cosh) {
+    return coshf(x);
+  } else {
+    // (BitwiseNot is for integer tensors, which the CUDA target refuses.)
+    static_assert(Op == UnaryOp::Erfc, "unknown unary op");
+    return erfcf(x);
   }
 }
 
@@ -46,9 +132,63 @@ __device__ __forceinline__ float binary_apply(float a, float b, float alpha) {
     return a - alpha * b;
   } else if constexpr (Op == BinaryOp::Mul) {
     return a * b;
-  } else {
-    static_assert(Op == BinaryOp::Div, "unknown binary op");
+  } else if constexpr (Op == BinaryOp::Div) {
     return a / b;
+  } else if constexpr (Op == BinaryOp::FloorDiv) {  // ATen's float floor division
+    if (b == 0.0f) return a / b;
+    const float mod = fmodf(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+    if (div == 0.0f) return copysignf(0.0f, a / b);
+    float floordiv = floorf(div);
+    if (div - floordiv > 0.5f) floordiv += 1.0f;
+    return floordiv;
+  } else if constexpr (Op == BinaryOp::TruncDiv) {
+    return truncf(a / b);
+  } else if constexpr (Op == BinaryOp::Remainder) {  // the result has b's sign
+    float mod = fmodf(a, b);
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) mod += b;
+    return mod;
+  } else if constexpr (Op == BinaryOp::Fmod) {
+    return fmodf(a, b);
+  } else if constexpr (Op == BinaryOp::Pow) {
+    return powf(a, b);
+  } else if constexpr (Op == BinaryOp::Minimum) {  // NaN-propagating
+    return a != a ? a : (b != b ? b : (b < a ? b : a));
+  } else if constexpr (Op == BinaryOp::Maximum) {
+    return a != a ? a : (b != b ? b : (b > a ? b : a));
+  } else if constexpr (Op == BinaryOp::PRelu) {
+    return a > 0.0f ? a : a * b;
+  } else {
+    // (The bitwise ops are for integer tensors, which the CUDA target refuses; comparisons
+    // and logical ops go through compare_apply.)
+    static_assert(Op == BinaryOp::Atan2, "unknown binary op");
+    return atan2f(a, b);
+  }
+}
+
+// The comparisons and logical ops of float operands: a bool result.
+template <BinaryOp Op>
+__device__ __forceinline__ bool compare_apply(float a, float b) {
+  if constexpr (Op == BinaryOp::Eq) {
+    return a == b;
+  } else if constexpr (Op == BinaryOp::Ne) {
+    return a != b;
+  } else if constexpr (Op == BinaryOp::Lt) {
+    return a < b;
+  } else if constexpr (Op == BinaryOp::Le) {
+    return a <= b;
+  } else if constexpr (Op == BinaryOp::Gt) {
+    return a > b;
+  } else if constexpr (Op == BinaryOp::Ge) {
+    return a >= b;
+  } else if constexpr (Op == BinaryOp::LogicalAnd) {
+    return a != 0.0f && b != 0.0f;
+  } else if constexpr (Op == BinaryOp::LogicalOr) {
+    return a != 0.0f || b != 0.0f;
+  } else {
+    static_assert(Op == BinaryOp::LogicalXor, "unknown comparison");
+    return (a != 0.0f) != (b != 0.0f);
   }
 }
 
