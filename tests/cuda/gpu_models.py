@@ -100,7 +100,7 @@ for _name in ["mlp", "small_cnn", "conv_shapes", "winograd_shapes", "two_inputs"
               # einsum and the products lowered through it (batched GEMMs with transposed operands)
               "einsum_ops", "maxvit_t",
               # ops composed of other IR ops (rms_norm, cosine_similarity, one_hot, hypot, ...)
-              "pw_composite_float", "pw_arith", "pw_activations",
+              "pw_composite_float", "pw_arith", "pw_activations", "pw_activations_traced", "pw_masks",
               # views read at an offset (slices with a step, select, flip), permutes, expands, pads
               "views_slicing_traced", "views_permutes_traced", "views_splits_traced", "views_pads_traced",
               "views_channel_shuffle_traced"]:

@@ -104,6 +104,33 @@ TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float"
   CHECK(src.model_cpp.find("unary_apply<static_cast<aotc::rt::UnaryOp>(16)>") != std::string::npos);
 }
 
+TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
+  // m = (ids != 0).float(): the comparison reads int64, the cast bool; arithmetic on the
+  // ids themselves stays refused.
+  ir::Graph g;
+  const int ids = g.add_input(ir::DType::Int64, {2, 5}, "ids");
+  const int zero = g.add_constant(ir::DType::Int64, {}, std::vector<uint8_t>(8, 0));
+  const int keep = g.add_value(ir::DType::Bool, {2, 5});
+  g.add_op("binary", {ids, zero}, {keep}, where(1)).attrs = {{"op", int64_t{33}}, {"alpha", 1.0}};  // Ne
+  const int m = g.add_value(ir::DType::Float32, {2, 5});
+  g.add_op("cast", {keep}, {m}, where(2));
+  g.outputs.push_back({m, "m"});
+  ops::cuda::check_cuda_support(g);
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.model_cpp.find("const int64_t* __restrict__ a, const int64_t* __restrict__ b, bool* y)") !=
+        std::string::npos);
+  CHECK(src.model_cpp.find("(const bool* __restrict__ x, float* y)") != std::string::npos);
+  CHECK(src.model_cpp.find("cast_apply<float>") != std::string::npos);
+  ir::Graph bad;
+  const int i2 = bad.add_input(ir::DType::Int64, {4}, "ids");
+  const int sum = bad.add_value(ir::DType::Int64, {4});
+  bad.add_op("binary", {i2, i2}, {sum}, where(3)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};  // Add
+  bad.outputs.push_back({sum, "s"});
+  CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(bad), doctest::Contains("int64"), CompileError);
+}
+
 TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {
   // conv -> add(conv, x) -> relu, fused: (0) as it is; (1) with the add reading the
   // convolution's result through an alias of all of it (torchvision's `out += identity`).

@@ -213,6 +213,26 @@ def _composite_inputs():
     return [("x", torch.randn(2, 3, 8)), ("special", special), ("big", big), ("ids", _ints(8, (2, 5), 0, 7, torch.int64))]
 
 
+class MaskOps(nn.Module):
+    """Masks as models build them from token ids and scores: comparisons of int64 and
+    float tensors, logical ops on their bools, casts between bool, int32, int64 and float
+    (truncation toward zero), where."""
+
+    def forward(self, x, ids):
+        keep = ids != 0
+        both = torch.logical_and(x > 0.5, keep)
+        either = torch.logical_or(x < -1.0, ids == 3)
+        y = torch.where(both, x, -x) * keep.float() + either.float()
+        z = (x * 3.0).to(torch.int64).float() + (x * 2.0).to(torch.int32).float()
+        w = (x > 0).to(torch.int32).float() - torch.logical_xor(keep, x > 0).float()
+        return y, z, w
+
+
+def _mask_inputs():
+    torch.manual_seed(7)
+    return [("x", torch.randn(4, 9) * 2), ("ids", _ints(9, (4, 9), 0, 5, torch.int64))]
+
+
 def _ints(seed, shape, lo, hi, dtype):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(lo, hi, shape, generator=g, dtype=dtype)
@@ -281,5 +301,7 @@ MODELS_POINTWISE = {
     "pw_reduce_traced": _traced(Reductions, _reduce_inputs),
     "pw_composite": _scripted(CompositeOps, _composite_inputs),
     "pw_composite_traced": _traced(CompositeOps, _composite_inputs),
+    "pw_masks": _scripted(MaskOps, _mask_inputs),
+    "pw_masks_traced": _traced(MaskOps, _mask_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

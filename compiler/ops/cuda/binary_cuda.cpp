@@ -40,6 +40,8 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
       operand_index(broadcast_strides(e.graph.value(op.inputs[1]).shape, out), out, "ib", body);
   // Comparisons and logical ops write bool (where's condition); the rest float.
   const bool to_bool = e.graph.value(op.outputs[0]).dtype == ir::DType::Bool;
+  // (Float operands, or for comparisons any one dtype: the lowering converts both to it.)
+  const std::string in_type = EmitContext::c_type(e.graph.value(op.inputs[0]).dtype);
   const std::string op_code = "<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) + ")>";
   std::string value = to_bool ? "aotc::rt::cuda::compare_apply" + op_code + "(a[" + ia + "], b[" + ib + "])"
                               : "aotc::rt::cuda::binary_apply" + op_code + "(a[" + ia + "], b[" + ib + "], " +
@@ -48,9 +50,8 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
     value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f("clamp_lo")) + ", " +
             EmitContext::f32(op.f("clamp_hi")) + ")";
   CudaCode code;
-  code.kernels = "__global__ void __launch_bounds__(256) " + name +
-                 "(const float* __restrict__ a, const float* __restrict__ b, " +
-                 (to_bool ? "bool" : "float") +
+  code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + in_type +
+                 "* __restrict__ a, const " + in_type + "* __restrict__ b, " + (to_bool ? "bool" : "float") +
                  "* y) {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
                  "  if (i >= " +

@@ -26,6 +26,7 @@ void register_all_cuda_ops(CudaRegistry& r) {
   register_embedding_cuda(r);
   register_assemble_cuda(r);
   register_where_cuda(r);
+  register_cast_cuda(r);
   register_im2col_nhwc_cuda(r);
 }
 
@@ -68,7 +69,11 @@ namespace {
 // Whether input `index` of op may be of another dtype than float32: data movement and
 // where move bytes of any type, embedding reads integer ids, attention a bool (or float) mask.
 bool non_float_input_allowed(const ir::Op& op, size_t index) {
-  if (op.kind == "copy" || op.kind == "concat" || op.kind == "assemble" || op.kind == "where") return true;
+  if (op.kind == "copy" || op.kind == "concat" || op.kind == "assemble" || op.kind == "where" ||
+      op.kind == "cast")
+    return true;
+  // Comparisons and logical ops of integer or bool operands (a mask from token ids).
+  if (op.kind == "binary") return rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
   if (op.kind == "embedding") return index == 1;
   if (op.kind == "attention") return index == 3;
   return false;

@@ -63,6 +63,7 @@ void register_attention_cuda(CudaRegistry& r);
 void register_embedding_cuda(CudaRegistry& r);
 void register_assemble_cuda(CudaRegistry& r);
 void register_where_cuda(CudaRegistry& r);
+void register_cast_cuda(CudaRegistry& r);
 void register_im2col_nhwc_cuda(CudaRegistry& r);
 
 // Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,

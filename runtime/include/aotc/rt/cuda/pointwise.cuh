@@ -7,6 +7,8 @@
 
 #include <aotc/rt/kernels.h>
 
+#include <type_traits>
+
 namespace aotc::rt::cuda {
 
 template <UnaryOp Op>
@@ -167,9 +169,9 @@ __device__ __forceinline__ float binary_apply(float a, float b, float alpha) {
   }
 }
 
-// The comparisons and logical ops of float operands: a bool result.
-template <BinaryOp Op>
-__device__ __forceinline__ bool compare_apply(float a, float b) {
+// The comparisons and logical ops (operands of any one dtype): a bool result.
+template <BinaryOp Op, class T>
+__device__ __forceinline__ bool compare_apply(T a, T b) {
   if constexpr (Op == BinaryOp::Eq) {
     return a == b;
   } else if constexpr (Op == BinaryOp::Ne) {
@@ -183,12 +185,32 @@ __device__ __forceinline__ bool compare_apply(float a, float b) {
   } else if constexpr (Op == BinaryOp::Ge) {
     return a >= b;
   } else if constexpr (Op == BinaryOp::LogicalAnd) {
-    return a != 0.0f && b != 0.0f;
+    return a != T(0) && b != T(0);
   } else if constexpr (Op == BinaryOp::LogicalOr) {
-    return a != 0.0f || b != 0.0f;
+    return a != T(0) || b != T(0);
   } else {
     static_assert(Op == BinaryOp::LogicalXor, "unknown comparison");
-    return (a != 0.0f) != (b != 0.0f);
+    return (a != T(0)) != (b != T(0));
+  }
+}
+
+// One element converted as the CPU's cast_elements converts it (runtime/src/kernels/cast.cpp):
+// to bool "!= 0"; float to integer truncated toward zero, NaN to 0, out-of-range clamped.
+template <class To, class From>
+__device__ __forceinline__ To cast_apply(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    constexpr To lo =
+        sizeof(To) == 8 ? static_cast<To>(-9223372036854775807LL - 1) : static_cast<To>(-2147483647 - 1);
+    constexpr To hi = sizeof(To) == 8 ? static_cast<To>(9223372036854775807LL) : static_cast<To>(2147483647);
+    if (v != v) return To(0);
+    const double d = static_cast<double>(v);
+    if (d <= static_cast<double>(lo)) return lo;
+    if (d >= static_cast<double>(hi)) return hi;
+    return static_cast<To>(d);
+  } else {
+    return static_cast<To>(v);
   }
 }
 
