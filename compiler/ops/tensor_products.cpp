@@ -4,6 +4,7 @@
 // the op and both shapes rather than an equation the user never wrote.
 #include "einsum.h"
 #include "elementwise.h"
+#include "strided_view.h"
 
 namespace aotc::ops {
 namespace {
@@ -99,13 +100,7 @@ void lower_trace(LowerContext& ctx) {
   int x = ctx.tensor(0);
   if (a[0] != a[1]) {  // einsum's "ii" needs a square: the leading square block
     const int64_t n = std::min(a[0], a[1]);
-    const int square = ctx.new_value(ir::DType::Float32, {n, n});
-    ir::Op& op = ctx.add_op("copy", {x}, {square});
-    op.attrs = {{"dims", ir::Shape{n, n}},
-                {"src_strides", std::vector<int64_t>{a[1], 1}},
-                {"dst_strides", std::vector<int64_t>{n, 1}},
-                {"elem_size", int64_t{4}}};
-    x = square;
+    x = materialize(ctx, slice_view(slice_view(view_of(ctx.graph, x), 0, 0, n, 1), 1, 0, n, 1), -1);
   }
   ctx.set_tensor_output(0, einsum_of(ctx, "ii->", {x}));
 }

@@ -8,24 +8,9 @@ namespace aotc::ops::cuda {
 namespace {
 
 CudaCode emit_cast(const EmitContext& e, const ir::Op& op, size_t index) {
-  const ir::Value& x = e.graph.value(op.inputs[0]);
-  const ir::Value& y = e.graph.value(op.outputs[0]);
-  const int64_t count = ir::numel(y.shape);
-  const std::string name = kernel_name(index), from = EmitContext::c_type(x.dtype),
-                    to = EmitContext::c_type(y.dtype);
-  CudaCode code;
-  code.kernels =
-      "__global__ void __launch_bounds__(256) " + name + "(const " + from + "* __restrict__ x, " + to +
-      "* y) {\n"
-      "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
-      "  if (i >= " +
-      std::to_string(count) + "ll) return;\n  y[i] = aotc::rt::cuda::cast_apply<" + to + ">(x[i]);\n}\n";
-  if (count > 0)
-    code.launch = kernel_call(op, "",
-                              name + "<<<" + std::to_string((count + 255) / 256) + ", 256, 0, stream>>>(" +
-                                  e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) +
-                                  "); aotc::rt::cuda::check_launch(\"" + name + "\");");
-  return code;
+  return elementwise_map(
+      e, op, index,
+      "aotc::rt::cuda::cast_apply<" + EmitContext::c_type(e.graph.value(op.outputs[0]).dtype) + ">(x[i])");
 }
 
 }  // namespace

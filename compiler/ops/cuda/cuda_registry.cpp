@@ -64,6 +64,26 @@ std::string kernel_name(size_t op_index, const std::string& suffix) {
   return "aotc_op" + std::to_string(op_index) + suffix;
 }
 
+CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index, const std::string& value) {
+  const ir::Value& x = e.graph.value(op.inputs[0]);
+  const ir::Value& y = e.graph.value(op.outputs[0]);
+  const int64_t count = ir::numel(y.shape);
+  const std::string name = kernel_name(op_index);
+  CudaCode code;
+  code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + EmitContext::c_type(x.dtype) +
+                 "* __restrict__ x, " + EmitContext::c_type(y.dtype) +
+                 "* y) {\n"
+                 "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
+                 "  if (i >= " +
+                 std::to_string(count) + "ll) return;\n  y[i] = " + value + ";\n}\n";
+  if (count > 0)
+    code.launch = kernel_call(op, "",
+                              name + "<<<" + std::to_string((count + 255) / 256) + ", 256, 0, stream>>>(" +
+                                  e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) +
+                                  "); aotc::rt::cuda::check_launch(\"" + name + "\");");
+  return code;
+}
+
 namespace {
 
 // Whether input `index` of op may be of another dtype than float32: data movement and

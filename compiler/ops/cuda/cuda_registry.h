@@ -69,6 +69,10 @@ void register_im2col_nhwc_cuda(CudaRegistry& r);
 // Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,
 // and the name of the op's generated kernel.
 std::string kernel_name(size_t op_index, const std::string& suffix = "");
+// A kernel generated for an op of one input and one output of the same element count,
+// both dense, their element types those of the values: y[i] = <value>, where value is a
+// C++ expression of x[i] (unary_cuda.cpp, cast_cuda.cpp).
+CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index, const std::string& value);
 
 // Checks that every op of the graph has a CUDA generator and float32 operands, and fails
 // with a CompileError naming the first one that does not (its kind and Python line).
