@@ -71,7 +71,8 @@ double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
 // Every config of the own kernel on odd shapes with the whole epilogue (alpha, a bias per
 // column or per row, a residual, a clamp, C's rows wider than n), against float64; returns
 // the number of failures (relative L2 over 2e-6, or a config that should run and did not).
-int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes) {
+// f16x2: gemm_f16x2 over B's split (gemm_f16x2_split_b) instead of gemm_3xtf32.
+int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes, bool f16x2) {
   struct Shape {
     int64_t m, n, k;
     BiasKind bias;
@@ -114,6 +115,14 @@ int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes) {
     CHECK(cudaMemcpy(dbias, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(dres, res.data(), res.size() * 4, cudaMemcpyHostToDevice));
     p.residual = dres;
+    void* dsplit = nullptr;
+    int* dflag = nullptr;
+    if (f16x2) {
+      CHECK(cudaMalloc(&dsplit, gemm_f16x2_split_bytes(sh.n, sh.k)));
+      CHECK(cudaMalloc(&dflag, 4));
+      CHECK(cudaMemset(dflag, 0, 4));
+      gemm_f16x2_split_b(stream, sh.n, sh.k, db, ldb, dsplit, dflag);
+    }
     std::vector<double> ref(sh.m * sh.n);
     for (int64_t i = 0; i < sh.m; ++i)
       for (int64_t j = 0; j < sh.n; ++j) {
@@ -125,10 +134,15 @@ int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes) {
         if (sh.bias == BiasKind::Full) v += 0.5 * bias[i * sh.n + j];
         ref[i * sh.n + j] = std::min(3.0, std::max(-2.0, v));
       }
-    for (int c = 0; c < gemm_3xtf32_configs(); ++c) {
-      if (!gemm_3xtf32_supported(p, da, db, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes) continue;
+    for (int c = 0; c < (f16x2 ? gemm_f16x2_configs() : gemm_3xtf32_configs()); ++c) {
+      if (f16x2 ? !gemm_f16x2_supported(p, da, dsplit, c)
+                : !gemm_3xtf32_supported(p, da, db, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes)
+        continue;
       CHECK(cudaMemset(dc, 0xff, sh.m * ldc * 4));
-      gemm_3xtf32(stream, p, da, db, dbias, dc, c, workspace);
+      if (f16x2)
+        gemm_f16x2(stream, p, da, dsplit, dbias, dc, c, workspace);
+      else
+        gemm_3xtf32(stream, p, da, db, dbias, dc, c, workspace);
       std::vector<float> got(sh.m * ldc), packed(sh.m * sh.n);
       CHECK(cudaMemcpyAsync(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost, stream));
       CHECK(cudaStreamSynchronize(stream));
@@ -144,19 +158,24 @@ int check_odd_shapes(cudaStream_t stream, void* workspace, size_t ws_bytes) {
       }
     }
     for (float* d : {da, db, dbias, dres, dc}) cudaFree(d);
+    cudaFree(dsplit);
+    cudaFree(dflag);
   }
   if (first_error()[0]) {
     std::printf("FAIL runtime error: %s\n", first_error());
     ++failures;
   }
-  std::printf("odd shapes, every config: worst relative L2 %.3e, %d failed\n", worst, failures);
+  std::printf("%s odd shapes, every config: worst relative L2 %.3e, %d failed\n", f16x2 ? "f16x2" : "3xtf32",
+              worst, failures);
   return failures;
 }
 
 // Infinities and NaNs in the operands give what float32 gives: a NaN, an infinity of the
 // same sign, and finite values elsewhere (within 2e-6, except where float32's largest value,
 // which keeps only tf32's precision, takes part), for every config.
-int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes) {
+// f16x2: gemm_f16x2, whose B must be finite: the infinity of B moves to A (and a B with
+// one must be reported by the split).
+int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes, bool f16x2) {
   const int64_t m = 37, n = 50, k = 64;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -166,7 +185,10 @@ int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes) {
   uint32_t nan_bits = 0x7fffffffu;  // CUDA's canonical NaN: all mantissa bits set
   std::memcpy(&a[3 * k + 5], &nan_bits, 4);
   a[7 * k + 2] = INFINITY;
-  b[11 * k + 9] = -INFINITY;
+  if (f16x2)
+    a[9 * k + 9] = -INFINITY;
+  else
+    b[11 * k + 9] = -INFINITY;
   b[20 * k + 60] = 3.0e38f;        // huge, still split
   b[30 * k + 61] = 3.4028234e38f;  // float32's largest: its tf32 rounding would overflow
   float *da, *db, *dc;
@@ -190,9 +212,44 @@ int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes) {
       ref[i * n + j] = acc;
     }
   int failures = 0;
-  for (int c = 0; c < gemm_3xtf32_configs(); ++c) {
-    if (!gemm_3xtf32_supported(p, da, db, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes) continue;
-    gemm_3xtf32(stream, p, da, db, nullptr, dc, c, workspace);
+  void* dsplit = nullptr;
+  int* dflag = nullptr;
+  if (f16x2) {
+    CHECK(cudaMalloc(&dsplit, gemm_f16x2_split_bytes(n, k)));
+    CHECK(cudaMalloc(&dflag, 4));
+    CHECK(cudaMemset(dflag, 0, 4));
+    gemm_f16x2_split_b(stream, n, k, db, k, dsplit, dflag);
+    int flag = -1;
+    CHECK(cudaMemcpy(&flag, dflag, 4, cudaMemcpyDeviceToHost));
+    if (flag != 0) {
+      std::printf("FAIL f16x2: a finite B reported as non-finite\n");
+      ++failures;
+    }
+    // A copy of B with an infinity must be reported.
+    float* dinf;
+    CHECK(cudaMalloc(&dinf, b.size() * 4));
+    std::vector<float> binf = b;
+    binf[11 * k + 9] = -INFINITY;
+    CHECK(cudaMemcpy(dinf, binf.data(), binf.size() * 4, cudaMemcpyHostToDevice));
+    void* dsplit_inf;
+    CHECK(cudaMalloc(&dsplit_inf, gemm_f16x2_split_bytes(n, k)));
+    gemm_f16x2_split_b(stream, n, k, dinf, k, dsplit_inf, dflag);
+    CHECK(cudaMemcpy(&flag, dflag, 4, cudaMemcpyDeviceToHost));
+    if (flag != 1) {
+      std::printf("FAIL f16x2: a B with an infinity not reported\n");
+      ++failures;
+    }
+    cudaFree(dinf);
+    cudaFree(dsplit_inf);
+  }
+  for (int c = 0; c < (f16x2 ? gemm_f16x2_configs() : gemm_3xtf32_configs()); ++c) {
+    if (f16x2 ? !gemm_f16x2_supported(p, da, dsplit, c)
+              : !gemm_3xtf32_supported(p, da, db, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes)
+      continue;
+    if (f16x2)
+      gemm_f16x2(stream, p, da, dsplit, nullptr, dc, c, workspace);
+    else
+      gemm_3xtf32(stream, p, da, db, nullptr, dc, c, workspace);
     std::vector<float> got(m * n);
     CHECK(cudaMemcpyAsync(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost, stream));
     CHECK(cudaStreamSynchronize(stream));
@@ -218,7 +275,9 @@ int check_non_finite(cudaStream_t stream, void* workspace, size_t ws_bytes) {
     }
   }
   for (float* d : {da, db, dc}) cudaFree(d);
-  std::printf("non-finite operands, every config: %d failed\n", failures);
+  cudaFree(dsplit);
+  cudaFree(dflag);
+  std::printf("%s non-finite operands, every config: %d failed\n", f16x2 ? "f16x2" : "3xtf32", failures);
   return failures;
 }
 
@@ -276,8 +335,12 @@ int main(int argc, char** argv) {
   struct Weights {
     std::vector<float> host_w, host_bias;
     float *w, *w3, *w2, *bias;
+    void* w_f16x2;  // gemm_f16x2_split_b's
   };
   std::vector<Weights> weights(layers * kShapes);
+  int* split_flag;
+  CHECK(cudaMalloc(&split_flag, 4));
+  CHECK(cudaMemset(split_flag, 0, 4));
   std::vector<std::vector<float>> host_x(kShapes);
   std::vector<float*> x(kShapes), x3(kShapes), x2(kShapes), out(kShapes), out2(kShapes);
   for (int s = 0; s < kShapes; ++s) {
@@ -298,13 +361,20 @@ int main(int argc, char** argv) {
       wt.bias = upload(wt.host_bias);
       wt.w3 = split_weight(wt.w, n, k, 3, int4{0, 1, 0, 0});  // [Bb Bs Bb]
       wt.w2 = split_weight(wt.w, n, k, 2, int4{0, 1, 0, 0});  // [Bb Bs]
+      CHECK(cudaMalloc(&wt.w_f16x2, gemm_f16x2_split_bytes(n, k)));
+      gemm_f16x2_split_b(stream, n, k, wt.w, k, wt.w_f16x2, split_flag);
     }
   CHECK(cudaStreamSynchronize(stream));
+  int split_reported = -1;
+  CHECK(cudaMemcpy(&split_reported, split_flag, 4, cudaMemcpyDeviceToHost));
+  if (split_reported != 0) std::printf("FAIL f16x2: finite weights reported as non-finite\n");
 
   const bool profile = argc > 2 && std::string(argv[2]) == "profile";
-  const int failures =
-      profile ? 0
-              : check_odd_shapes(stream, workspace, ws_bytes) + check_non_finite(stream, workspace, ws_bytes);
+  const int failures = profile ? 0
+                               : check_odd_shapes(stream, workspace, ws_bytes, false) +
+                                     check_non_finite(stream, workspace, ws_bytes, false) +
+                                     check_odd_shapes(stream, workspace, ws_bytes, true) +
+                                     check_non_finite(stream, workspace, ws_bytes, true);
   GemmTuning* tuning = gemm_tuning_create();
   gemm_tuning_set_flush(tuning, flush, flush_bytes);
   auto exec = [&](Precision precision, bool tune) {
@@ -340,26 +410,31 @@ int main(int argc, char** argv) {
     else
       split_rows<2><<<(count + 255) / 256, 256, 0, stream>>>(m, shapes[s].k, x[s], dst, order);
   };
-  // Own 3xTF32 kernel: the config per shape, chosen below by timing.
-  int config[kShapes] = {0, 0, 0, 0};
-  auto own = [&](int l, int s) {
+  // Own kernels (3xTF32 and the fp16 parts): the config per shape, chosen below by timing.
+  int config[2][kShapes] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  auto own_kind = [&](int kind, int l, int s) {
     const Weights& wt = weights[l * kShapes + s];
     const auto [n, k] = shapes[s];
-    gemm_3xtf32(stream, linear_params(k, n, k, k, wt.bias, nullptr), x[s], wt.w, wt.bias, out[s], config[s],
-                workspace);
+    if (kind == 0)
+      gemm_3xtf32(stream, linear_params(k, n, k, k, wt.bias, nullptr), x[s], wt.w, wt.bias, out[s],
+                  config[0][s], workspace);
+    else
+      gemm_f16x2(stream, linear_params(k, n, k, k, wt.bias, nullptr), x[s], wt.w_f16x2, wt.bias, out[s],
+                 config[1][s], workspace);
   };
+  auto own = [&](int l, int s) { own_kind(0, l, s); };
   // "profile": one launch per config of interest, for ncu.
   if (profile) {
     for (int s = 0; s < kShapes; ++s) {
-      config[s] = std::atoi(argc > 3 ? argv[3] : "0");
-      own(0, s);
+      config[0][s] = config[1][s] = std::atoi(argc > 3 ? argv[3] : "0");
+      own_kind(argc > 4 ? std::atoi(argv[4]) : 0, 0, s);
     }
     CHECK(cudaStreamSynchronize(stream));
     return 0;
   }
   // One variant's work over all layers.
-  const char* names[] = {"fp32", "3x-kcat", "3x-2gemm", "tf32", "3x-own"};
-  constexpr int kVariants = 5;
+  const char* names[] = {"fp32", "3x-kcat", "3x-2gemm", "tf32", "3x-own", "f16x2-own"};
+  constexpr int kVariants = 6;
   auto run_one = [&](int variant, bool tune, int l, int s) {
     const Weights& wt = weights[l * kShapes + s];
     const auto [n, k] = shapes[s];
@@ -382,6 +457,9 @@ int main(int argc, char** argv) {
       case 4:
         own(l, s);
         break;
+      case 5:
+        own_kind(1, l, s);
+        break;
     }
   };
   auto run = [&](int variant, bool tune) {
@@ -391,38 +469,44 @@ int main(int argc, char** argv) {
   cudaEvent_t t0, t1;
   CHECK(cudaEventCreate(&t0));
   CHECK(cudaEventCreate(&t1));
-  // Each shape's config: the fastest over the 12 layers' weights (from memory, as in a model).
-  for (int s = 0; s < kShapes; ++s) {
-    float best = 1e30f;
-    int best_config = -1;
-    const GemmParams p = linear_params(shapes[s].k, shapes[s].n, shapes[s].k, shapes[s].k, nullptr, nullptr);
-    for (int c = 0; c < gemm_3xtf32_configs(); ++c) {
-      if (!gemm_3xtf32_supported(p, x[s], weights[s].w, c) || gemm_3xtf32_workspace_bytes(p, c) > ws_bytes)
-        continue;
-      config[s] = c;
-      std::vector<float> ts;
-      for (int rep = 0; rep < 7; ++rep) {
-        CHECK(cudaMemsetAsync(flush, rep, flush_bytes, stream));
-        CHECK(cudaEventRecord(t0, stream));
-        for (int l = 0; l < layers; ++l) own(l, s);
-        CHECK(cudaEventRecord(t1, stream));
-        CHECK(cudaEventSynchronize(t1));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, t0, t1));
-        ts.push_back(ms);
+  // Each shape's config per own kernel: the fastest over the 12 layers' weights (from
+  // memory, as in a model).
+  for (int kind = 0; kind < 2; ++kind)
+    for (int s = 0; s < kShapes; ++s) {
+      float best = 1e30f;
+      int best_config = -1;
+      const GemmParams p =
+          linear_params(shapes[s].k, shapes[s].n, shapes[s].k, shapes[s].k, nullptr, nullptr);
+      for (int c = 0; c < (kind == 0 ? gemm_3xtf32_configs() : gemm_f16x2_configs()); ++c) {
+        const bool runs = kind == 0 ? gemm_3xtf32_supported(p, x[s], weights[s].w, c) &&
+                                          gemm_3xtf32_workspace_bytes(p, c) <= ws_bytes
+                                    : gemm_f16x2_supported(p, x[s], weights[s].w_f16x2, c) &&
+                                          gemm_f16x2_workspace_bytes(p, c) <= ws_bytes;
+        if (!runs) continue;
+        config[kind][s] = c;
+        std::vector<float> ts;
+        for (int rep = 0; rep < 7; ++rep) {
+          CHECK(cudaMemsetAsync(flush, rep, flush_bytes, stream));
+          CHECK(cudaEventRecord(t0, stream));
+          for (int l = 0; l < layers; ++l) own_kind(kind, l, s);
+          CHECK(cudaEventRecord(t1, stream));
+          CHECK(cudaEventSynchronize(t1));
+          float ms;
+          CHECK(cudaEventElapsedTime(&ms, t0, t1));
+          ts.push_back(ms);
+        }
+        std::sort(ts.begin(), ts.end());
+        std::printf("  %s shape %lldx%lld config %2d: %.4f ms / 12\n", kind ? "f16x2" : "3xtf32",
+                    static_cast<long long>(p.n), static_cast<long long>(p.k), c, ts[3]);
+        if (ts[3] < best) {
+          best = ts[3];
+          best_config = c;
+        }
       }
-      std::sort(ts.begin(), ts.end());
-      std::printf("  shape %lldx%lld config %2d: %.4f ms / 12\n", static_cast<long long>(p.n),
-                  static_cast<long long>(p.k), c, ts[3]);
-      if (ts[3] < best) {
-        best = ts[3];
-        best_config = c;
-      }
+      config[kind][s] = best_config;
+      std::printf("%s shape %lldx%lld: config %d, %.4f ms per 12 layers\n", kind ? "f16x2" : "3xtf32",
+                  static_cast<long long>(p.n), static_cast<long long>(p.k), best_config, best);
     }
-    config[s] = best_config;
-    std::printf("shape %lldx%lld: config %d\n", static_cast<long long>(p.n), static_cast<long long>(p.k),
-                best_config);
-  }
 
   // Accuracy: layer 0 of each shape against float64.
   std::printf("m = %lld: relative L2 error against float64 (layer 0)\n", static_cast<long long>(m));

@@ -19,6 +19,7 @@ struct GemmTuning {
   };
   std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
   std::map<GemmTuningKey, int, Less> chosen_3xtf32;
+  std::map<const void*, void*> splits;  // weight -> its gemm_f16x2 split (owned), or null
   int64_t candidates_timed = 0;
   void* flush = nullptr;
   size_t flush_bytes = 0;
@@ -26,7 +27,12 @@ struct GemmTuning {
 
 GemmTuning* gemm_tuning_create() { return new (std::nothrow) GemmTuning(); }
 
-void gemm_tuning_destroy(GemmTuning* tuning) { delete tuning; }
+void gemm_tuning_destroy(GemmTuning* tuning) {
+  if (!tuning) return;
+  for (const auto& entry : tuning->splits)
+    if (entry.second) cudaFree(entry.second);
+  delete tuning;
+}
 
 void gemm_tuning_counts(const GemmTuning* tuning, int64_t* shapes, int64_t* candidates) {
   *shapes = tuning ? static_cast<int64_t>(tuning->chosen.size()) : 0;
@@ -61,6 +67,23 @@ bool gemm_tuning_find_3xtf32(const GemmTuning* tuning, const GemmTuningKey& key,
 bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int config) {
   try {
     tuning->chosen_3xtf32.insert_or_assign(key, config);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, void** split) {
+  if (!tuning) return false;
+  const auto it = tuning->splits.find(weight);
+  if (it == tuning->splits.end()) return false;
+  *split = it->second;
+  return true;
+}
+
+bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, void* split) {
+  try {
+    tuning->splits.insert_or_assign(weight, split);
     return true;
   } catch (const std::bad_alloc&) {
     return false;

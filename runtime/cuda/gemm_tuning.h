@@ -15,7 +15,9 @@ struct GemmTuning;
 
 // Everything that makes two products the same problem for cuBLASLt's algorithms.
 struct GemmTuningKey {
-  static constexpr int kFields = 24;
+  // 0-20 the product (key_of), 21-23 a convolution's geometry (choose_implicit_conv), 24 set
+  // for a product whose B is a weight (gemm_weight_f32: it may run on B's split).
+  static constexpr int kFields = 25;
   int64_t fields[kFields] = {};
 };
 
@@ -33,6 +35,12 @@ bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int co
 // caller; null: candidates are timed warm.
 void gemm_tuning_set_flush(GemmTuning* tuning, void* buffer, size_t bytes);
 void gemm_tuning_flush(const GemmTuning* tuning, void** buffer, size_t* bytes);
+// A weight's split for gemm_f16x2 (device memory that the table owns and frees with
+// gemm_tuning_destroy), found by the weight's address: *split is null where the weight
+// could not be split (an infinity or a NaN in it). False when none was recorded.
+bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, void** split);
+// Records weight's split (null: none); false when out of memory (the caller keeps split).
+bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, void* split);
 // Counts a candidate timed (for AOTC_CUDA_TRACE).
 void gemm_tuning_count_candidate(GemmTuning* tuning);
 

@@ -321,6 +321,25 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
   for (const ir::Op& op : g.ops)
     for (int in : op.inputs)
       if (in >= 0) CHECK(g.value(in).dtype == ir::DType::Float32);
+  // At fp32 the linear layer's weight is marked as one (its split for gemm_f16x2 is made
+  // once at context creation) and the call is gemm_weight_f32; tf32 keeps gemm_f32.
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
+    ir::Graph lg = lowp_graph(w);
+    passes::run_default_passes(lg, false);
+    ops::cuda::prepare_graph_for_cuda(lg, precision);
+    const bool fp32 = precision == rt::cuda::Precision::Fp32;
+    const ir::Op* gemm = nullptr;
+    for (const ir::Op& op : lg.ops)
+      if (op.kind == "gemm") gemm = &op;
+    REQUIRE(gemm);
+    CHECK(gemm->has("b_weight") == fp32);
+    codegen::cuda::CudaOptions options;
+    options.precision = fp32 ? "fp32" : "tf32";
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(lg, "m.pt", codegen::WeightsMode::Embed, options);
+    CHECK((src.model_cpp.find("aotc::rt::cuda::gemm_weight_f32(ex, p, ") != std::string::npos) == fp32);
+    CHECK((src.model_cpp.find("aotc::rt::cuda::gemm_f32(ex, p, ") != std::string::npos) == !fp32);
+  }
 }
 
 TEST_CASE("cuda: fp16 conversion at the edges: overflow, subnormals, ties, infinities, NaN") {

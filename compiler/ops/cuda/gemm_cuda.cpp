@@ -32,7 +32,11 @@ CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
                                 (op.b("a_16bit") ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
                                 (op.b("b_16bit") ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
                                 e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
-  return {"", kernel_call(op, p.str(), "aotc::rt::cuda::gemm_f32(ex, p, " + gemm_operands(e, op) + ");")};
+  // "b_weight" (gemm_operands_cuda.cpp): B is a weight, which the runtime may split once.
+  const char* kernel = op.has("b_weight") && op.b("b_weight") ? "gemm_weight_f32" : "gemm_f32";
+  return {"",
+          kernel_call(op, p.str(),
+                      std::string("aotc::rt::cuda::") + kernel + "(ex, p, " + gemm_operands(e, op) + ");")};
 }
 
 CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {

@@ -4,6 +4,9 @@
 // and cuBLAS multiplies 16-bit operands with float32 accumulation (gemm_16bit). Records
 // "a_16bit" / "b_16bit" for the generator and the scratch planner. GEMMs of two
 // activations (attention) keep float32 operands; cuBLAS rounds them itself.
+// For --precision fp32, a "gemm" whose B is a weight (trans_b: a linear layer's W) gets
+// "b_weight": the generator calls gemm_weight_f32, which may multiply a split of the weight
+// made once at context creation (gemm_f16x2).
 #include <aotc/rt/cuda/gemm_plan.h>
 
 #include "cuda_registry.h"
@@ -11,6 +14,13 @@
 namespace aotc::ops::cuda {
 
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
+  if (precision == rt::cuda::Precision::Fp32) {
+    for (ir::Op& op : graph.ops)
+      if (op.kind == "gemm" && !op.has("conv_geometry") && op.b("trans_b") && !op.b("trans_a") &&
+          is_whole_f32_constant(graph, op.inputs[1]))
+        op.attrs["b_weight"] = true;
+    return;
+  }
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   for (ir::Op& op : graph.ops) {
     if (op.kind != "gemm" || op.has("a_16bit")) continue;  // decided already (channels_last_cuda.cpp)

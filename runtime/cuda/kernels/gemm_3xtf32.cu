@@ -39,6 +39,7 @@
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cooperative_groups.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -92,6 +93,98 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// ---- Two fp16 parts ("2xFP16", gemm_f16x2) ----
+// x * s = big + small, both fp16, where s is a power of two that puts the largest magnitude
+// of x's row (B: the whole row, once, split_b_f16x2_kernel; A: the row's 32 values in a
+// slice of k, in the loop) in [2^14, 2^15): fp16's 11 significant bits twice, as tf32's,
+// and fp16's narrow exponent range moved to where the row's values are. The values far
+// below the row's largest lose the small part's low bits (fp16 subnormals): an error under
+// 2^-39 of the largest. The products As Bb + Ab Bs + Ab Bb are three m16n8k16 fp16 mma a
+// 16-deep step, against six m16n8k8 tf32 mma for the 3xTF32 split, and B's split is not
+// redone by every block. The slice's sums are unscaled by A's row factor as they are
+// added (exact: powers of two), B's column factor in the epilogue (Args::col_scale).
+enum class Product {
+  OneTf32,    // one tf32 product (--precision tf32), A rounded as read
+  ThreeTf32,  // float32's accuracy, both operands split in the loop
+  TwoF16,     // float32's accuracy, B split beforehand (split_b_f16x2_kernel), A by each warp
+};
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <int N>
+__device__ __forceinline__ uint32_t max_of(const uint32_t (&v)[N][2]) {
+  uint32_t m = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) m = max(m, max(v[i][0], v[i][1]));
+  return m;
+}
+
+// |x|'s bits, or 0 where x is an infinity or a NaN.
+__device__ __forceinline__ uint32_t finite_magnitude(float x) {
+  const uint32_t bits = __float_as_uint(x) & 0x7fffffffu;
+  return bits < 0x7f800000u ? bits : 0u;
+}
+
+// The biased exponent of the factor 2^e that moves a largest magnitude (its bits: finite,
+// nonnegative) into [2^14, 2^15): 127 + 14 - its exponent, at most 253 (2^126, for zeros and
+// subnormals), so that the factor and its inverse (254 - this) are normal floats.
+__device__ __forceinline__ int f16x2_scale_field(uint32_t top) {
+  return min(268 - static_cast<int>(top >> 23), 253);
+}
+
+__device__ __forceinline__ uint32_t half2_bits(__half2 h) { return *reinterpret_cast<const uint32_t*>(&h); }
+
+// x * scale as fp16 big and small parts (two values, packed as the mma reads them). Careful:
+// a non-finite value keeps 0 as small part and as `cross` (the big part that meets the other
+// operand's small parts); otherwise cross is big.
+template <bool Careful>
+__device__ __forceinline__ void split_pair_f16x2(float2 v, float scale, uint32_t& big, uint32_t& cross,
+                                                 uint32_t& small) {
+  const float2 x = make_float2(v.x * scale, v.y * scale);
+  const __half2 hi = __float22half2_rn(x);
+  const float2 back = __half22float2(hi);
+  const __half2 lo = __float22half2_rn(make_float2(x.x - back.x, x.y - back.y));
+  big = half2_bits(hi);
+  small = half2_bits(lo);
+  cross = big;
+  if constexpr (Careful) {
+    const uint32_t keep = (isfinite(v.x) ? 0x0000ffffu : 0u) | (isfinite(v.y) ? 0xffff0000u : 0u);
+    small &= keep;
+    cross &= keep;
+  }
+}
+
+// A's fragments of a slice split (a, top: the gemm kernel's): each row's largest magnitude
+// over its quad, the row's factor, the parts as m16n8k16 A fragments (a[mt][h][s][j] is
+// register h + 2 j of step s), and the factors' inverses.
+template <int MT, bool Careful>
+__device__ __forceinline__ void split_rows_f16x2(const float2 (&a)[MT][2][2][2], const uint32_t (&top)[MT][2],
+                                                 uint32_t (&big)[MT][2][4], uint32_t (&cross)[MT][2][4],
+                                                 uint32_t (&small)[MT][2][4], float (&unscale)[MT][2]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint32_t m = top[mt][h];
+      m = max(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = max(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      const int field = f16x2_scale_field(m);
+      const float scale = __uint_as_float(static_cast<uint32_t>(field) << 23);
+      unscale[mt][h] = __uint_as_float(static_cast<uint32_t>(254 - field) << 23);
+#pragma unroll
+      for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+          split_pair_f16x2<Careful>(a[mt][h][s][j], scale, big[mt][s][h + 2 * j], cross[mt][s][h + 2 * j],
+                                    small[mt][s][h + 2 * j]);
+    }
+}
+
 __device__ __forceinline__ void cp_async16(void* smem, const void* global, bool valid) {
   const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(global), "r"(valid ? 16 : 0));
@@ -112,6 +205,7 @@ struct Args {
   // Epilogue, applied where the whole sum is known: c = clamp(alpha * AB^T + beta * bias +
   // residual).
   float alpha, beta, clamp_lo, clamp_hi;
+  const float* col_scale;  // TwoF16: each column's sum times its factor first (B's unscale)
   BiasKind bias_kind;
   const float* bias;
   const float* residual;
@@ -126,7 +220,7 @@ struct Args {
 };
 
 __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t col, float sum) {
-  float v = p.alpha * sum;
+  float v = p.alpha * (p.col_scale ? sum * p.col_scale[col] : sum);
   if (p.bias_kind == BiasKind::PerColumn)
     v += p.beta * p.bias[col];
   else if (p.bias_kind == BiasKind::PerRow)
@@ -239,10 +333,11 @@ __device__ __forceinline__ void store_tile(const Args& p,
 
 // Cluster: the parts of one tile of C run as one thread-block cluster (sm_90) and add their
 // sums through distributed shared memory; otherwise through p.partial and sum_parts_kernel.
-// Split: the three products of float32 accuracy (else one tf32 product, A rounded as read).
+// Kind: the products of a step (Product).
 // Gather: A gathered from a convolution's NHWC input (Args' geometry).
-template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster, bool Split, bool Gather>
+template <int BM, int BN, int WarpsM, int WarpsN, bool Cluster, Product Kind, bool Gather>
 __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p) {
+  static_assert(!(Gather && Kind == Product::TwoF16), "the split weights are a linear layer's");
   constexpr int kThreadsPerBlock = WarpsM * WarpsN * 32;
   constexpr int TM = BM / WarpsM, TN = BN / WarpsN;  // the warp's tile
   constexpr int MT = TM / 16, NT = TN / 8;           // its mma tiles
@@ -291,6 +386,9 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   auto load = [&](int stage, int tile) {
     const int k0 = tile * kBK;
     const bool k_in = chunk_k + k0 < k_end;
+    // TwoF16: B's split rows hold k rounded up to slices, zeros past k, in an order of their
+    // own (a chunk is not 4 consecutive k): whole slices are copied.
+    const bool k_in_b = Kind == Product::TwoF16 ? chunk_k + k0 < (k_end + kBK - 1) / kBK * kBK : k_in;
     float* const as = a_tiles + stage * BM * kRowFloats + first_row * kRowFloats + chunk * 4;
     float* const bs = b_tiles + stage * BN * kRowFloats + first_row * kRowFloats + chunk * 4;
     if constexpr (Gather) {
@@ -310,7 +408,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
     }
 #pragma unroll
     for (int j = kChunksA; j < kChunksA + kChunksB; ++j) {
-      const bool valid = k_in && src[j] != nullptr;
+      const bool valid = k_in_b && src[j] != nullptr;
       cp_async16(bs + (j - kChunksA) * kRowStep * kRowFloats, valid ? src[j] + k0 : p.b, valid);
     }
   };
@@ -328,7 +426,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
 
     const float* const as = a_tiles + (tile % kStages) * BM * kRowFloats + (warp_m * TM) * kRowFloats;
     const float* const bs = b_tiles + (tile % kStages) * BN * kRowFloats + (warp_n * TN) * kRowFloats;
-    if constexpr (!Split) {
+    if constexpr (Kind == Product::OneTf32) {
       // One tf32 product a step, accumulated in the tensor cores (as cuBLAS's tf32 GEMMs).
 #pragma unroll
       for (int k8 = 0; k8 < kBK; k8 += 8) {
@@ -354,7 +452,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt) mma_tf32(acc[mt][nt], a[mt], b[nt]);
       }
-    } else {
+    } else if constexpr (Kind == Product::ThreeTf32) {
       float slice[MT][NT][4] = {};  // this 32-deep slice, accumulated in the tensor cores
 #pragma unroll
       for (int k8 = 0; k8 < kBK; k8 += 8) {
@@ -441,6 +539,99 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[mt][nt][e] += slice[mt][nt][e];
+    } else {
+      // Two fp16 parts (split_b_f16x2_kernel, below): B's came split, A's rows are scaled
+      // per slice so that their largest magnitude lies in [2^14, 2^15), then split as B's:
+      // by each warp for its rows.
+      float slice[MT][NT][4] = {};
+      // The slice's products from A's parts (cross: the big parts that meet B's small ones).
+      const auto products = [&](const uint32_t(&a_big)[MT][2][4], const uint32_t(&a_cross)[MT][2][4],
+                                const uint32_t(&a_small)[MT][2][4]) {
+#pragma unroll
+        for (int s2 = 0; s2 < 2; ++s2) {
+          // B's fragments: row g of each 8-row tile, words 16 s + 2t (the big parts of k =
+          // 2t, 2t + 1 and 2t + 8, 2t + 9) and 16 s + 8 + 2t (their small parts).
+          uint32_t b_big[NT][2], b_small[NT][2];
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            const auto* r =
+                reinterpret_cast<const uint32_t*>(bs + (nt * 8 + g) * kRowFloats + 16 * s2 + 2 * t);
+            const uint2 big = *reinterpret_cast<const uint2*>(r);
+            const uint2 small = *reinterpret_cast<const uint2*>(r + 8);
+            b_big[nt][0] = big.x;
+            b_big[nt][1] = big.y;
+            b_small[nt][0] = small.x;
+            b_small[nt][1] = small.y;
+          }
+          // The small terms first, each product over all tiles before the next (as above).
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_f16(slice[mt][nt], a_small[mt][s2], b_big[nt]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_f16(slice[mt][nt], a_cross[mt][s2], b_small[nt]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_f16(slice[mt][nt], a_big[mt][s2], b_big[nt]);
+        }
+      };
+      float unscale[MT][2];
+      // The fragments of both 16-deep steps: a[mt][h][s][j] holds row g + 8 h of tile mt,
+      // columns 16 s + 8 j + 2t and + 1 (the m16n8k16 A fragment's, in k's own order).
+      float2 a[MT][2][2][2];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int s2 = 0; s2 < 2; ++s2)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+              a[mt][h][s2][j] = *reinterpret_cast<const float2*>(as + (mt * 16 + g + 8 * h) * kRowFloats +
+                                                                 16 * s2 + 8 * j + 2 * t);
+      // Each row's largest magnitude over the slice (its 32 values lie in the 4 threads of a
+      // quad; split_rows_f16x2 combines them), as bits: nonnegative floats order as their
+      // bits do. `magnitude` maps a value to its bits without the sign.
+      uint32_t top[MT][2];
+      const auto row_tops = [&](auto magnitude) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            uint32_t m = 0;
+#pragma unroll
+            for (int s2 = 0; s2 < 2; ++s2)
+#pragma unroll
+              for (int j = 0; j < 2; ++j)
+                m = max(m, max(magnitude(a[mt][h][s2][j].x), magnitude(a[mt][h][s2][j].y)));
+            top[mt][h] = m;
+          }
+      };
+      row_tops([](float x) { return __float_as_uint(x) & 0x7fffffffu; });
+      if (__all_sync(0xffffffffu, max_of(top) < 0x7f800000u)) {
+        uint32_t a_big[MT][2][4], a_small[MT][2][4];
+        split_rows_f16x2<MT, false>(a, top, a_big, a_big, a_small, unscale);
+        products(a_big, a_big, a_small);
+      } else {
+        // Infinities and NaNs: the scale from the finite values; a non-finite value is its
+        // own big part, with 0 as small part and as the big part that meets B's small parts
+        // (an infinity times a zero small part would be a NaN that float32 has not).
+        row_tops(finite_magnitude);
+        uint32_t a_big[MT][2][4], a_cross[MT][2][4], a_small[MT][2][4];
+        split_rows_f16x2<MT, true>(a, top, a_big, a_cross, a_small, unscale);
+        products(a_big, a_cross, a_small);
+      }
+      // The slice unscaled by its rows' factors (powers of two: exact) into the sums.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            acc[mt][nt][e] = fmaf(slice[mt][nt][e], unscale[mt][e / 2], acc[mt][nt][e]);
     }
   }
   cp_async_wait<0>();
@@ -654,6 +845,61 @@ __global__ void sum_parts_kernel(Args p) {
   p.c[row * p.ldc + col] = epilogue(p, row, col, sum);
 }
 
+// B (n x k, rows ldb apart) split for gemm_f16x2, a block per row: the row's factor from its
+// largest magnitude, then per 16-deep block of k 16 words: words 2t and 2t + 1 the big
+// parts of k = 2t, 2t + 1 and 2t + 8, 2t + 9 (t < 4), words 8 + 2t and 9 + 2t their small
+// parts, as the loop reads them (one 64-bit load each); zeros past k up to kp (a multiple
+// of kBK). Then each row's inverse factor (n floats). A row with an infinity or a NaN sets
+// *non_finite (the split has no room for their cross parts: such weights stay on the other
+// GEMMs).
+__global__ void split_b_f16x2_kernel(int64_t k, const float* b, int64_t ldb, int64_t kp, uint32_t* split,
+                                     float* unscale, int* non_finite) {
+  const int64_t row = blockIdx.x;
+  const float* src = b + row * ldb;
+  uint32_t top = 0;
+  bool finite = true;
+  for (int64_t i = threadIdx.x; i < k; i += blockDim.x) {
+    top = max(top, finite_magnitude(src[i]));
+    finite = finite && isfinite(src[i]);
+  }
+  __shared__ uint32_t tops[32];
+  top = max(top, __shfl_xor_sync(0xffffffffu, top, 16));
+  top = max(top, __shfl_xor_sync(0xffffffffu, top, 8));
+  top = max(top, __shfl_xor_sync(0xffffffffu, top, 4));
+  top = max(top, __shfl_xor_sync(0xffffffffu, top, 2));
+  top = max(top, __shfl_xor_sync(0xffffffffu, top, 1));
+  if (threadIdx.x % 32 == 0) tops[threadIdx.x / 32] = top;
+  if (__syncthreads_or(!finite) && threadIdx.x == 0) atomicOr(non_finite, 1);
+  top = 0;
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) top = max(top, tops[w]);
+  const int field = f16x2_scale_field(top);
+  const float scale = __uint_as_float(static_cast<uint32_t>(field) << 23);
+  if (threadIdx.x == 0) unscale[row] = __uint_as_float(static_cast<uint32_t>(254 - field) << 23);
+  // A thread per pair of words (big and small of one k pair).
+  for (int64_t i = threadIdx.x; i < kp / 2; i += blockDim.x) {
+    const int64_t block16 = i / 8, q = i % 8;  // q = 2t + j: k = 16 block16 + 8 j + 2t
+    const int64_t kk = block16 * 16 + 8 * (q % 2) + 2 * (q / 2);
+    const float2 v = make_float2(kk < k ? src[kk] : 0.0f, kk + 1 < k ? src[kk + 1] : 0.0f);
+    uint32_t big, cross, small;
+    split_pair_f16x2<false>(v, scale, big, cross, small);
+    // A nonzero value below fp16's range at the row's scale (2^-38 of the row's largest or
+    // less) becomes fp16's smallest magnitude of its sign rather than 0, so that an infinite
+    // activation times it is an infinity, as in float32, not infinity times zero (a NaN).
+    // The change is below 2^-38 of the row's largest value.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float value = half ? v.y : v.x;
+      const int shift = 16 * half;
+      if (value != 0.0f && ((big >> shift) & 0x7fffu) == 0) {
+        big = (big & ~(0xffffu << shift)) | ((value < 0.0f ? 0x8001u : 0x0001u) << shift);
+        small &= ~(0xffffu << shift);
+      }
+    }
+    split[row * kp + block16 * 16 + q] = big;
+    split[row * kp + block16 * 16 + 8 + q] = small;
+  }
+}
+
 // One launch: with k in parts and a cluster, the parts of a tile as one cluster
 // (sum_parts_kernel not needed).
 void launch_parts(void (*cluster_kernel)(Args), void (*plain_kernel)(Args), dim3 grid, int threads, int smem,
@@ -686,11 +932,11 @@ dim3 grid_of(const Args& args, int bm, int bn, int parts) {
               static_cast<unsigned>(parts));
 }
 
-template <int BM, int BN, int WarpsM, int WarpsN, bool Split, bool Gather>
+template <int BM, int BN, int WarpsM, int WarpsN, Product Kind, bool Gather>
 void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
-  constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
-  launch_parts(gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Split, Gather>,
-               gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Split, Gather>, grid_of(args, BM, BN, parts),
+  constexpr int kSmem = (kStages * (BM + BN) * kRowFloats) * static_cast<int>(sizeof(float));
+  launch_parts(gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Kind, Gather>,
+               gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Kind, Gather>, grid_of(args, BM, BN, parts),
                WarpsM * WarpsN * 32, kSmem, stream, args, parts, cluster);
 }
 
@@ -714,21 +960,31 @@ struct Tile {
   void (*launch)(cudaStream_t, const Args&, int, bool);
   bool wgmma = false;
 };
-#define AOTC_TILE(bm, bn, wm, wn, split, gather) \
-  { bm, bn, wm, wn, launch<bm, bn, wm, wn, split, gather> }
+#define AOTC_TILE(bm, bn, wm, wn, kind, gather) \
+  { bm, bn, wm, wn, launch<bm, bn, wm, wn, Product::kind, gather> }
 #define AOTC_WGMMA_TILE(bm, bn) \
   { bm, bn, 4, 1, launch_wgmma<bm, bn>, true }
-const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2, true, false), AOTC_TILE(32, 64, 1, 2, true, false),
-                       AOTC_TILE(32, 128, 1, 4, true, false), AOTC_TILE(128, 64, 4, 2, true, false)};
-const Tile kConvTiles3x[] = {AOTC_TILE(64, 64, 2, 2, true, true), AOTC_TILE(32, 64, 1, 2, true, true),
-                             AOTC_TILE(32, 128, 1, 4, true, true), AOTC_TILE(128, 64, 4, 2, true, true)};
+const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2, ThreeTf32, false), AOTC_TILE(32, 64, 1, 2, ThreeTf32, false),
+                       AOTC_TILE(32, 128, 1, 4, ThreeTf32, false),
+                       AOTC_TILE(128, 64, 4, 2, ThreeTf32, false)};
+// The fp16 parts: also warp tiles of 16 x 64 (fewer rows wasted past m = 197, and A's split,
+// which every warp along n repeats, shared by twice the products).
+const Tile kTilesF16x2[] = {AOTC_TILE(64, 64, 2, 2, TwoF16, false),  AOTC_TILE(32, 64, 1, 2, TwoF16, false),
+                            AOTC_TILE(32, 128, 1, 4, TwoF16, false), AOTC_TILE(128, 64, 4, 2, TwoF16, false),
+                            AOTC_TILE(16, 128, 1, 2, TwoF16, false), AOTC_TILE(16, 256, 1, 4, TwoF16, false),
+                            AOTC_TILE(32, 128, 2, 2, TwoF16, false), AOTC_TILE(64, 128, 4, 2, TwoF16, false),
+                            AOTC_TILE(16, 64, 1, 1, TwoF16, false),  AOTC_TILE(32, 64, 2, 1, TwoF16, false),
+                            AOTC_TILE(32, 256, 2, 4, TwoF16, false)};
+const Tile kConvTiles3x[] = {
+    AOTC_TILE(64, 64, 2, 2, ThreeTf32, true), AOTC_TILE(32, 64, 1, 2, ThreeTf32, true),
+    AOTC_TILE(32, 128, 1, 4, ThreeTf32, true), AOTC_TILE(128, 64, 4, 2, ThreeTf32, true)};
 // One product a step leaves registers for 32 x 64 warp tiles, which round A's fragments
 // (the instructions besides the mma) once for twice the products.
-const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true),
-                               AOTC_TILE(128, 64, 4, 2, false, true),
-                               AOTC_TILE(128, 64, 4, 1, false, true),
-                               AOTC_TILE(128, 128, 4, 2, false, true),
-                               AOTC_TILE(64, 128, 2, 2, false, true),
+const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, OneTf32, true),
+                               AOTC_TILE(128, 64, 4, 2, OneTf32, true),
+                               AOTC_TILE(128, 64, 4, 1, OneTf32, true),
+                               AOTC_TILE(128, 128, 4, 2, OneTf32, true),
+                               AOTC_TILE(64, 128, 2, 2, OneTf32, true),
                                AOTC_WGMMA_TILE(128, 128),
                                AOTC_WGMMA_TILE(128, 64),
                                AOTC_WGMMA_TILE(64, 128)};
@@ -737,6 +993,7 @@ const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, false, true),
 constexpr int kParts[] = {1, 2, 3, 4, 6, 8};  // at most 8: a portable cluster size
 constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
 constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
+constexpr int kF16x2TileCount = sizeof kTilesF16x2 / sizeof kTilesF16x2[0];
 constexpr int kConv3xTileCount = sizeof kConvTiles3x / sizeof kConvTiles3x[0];
 constexpr int kConvTf32TileCount = sizeof kConvTilesTf32 / sizeof kConvTilesTf32[0];
 
@@ -838,6 +1095,53 @@ void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const
   args.a = a;
   args.b = b;
   run(stream, kTiles[config / kPartCount], p, args, bias, c, config, workspace);
+}
+
+int gemm_f16x2_configs() { return kF16x2TileCount * kPartCount; }
+
+namespace {
+// Words from one row of B's split to the next: k rounded up to whole slices.
+int64_t gemm_f16x2_split_stride(int64_t k) { return (k + kBK - 1) / kBK * kBK; }
+}  // namespace
+
+size_t gemm_f16x2_split_bytes(int64_t n, int64_t k) {
+  return static_cast<size_t>(n) * (gemm_f16x2_split_stride(k) + 1) * sizeof(float);
+}
+
+void gemm_f16x2_split_b(cudaStream_t stream, int64_t n, int64_t k, const float* b, int64_t ldb, void* split,
+                        int* non_finite) {
+  const int64_t kp = gemm_f16x2_split_stride(k);
+  auto* words = static_cast<uint32_t*>(split);
+  split_b_f16x2_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(
+      k, b, ldb, kp, words, reinterpret_cast<float*>(words + n * kp), non_finite);
+  check_launch("gemm_f16x2 (split of B)");
+}
+
+size_t gemm_f16x2_workspace_bytes(const GemmParams& p, int config) { return workspace_bytes(p, config); }
+
+namespace {
+// p with B's split rows (gemm_f16x2_split_stride(k) words apart) for B.
+GemmParams with_split_rows(const GemmParams& p) {
+  GemmParams q = p;
+  q.ldb = gemm_f16x2_split_stride(p.k);
+  return q;
+}
+}  // namespace
+
+bool gemm_f16x2_supported(const GemmParams& p, const float* a, const void* split_b, int config) {
+  if (config < 0 || config >= gemm_f16x2_configs()) return false;
+  return !p.trans_a && p.lda % 4 == 0 && aligned16(a) &&
+         fits(with_split_rows(p), static_cast<const float*>(split_b), kTilesF16x2, config);
+}
+
+void gemm_f16x2(cudaStream_t stream, const GemmParams& p, const float* a, const void* split_b,
+                const float* bias, float* c, int config, void* workspace) {
+  const GemmParams q = with_split_rows(p);
+  Args args{};
+  args.a = a;
+  args.b = static_cast<const float*>(split_b);
+  args.col_scale = args.b + p.n * q.ldb;
+  run(stream, kTilesF16x2[config / kPartCount], q, args, bias, c, config, workspace);
 }
 
 int implicit_conv_nhwc_configs(Precision precision) {

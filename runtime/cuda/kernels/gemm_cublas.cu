@@ -18,8 +18,9 @@
 //
 // Exact float32 unless Exec::precision allows tensor cores: tf32, or fp16 / bf16, for which
 // the operands are (or are rounded to) the 16-bit type with float32 accumulation. At fp32 a
-// linear layer may instead run on gemm_3xtf32 (float32's accuracy on tf32 tensor cores)
-// where the tuning run finds it faster (choose_3xtf32).
+// linear layer may instead run on gemm_3xtf32 (float32's accuracy on tf32 tensor cores),
+// or, when its B is a weight, on gemm_f16x2 (float32's accuracy on fp16 tensor cores, B split
+// once), where the tuning run finds it faster (choose_own_gemm).
 // AOTC_CUDA_NO_LT=1 (read when a context is created) takes plain cuBLAS and the epilogue
 // pass for every GEMM, for comparisons; so does any GEMM cuBLASLt has no algorithm for.
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -479,33 +480,88 @@ int fastest_config(const Exec& ex, const EventPair& events, int configs, const R
   return chosen;
 }
 
+// A weight's split for gemm_f16x2 (null: none), made in the tuning run the first time the
+// weight is seen and kept by the tuning table for the context's life (an extra copy of the
+// weight's size in device memory): the weight's contents never change after creation.
+// AOTC_CUDA_NO_F16X2=1 (read at context creation) makes none.
+const void* weight_split(const Exec& ex, const GemmParams& p, const float* b) {
+  if (std::getenv("AOTC_CUDA_NO_F16X2") || !p.trans_b) return nullptr;
+  void* split = nullptr;
+  if (gemm_tuning_find_split(ex.tuning, b, &split) || !ex.tune) return split;
+  int* non_finite = nullptr;
+  int flag = 1;
+  if (cudaMalloc(&split, gemm_f16x2_split_bytes(p.n, p.k)) != cudaSuccess ||
+      cudaMalloc(&non_finite, sizeof(int)) != cudaSuccess ||
+      cudaMemsetAsync(non_finite, 0, sizeof(int), ex.stream) != cudaSuccess) {
+    cudaGetLastError();  // no split: the other kernels remain
+  } else {
+    gemm_f16x2_split_b(ex.stream, p.n, p.k, b, p.ldb, split, non_finite);
+    if (cudaMemcpyAsync(&flag, non_finite, sizeof(int), cudaMemcpyDeviceToHost, ex.stream) != cudaSuccess ||
+        cudaStreamSynchronize(ex.stream) != cudaSuccess)
+      flag = 1;
+  }
+  if (non_finite) cudaFree(non_finite);
+  if (flag != 0 && split) {
+    cudaFree(split);
+    split = nullptr;
+  }
+  if (!gemm_tuning_add_split(ex.tuning, b, split)) {
+    if (split) cudaFree(split);
+    note_error("GEMM tuning", "out of memory");
+    return nullptr;
+  }
+  return split;
+}
+
+// The own float32 kernel chosen for a product (OwnGemm::kind: -1 cuBLAS's path).
+struct OwnGemm {
+  int kind = -1;  // -1: cuBLAS; 0: gemm_3xtf32; 1: gemm_f16x2 over `split`
+  int config = -1;
+  const void* split = nullptr;
+};
+
 // Float32 linear layers (A B^T, one matrix) may run on gemm_3xtf32 instead: float32's
-// accuracy on tf32 tensor cores. Which one runs is timed per shape in the tuning run, every
-// supported config of gemm_3xtf32 against cuBLAS's path as tuned; the choice stays with
-// cuBLAS unless gemm_3xtf32 is clearly faster. Returns the config, or -1 for cuBLAS (also
-// without a tuning table, and with AOTC_CUDA_NO_3XTF32=1).
-int choose_3xtf32(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
-                  cudaDataType_t ab_type, const float* bias, float* c) {
+// accuracy on tf32 tensor cores; and a linear layer whose B is a weight (b_weight) on
+// gemm_f16x2 over the weight's split (weight_split). Which one runs is timed per shape in
+// the tuning run, every supported config of each against cuBLAS's path as tuned; the choice
+// stays with cuBLAS unless an own kernel is clearly faster. cuBLAS also without a tuning
+// table, and with AOTC_CUDA_NO_3XTF32=1 (no own kernel at all).
+OwnGemm choose_own_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
+                        cudaDataType_t ab_type, const float* bias, float* c, bool b_weight) {
   const GemmParams& p = bp.gemm;
-  if (ex.precision != Precision::Fp32 || ab_type != CUDA_R_32F || bp.batch != 1 || !ex.tuning) return -1;
-  if (std::getenv("AOTC_CUDA_NO_3XTF32")) return -1;  // read at context creation, like AOTC_CUDA_NO_LT
+  if (ex.precision != Precision::Fp32 || ab_type != CUDA_R_32F || bp.batch != 1 || !ex.tuning) return {};
+  if (std::getenv("AOTC_CUDA_NO_3XTF32")) return {};  // read at context creation, like AOTC_CUDA_NO_LT
   const auto* fa = static_cast<const float*>(a);
   const auto* fb = static_cast<const float*>(b);
+  const int configs_3x = gemm_3xtf32_configs();
+  const void* split = b_weight ? weight_split(ex, p, fb) : nullptr;
+  // Configs 0 .. configs_3x - 1 are gemm_3xtf32's, the next ones gemm_f16x2's.
   const auto runs = [&](int config) {
-    return gemm_3xtf32_supported(p, fa, fb, config) &&
-           gemm_3xtf32_workspace_bytes(p, config) <= ex.workspace_bytes;
+    if (config < configs_3x)
+      return gemm_3xtf32_supported(p, fa, fb, config) &&
+             gemm_3xtf32_workspace_bytes(p, config) <= ex.workspace_bytes;
+    return split && gemm_f16x2_supported(p, fa, split, config - configs_3x) &&
+           gemm_f16x2_workspace_bytes(p, config - configs_3x) <= ex.workspace_bytes;
   };
+  const auto own_of = [&](int config) {
+    if (config < 0) return OwnGemm{};
+    return config < configs_3x ? OwnGemm{0, config, nullptr} : OwnGemm{1, config - configs_3x, split};
+  };
+  const int configs = configs_3x + gemm_f16x2_configs();
   bool any = false;
-  for (int config = 0; config < gemm_3xtf32_configs() && !any; ++config) any = runs(config);
-  if (!any) return -1;
-  const GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), ab_type, a, b, bias, c);
+  for (int config = 0; config < configs && !any; ++config) any = runs(config);
+  if (!any) return {};
+  GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), ab_type, a, b, bias, c);
+  key.fields[24] = b_weight;
   int chosen = -1;
-  if (gemm_tuning_find_3xtf32(ex.tuning, key, &chosen) || !ex.tune) return chosen;
+  if (gemm_tuning_find_3xtf32(ex.tuning, key, &chosen) || !ex.tune)
+    // Another weight of this shape may have chosen the split where this one has none.
+    return chosen >= 0 && runs(chosen) ? own_of(chosen) : OwnGemm{};
 
   const EventPair events;
   if (!events.ok) {
     note_error("GEMM tuning", "cudaEventCreate failed");
-    return -1;
+    return {};
   }
   const float cublas_ms = median_time(ex, events, [&] {
     cublas_gemm(ex, bp, a, b, ab_type, bias, c);
@@ -513,26 +569,35 @@ int choose_3xtf32(const Exec& ex, const BatchedGemmParams& bp, const void* a, co
   });
   float best = -1.0f;
   chosen = fastest_config(
-      ex, events, gemm_3xtf32_configs(), runs,
-      [&](int config) { gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace); }, &best);
+      ex, events, configs, runs,
+      [&](int config) {
+        if (config < configs_3x)
+          gemm_3xtf32(ex.stream, p, fa, fb, bias, c, config, ex.workspace);
+        else
+          gemm_f16x2(ex.stream, p, fa, split, bias, c, config - configs_3x, ex.workspace);
+      },
+      &best);
   // As for cuBLASLt's candidates (lt_gemm): timing noise alone should not change the kernel.
   constexpr float kMargin = 0.97f;
   if (cublas_ms >= 0.0f && !(best >= 0.0f && best < kMargin * cublas_ms)) chosen = -1;
   if (trace())
-    std::fprintf(stderr,
-                 "aotc: GEMM %lldx%lldx%lld float32: cuBLAS %.4f ms, 3xTF32 %.4f ms (config %d): %s\n",
+    std::fprintf(stderr, "aotc: GEMM %lldx%lldx%lld float32%s: cuBLAS %.4f ms, own %.4f ms (config %d): %s\n",
                  static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
-                 cublas_ms, best, chosen, chosen >= 0 ? "3xTF32" : "cuBLAS");
+                 b_weight ? " (B a weight)" : "", cublas_ms, best, chosen,
+                 chosen < 0            ? "cuBLAS"
+                 : chosen < configs_3x ? "3xTF32"
+                                       : "2xFP16");
   if (!gemm_tuning_add_3xtf32(ex.tuning, key, chosen)) {
     note_error("GEMM tuning", "out of memory");
-    return -1;
+    return {};
   }
-  return chosen;
+  return own_of(chosen);
 }
 
 // The product and its epilogue, operands of type ab_type.
+// b_weight: B is a weight (gemm_weight_f32), which gemm_f16x2 may take split.
 void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
-               cudaDataType_t ab_type, const float* bias, float* c) {
+               cudaDataType_t ab_type, const float* bias, float* c, bool b_weight = false) {
   const GemmParams& p = bp.gemm;
   if (p.m <= 0 || p.n <= 0 || bp.batch <= 0) return;
   if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || bp.batch > INT32_MAX) {
@@ -548,9 +613,12 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
     run_pass(ex, bp, everything(p, bias), bias, c);
     return;
   }
-  if (const int config = choose_3xtf32(ex, bp, a, b, ab_type, bias, c); config >= 0) {
-    gemm_3xtf32(ex.stream, p, static_cast<const float*>(a), static_cast<const float*>(b), bias, c, config,
+  if (const OwnGemm own = choose_own_gemm(ex, bp, a, b, ab_type, bias, c, b_weight); own.kind == 0) {
+    gemm_3xtf32(ex.stream, p, static_cast<const float*>(a), static_cast<const float*>(b), bias, c, own.config,
                 ex.workspace);
+    return;
+  } else if (own.kind == 1) {
+    gemm_f16x2(ex.stream, p, static_cast<const float*>(a), own.split, bias, c, own.config, ex.workspace);
     return;
   }
   cublas_gemm(ex, bp, a, b, ab_type, bias, c);
@@ -618,6 +686,15 @@ int choose_implicit_conv(const Exec& ex, const BatchedGemmParams& bp, const Conv
   return chosen;
 }
 
+// One product as a batch of one.
+BatchedGemmParams single(const GemmParams& p) {
+  BatchedGemmParams bp;
+  bp.gemm = p;
+  bp.batch = 1;
+  bp.stride_c = p.m * p.ldc;
+  return bp;
+}
+
 cudaDataType_t type_16bit(Precision precision) {
   return precision == Precision::Fp16 ? CUDA_R_16F : CUDA_R_16BF;
 }
@@ -655,29 +732,23 @@ void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit
     round_to_16bit(ex.stream, ex.precision, gemm_b_extent(p), static_cast<const float*>(b), at);
     b = at;
   }
-  BatchedGemmParams bp;
-  bp.gemm = p;
-  bp.batch = 1;
-  bp.stride_c = p.m * p.ldc;
-  gemm_impl(ex, bp, a, b, type_16bit(ex.precision), bias, c);
+  gemm_impl(ex, single(p), a, b, type_16bit(ex.precision), bias, c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c) {
-  BatchedGemmParams bp;
-  bp.gemm = p;
-  bp.batch = 1;
-  bp.stride_c = p.m * p.ldc;
-  batched_gemm_f32(ex, bp, a, b, bias, c);
+  gemm_impl(ex, single(p), a, b, CUDA_R_32F, bias, c);
+}
+
+void gemm_weight_f32(const Exec& ex, const GemmParams& p, const float* a, const float* w, const float* bias,
+                     float* c) {
+  gemm_impl(ex, single(p), a, w, CUDA_R_32F, bias, c, true);
 }
 
 void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const float* x,
                         const float* w, const float* bias, float* c, float* columns) {
   if (p.m <= 0 || p.n <= 0) return;
-  BatchedGemmParams bp;
-  bp.gemm = p;
-  bp.batch = 1;
-  bp.stride_c = p.m * p.ldc;
+  const BatchedGemmParams bp = single(p);
   if (const int config = choose_implicit_conv(ex, bp, conv, x, w, bias, c, columns); config >= 0) {
     implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
     return;

@@ -76,6 +76,11 @@ void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* 
               float* c);
 void batched_gemm_f32(const Exec& ex, const BatchedGemmParams& p, const float* a, const float* b,
                       const float* bias, float* c);
+// gemm_f32 whose B (p.trans_b: n x k) is a weight: its contents are set before the context's
+// tuning run and never change, so at fp32 the product may run on gemm_f16x2 over a split of
+// it made once in the tuning run (gemm_cublas.cu, weight_split).
+void gemm_weight_f32(const Exec& ex, const GemmParams& p, const float* a, const float* w, const float* bias,
+                     float* c);
 // batched_gemm_f32 with both operands already in the precision's 16-bit type (fp16, bf16):
 // float32 accumulation and output (the GEMM convolutions, conv2d.cu).
 void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& p, const void* a, const void* b,
@@ -95,6 +100,19 @@ bool gemm_3xtf32_supported(const GemmParams& p, const float* a, const float* b, 
 size_t gemm_3xtf32_workspace_bytes(const GemmParams& p, int config);
 void gemm_3xtf32(cudaStream_t stream, const GemmParams& p, const float* a, const float* b, const float* bias,
                  float* c, int config, void* workspace);
+// gemm_3xtf32's product with fp16 parts (gemm_3xtf32.cu, "Two fp16 parts"): B (n x k, rows
+// ldb apart, every value finite) split once by gemm_f16x2_split_b into split_b
+// (gemm_f16x2_split_bytes, 16-byte aligned; *non_finite, a device int, set to 1 where B has
+// an infinity or a NaN, and the split then unusable), A split per row and slice in the loop.
+// p.ldb is B's, not the split's. Configs and workspace as gemm_3xtf32's.
+size_t gemm_f16x2_split_bytes(int64_t n, int64_t k);
+void gemm_f16x2_split_b(cudaStream_t stream, int64_t n, int64_t k, const float* b, int64_t ldb, void* split_b,
+                        int* non_finite);
+int gemm_f16x2_configs();
+bool gemm_f16x2_supported(const GemmParams& p, const float* a, const void* split_b, int config);
+size_t gemm_f16x2_workspace_bytes(const GemmParams& p, int config);
+void gemm_f16x2(cudaStream_t stream, const GemmParams& p, const float* a, const void* split_b,
+                const float* bias, float* c, int config, void* workspace);
 // A convolution over an NHWC input as gemm_3xtf32's product with A gathered from the input
 // as it goes (implicit GEMM, no unfolded columns): p is the product over the unfolded input
 // (m = n * h_out * w_out rows, n = c_out, k = kernel_h * kernel_w * c_in, B = w as (c_out,
