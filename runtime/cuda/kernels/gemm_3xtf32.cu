@@ -594,23 +594,25 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
                                                                  16 * s2 + 8 * j + 2 * t);
       // Each row's largest magnitude over the slice (its 32 values lie in the 4 threads of a
       // quad; split_rows_f16x2 combines them), as bits: nonnegative floats order as their
-      // bits do. `magnitude` maps a value to its bits without the sign.
+      // bits do. `magnitude` maps a value to the value whose magnitude counts.
       uint32_t top[MT][2];
       const auto row_tops = [&](auto magnitude) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            uint32_t m = 0;
+            float m = 0.0f;
 #pragma unroll
             for (int s2 = 0; s2 < 2; ++s2)
 #pragma unroll
               for (int j = 0; j < 2; ++j)
-                m = max(m, max(magnitude(a[mt][h][s2][j].x), magnitude(a[mt][h][s2][j].y)));
-            top[mt][h] = m;
+                m = fmaxf(m, fmaxf(fabsf(magnitude(a[mt][h][s2][j].x)), fabsf(magnitude(a[mt][h][s2][j].y))));
+            top[mt][h] = __float_as_uint(m);
           }
       };
-      row_tops([](float x) { return __float_as_uint(x) & 0x7fffffffu; });
+      // (fmaxf skips NaNs: a row with one goes the fast way, and its results are NaNs either
+      // way; an infinity is a largest magnitude past float32's finite ones.)
+      row_tops([](float x) { return x; });
       if (__all_sync(0xffffffffu, max_of(top) < 0x7f800000u)) {
         uint32_t a_big[MT][2][4], a_small[MT][2][4];
         split_rows_f16x2<MT, false>(a, top, a_big, a_big, a_small, unscale);
@@ -619,7 +621,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
         // Infinities and NaNs: the scale from the finite values; a non-finite value is its
         // own big part, with 0 as small part and as the big part that meets B's small parts
         // (an infinity times a zero small part would be a NaN that float32 has not).
-        row_tops(finite_magnitude);
+        row_tops([](float x) { return __uint_as_float(finite_magnitude(x)); });
         uint32_t a_big[MT][2][4], a_cross[MT][2][4], a_small[MT][2][4];
         split_rows_f16x2<MT, true>(a, top, a_big, a_cross, a_small, unscale);
         products(a_big, a_cross, a_small);
