@@ -81,6 +81,7 @@ rt::GemmParams gemm_params_of(const ir::Op& op) {
   p.bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
   p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
   p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
+  if (op.has("activation")) p.activation = static_cast<rt::GemmActivation>(op.i("activation"));
   return p;
 }
 
@@ -89,6 +90,8 @@ ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
   // The residual input (4th, optional) goes into the parameters: the kernel call keeps its
   // four operands.
   if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
+  if (op.has("activation"))  // fuse_gemm_gelu_cuda.cpp
+    p.raw("activation", "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i("activation")) + ")");
   return p;
 }
 

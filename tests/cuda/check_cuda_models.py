@@ -157,7 +157,7 @@ def main():
     ap.add_argument("--models", default="mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
                     "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,"
                     "views_slicing_traced,views_permutes_traced,views_splits_traced,einsum_ops,pw_arith,pw_activations,"
-                    "pw_composite_float,pw_activations_traced,pw_masks")
+                    "pw_composite_float,pw_activations_traced,pw_masks,mlp_gelu,encoder_pre_gelu")
     ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
     ap.add_argument("--cuda-arch", default="sm_90")
     ap.add_argument("--json", default="")

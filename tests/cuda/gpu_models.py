@@ -60,6 +60,31 @@ def _encoder_layers(norm_first, activation, layers):
     return build
 
 
+class _MlpGelu(torch.nn.Module):
+    """Linear layers followed by GELUs (tanh, then erf), which the CUDA generator fuses into
+    the GEMMs' epilogue, and one whose result is also read by the add after its GELU, which
+    it must not."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(37, 64)
+        self.b = torch.nn.Linear(64, 48)
+        self.c = torch.nn.Linear(48, 48)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.a(x), approximate="tanh")
+        h = torch.nn.functional.gelu(self.b(h))
+        g = self.c(h)
+        return torch.nn.functional.gelu(g) + g
+
+
+def _mlp_gelu():
+    torch.manual_seed(3)
+    m = _MlpGelu().eval()
+    x = torch.randn(7, 37) * 3.0
+    return torch.jit.script(m), [("x", x)], m
+
+
 def _bert_base():
     """The BERT-style encoder of the CPU suite (tests/e2e/models_sequence.py) at BERT-base
     size: vocabulary 30522, 12 layers, width 768, 12 heads, feed-forward 3072, sequence 128,
@@ -93,6 +118,7 @@ GPU_MODELS["vit_b_16_64"] = _vit_b_16(64)
 GPU_MODELS["bert_base"] = _bert_base
 GPU_MODELS["encoder_post_relu"] = _encoder_layers(False, "relu", 2)
 GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
+GPU_MODELS["mlp_gelu"] = _mlp_gelu
 for _name in ["mlp", "small_cnn", "conv_shapes", "winograd_shapes", "two_inputs", "activations", "dict_out",
               # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
               "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",

@@ -813,3 +813,46 @@ TEST_CASE("cuda: --cuda-arch parsing") {
   for (const char* bad : {"sm_61", "90", "sm_", "sm_9a", "compute_90", "sm_1234", ""})
     CHECK_THROWS_AS(codegen::cuda::parse_cuda_arch(bad), CompileError);
 }
+
+TEST_CASE("cuda: a linear layer's GELU becomes the GEMM's epilogue, unless the GEMM's result is read again") {
+  // y = gelu(x W1^T) (fused); z = gelu(y W2^T) + y W2^T (not: the product is read twice).
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {2, 8}, "x");
+  const auto linear = [&](int in, int n) {
+    const int w = g.add_f32_constant({n, 8}, std::vector<float>(static_cast<size_t>(n) * 8, 0.25f));
+    const int out = g.add_value(ir::DType::Float32, {2, n});
+    g.add_op("gemm", {in, w, -1}, {out}, where(1)).attrs = {
+        {"m", int64_t{2}},     {"n", int64_t{n}},   {"k", int64_t{8}},         {"trans_a", false},
+        {"trans_b", true},     {"lda", int64_t{8}}, {"ldb", int64_t{8}},       {"ldc", int64_t{n}},
+        {"alpha", 1.0},        {"beta", 1.0},       {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
+        {"clamp_hi", INFINITY}};
+    return out;
+  };
+  const auto gelu = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, g.value(in).shape);
+    g.add_op("unary", {in}, {out}, where(2)).attrs = {
+        {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
+    return out;
+  };
+  const int y = gelu(linear(x, 8));
+  const int p = linear(y, 8);
+  const int z = g.add_value(ir::DType::Float32, {2, 8});
+  g.add_op("binary", {gelu(p), p}, {z}, where(3)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
+                                                           {"alpha", 1.0}};
+  g.outputs.push_back({z, "z"});
+  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  int fused = 0, unary = 0;
+  for (const ir::Op& op : g.ops) {
+    if (op.kind == "gemm" && op.has("activation")) {
+      ++fused;
+      CHECK(op.i("activation") == static_cast<int64_t>(rt::GemmActivation::GeluErf));
+    }
+    unary += op.kind == "unary";
+  }
+  CHECK(fused == 1);
+  CHECK(unary == 1);
+  codegen::cuda::CudaOptions options;
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+  CHECK(src.model_cpp.find("static_cast<aotc::rt::GemmActivation>(1)") != std::string::npos);
+}

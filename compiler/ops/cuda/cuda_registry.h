@@ -79,8 +79,8 @@ CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index
 void check_cuda_support(const ir::Graph& graph);
 
 // Prepares a graph that ran the default passes for CUDA codegen: fuses a relu/clamp into
-// the binary op (residual add) it follows, runs a CNN in NHWC where that pays (its
-// convolutions become GEMMs), picks the other convolutions' paths for the precision
+// the binary op (residual add) it follows and a GELU into the linear layer before it, runs a CNN in NHWC
+// where that pays (its convolutions become GEMMs), picks the other convolutions' paths for the precision
 // (converting weights for fp16/bf16), fuses residual adds into GEMMs and GEMM convolutions,
 // sets each op's CUDA scratch (no per-thread CPU scratch) and plans the memory again.
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision);
@@ -90,6 +90,7 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision); 
 void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);       // conv2d_paths_cuda.cpp
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);      // gemm_operands_cuda.cpp
 void fold_depthwise_input(ir::Graph& graph);  // fold_depthwise_input_cuda.cpp
+void fuse_gemm_gelu(ir::Graph& graph);        // fuse_gemm_gelu_cuda.cpp
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest
 // even (weights_16bit_cuda.cpp).

@@ -1,7 +1,7 @@
 // bias_clamp.cu - the epilogue of GEMMs and convolutions that cuBLAS computes: adds the
 // bias (per row, per column or full; baddbmm's bias may differ per matrix) and a residual
 // (transformer blocks: x + proj(...)), then clamps (fused relu / relu6 / hardtanh), in one
-// pass over C.
+// pass over C; a linear layer's fused GELU (GemmParams::activation) comes after the bias.
 //
 // A thread takes kVec consecutive columns of one row; consecutive threads take consecutive
 // runs, row after row, over every matrix, so blocks stay full however short the rows are (a
@@ -26,6 +26,7 @@ struct Epilogue {
   float beta;
   const float* bias;
   int64_t stride_bias;
+  GemmActivation activation;
   const float* residual;
   int64_t ldr, stride_residual;
   float lo, hi;
@@ -72,7 +73,7 @@ __global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, 
       x += e.beta * bias[col0 + j];
     else if (e.kind == BiasKind::Full)
       x += e.beta * bias[static_cast<int64_t>(row) * e.n + col0 + j];
-    v[j] = clamp_apply(x + r[j], e.lo, e.hi);
+    v[j] = clamp_apply(activation_apply(e.activation, x) + r[j], e.lo, e.hi);
   }
   if constexpr (kVector) {
     *reinterpret_cast<float4*>(at) = make_float4(v[0], v[1], v[2], v[3]);
@@ -88,8 +89,9 @@ bool vector_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 
 }  // namespace
 
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
-                    BiasKind kind, float beta, const float* bias, int64_t stride_bias, const float* residual,
-                    int64_t ldr, int64_t stride_residual, float clamp_lo, float clamp_hi, float* c) {
+                    BiasKind kind, float beta, const float* bias, int64_t stride_bias,
+                    GemmActivation activation, const float* residual, int64_t ldr, int64_t stride_residual,
+                    float clamp_lo, float clamp_hi, float* c) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (!bias) kind = BiasKind::None;
   if (kind == BiasKind::None) bias = nullptr;
@@ -108,6 +110,7 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
   e.beta = beta;
   e.bias = bias;
   e.stride_bias = stride_bias;
+  e.activation = activation;
   e.residual = residual;
   e.ldr = ldr;
   e.stride_residual = stride_residual;

@@ -205,7 +205,8 @@ struct Args {
   // Epilogue, applied where the whole sum is known: c = clamp(alpha * AB^T + beta * bias +
   // residual).
   float alpha, beta, clamp_lo, clamp_hi;
-  const float* col_scale;  // TwoF16: each column's sum times its factor first (B's unscale)
+  const float* col_scale;     // TwoF16: each column's sum times its factor first (B's unscale)
+  GemmActivation activation;  // after the bias, before the residual
   BiasKind bias_kind;
   const float* bias;
   const float* residual;
@@ -227,6 +228,7 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t co
     v += p.beta * p.bias[row];
   else if (p.bias_kind == BiasKind::Full)
     v += p.beta * p.bias[row * p.n + col];
+  v = activation_apply(p.activation, v);
   if (p.residual) v += p.residual[row * p.ldr + col];
   return clamp_apply(v, p.clamp_lo, p.clamp_hi);
 }
@@ -1063,6 +1065,7 @@ void run(cudaStream_t stream, const Tile& tile, const GemmParams& p, Args& args,
   args.clamp_lo = p.clamp_lo;
   args.clamp_hi = p.clamp_hi;
   args.bias_kind = bias ? p.bias_kind : BiasKind::None;
+  args.activation = p.activation;
   args.bias = bias;
   args.residual = p.residual;
   args.ldr = p.ldr;

@@ -77,7 +77,8 @@ struct EpiloguePlan {
   cublasLtEpilogue_t lt = CUBLASLT_EPILOGUE_DEFAULT;
   bool lt_bias = false, lt_residual = false;
   bool pass_bias = false, pass_residual = false, pass_clamp = false;
-  bool pass() const { return pass_bias || pass_residual || pass_clamp; }
+  bool pass_activation = false;  // a GELU (GemmParams::activation): never cuBLASLt's (tanh only)
+  bool pass() const { return pass_bias || pass_residual || pass_clamp || pass_activation; }
 };
 
 EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
@@ -88,8 +89,12 @@ EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
   e.lt_bias = with_bias && p.bias_kind == BiasKind::PerColumn && p.beta == 1.0f && bp.stride_bias == 0 &&
               alignment_of(bias) >= 16;
   e.pass_bias = with_bias && !e.lt_bias;
-  e.lt_residual = p.residual != nullptr;
-  const bool lt_relu = is_relu(p) && !e.pass_bias && !e.pass_residual && !std::getenv("AOTC_CUDA_LT_NO_RELU");
+  // A GELU comes before the residual: both go to the pass.
+  e.pass_activation = p.activation != GemmActivation::None;
+  e.lt_residual = p.residual != nullptr && !e.pass_activation;
+  e.pass_residual = p.residual != nullptr && e.pass_activation;
+  const bool lt_relu = is_relu(p) && !e.pass_bias && !e.pass_residual && !e.pass_activation &&
+                       !std::getenv("AOTC_CUDA_LT_NO_RELU");
   e.pass_clamp = has_clamp(p) && !lt_relu;
   e.lt = e.lt_bias ? (lt_relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                    : (lt_relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
@@ -166,7 +171,8 @@ GemmTuningKey key_of(const Exec& ex, const BatchedGemmParams& bp, const Epilogue
                             alignment_of(b),
                             alignment_of(c),
                             e.lt_residual ? alignment_of(p.residual) : 0,
-                            e.lt_bias ? alignment_of(bias) : 0};
+                            e.lt_bias ? alignment_of(bias) : 0,
+                            static_cast<int64_t>(p.activation)};
   // The last three fields are choose_implicit_conv's (a convolution's geometry).
   static_assert(sizeof fields / sizeof fields[0] <= GemmTuningKey::kFields - 3);
   GemmTuningKey key;
@@ -424,6 +430,7 @@ EpiloguePlan everything(const GemmParams& p, const float* bias) {
   all.pass_bias = p.bias_kind != BiasKind::None && bias;
   all.pass_residual = p.residual != nullptr;
   all.pass_clamp = has_clamp(p);
+  all.pass_activation = p.activation != GemmActivation::None;
   return all;
 }
 
@@ -434,7 +441,8 @@ void run_pass(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e
   if (!e.pass()) return;
   bias_clamp_f32(
       ex.stream, bp.batch, p.m, p.n, p.ldc, bp.stride_c, e.pass_bias ? p.bias_kind : BiasKind::None, p.beta,
-      bias, bp.stride_bias, e.pass_residual ? p.residual : nullptr, p.ldr, bp.stride_c,
+      bias, bp.stride_bias, e.pass_activation ? p.activation : GemmActivation::None,
+      e.pass_residual ? p.residual : nullptr, p.ldr, bp.stride_c,
       e.pass_clamp ? p.clamp_lo : -__builtin_inff(), e.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
 }
 

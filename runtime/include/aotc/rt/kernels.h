@@ -27,6 +27,15 @@ enum class BiasKind : int32_t {
   Full = 3,       // bias[m * n], row-major m x n
 };
 
+// A GELU applied to the product and bias before the residual and the clamp (the CUDA
+// generator fuses a linear layer's GELU: compiler/ops/cuda/fuse_gemm_gelu_cuda.cpp; the CPU
+// kernels never see one).
+enum class GemmActivation : int32_t {
+  None = 0,
+  GeluErf = 1,   // 0.5 x (1 + erf(x / sqrt 2)), nn.GELU()
+  GeluTanh = 2,  // nn.GELU(approximate="tanh")
+};
+
 struct GemmParams {
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false;               // A is stored k x m (row-major) and used transposed
@@ -41,6 +50,8 @@ struct GemmParams {
   // It may not alias C. (Transformer blocks: out = x + proj(attention(x)).)
   const float* residual = nullptr;
   int64_t ldr = 0;
+  // C = clamp(activation(alpha * op(A) op(B) + beta * bias) + residual) (CUDA only).
+  GemmActivation activation = GemmActivation::None;
 };
 
 // C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * bias (+ residual), clamped.

@@ -134,12 +134,13 @@ void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dPa
 // is created) takes im2col + gemm_f32 / the implicit GEMM always.
 void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const float* x,
                         const float* w, const float* bias, float* c, float* columns);
-// c[i * stride_c + r * ldc + col] += beta * bias[i * stride_bias + ...] (by kind)
-// + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to [lo, hi],
-// for i < batch, r < m, col < n.
+// c[i * stride_c + r * ldc + col] = activation(c + beta * bias[i * stride_bias + ...] (by
+// kind)) + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to
+// [lo, hi], for i < batch, r < m, col < n.
 void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
-                    BiasKind kind, float beta, const float* bias, int64_t stride_bias, const float* residual,
-                    int64_t ldr, int64_t stride_residual, float clamp_lo, float clamp_hi, float* c);
+                    BiasKind kind, float beta, const float* bias, int64_t stride_bias,
+                    GemmActivation activation, const float* residual, int64_t ldr, int64_t stride_residual,
+                    float clamp_lo, float clamp_hi, float* c);
 
 // ---------------------------------------------------------------- convolution
 // residual (null, or y's shape): added before the clamp (a ResNet block's skip connection,

@@ -220,4 +220,11 @@ __device__ __forceinline__ float clamp_apply(float x, float lo, float hi) {
   return x != x ? x : fminf(fmaxf(x, lo), hi);
 }
 
+// A GEMM epilogue's activation (GemmParams::activation): the unary ops' own formulas.
+__device__ __forceinline__ float activation_apply(GemmActivation activation, float x) {
+  if (activation == GemmActivation::GeluErf) return unary_apply<UnaryOp::GeluErf>(x, 0.0f, 0.0f);
+  if (activation == GemmActivation::GeluTanh) return unary_apply<UnaryOp::GeluTanh>(x, 0.0f, 0.0f);
+  return x;
+}
+
 }  // namespace aotc::rt::cuda
