@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <new>
+#include <tuple>
 #include <vector>
 
 namespace aotc::rt::cuda {
@@ -19,7 +20,8 @@ struct GemmTuning {
   };
   std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
   std::map<GemmTuningKey, int, Less> chosen_3xtf32;
-  std::map<const void*, void*> splits;  // weight -> its gemm_f16x2 split (owned), or null
+  // (weight, n, k, ldb) -> the weight's gemm_f16x2 split (owned), or null
+  std::map<std::tuple<const void*, int64_t, int64_t, int64_t>, void*> splits;
   int64_t candidates_timed = 0;
   void* flush = nullptr;
   size_t flush_bytes = 0;
@@ -73,17 +75,19 @@ bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int co
   }
 }
 
-bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, void** split) {
+bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb,
+                            void** split) {
   if (!tuning) return false;
-  const auto it = tuning->splits.find(weight);
+  const auto it = tuning->splits.find({weight, n, k, ldb});
   if (it == tuning->splits.end()) return false;
   *split = it->second;
   return true;
 }
 
-bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, void* split) {
+bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb,
+                           void* split) {
   try {
-    tuning->splits.insert_or_assign(weight, split);
+    tuning->splits.insert_or_assign({weight, n, k, ldb}, split);
     return true;
   } catch (const std::bad_alloc&) {
     return false;

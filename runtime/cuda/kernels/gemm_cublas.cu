@@ -489,13 +489,13 @@ int fastest_config(const Exec& ex, const EventPair& events, int configs, const R
 }
 
 // A weight's split for gemm_f16x2 (null: none), made in the tuning run the first time the
-// weight is seen and kept by the tuning table for the context's life (an extra copy of the
-// weight's size in device memory): the weight's contents never change after creation.
+// weight is seen as this n x k matrix and kept by the tuning table for the context's life (an extra copy of
+// the weight's size in device memory): the weight's contents never change after creation.
 // AOTC_CUDA_NO_F16X2=1 (read at context creation) makes none.
 const void* weight_split(const Exec& ex, const GemmParams& p, const float* b) {
   if (std::getenv("AOTC_CUDA_NO_F16X2") || !p.trans_b) return nullptr;
   void* split = nullptr;
-  if (gemm_tuning_find_split(ex.tuning, b, &split) || !ex.tune) return split;
+  if (gemm_tuning_find_split(ex.tuning, b, p.n, p.k, p.ldb, &split) || !ex.tune) return split;
   int* non_finite = nullptr;
   int flag = 1;
   if (cudaMalloc(&split, gemm_f16x2_split_bytes(p.n, p.k)) != cudaSuccess ||
@@ -513,7 +513,7 @@ const void* weight_split(const Exec& ex, const GemmParams& p, const float* b) {
     cudaFree(split);
     split = nullptr;
   }
-  if (!gemm_tuning_add_split(ex.tuning, b, split)) {
+  if (!gemm_tuning_add_split(ex.tuning, b, p.n, p.k, p.ldb, split)) {
     if (split) cudaFree(split);
     note_error("GEMM tuning", "out of memory");
     return nullptr;
