@@ -370,11 +370,12 @@ int main(int argc, char** argv) {
   if (split_reported != 0) std::printf("FAIL f16x2: finite weights reported as non-finite\n");
 
   const bool profile = argc > 2 && std::string(argv[2]) == "profile";
-  const int failures = profile ? 0
-                               : check_odd_shapes(stream, workspace, ws_bytes, false) +
-                                     check_non_finite(stream, workspace, ws_bytes, false) +
-                                     check_odd_shapes(stream, workspace, ws_bytes, true) +
-                                     check_non_finite(stream, workspace, ws_bytes, true);
+  const int failures =
+      (split_reported != 0) + (profile ? 0
+                                       : check_odd_shapes(stream, workspace, ws_bytes, false) +
+                                             check_non_finite(stream, workspace, ws_bytes, false) +
+                                             check_odd_shapes(stream, workspace, ws_bytes, true) +
+                                             check_non_finite(stream, workspace, ws_bytes, true));
   GemmTuning* tuning = gemm_tuning_create();
   gemm_tuning_set_flush(tuning, flush, flush_bytes);
   auto exec = [&](Precision precision, bool tune) {

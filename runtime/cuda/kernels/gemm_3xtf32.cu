@@ -938,7 +938,7 @@ dim3 grid_of(const Args& args, int bm, int bn, int parts) {
 
 template <int BM, int BN, int WarpsM, int WarpsN, Product Kind, bool Gather>
 void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
-  constexpr int kSmem = (kStages * (BM + BN) * kRowFloats) * static_cast<int>(sizeof(float));
+  constexpr int kSmem = kStages * (BM + BN) * kRowFloats * static_cast<int>(sizeof(float));
   launch_parts(gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, true, Kind, Gather>,
                gemm_3xtf32_kernel<BM, BN, WarpsM, WarpsN, false, Kind, Gather>, grid_of(args, BM, BN, parts),
                WarpsM * WarpsN * 32, kSmem, stream, args, parts, cluster);
