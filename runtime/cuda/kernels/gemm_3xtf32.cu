@@ -36,6 +36,7 @@
 // convolution also has a loop on Hopper's warpgroup MMA (implicit_conv_wgmma_kernel, below):
 // the tuning times its tiles with the others'.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/f16x2_split.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cooperative_groups.h>
@@ -109,54 +110,12 @@ enum class Product {
   TwoF16,     // float32's accuracy, B split beforehand (split_b_f16x2_kernel), A by each warp
 };
 
-__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 template <int N>
 __device__ __forceinline__ uint32_t max_of(const uint32_t (&v)[N][2]) {
   uint32_t m = 0;
 #pragma unroll
   for (int i = 0; i < N; ++i) m = max(m, max(v[i][0], v[i][1]));
   return m;
-}
-
-// |x|'s bits, or 0 where x is an infinity or a NaN.
-__device__ __forceinline__ uint32_t finite_magnitude(float x) {
-  const uint32_t bits = __float_as_uint(x) & 0x7fffffffu;
-  return bits < 0x7f800000u ? bits : 0u;
-}
-
-// The biased exponent of the factor 2^e that moves a largest magnitude (its bits: finite,
-// nonnegative) into [2^14, 2^15): 127 + 14 - its exponent, at most 253 (2^126, for zeros and
-// subnormals), so that the factor and its inverse (254 - this) are normal floats.
-__device__ __forceinline__ int f16x2_scale_field(uint32_t top) {
-  return min(268 - static_cast<int>(top >> 23), 253);
-}
-
-__device__ __forceinline__ uint32_t half2_bits(__half2 h) { return *reinterpret_cast<const uint32_t*>(&h); }
-
-// x * scale as fp16 big and small parts (two values, packed as the mma reads them). Careful:
-// a non-finite value keeps 0 as small part and as `cross` (the big part that meets the other
-// operand's small parts); otherwise cross is big.
-template <bool Careful>
-__device__ __forceinline__ void split_pair_f16x2(float2 v, float scale, uint32_t& big, uint32_t& cross,
-                                                 uint32_t& small) {
-  const float2 x = make_float2(v.x * scale, v.y * scale);
-  const __half2 hi = __float22half2_rn(x);
-  const float2 back = __half22float2(hi);
-  const __half2 lo = __float22half2_rn(make_float2(x.x - back.x, x.y - back.y));
-  big = half2_bits(hi);
-  small = half2_bits(lo);
-  cross = big;
-  if constexpr (Careful) {
-    const uint32_t keep = (isfinite(v.x) ? 0x0000ffffu : 0u) | (isfinite(v.y) ? 0xffff0000u : 0u);
-    small &= keep;
-    cross &= keep;
-  }
 }
 
 // A's fragments of a slice split (a, top: the gemm kernel's): each row's largest magnitude
@@ -886,19 +845,7 @@ __global__ void split_b_f16x2_kernel(int64_t k, const float* b, int64_t ldb, int
     const float2 v = make_float2(kk < k ? src[kk] : 0.0f, kk + 1 < k ? src[kk + 1] : 0.0f);
     uint32_t big, cross, small;
     split_pair_f16x2<false>(v, scale, big, cross, small);
-    // A nonzero value below fp16's range at the row's scale (2^-38 of the row's largest or
-    // less) becomes fp16's smallest magnitude of its sign rather than 0, so that an infinite
-    // activation times it is an infinity, as in float32, not infinity times zero (a NaN).
-    // The change is below 2^-38 of the row's largest value.
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const float value = half ? v.y : v.x;
-      const int shift = 16 * half;
-      if (value != 0.0f && ((big >> shift) & 0x7fffu) == 0) {
-        big = (big & ~(0xffffu << shift)) | ((value < 0.0f ? 0x8001u : 0x0001u) << shift);
-        small &= ~(0xffffu << shift);
-      }
-    }
+    keep_tiny_f16x2(v, big, small);
     split[row * kp + block16 * 16 + q] = big;
     split[row * kp + block16 * 16 + 8 + q] = small;
   }
