@@ -20,8 +20,13 @@ struct GemmTuning {
   };
   std::map<GemmTuningKey, cublasLtMatmulAlgo_t, Less> chosen;
   std::map<GemmTuningKey, int, Less> chosen_3xtf32;
-  // (weight, n, k, ldb) -> the weight's gemm_f16x2 split (owned), or null
-  std::map<std::tuple<const void*, int64_t, int64_t, int64_t>, void*> splits;
+  // (weight, n, k, ldb) -> the weight's gemm_f16x2 split (owned, or null), and whether a
+  // product chose gemm_f16x2 over it
+  struct Split {
+    void* buffer = nullptr;
+    bool used = false;
+  };
+  std::map<std::tuple<const void*, int64_t, int64_t, int64_t>, Split> splits;
   int64_t candidates_timed = 0;
   void* flush = nullptr;
   size_t flush_bytes = 0;
@@ -32,7 +37,7 @@ GemmTuning* gemm_tuning_create() { return new (std::nothrow) GemmTuning(); }
 void gemm_tuning_destroy(GemmTuning* tuning) {
   if (!tuning) return;
   for (const auto& entry : tuning->splits)
-    if (entry.second) cudaFree(entry.second);
+    if (entry.second.buffer) cudaFree(entry.second.buffer);
   delete tuning;
 }
 
@@ -80,18 +85,38 @@ bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, int64_
   if (!tuning) return false;
   const auto it = tuning->splits.find({weight, n, k, ldb});
   if (it == tuning->splits.end()) return false;
-  *split = it->second;
+  *split = it->second.buffer;
   return true;
 }
 
 bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb,
                            void* split) {
   try {
-    tuning->splits.insert_or_assign({weight, n, k, ldb}, split);
+    tuning->splits.insert_or_assign({weight, n, k, ldb}, GemmTuning::Split{split, false});
     return true;
   } catch (const std::bad_alloc&) {
     return false;
   }
+}
+
+void gemm_tuning_use_split(GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb) {
+  if (!tuning) return;
+  const auto it = tuning->splits.find({weight, n, k, ldb});
+  if (it != tuning->splits.end()) it->second.used = true;
+}
+
+int64_t gemm_tuning_free_unused_splits(GemmTuning* tuning) {
+  int64_t freed = 0;
+  if (!tuning) return freed;
+  for (auto& entry : tuning->splits) {
+    GemmTuning::Split& split = entry.second;
+    if (split.buffer && !split.used) {
+      cudaFree(split.buffer);
+      split.buffer = nullptr;
+      ++freed;
+    }
+  }
+  return freed;
 }
 
 void gemm_tuning_set_flush(GemmTuning* tuning, void* buffer, size_t bytes) {

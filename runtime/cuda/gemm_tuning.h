@@ -36,14 +36,19 @@ bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int co
 void gemm_tuning_set_flush(GemmTuning* tuning, void* buffer, size_t bytes);
 void gemm_tuning_flush(const GemmTuning* tuning, void** buffer, size_t* bytes);
 // A weight's split for gemm_f16x2 (device memory that the table owns and frees with
-// gemm_tuning_destroy), found by the weight's address and the n x k matrix (rows ldb apart)
-// read there: *split is null where the weight could not be split (an infinity or a NaN in
-// it). False when none was recorded.
+// gemm_tuning_destroy, or after the tuning run where no product chose it), found by the weight's address and
+// the n x k matrix (rows ldb apart) read there: *split is null where the weight could not be split (an
+// infinity or a NaN in it). False when none was recorded.
 bool gemm_tuning_find_split(const GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb,
                             void** split);
 // Records that split (null: none); false when out of memory (the caller keeps split).
 bool gemm_tuning_add_split(GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb,
                            void* split);
+// Marks the weight's split as read by a product that chose gemm_f16x2.
+void gemm_tuning_use_split(GemmTuning* tuning, const void* weight, int64_t n, int64_t k, int64_t ldb);
+// After the tuning run: frees the splits that no product chose (their entries stay, as
+// "no split", so that the capture does not make them again); the number freed.
+int64_t gemm_tuning_free_unused_splits(GemmTuning* tuning);
 // Counts a candidate timed (for AOTC_CUDA_TRACE).
 void gemm_tuning_count_candidate(GemmTuning* tuning);
 

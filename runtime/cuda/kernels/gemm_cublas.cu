@@ -489,8 +489,10 @@ int fastest_config(const Exec& ex, const EventPair& events, int configs, const R
 }
 
 // A weight's split for gemm_f16x2 (null: none), made in the tuning run the first time the
-// weight is seen as this n x k matrix and kept by the tuning table for the context's life (an extra copy of
-// the weight's size in device memory): the weight's contents never change after creation.
+// weight is seen as this n x k matrix and kept by the tuning table for the context's life
+// where a product chose gemm_f16x2 over it (an extra copy of the weight's size in device
+// memory; freed after the tuning run otherwise): the weight's contents never change after
+// creation.
 // AOTC_CUDA_NO_F16X2=1 (read at context creation) makes none.
 const void* weight_split(const Exec& ex, const GemmParams& p, const float* b) {
   if (std::getenv("AOTC_CUDA_NO_F16X2") || !p.trans_b) return nullptr;
@@ -551,9 +553,13 @@ OwnGemm choose_own_gemm(const Exec& ex, const BatchedGemmParams& bp, const void*
     return split && gemm_f16x2_supported(p, fa, split, config - configs_3x) &&
            gemm_f16x2_workspace_bytes(p, config - configs_3x) <= ex.workspace_bytes;
   };
+  // (A split that a product runs on is marked used: the others are freed after the tuning
+  // run, gemm_tuning_free_unused_splits.)
   const auto own_of = [&](int config) {
     if (config < 0) return OwnGemm{};
-    return config < configs_3x ? OwnGemm{0, config, nullptr} : OwnGemm{1, config - configs_3x, split};
+    if (config < configs_3x) return OwnGemm{0, config, nullptr};
+    gemm_tuning_use_split(ex.tuning, fb, p.n, p.k, p.ldb);
+    return OwnGemm{1, config - configs_3x, split};
   };
   const int configs = configs_3x + gemm_f16x2_configs();
   bool any = false;
