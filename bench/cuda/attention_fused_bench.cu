@@ -3,8 +3,8 @@
 // path (attention.cu: cuBLAS Q K^T, mask + softmax, cuBLAS P V), over encoder shapes and odd
 // ones (every mask kind, masks per head, causal, fully masked rows, head sizes not a multiple
 // of 4, strides that forbid float4 loads, key counts past shared memory, which must fall
-// back), then times both at BERT-base's and vit_b_16's sizes as a run does: each path's
-// calls captured in a CUDA graph and replayed.
+// back, values near float32's range ends, infinities and NaNs), then times both at BERT-base's and vit_b_16's
+// sizes as a run does: each path's calls captured in a CUDA graph and replayed.
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:
@@ -36,6 +36,7 @@ struct Case {
   bool causal;
   int64_t row_pad;  // extra floats per row of q, k, v (breaks float4 loads when odd)
   bool timed;
+  float q_mul = 1.0f, k_mul = 1.0f, v_mul = 1.0f;  // magnitudes far from 1 (scores unchanged)
 };
 
 // Host float64 reference, through the same strides.
@@ -132,6 +133,10 @@ int main(int argc, char** argv) {
       {"nonzero mask", 1, 4, 40, 40, 32, 32, true, AttentionMask::DropIfNonzero, 1, false, 0, false},
       {"600 keys", 1, 2, 50, 600, 64, 64, false, AttentionMask::None, 0, true, 0, false},
       {"2000 keys (falls back)", 1, 1, 10, 2000, 64, 64, false, AttentionMask::None, 0, false, 0, false},
+      {"tiny q, huge k, tiny v", 2, 3, 33, 45, 64, 64, false, AttentionMask::None, 0, false, 0, false, 1e-20f,
+       1e20f, 1e-30f},
+      {"huge q, tiny k, huge v", 1, 4, 20, 77, 40, 24, false, AttentionMask::KeepIfTrue, 1, false, 0, false,
+       1e18f, 1e-18f, 1e30f},
       {"head 128", 2, 4, 64, 256, 128, 128, false, AttentionMask::None, 0, false, 0, false},
       {"head 80, 17 rows", 1, 3, 17, 17, 80, 80, false, AttentionMask::KeepIfTrue, 0, false, 0, false},
       // (enough blocks for 16-row blocks; the cases above mostly take 8-row ones)
@@ -187,6 +192,9 @@ int main(int argc, char** argv) {
     for (auto& x : hq) x = dist(rng) * 2.0f;
     for (auto& x : hk) x = dist(rng) * 2.0f;
     for (auto& x : hv) x = dist(rng);
+    for (auto& x : hq) x *= c.q_mul;
+    for (auto& x : hk) x *= c.k_mul;
+    for (auto& x : hv) x *= c.v_mul;
     std::vector<float> hq2(hq.begin() + q_off, hq.end()), hk2(hk.begin() + k_off, hk.end()),
         hv2(hv.begin() + v_off, hv.end());
     std::vector<unsigned char> mb;
@@ -374,6 +382,63 @@ int main(int argc, char** argv) {
     cudaFree(d);
     cudaFree(out_graph);
     cudaFree(out_direct);
+  }
+  // Infinities and NaNs propagate as in float32: the one-launch path against the three
+  // launches (cuBLAS and the softmax, float32 throughout), element by element. Head 0: a key
+  // with an infinity (rows whose score is +inf are NaN, rows whose score is -inf drop the
+  // key); head 1: a value of -inf (its column is -inf); head 2: a NaN query (its row is NaN).
+  {
+    AttentionParams a;
+    a.heads = 3;
+    a.q_len = 20;
+    a.kv_len = 40;
+    a.head_dim = a.v_head_dim = 32;
+    a.scale = 0.125f;
+    auto set = [&](int64_t* st, int64_t len) {
+      st[2] = 32;
+      st[1] = len * 32;
+      st[0] = 3 * st[1];
+    };
+    set(a.q_strides, a.q_len);
+    set(a.k_strides, a.kv_len);
+    set(a.v_strides, a.kv_len);
+    set(a.out_strides, a.q_len);
+    std::vector<float> hq(3 * 20 * 32), hk(3 * 40 * 32), hv(3 * 40 * 32);
+    for (auto* h : {&hq, &hk, &hv})
+      for (auto& x : *h) x = dist(rng);
+    hk[(0 * 40 + 3) * 32 + 5] = INFINITY;
+    hv[(1 * 40 + 7) * 32 + 2] = -INFINITY;
+    hq[(2 * 20 + 4) * 32 + 0] = NAN;
+    float *dq = upload(hq), *dk = upload(hk), *dv = upload(hv), *dout, *scratch;
+    CHECK(cudaMalloc(&dout, hq.size() * sizeof(float)));
+    CHECK(cudaMalloc(&scratch, attention_scratch_bytes(a)));
+    std::vector<float> outs[2];
+    for (int unfused = 0; unfused < 2; ++unfused) {
+      if (unfused)
+        setenv("AOTC_CUDA_ATTENTION_UNFUSED", "1", 1);
+      else
+        unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
+      CHECK(cudaMemset(dout, 0, hq.size() * sizeof(float)));
+      attention_f32(ex, a, dq, dk, dv, nullptr, dout, nullptr, scratch);
+      CHECK(cudaStreamSynchronize(stream));
+      outs[unfused].resize(hq.size());
+      CHECK(cudaMemcpy(outs[unfused].data(), dout, hq.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
+    int bad = 0, nans = 0, infs = 0;
+    for (size_t i = 0; i < hq.size(); ++i) {
+      const float x = outs[0][i], y = outs[1][i];
+      nans += std::isnan(y);
+      infs += std::isinf(y);
+      const bool same = (std::isnan(x) && std::isnan(y)) || (std::isinf(y) && x == y) ||
+                        (std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= 1e-5f);
+      bad += !same;
+    }
+    const bool ok = bad == 0 && nans > 0 && infs > 0;
+    std::printf("%-24s %d of %zu elements differ from the three launches' (%d NaN, %d inf there)%s\n",
+                "non-finite", bad, hq.size(), nans, infs, ok ? "" : "  FAIL");
+    failures += ok ? 0 : 1;
+    for (float* d : {dq, dk, dv, dout, scratch}) cudaFree(d);
   }
   std::printf("%d failed\n", failures);
   return failures ? 1 : 0;
