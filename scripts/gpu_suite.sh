@@ -56,6 +56,12 @@ status=0
 nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" "$ROOT/bench/cuda/attention_fused_bench.cu" \
   "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas -o "$BUILD/attention_fused_bench" &&
   "$BUILD/attention_fused_bench" | tee "$OUT/attention_fused${TAG:-}.txt" || status=1
+# The same checks with each block size forced (the choice above takes one per shape).
+for rows in 8 16 20 24; do
+  echo "attention_fused_bench, AOTC_CUDA_ATTENTION_ROWS=$rows: $(AOTC_CUDA_ATTENTION_ROWS=$rows \
+    "$BUILD/attention_fused_bench" | grep -E 'FAIL|failed' | tr '\n' ' ')" | tee -a "$OUT/attention_fused${TAG:-}.txt"
+  grep -q "^attention_fused_bench, AOTC_CUDA_ATTENTION_ROWS=$rows: 0 failed" "$OUT/attention_fused${TAG:-}.txt" || status=1
+done
 # The 3xTF32 float32 GEMM against float64 on odd shapes (every config, the whole epilogue),
 # then timed against cuBLAS over transformer linear layers.
 nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" -I "$ROOT/runtime/cuda" \

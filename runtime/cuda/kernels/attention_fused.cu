@@ -39,8 +39,9 @@ namespace {
 constexpr int kWarps = 8;  // per block
 constexpr int kBlockThreads = 32 * kWarps;
 // Query rows per block: 16, or 8 where that gives the grid more blocks (up to two per
-// multiprocessor): more warps per multiprocessor hide more latency.
-constexpr int kMaxRows = 16;
+// multiprocessor): more warps per multiprocessor hide more latency; 20 or 24 where that
+// makes the grid one block per multiprocessor (attention_fused_f32).
+constexpr int kMaxRows = 24;
 constexpr int kKeysPerPass = 128;  // scores: 32 lanes x 4 keys
 constexpr int kValueChunk = 64;    // P V: 32 lanes x 2 columns
 constexpr float kNegInf = -__builtin_inff();
@@ -281,7 +282,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
             acc[r][c] = fmaf(qx[r].w, kx[c].w, acc[r][c]);
           }
       }
-      if (share > 0) {
+      if (share > 0 && share < kShares) {  // (20 or 24 rows: one share, warps past the groups idle)
         float* const dst = share == 1 ? ps : part + (share - 2) * ROWS * l.sp;
 #pragma unroll
         for (int r = 0; r < 4; ++r)
@@ -297,7 +298,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
           for (int c = 0; c < 4; ++c) {
             const int j = j0 + lane + 32 * c;
             if (j >= S) continue;
-            float sum = acc[r][c] + ps[(r0 + r) * l.sp + j];
+            float sum = kShares > 1 ? acc[r][c] + ps[(r0 + r) * l.sp + j] : acc[r][c];
 #pragma unroll
             for (int t = 2; t < kShares; ++t) sum += part[((t - 2) * ROWS + r0 + r) * l.sp + j];
             float x = p.scale * sum;
@@ -369,7 +370,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
         acc[r].y = fmaf(px[r].w, vx[3].y, acc[r].y);
       }
     }
-    if (share > 0) {
+    if (share > 0 && share < kShares) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) part2[((share - 1) * ROWS + r0 + r) * 32 + lane] = acc[r];
     }
@@ -440,11 +441,33 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   // 16, which left each scheduler of a multiprocessor two warps.
   FusedLayout l = layout_for(8);
   if (l.rows == 0 || blocks_of(8) > 2 * static_cast<int64_t>(sms)) l = layout_for(16);
+  // Where 16-row blocks are more than one per multiprocessor and 20 or 24-row ones are not,
+  // the larger blocks (their 5 or 6 groups of rows take the whole head dimension, a warp or
+  // two idle): otherwise the multiprocessors with two blocks finish last while the others
+  // wait. vit_b_16, 197 rows x 12 heads: 120 blocks of 20 rows, 15.9 us a layer against
+  // 17.6 with 156 blocks of 16 (bench/results_gpu.md).
+  if (l.rows == 16 && blocks_of(16) > sms)
+    for (const int wider : {20, 24})
+      if (blocks_of(wider) <= sms) {
+        const FusedLayout w = layout_for(wider);
+        if (w.rows != 0) l = w;
+        break;
+      }
+  // AOTC_CUDA_ATTENTION_ROWS=8, 16, 20 or 24 forces the rows per block where they fit (for
+  // the checks of bench/cuda/attention_fused_bench.cu).
+  if (const char* forced = std::getenv("AOTC_CUDA_ATTENTION_ROWS")) {
+    const int rows = std::atoi(forced);
+    if (rows == 8 || rows == 16 || rows == 20 || rows == 24)
+      if (const FusedLayout f = layout_for(rows); f.rows != 0) l = f;
+  }
   if (l.rows == 0) return false;
   const int rows = l.rows;
   const dim3 grid(static_cast<unsigned>((p.q_len + rows - 1) / rows), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
-  auto* const kernel = rows == 8 ? attention_fused_kernel<8> : attention_fused_kernel<16>;
+  auto* const kernel = rows == 8    ? attention_fused_kernel<8>
+                       : rows == 20 ? attention_fused_kernel<20>
+                       : rows == 24 ? attention_fused_kernel<24>
+                                    : attention_fused_kernel<16>;
   // The kernel's dynamic shared memory limit, raised to the device's maximum. The limit
   // belongs to the function, shared by every context: with the size of each call instead,
   // two contexts created at once on two threads could lower it between the other's setting
