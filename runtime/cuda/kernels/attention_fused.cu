@@ -36,8 +36,7 @@
 namespace aotc::rt::cuda {
 namespace {
 
-constexpr int kWarps = 8;  // per block
-constexpr int kBlockThreads = 32 * kWarps;
+constexpr int kWarps = 8;  // per block of 8 or 16 rows (wider blocks: warps_for)
 // Query rows per block: 16, or 8 where that gives the grid more blocks (up to two per
 // multiprocessor): more warps per multiprocessor hide more latency; 20 or 24 where that
 // makes the grid one block per multiprocessor (attention_fused_f32).
@@ -63,9 +62,10 @@ struct FusedLayout {
   int64_t bytes() const { return static_cast<int64_t>(total()) * static_cast<int64_t>(sizeof(float)); }
 };
 
-// Shares that the scores' head dimensions and P V's keys are split into: 8 warps over
-// rows / 4 groups of 4 rows.
-__host__ __device__ constexpr int shares_for(int rows) { return kWarps / (rows / 4); }
+// Warps per block: 8 (2 or 4 to a group of 4 rows), 10 or 12 for 20 or 24 rows (2 to a
+// group); and the shares that the scores' head dimensions and P V's keys are split into.
+__host__ __device__ constexpr int warps_for(int rows) { return rows <= 16 ? kWarps : rows / 2; }
+__host__ __device__ constexpr int shares_for(int rows) { return warps_for(rows) / (rows / 4); }
 
 FusedLayout fused_layout(const AttentionParams& p, int rows, bool separate) {
   FusedLayout l;
@@ -129,9 +129,10 @@ __device__ __forceinline__ void wait_copies() {
 // takes float4s t, t + 256, ... of the rows_padded x cols4 / 4 grid, stepping its row,
 // column and pointers without a division or a 64-bit product per element (those were a
 // third of the kernel's instructions).
+template <int THREADS>
 __device__ __forceinline__ void stage(float* dst, int dst_ld, const float* src, int64_t src_ld, int rows,
                                       int rows_padded, int cols, int cols4, bool vec) {
-  const int c4 = cols4 / 4, dr = kBlockThreads / c4, dc = kBlockThreads - dr * c4;
+  const int c4 = cols4 / 4, dr = THREADS / c4, dc = THREADS - dr * c4;
   int r = static_cast<int>(threadIdx.x) / c4, c = static_cast<int>(threadIdx.x) - r * c4;
   float* d = dst + r * dst_ld + 4 * c;
   const float* s = src + r * src_ld + 4 * c;
@@ -186,12 +187,13 @@ __device__ __forceinline__ float mask_term(const AttentionParams& p, const void*
 // mask is the same for every query row (a key padding mask; l.bias_ld is then 0). Eight
 // elements per thread at a time, all their loads issued before the first store, so that
 // they wait for memory once.
+template <int THREADS>
 __device__ __forceinline__ void stage_bias(const AttentionParams& p, const FusedLayout& l, float* bias,
                                            const void* mask, int64_t b, int64_t h, int row0, int rows) {
   constexpr int kBatch = 8;
   const int S = static_cast<int>(p.kv_len);
   const int bias_rows = l.bias_ld ? l.rows : 1;
-  const int dr = kBlockThreads / S, dc = kBlockThreads - dr * S;
+  const int dr = THREADS / S, dc = THREADS - dr * S;
   int r = static_cast<int>(threadIdx.x) / S, j = static_cast<int>(threadIdx.x) - r * S;
   const int64_t base = b * p.mask_strides[0] + h * p.mask_strides[1];
   while (r < bias_rows) {
@@ -215,14 +217,15 @@ __device__ __forceinline__ void stage_bias(const AttentionParams& p, const Fused
   }
 }
 
-// (At most 128 registers: two blocks per multiprocessor.)
+// (8 or 16 rows: at most 128 registers, two blocks per multiprocessor; 20 or 24 rows run
+// one block per multiprocessor.)
 template <int ROWS>
-__global__ void __launch_bounds__(kBlockThreads, 2)
+__global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
     attention_fused_kernel(AttentionParams p, FusedLayout l, bool vec_q, bool vec_k, bool vec_v,
                            const float* __restrict__ q, const float* __restrict__ k,
                            const float* __restrict__ v, const void* __restrict__ mask,
                            float* __restrict__ out) {
-  constexpr int kGroups = ROWS / 4, kShares = shares_for(ROWS);
+  constexpr int kGroups = ROWS / 4, kShares = shares_for(ROWS), W = warps_for(ROWS), kThreads = 32 * W;
   extern __shared__ float4 shared4[];
   float* const shared = reinterpret_cast<float*>(shared4);
   float* const ks = shared;                             // S x kp
@@ -244,13 +247,14 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   const float* const vh = v + b * p.v_strides[0] + h * p.v_strides[1];
 
   // 1. Keys and query rows (group 0), the values if they have their own space (group 1).
-  stage(ks, l.kp, k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], S, S, E, l.e4, vec_k);
-  stage(qs, l.e4, q + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2], p.q_strides[2], rows,
-        ROWS, E, l.e4, vec_q);
+  stage<kThreads>(ks, l.kp, k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], S, S, E, l.e4,
+                  vec_k);
+  stage<kThreads>(qs, l.e4, q + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2],
+                  p.q_strides[2], rows, ROWS, E, l.e4, vec_q);
   commit_copies();
-  if (l.separate) stage(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
+  if (l.separate) stage<kThreads>(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
   commit_copies();
-  if (l.has_bias) stage_bias(p, l, bias, mask, b, h, row0, rows);
+  if (l.has_bias) stage_bias<kThreads>(p, l, bias, mask, b, h, row0, rows);
   wait_copies<1>();
   __syncthreads();
 
@@ -317,10 +321,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   // 3. The rows' exponentials, a row per warp at a time (the values staged over the keys
   //    meanwhile, when they have no space of their own).
   if (!l.separate) {
-    stage(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
+    stage<kThreads>(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
     commit_copies();
   }
-  for (int r = warp; r < ROWS; r += kWarps) {
+  for (int r = warp; r < ROWS; r += W) {
     float* const pr = ps + r * l.sp;
     float m = kNegInf;
     for (int j = lane; j < S; j += 32) m = fmaxf(m, pr[j]);
@@ -442,10 +446,9 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   FusedLayout l = layout_for(8);
   if (l.rows == 0 || blocks_of(8) > 2 * static_cast<int64_t>(sms)) l = layout_for(16);
   // Where 16-row blocks are more than one per multiprocessor and 20 or 24-row ones are not,
-  // the larger blocks (their 5 or 6 groups of rows take the whole head dimension, a warp or
-  // two idle): otherwise the multiprocessors with two blocks finish last while the others
-  // wait. vit_b_16, 197 rows x 12 heads: 120 blocks of 20 rows, 15.9 us a layer against
-  // 17.6 with 156 blocks of 16 (bench/results_gpu.md).
+  // the larger blocks (10 or 12 warps, 2 to each group of 4 rows): otherwise the
+  // multiprocessors with two blocks finish last while the others wait. vit_b_16, 197 rows x
+  // 12 heads: 120 blocks of 20 rows rather than 156 of 16 (bench/results_gpu.md).
   if (l.rows == 16 && blocks_of(16) > sms)
     for (const int wider : {20, 24})
       if (blocks_of(wider) <= sms) {
@@ -476,7 +479,7 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
     cudaGetLastError();
     return false;
   }
-  kernel<<<grid, kBlockThreads, static_cast<size_t>(l.bytes()), ex.stream>>>(
+  kernel<<<grid, 32 * warps_for(rows), static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
       vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);
   check_launch("attention_fused_kernel");
