@@ -223,7 +223,9 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
                    const void* mask, float* out, float* probs, float* scratch);
 // The same in one launch when no weights are asked for and a head's keys (or values) and a
 // block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
-// otherwise. AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for comparisons).
+// otherwise. AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for comparisons);
+// AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where they fit (for
+// the checks of bench/cuda/attention_fused_bench.cu).
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
