@@ -4,13 +4,15 @@
 // for a few MFLOP of work: mostly launch and pipeline latency.
 //
 // A block of 8 warps takes 8 or 16 query rows of one (batch, head) (8 where that grid is
-// still resident at once: more warps per multiprocessor):
+// still resident at once: more warps per multiprocessor), or one of 10 or 12 warps takes 20
+// or 24 rows where that makes the grid one block per multiprocessor (vit_b_16: 120 blocks
+// of 20 rows, not 156 of 16 on 132 multiprocessors):
 //   1. stages the head's keys, the block's query rows and the values in shared memory with
 //      asynchronous 16-byte copies where the strides allow (the values in a second group,
 //      still in flight during the scores), and the mask of its rows as one additive term
 //      per score;
 //   2. scores: a warp takes 4 query rows x 128 keys (a lane: keys lane + 32c, c < 4) over
-//      a share of the head dimensions (the 8 warps are rows / 4 groups of rows times 2 or
+//      a share of the head dimensions (the warps are rows / 4 groups of rows times 2 or
 //      4 shares); per 4 dimensions it reads 4 float4s of keys and 4 broadcast float4s of
 //      queries for 64 FMAs into 16 independent sums. Key rows are padded to 4 (mod 32)
 //      floats, so that a quarter-warp's 8 lanes read 8 keys from disjoint banks. The other
@@ -226,6 +228,7 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
                            const float* __restrict__ v, const void* __restrict__ mask,
                            float* __restrict__ out) {
   constexpr int kGroups = ROWS / 4, kShares = shares_for(ROWS), W = warps_for(ROWS), kThreads = 32 * W;
+  static_assert(W == kGroups * kShares && kShares >= 2, "every group of rows has two or more warps");
   extern __shared__ float4 shared4[];
   float* const shared = reinterpret_cast<float*>(shared4);
   float* const ks = shared;                             // S x kp
@@ -286,7 +289,7 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
             acc[r][c] = fmaf(qx[r].w, kx[c].w, acc[r][c]);
           }
       }
-      if (share > 0 && share < kShares) {  // (20 or 24 rows: one share, warps past the groups idle)
+      if (share > 0 && share < kShares) {  // (share < kShares always: W = kGroups x kShares)
         float* const dst = share == 1 ? ps : part + (share - 2) * ROWS * l.sp;
 #pragma unroll
         for (int r = 0; r < 4; ++r)
