@@ -214,9 +214,9 @@ TEST_CASE("conv2d_scratch_bytes: the packed columns of small products only") {
   p.c_out = 64;
   p.h_out = p.w_out = 5;
   CHECK(aotc::rt::conv2d_scratch_bytes(p) == 8 * 32 * 4);  // 1x1: depth 8 x 25 positions (32)
-  p.c_in = 512;                                            // 1x1 with many inputs: Eigen's GEMM, no scratch
+  p.c_in = 512;  // 1x1 with many inputs: Eigen's GEMM on AVX2, the packed columns on AVX-512
   CHECK(aotc::rt::conv2d_pointwise_on_eigen(p));
-  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 0);
+  CHECK(aotc::rt::conv2d_scratch_bytes(p) == 512 * 32 * 4);
   p.c_in = p.c_out = 8;
   p.kernel_h = p.kernel_w = 3;
   p.groups = 8;

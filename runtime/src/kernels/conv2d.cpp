@@ -1,8 +1,8 @@
 // conv2d.cpp - 2-D convolution (NCHW) in two forms:
 //   depthwise (groups == c_in == c_out): over 8-channel blocks (conv2d_depthwise_c8.cpp)
 //     where they fit the thread scratch, else by tiles of output rows, here;
-//   pointwise with more than 64 input or fewer than 64 output channels: Eigen's GEMM on
-//     the input as it is (conv2d_pointwise_on_eigen says why);
+//   pointwise with many input channels on CPUs without AVX-512: Eigen's GEMM on the input
+//     as it is (conv2d_pointwise_on_eigen says which and why);
 //   otherwise: an implicit GEMM per image and group (conv2d_gemm.cpp).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
@@ -189,7 +189,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
     return;
   }
 
-  if (!conv2d_pointwise_on_eigen(p)) {
+  // With AVX-512 tiles every 1x1 layer is faster on the implicit GEMM (kernels.h).
+  if (!conv2d_pointwise_on_eigen(p) || detail::use_avx512_tiles()) {
     detail::conv2d_gemm_f32(pool, p, x, w, bias, residual, y, scratch);
     return;
   }

@@ -7,12 +7,6 @@
 
 #include "kernel_util.h"
 
-#if AOTC_KERNELS_AVX2
-#include <cpuid.h>
-
-#include <cstdlib>
-#endif
-
 namespace aotc::rt::detail {
 namespace {
 
@@ -283,26 +277,7 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 // of 13) leave the core's window free to cover the panel's loads from L2. Only dense tiles
 // (c_half == 8) take it; the registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register),
 // so the compiler's vzeroupper at the end of the function covers their upper halves too.
-inline bool cpu_has_avx512f() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
-  // XCR0: the OS saves the SSE, AVX, opmask and both halves of the zmm registers.
-  unsigned lo = 0, hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if ((lo & 0xE6u) != 0xE6u) return false;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (ebx & (1u << 16)) != 0;  // AVX512F
-}
-// AOTC_CPU_AVX512=0 in the environment keeps the AVX2 tile (to compare the two, or where
-// zmm code lowers the clock, as on some Intel parts).
-inline bool use_avx512_tiles() {
-  static const bool use = [] {
-    const char* env = std::getenv("AOTC_CPU_AVX512");
-    return cpu_has_avx512f() && !(env && env[0] == '0' && env[1] == '\0');
-  }();
-  return use;
-}
-
+// use_avx512_tiles (kernel_util.h) decides.
 #define AOTC_ZROW(off, row, r) "vfmadd231ps " #off row "%{1to16%}, %%zmm0, %%zmm" #r "\n\t"
 #define AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW0, 4)
 #define AOTC_ZROWS2(off) AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW1, 5)

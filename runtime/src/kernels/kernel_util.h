@@ -9,7 +9,10 @@
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
+#include <cpuid.h>
 #include <immintrin.h>
+
+#include <cstdlib>
 #define AOTC_KERNELS_AVX2 1
 #else
 #define AOTC_KERNELS_AVX2 0
@@ -34,6 +37,33 @@ inline int64_t min_chunk_for(int64_t work_per_item, int64_t min_work = kElementw
   if (work_per_item <= 0) return min_work;
   return max_i64(1, ceil_div(min_work, work_per_item));
 }
+
+// Whether the matrix-product kernels take their AVX-512 tiles (gemm_micro_kernel.h): the
+// CPU has AVX512F, the OS saves the zmm registers, and AOTC_CPU_AVX512=0 is not set in the
+// environment (to compare the two, or where zmm code lowers the clock, as on some Intel
+// parts). Read once per process. Other ISAs: false.
+#if AOTC_KERNELS_AVX2
+inline bool cpu_has_avx512f() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
+  // XCR0: the OS saves the SSE, AVX, opmask and both halves of the zmm registers.
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0xE6u) != 0xE6u) return false;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (ebx & (1u << 16)) != 0;  // AVX512F
+}
+inline bool use_avx512_tiles() {
+  static const bool use = [] {
+    const char* env = std::getenv("AOTC_CPU_AVX512");
+    return cpu_has_avx512f() && !(env && env[0] == '0' && env[1] == '\0');
+  }();
+  return use;
+}
+
+#else
+inline bool use_avx512_tiles() { return false; }
+#endif
 
 // min(max(v, lo), hi), written so that a NaN input stays NaN (as torch's clamp does).
 inline float clamp_value(float v, float lo, float hi) {

@@ -156,6 +156,11 @@ inline bool conv2d_is_depthwise(const Conv2dParams& p) {
 // (per-op timings), hence the exception. Whole models against the previous rule
 // (bench/ab_cpu.py): resnet50 0.962, googlenet 0.985, mobilenet_v2 0.992,
 // efficientnet_b0 1.000, densenet121 1.014.
+// That rule holds where the micro-kernel runs its AVX2 tiles. Where it runs AVX-512 tiles
+// (decided at run time, conv2d.cpp), every 1x1 stride-1 layer takes the implicit GEMM:
+// bench/pointwise_paths.cpp on the Zen 4 benchmark machine (2026-11-27, 2 threads), the 98
+// layers sum to 23.1 ms own against 29.7 Eigen and 24.4 by this rule; own is slower on
+// 7 of 98 (1.04-1.22x, small layers). So the scratch below covers both paths.
 inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_h == 0 && p.pad_w == 0;
@@ -168,12 +173,12 @@ inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
 // image-group, for products small enough (<= 2 MiB) that the threads may split the
 // output channels between them: the columns are then packed once, by all threads
 // together, instead of by each thread for itself (a larger matrix read back from L3 cost
-// more than packing twice). 0 for depthwise, pointwise on Eigen and larger products.
+// more than packing twice). 0 for depthwise and larger products.
 namespace gemm_conv {
 constexpr int64_t kMaxPrepackFloats = 1 << 19;
 }  // namespace gemm_conv
 inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
-  if (conv2d_is_depthwise(p) || p.groups <= 0 || conv2d_pointwise_on_eigen(p)) return 0;
+  if (conv2d_is_depthwise(p) || p.groups <= 0) return 0;
   const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
   const int64_t floats = k * ((p.h_out * p.w_out + 15) / 16 * 16);
   return floats <= gemm_conv::kMaxPrepackFloats ? floats * static_cast<int64_t>(sizeof(float)) : 0;
@@ -263,25 +268,26 @@ inline int64_t conv2d_depthwise_c8_floats(const Conv2dParams& p) {
 }
 inline bool conv2d_depthwise_c8_applies(const Conv2dParams& p) { return conv2d_depthwise_c8_strip(p) > 0; }
 
-// Per-thread scratch: Eigen's packing buffers (pointwise on Eigen), the packed column
-// block of the implicit-GEMM path, or the
-// interleaved block of the 8-channel depthwise path (0 for other depthwise convolutions).
+// Per-thread scratch: the packed column block of the implicit-GEMM path, and for a
+// pointwise layer that may take Eigen (conv2d_pointwise_on_eigen) the larger of that and
+// Eigen's packing buffers; or the interleaved block of the 8-channel depthwise path (0
+// for other depthwise convolutions).
 inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
   if (p.groups <= 0 || p.h_out <= 0 || p.w_out <= 0) return 0;
   if (conv2d_is_depthwise(p)) {
     if (!conv2d_depthwise_c8_applies(p)) return 0;
     return (conv2d_depthwise_c8_floats(p) * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
   }
-  if (conv2d_pointwise_on_eigen(p)) {
-    GemmParams g;  // alpha 1
-    g.m = p.c_out / p.groups;
-    g.n = p.h_out * p.w_out;
-    g.k = p.c_in / p.groups;
-    return gemm_thread_scratch_bytes(g);
-  }
   int64_t kc, nc;
   conv2d_gemm_blocking((p.c_in / p.groups) * p.kernel_h * p.kernel_w, p.h_out * p.w_out, kc, nc);
-  return (kc * nc * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+  const int64_t own = (kc * nc * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+  if (!conv2d_pointwise_on_eigen(p)) return own;
+  GemmParams g;  // alpha 1
+  g.m = p.c_out / p.groups;
+  g.n = p.h_out * p.w_out;
+  g.k = p.c_in / p.groups;
+  const int64_t eigen = gemm_thread_scratch_bytes(g);
+  return eigen > own ? eigen : own;
 }
 
 // x: n x c_in x h_in x w_in; w: c_out x (c_in/groups) x kernel_h x kernel_w;
