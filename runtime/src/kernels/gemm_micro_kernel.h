@@ -274,8 +274,9 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 // bare zmm FMAs reach the same 112-116 GFLOP/s a core as ymm ones): in L1, kc 256, one
 // thread, a 6 x 16 tile of zmm with the broadcast folded into the FMA ({1to16}) ran 110-112
 // GFLOP/s against 99-109 for two ymm a row. Half the instructions a depth step (7 instead
-// of 13) leave the core's window free to cover the panel's loads from L2. Only dense tiles
-// (c_half == 8) take it; the registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register),
+// of 13) leave the core's window free to cover the panel's loads from L2. Every full tile
+// takes it (where a row's halves lie c_half apart, each half is loaded and stored on its
+// own: vinsertf64x4 / vextractf64x4); the registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register),
 // so the compiler's vzeroupper at the end of the function covers their upper halves too.
 // use_avx512_tiles (kernel_util.h) decides.
 #define AOTC_ZROW(off, row, r) "vfmadd231ps " #off row "%{1to16%}, %%zmm0, %%zmm" #r "\n\t"
@@ -303,24 +304,49 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 #define AOTC_ZCLAMPS(MR) \
   "vbroadcastss %[lo], %%zmm0\n\tvbroadcastss %[hi], %%zmm1\n\t" AOTC_EACH(MR, AOTC_ZCL_AT, AOTC_NV1_REGS)
 #define AOTC_ZEPILOGUE(MR, clampops) clampops AOTC_EACH(MR, AOTC_ZST_AT, AOTC_NV1_REGS)
+// Rows whose two 8-column halves lie c_half apart (the fused expansion's channel units):
+// each half loaded and stored on its own.
+#define AOTC_ZLDLO_AT(i, reg) "vmovups " AOTC_CROW##i ", %%ymm" #reg "\n\t"
+#define AOTC_ZLDHI_AT(i, reg) "vinsertf64x4 $1, " AOTC_CROW##i ", %%zmm" #reg ", %%zmm" #reg "\n\t"
+#define AOTC_ZSTLO_AT(i, reg) "vmovups %%ymm" #reg ", " AOTC_CROW##i "\n\t"
+#define AOTC_ZSTHI_AT(i, reg) "vextractf64x4 $1, %%zmm" #reg ", " AOTC_CROW##i "\n\t"
+#define AOTC_ZSTART4_SPLIT(MR)                \
+  AOTC_EACH(MR, AOTC_ZLDLO_AT, AOTC_NV1_REGS) \
+  AOTC_HALF1_ON AOTC_EACH(MR, AOTC_ZLDHI_AT, AOTC_NV1_REGS) AOTC_HALF1_OFF
+#define AOTC_ZEPILOGUE_SPLIT(MR, clampops)             \
+  clampops AOTC_EACH(MR, AOTC_ZSTLO_AT, AOTC_NV1_REGS) \
+  AOTC_HALF1_ON AOTC_EACH(MR, AOTC_ZSTHI_AT, AOTC_NV1_REGS)
+#define AOTC_ZSTART0_SPLIT(MR) AOTC_ZSTART0(MR)
+#define AOTC_ZSTART1_SPLIT(MR) AOTC_ZSTART1(MR)
+#define AOTC_ZSTART2_SPLIT(MR) AOTC_ZSTART2(MR)
+#define AOTC_ZSTART3_SPLIT(MR) AOTC_ZSTART3(MR)
 
-// depth_loop_to_c<MR, 2, kClamp, kStart> for dense rows (c_half == 8), on zmm registers.
-template <int MR, bool kClamp, int kStart>
+// depth_loop_to_c<MR, 2, kClamp, kStart> on zmm registers; kSplit: the rows' second 8
+// columns are c_half further (else c_half must be 8).
+template <int MR, bool kClamp, int kStart, bool kSplit>
 inline void depth_loop_to_c_zmm(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc,
-                                const float* start_from, float* c, int64_t ldc, float lo, float hi) {
+                                const float* start_from, float* c, int64_t ldc, int64_t c_half, float lo,
+                                float hi) {
   const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
   const int64_t ldb_bytes = ldb * static_cast<int64_t>(sizeof(float));
   const int64_t ldc_bytes = ldc * static_cast<int64_t>(sizeof(float));
-  const int64_t half_bytes = 0;  // unused: the zmm epilogue stores a row whole
+  const int64_t half_bytes = c_half * static_cast<int64_t>(sizeof(float));
   const float* a3;
   float* c3;
-#define AOTC_TO_C_START(MR_, S_)                                                                         \
-  if constexpr (kStart == S_) {                                                                          \
-    if constexpr (kClamp)                                                                                \
-      AOTC_DEPTH_LOOP_TO_C(AOTC_ZSTART##S_(MR_), AOTC_ZPANEL, AOTC_ZROWS##MR_,                           \
-                           AOTC_ZEPILOGUE(MR_, AOTC_ZCLAMPS(MR_)));                                      \
-    else                                                                                                 \
-      AOTC_DEPTH_LOOP_TO_C(AOTC_ZSTART##S_(MR_), AOTC_ZPANEL, AOTC_ZROWS##MR_, AOTC_ZEPILOGUE(MR_, "")); \
+#define AOTC_TO_C_START_(MR_, S_, SFX)                                            \
+  if constexpr (kClamp)                                                           \
+    AOTC_DEPTH_LOOP_TO_C(AOTC_ZSTART##S_##SFX(MR_), AOTC_ZPANEL, AOTC_ZROWS##MR_, \
+                         AOTC_ZEPILOGUE##SFX(MR_, AOTC_ZCLAMPS(MR_)));            \
+  else                                                                            \
+    AOTC_DEPTH_LOOP_TO_C(AOTC_ZSTART##S_##SFX(MR_), AOTC_ZPANEL, AOTC_ZROWS##MR_, \
+                         AOTC_ZEPILOGUE##SFX(MR_, ""));
+#define AOTC_TO_C_START(MR_, S_)        \
+  if constexpr (kStart == S_) {         \
+    if constexpr (kSplit) {             \
+      AOTC_TO_C_START_(MR_, S_, _SPLIT) \
+    } else {                            \
+      AOTC_TO_C_START_(MR_, S_, )       \
+    }                                   \
   }
 #define AOTC_TO_C(MR_)       \
   if constexpr (MR == MR_) { \
@@ -338,6 +364,7 @@ inline void depth_loop_to_c_zmm(const float* a, int64_t lda, const float* b, int
   AOTC_TO_C(6)
 #undef AOTC_TO_C
 #undef AOTC_TO_C_START
+#undef AOTC_TO_C_START_
 }
 
 // MR rows x 8 * NV columns: the accumulators start in acc (from the biases and residual on
@@ -346,13 +373,22 @@ inline void depth_loop_to_c_zmm(const float* a, int64_t lda, const float* b, int
 template <int MR, int NV, int kStart>
 inline void tile_to_c(const Tile& t, const float* start_from) {
   if constexpr (NV == 2) {
-    if (t.c_half == 8 && use_avx512_tiles()) {
-      if (t.last && t.clamp)
-        depth_loop_to_c_zmm<MR, true, kStart>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc, t.lo,
-                                              t.hi);
-      else
-        depth_loop_to_c_zmm<MR, false, kStart>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc, t.lo,
-                                               t.hi);
+    if (use_avx512_tiles()) {
+      const bool clamp = t.last && t.clamp;
+      if (t.c_half == 8) {
+        if (clamp)
+          depth_loop_to_c_zmm<MR, true, kStart, false>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc,
+                                                       8, t.lo, t.hi);
+        else
+          depth_loop_to_c_zmm<MR, false, kStart, false>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc,
+                                                        8, t.lo, t.hi);
+      } else if (clamp) {
+        depth_loop_to_c_zmm<MR, true, kStart, true>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc,
+                                                    t.c_half, t.lo, t.hi);
+      } else {
+        depth_loop_to_c_zmm<MR, false, kStart, true>(t.a, t.lda, t.b, t.ldb, t.kc, start_from, t.c, t.ldc,
+                                                     t.c_half, t.lo, t.hi);
+      }
       return;
     }
   }
@@ -558,6 +594,16 @@ void thin_tile(const Tile& t, const float* cols_t, int64_t ldt) {
 #undef AOTC_ZSTART4
 #undef AOTC_ZCLAMPS
 #undef AOTC_ZEPILOGUE
+#undef AOTC_ZLDLO_AT
+#undef AOTC_ZLDHI_AT
+#undef AOTC_ZSTLO_AT
+#undef AOTC_ZSTHI_AT
+#undef AOTC_ZSTART4_SPLIT
+#undef AOTC_ZEPILOGUE_SPLIT
+#undef AOTC_ZSTART0_SPLIT
+#undef AOTC_ZSTART1_SPLIT
+#undef AOTC_ZSTART2_SPLIT
+#undef AOTC_ZSTART3_SPLIT
 #else
 // Portable form of the same tile: fixed-size loops that the compiler vectorises (NEON).
 template <int MR, int NV>
