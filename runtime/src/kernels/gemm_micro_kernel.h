@@ -278,7 +278,7 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 // takes it (where a row's halves lie c_half apart, each half is loaded and stored on its
 // own: vinsertf64x4 / vextractf64x4); the registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register),
 // so the compiler's vzeroupper at the end of the function covers their upper halves too.
-// use_avx512_tiles (kernel_util.h) decides.
+// use_avx512 (kernel_util.h) decides.
 #define AOTC_ZROW(off, row, r) "vfmadd231ps " #off row "%{1to16%}, %%zmm0, %%zmm" #r "\n\t"
 #define AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW0, 4)
 #define AOTC_ZROWS2(off) AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW1, 5)
@@ -373,7 +373,7 @@ inline void depth_loop_to_c_zmm(const float* a, int64_t lda, const float* b, int
 template <int MR, int NV, int kStart>
 inline void tile_to_c(const Tile& t, const float* start_from) {
   if constexpr (NV == 2) {
-    if (use_avx512_tiles()) {
+    if (use_avx512()) {
       const bool clamp = t.last && t.clamp;
       if (t.c_half == 8) {
         if (clamp)

@@ -38,10 +38,10 @@ inline int64_t min_chunk_for(int64_t work_per_item, int64_t min_work = kElementw
   return max_i64(1, ceil_div(min_work, work_per_item));
 }
 
-// Whether the matrix-product kernels take their AVX-512 tiles (gemm_micro_kernel.h): the
-// CPU has AVX512F, the OS saves the zmm registers, and AOTC_CPU_AVX512=0 is not set in the
-// environment (to compare the two, or where zmm code lowers the clock, as on some Intel
-// parts). Read once per process. Other ISAs: false.
+// Whether the kernels take their AVX-512 forms (the micro-kernel's tiles in
+// gemm_micro_kernel.h, sigmoid and silu in unary.cpp): the CPU has AVX512F, the OS saves the zmm registers,
+// and AOTC_CPU_AVX512=0 is not set in the environment (to compare the two, or where zmm code lowers the
+// clock, as on some Intel parts). Read once per process. Other ISAs: false.
 #if AOTC_KERNELS_AVX2
 inline bool cpu_has_avx512f() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -53,7 +53,7 @@ inline bool cpu_has_avx512f() {
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
   return (ebx & (1u << 16)) != 0;  // AVX512F
 }
-inline bool use_avx512_tiles() {
+inline bool use_avx512() {
   static const bool use = [] {
     const char* env = std::getenv("AOTC_CPU_AVX512");
     return cpu_has_avx512f() && !(env && env[0] == '0' && env[1] == '\0');
@@ -62,7 +62,7 @@ inline bool use_avx512_tiles() {
 }
 
 #else
-inline bool use_avx512_tiles() { return false; }
+inline bool use_avx512() { return false; }
 #endif
 
 // min(max(v, lo), hi), written so that a NaN input stays NaN (as torch's clamp does).
@@ -185,6 +185,33 @@ inline __m256 exp_f32x8(__m256 x) {
   // 2^n from the exponent bits; n = -127 gives 0. (NaN lanes: y is NaN already.)
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+#endif
+
+#if AOTC_KERNELS_AVX2
+// exp_f32x8 on 16 lanes with AVX-512 (callers check use_avx512): the scale 2^n applied by
+// vscalefps. Same values as exp_f32x8 except below about -87.3, where this one gives the
+// subnormal results that exp_f32x8 flushes to 0.
+__attribute__((target("avx512f"))) inline __m512 exp_f32x16(__m512 x) {
+  using namespace exp_consts;
+  // min/max return their second operand when either is NaN: x goes second. (Masked forms
+  // with every lane set throughout: GCC 12 warns that the plain forms' undefined source
+  // "may be used uninitialized".)
+  constexpr __mmask16 kAll = 0xFFFF;
+  x = _mm512_mask_min_ps(x, kAll, _mm512_set1_ps(kHi), x);
+  x = _mm512_mask_max_ps(x, kAll, _mm512_set1_ps(kLo), x);
+  const __m512 n = _mm512_mask_roundscale_ps(x, kAll, _mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kP0);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  return _mm512_mask_scalef_ps(y, kAll, y, n);
 }
 #endif
 
