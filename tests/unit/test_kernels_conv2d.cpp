@@ -43,6 +43,8 @@ const ConvCase kConvCases[] = {
     {"depthwise 8-lane blocks stride 2 ragged", 1, 20, 15, 23, 20, 3, 3, 2, 2, 1, 1, 1, 1, 20},
     {"depthwise 8-lane blocks 7x7 plane", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16},
     {"depthwise 5x5 stride 2 pad 2", 1, 7, 29, 31, 7, 5, 5, 2, 2, 2, 2, 1, 1, 7},
+    {"depthwise 5x5 8-lane blocks odd plane", 1, 12, 13, 19, 12, 5, 5, 1, 1, 2, 2, 1, 1, 12},
+    {"depthwise 5x5 8-lane blocks 7x7 plane", 2, 16, 7, 7, 16, 5, 5, 1, 1, 2, 2, 1, 1, 16},
     {"depthwise 3x3 stride 3 dilation 2", 1, 3, 20, 37, 3, 3, 3, 3, 3, 2, 2, 2, 2, 3},
     {"depthwise 3x5 no pad odd width", 2, 4, 9, 41, 4, 3, 5, 1, 1, 0, 0, 1, 1, 4},
     {"depthwise too wide for row buffers", 1, 2, 4, 5000, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},

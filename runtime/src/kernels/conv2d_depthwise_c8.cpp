@@ -28,33 +28,47 @@ static_assert(kGroup == kLanes, "depthwise_lanes_row transposes kGroup positions
 // plane l's input row, indexed by padded column) into the interleaved row dst. With all 8
 // lanes, 8 columns at a time are one transpose: the scalar copy of each float was 40% of
 // the block's time (perf, mobilenet_v2).
+// The last 1-7 columns too, through masked loads: on 7 x 7 and 14 x 14 planes the scalar
+// copy of those columns was most of a block's time.
 void interleave_row(const float* const* src, int64_t lanes, int64_t c_lo, int64_t c_hi, float* dst) {
   int64_t c = c_lo;
 #if AOTC_KERNELS_AVX2
-  if (lanes == kLanes)
+  if (lanes == kLanes) {
     for (; c + kLanes <= c_hi; c += kLanes) {
       __m256 r[8];
       for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src[l] + c);
       transpose8x8(r);
       for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (c + j) * kLanes, r[j]);
     }
+    if (c < c_hi) {
+      const int64_t rest = c_hi - c;
+      const __m256i mask = first_lanes_mask(rest);
+      __m256 r[8];
+      for (int l = 0; l < 8; ++l) r[l] = _mm256_maskload_ps(src[l] + c, mask);
+      transpose8x8(r);
+      for (int64_t j = 0; j < rest; ++j) _mm256_storeu_ps(dst + (c + j) * kLanes, r[j]);
+      return;
+    }
+  }
 #endif
+  // Lanes past the block's channels are zeroed: the buffer is reused from block to block.
   for (; c < c_hi; ++c)
-    for (int64_t l = 0; l < lanes; ++l) dst[c * kLanes + l] = src[l][c];
+    for (int64_t l = 0; l < kLanes; ++l) dst[c * kLanes + l] = l < lanes ? src[l][c] : 0.0f;
 }
 
 #if AOTC_KERNELS_AVX2
-// One kernel row of 3 taps at stride 1 (undilated) for kGroup positions, 8 lanes a position:
-// each input vector is loaded once and feeds the up to 3 outputs that read it (10 loads for
-// 24 FMAs; the general loop loads once per FMA, and the loads bounded it: 27 GFLOP/s, one
-// thread, mobilenet_v2's 144 x 56 x 56 layer).
-inline void kernel_row_3_stride_1(const float* s, const float* w, __m256 (&a)[kGroup]) {
-  const __m256 w0 = _mm256_load_ps(w), w1 = _mm256_load_ps(w + kLanes), w2 = _mm256_load_ps(w + 2 * kLanes);
-  for (int p = 0; p < kGroup + 2; ++p) {
+// One kernel row of K taps at stride 1 (undilated) for kGroup positions, 8 lanes a
+// position: each input vector is loaded once and feeds the up to K outputs that read it
+// (K = 3: 10 loads for 24 FMAs; 5: 12 for 40; the general loop loads once per FMA, and the
+// loads bounded it: 27 GFLOP/s, one thread, mobilenet_v2's 144 x 56 x 56 layer).
+template <int K>
+inline void kernel_row_stride_1(const float* s, const float* w, __m256 (&a)[kGroup]) {
+  __m256 wv[K];
+  for (int j = 0; j < K; ++j) wv[j] = _mm256_load_ps(w + j * kLanes);
+  for (int p = 0; p < kGroup + K - 1; ++p) {
     const __m256 v = _mm256_loadu_ps(s + p * kLanes);
-    if (p < kGroup) a[p] = _mm256_fmadd_ps(v, w0, a[p]);
-    if (p >= 1 && p - 1 < kGroup) a[p - 1] = _mm256_fmadd_ps(v, w1, a[p - 1]);
-    if (p >= 2) a[p - 2] = _mm256_fmadd_ps(v, w2, a[p - 2]);
+    for (int j = 0; j < K; ++j)
+      if (p - j >= 0 && p - j < kGroup) a[p - j] = _mm256_fmadd_ps(v, wv[j], a[p - j]);
   }
 }
 #endif
@@ -69,9 +83,9 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
   for (int64_t i = 0; i < p.kernel_h; ++i)
     for (int64_t j = 0; j < p.kernel_w; ++j)
       tap[i * p.kernel_w + j] = rows[i] + j * p.dilation_w * pos_stride;
-  alignas(32) float out[kLanes][kGroup];  // out[l][q]: lane l of position q
 #if AOTC_KERNELS_AVX2
-  const bool rows_of_3 = p.kernel_w == 3 && p.stride_w == 1 && p.dilation_w == 1 && pos_stride == kLanes;
+  const bool rows_of_k =
+      (p.kernel_w == 3 || p.kernel_w == 5) && p.stride_w == 1 && p.dilation_w == 1 && pos_stride == kLanes;
 #endif
   for (int64_t ow0 = 0; ow0 < p.w_out; ow0 += kGroup) {
     const int64_t count = min_i64(kGroup, p.w_out - ow0);
@@ -81,9 +95,12 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     for (int q = 0; q < kGroup; ++q) a[q] = _mm256_load_ps(b8);
     // Positions past w_out read inside the buffer (it has rows below) or its slack, and are
     // not stored.
-    if (rows_of_3) {
+    if (rows_of_k && p.kernel_w == 3) {
       for (int64_t i = 0; i < p.kernel_h; ++i)
-        kernel_row_3_stride_1(tap[i * 3] + base, w8 + i * 3 * kLanes, a);
+        kernel_row_stride_1<3>(tap[i * 3] + base, w8 + i * 3 * kLanes, a);
+    } else if (rows_of_k) {
+      for (int64_t i = 0; i < p.kernel_h; ++i)
+        kernel_row_stride_1<5>(tap[i * 5] + base, w8 + i * 5 * kLanes, a);
     } else {
       for (int64_t t = 0; t < taps; ++t) {
         const __m256 wv = _mm256_load_ps(w8 + t * kLanes);
@@ -99,10 +116,12 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     transpose8x8(a);  // a[l]: lane l's kGroup positions
     if (count == kGroup) {
       for (int64_t l = 0; l < lanes; ++l) _mm256_storeu_ps(yplanes[l] + oh * p.w_out + ow0, a[l]);
-      continue;
+    } else {
+      const __m256i mask = first_lanes_mask(count);
+      for (int64_t l = 0; l < lanes; ++l) _mm256_maskstore_ps(yplanes[l] + oh * p.w_out + ow0, mask, a[l]);
     }
-    for (int l = 0; l < kLanes; ++l) _mm256_store_ps(out[l], a[l]);
 #else
+    float out[kLanes][kGroup];  // out[l][q]: lane l of position q
     for (int64_t l = 0; l < kLanes; ++l)
       for (int q = 0; q < kGroup; ++q) out[l][q] = b8[l];
     for (int64_t t = 0; t < taps; ++t) {
@@ -114,11 +133,11 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     if (clamp)
       for (int64_t l = 0; l < kLanes; ++l)
         for (int q = 0; q < kGroup; ++q) out[l][q] = clamp_value(out[l][q], p.clamp_lo, p.clamp_hi);
-#endif
     for (int64_t l = 0; l < lanes; ++l) {
       float* yrow = yplanes[l] + oh * p.w_out + ow0;
       for (int64_t q = 0; q < count; ++q) yrow[q] = out[l][q];
     }
+#endif
   }
 }
 
@@ -154,10 +173,21 @@ void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x
       for (int64_t oh0 = 0; oh0 < p.h_out; oh0 += strip) {
         const int64_t rows_out = min_i64(strip, p.h_out - oh0);
         const int64_t rows = (rows_out - 1) * p.stride_h + span, row0 = oh0 * p.stride_h;  // padded rows
-        const int64_t buf_floats = (rows * cols + kGroup * p.stride_w) * kLanes;
-        for (int64_t i = 0; i < buf_floats; ++i) buf[i] = 0.0f;
         const int64_t r_lo = max_i64(0, p.pad_h - row0), r_hi = min_i64(rows, p.pad_h + p.h_in - row0);
         const int64_t c_lo = max_i64(0, p.pad_w), c_hi = min_i64(cols, p.pad_w + p.w_in);
+        // Zeros where the interleaved input does not go: the padding rows and columns and
+        // the slack past the last row (zeroing the whole buffer first was another pass).
+        const int64_t row_floats = cols * kLanes;
+        auto zero = [](float* at, int64_t floats) {
+          for (int64_t i = 0; i < floats; ++i) at[i] = 0.0f;
+        };
+        zero(buf, max_i64(r_lo, 0) * row_floats);
+        for (int64_t r = r_lo; r < r_hi; ++r) {
+          zero(buf + r * row_floats, c_lo * kLanes);
+          zero(buf + r * row_floats + c_hi * kLanes, (cols - c_hi) * kLanes);
+        }
+        const int64_t tail_row = max_i64(r_hi, r_lo);
+        zero(buf + tail_row * row_floats, (rows - tail_row) * row_floats + kGroup * p.stride_w * kLanes);
         for (int64_t r = r_lo; r < r_hi; ++r) {
           // src[l][c] is padded column c of plane l's input row: it is read only for c in
           // [c_lo, c_hi), the columns inside the image.

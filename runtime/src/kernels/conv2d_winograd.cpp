@@ -250,14 +250,13 @@ struct LaneStore {
   int64_t split, valid;
   __m256i m1, m2;
   LaneStore(const PanelBase& pb, int64_t t0, int64_t valid_lanes) : valid(valid_lanes) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int64_t off = t0 % kNr;
     first = pb.base + t0 / kNr * pb.panel_stride + off;
     second = pb.base + (t0 / kNr + 1) * pb.panel_stride - (kNr - off);
     split = detail::min_i64(valid, kNr - off);
     plain = valid == 8 && split == 8;
-    m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(split)), lane);
-    m2 = _mm256_andnot_si256(m1, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)), lane));
+    m1 = detail::first_lanes_mask(split);
+    m2 = _mm256_andnot_si256(m1, detail::first_lanes_mask(valid));
   }
   void store(int64_t at, __m256 value) const {  // at: the point's offset, xi * xi_stride
     if (plain) {

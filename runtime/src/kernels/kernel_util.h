@@ -230,6 +230,11 @@ inline __m256 even_lanes_f32x8(const float* p) {
 #endif
 
 #if AOTC_KERNELS_AVX2
+// A mask of the first `count` (0..8) lanes for _mm256_maskload_ps / _mm256_maskstore_ps.
+inline __m256i first_lanes_mask(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 // In place: r[j] lane i becomes r[i] lane j (the 8-channel depthwise kernels).
 inline void transpose8x8(__m256 r[8]) {
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
