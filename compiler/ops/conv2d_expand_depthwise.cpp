@@ -1,5 +1,6 @@
 // conv2d_expand_depthwise: a 1x1 expansion and the depthwise convolution that alone reads
-// it, made one op by passes/fuse_expand_depthwise.cpp (CPU) -> conv2d_expand_depthwise_f32.
+// it (and a silu between them: attribute expand_silu), made one op by
+// passes/fuse_expand_depthwise.cpp (CPU) -> conv2d_expand_depthwise_f32.
 // No lowering of its own: no TorchScript op maps to it.
 #include <aotc/rt/kernels.h>
 
@@ -30,7 +31,8 @@ std::string emit_conv2d_expand_depthwise(const EmitContext& e, const ir::Op& op)
   return kernel_call(op, conv2d_params_code(pw, "pw").str() + " " + conv2d_params_code(dw, "dw").str(),
                      "aotc::rt::conv2d_expand_depthwise_f32(pool, pw, dw, " + e.in(op.inputs[0]) + ", " +
                          e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.in(op.inputs[3]) + ", " +
-                         e.in(op.inputs[4]) + ", " + e.out(op.outputs[0]) + ");");
+                         e.in(op.inputs[4]) + ", " + e.out(op.outputs[0]) +
+                         (op.has("expand_silu") ? ", true" : "") + ");");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // result only a depthwise convolution reads becomes one "conv2d_expand_depthwise" op with
 // it: inputs x, the 1x1 weight packed for the micro-kernel (rt::gemm_prepack_weights of its
 // transpose, as conv2d_expand_depthwise_f32 reads it) and bias, the depthwise weight and
-// bias. The expanded tensor (mobilenet_v2's and efficientnet's inverted residual blocks:
+// bias; a silu between the two (efficientnet's blocks), whole and alone, goes in as well.
+// The expanded tensor (mobilenet_v2's and efficientnet's inverted residual blocks:
 // 4-6x the block's channels) then never goes through memory. The fused op takes the
 // depthwise convolution's place; the 1x1 convolution's inputs exist before it.
 // AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0 (read when compiling) leaves every pair apart.
@@ -16,6 +17,17 @@
 #include "passes.h"
 
 namespace aotc::passes {
+namespace {
+
+// A float32 silu of one whole tensor (the IR's "unary" op with UnaryOp::Silu).
+bool is_silu(const ir::Graph& graph, const ir::Op& op) {
+  return op.kind == "unary" && op.inputs.size() == 1 && op.outputs.size() == 1 &&
+         op.i("op") == static_cast<int64_t>(rt::UnaryOp::Silu) &&
+         graph.value(op.inputs[0]).dtype == ir::DType::Float32 &&
+         graph.value(op.inputs[0]).shape == graph.value(op.outputs[0]).shape;
+}
+
+}  // namespace
 
 void fuse_expand_depthwise(ir::Graph& graph) {
   if (const char* env = std::getenv("AOTC_CPU_FUSE_EXPAND_DEPTHWISE"); env && std::string(env) == "0") return;
@@ -24,9 +36,17 @@ void fuse_expand_depthwise(ir::Graph& graph) {
     if (dw_op.kind != "conv2d" || dw_op.has("winograd") || dw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams dw = ops::conv2d_params_of(dw_op);
     if (!rt::conv2d_is_depthwise(dw)) continue;
-    // The value the depthwise convolution reads, whole and alone.
+    // The value the depthwise convolution reads, whole and alone; through a silu that alone
+    // reads the expansion (efficientnet), the silu goes into the fused op too.
     const int v = sole_whole_read(graph, dw_op.inputs[0]);
-    const int at = v < 0 ? -1 : producer_of(graph, v);
+    int at = v < 0 ? -1 : producer_of(graph, v);
+    int silu_at = -1;
+    if (at >= 0 && static_cast<size_t>(at) < i && is_silu(graph, graph.ops[static_cast<size_t>(at)])) {
+      const int e = sole_whole_read(graph, graph.ops[static_cast<size_t>(at)].inputs[0]);
+      silu_at = at;
+      at = e < 0 ? -1 : producer_of(graph, e);
+      if (at >= silu_at) at = -1;
+    }
     if (at < 0 || static_cast<size_t>(at) >= i) continue;
     const ir::Op& pw_op = graph.ops[static_cast<size_t>(at)];
     if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3) continue;
@@ -51,10 +71,15 @@ void fuse_expand_depthwise(ir::Graph& graph) {
     fused.attrs["expand_c_in"] = pw.c_in;
     fused.attrs["expand_clamp_lo"] = expand.f("clamp_lo");
     fused.attrs["expand_clamp_hi"] = expand.f("clamp_hi");
+    if (silu_at >= 0) fused.attrs["expand_silu"] = static_cast<int64_t>(1);
     fused.scratch_bytes = 0;
     fused.scratch_optional = false;
     fused.thread_scratch_bytes = rt::conv2d_expand_depthwise_thread_scratch_bytes(pw, dw);
     graph.ops[i] = std::move(fused);
+    if (silu_at >= 0) {
+      graph.ops.erase(graph.ops.begin() + silu_at);
+      --i;
+    }
     graph.ops.erase(graph.ops.begin() + at);
     --i;
   }

@@ -213,8 +213,9 @@ class ExpandDepthwiseShapes(nn.Module):
     """1x1 expansions into depthwise convolutions, which the CPU target runs as one op
     (passes/fuse_expand_depthwise.cpp): batch norms folded, relu6, relu and no activation
     on the expansion; 5x5 stride 2, 3x3 dilation 2, 3x1 stride (1, 2); channel counts that
-    are not multiples of 8; an odd plane; and an expansion that another op also reads (stays
-    apart)."""
+    are not multiples of 8; an odd plane; an expansion that another op also reads (stays
+    apart); a silu between expansion and depthwise (efficientnet's blocks: fused too) and a
+    silu that another op also reads (stays apart)."""
 
     def __init__(self):
         super().__init__()
@@ -227,6 +228,10 @@ class ExpandDepthwiseShapes(nn.Module):
         self.p2 = nn.Conv2d(37, 8, 1)
         self.e3 = nn.Conv2d(8, 24, 1)
         self.d3 = nn.Conv2d(24, 24, (3, 1), stride=(1, 2), padding=(1, 0), groups=24)
+        self.e4 = nn.Conv2d(24, 40, 1)
+        self.d4 = nn.Conv2d(40, 40, 5, padding=2, groups=40)
+        self.e5 = nn.Conv2d(24, 40, 1)
+        self.d5 = nn.Conv2d(40, 40, 3, padding=1, groups=40)
         for m in self.modules():  # batch norms that are not the identity
             if isinstance(m, nn.BatchNorm2d):
                 nn.init.uniform_(m.weight, 0.5, 1.5)
@@ -238,7 +243,10 @@ class ExpandDepthwiseShapes(nn.Module):
         y = self.p1(self.d1(self.e1(x)))  # 3 x 8 x 14 x 16
         e = F.relu(self.e2(y))
         y = y + self.p2(self.d2(e)) + e.mean(1, keepdim=True)  # e read twice: not fused
-        return self.d3(self.e3(y))  # 3 x 24 x 14 x 8
+        z = self.d3(self.e3(y))  # 3 x 24 x 14 x 8
+        a = F.silu(self.d4(F.silu(self.e4(z))))  # 3 x 40 x 14 x 8
+        t = F.silu(self.e5(z))
+        return a + self.d5(t) + t.mean(1, keepdim=True)  # t read twice: not fused
 
 
 def expand_depthwise_shapes():

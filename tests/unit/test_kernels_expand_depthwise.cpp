@@ -1,5 +1,6 @@
 // conv2d_expand_depthwise_f32 against the naive reference of its two convolutions (the 1x1
-// expansion with its bias and clamp, then the depthwise convolution with its own): strides,
+// expansion with its bias and clamp, and a silu on it or not, then the depthwise
+// convolution with its own): strides,
 // dilation, padding wider than the kernel, a 1x1 depthwise with stride 2 (rows skipped),
 // channel counts that are not multiples of 8 or 16, depths over one depth block, planes so
 // wide that one chunk holds few units, batches, every thread count; the thread scratch
@@ -89,7 +90,7 @@ std::vector<float> pack_w1(const Conv2dParams& pw, const std::vector<float>& w1)
 
 // The fused kernel's output and the reference's for x.
 void run_case(ThreadPool& pool, const Layer& l, const std::vector<float>& x, uint32_t& seed,
-              std::vector<float>& got, std::vector<double>& want, bool& guards) {
+              std::vector<float>& got, std::vector<double>& want, bool& guards, bool silu = false) {
   const Conv2dParams &pw = l.pw, &dw = l.dw;
   REQUIRE(aotc::rt::conv2d_expand_depthwise_applies(pw, dw));
   const auto w1 = random_floats(static_cast<size_t>(pw.c_out * pw.c_in), ++seed);
@@ -100,35 +101,40 @@ void run_case(ThreadPool& pool, const Layer& l, const std::vector<float>& x, uin
   Guarded y(static_cast<size_t>(dw.n * dw.c_out * dw.h_out * dw.w_out));
   PoolScratch scratch(pool, aotc::rt::conv2d_expand_depthwise_thread_scratch_bytes(pw, dw));
   aotc::rt::conv2d_expand_depthwise_f32(pool, pw, dw, x.data(), packed.data(), b1.data(), w2.data(),
-                                        b2.data(), y.data());
+                                        b2.data(), y.data(), silu);
   guards = y.guards_intact() && scratch.guard_intact();
   got = y.values();
   const auto mid = ref_conv2d(pw, x.data(), w1.data(), b1.data());
-  const std::vector<float> mid_f(mid.begin(), mid.end());
+  std::vector<float> mid_f(mid.begin(), mid.end());
+  if (silu)
+    for (float& v : mid_f)
+      v = static_cast<float>(static_cast<double>(v) / (1.0 + std::exp(-static_cast<double>(v))));
   want = ref_conv2d(dw, mid_f.data(), w2.data(), b2.data());
 }
 
 }  // namespace
 
-TEST_CASE("conv2d_expand_depthwise_f32: both convolutions, every geometry, bias and clamp") {
+TEST_CASE("conv2d_expand_depthwise_f32: both convolutions, every geometry, bias, clamp and silu") {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
     uint32_t seed = 11;
     for (const Case& c : kCases)
       for (bool has_bias : {false, true})
         for (const Clamp& pw_clamp : kClamps)
-          for (const Clamp& dw_clamp : {kClamps[0], kClamps[1]}) {
-            const Layer l = layer_of(c, has_bias, pw_clamp, dw_clamp);
-            const auto x = random_floats(static_cast<size_t>(c.n * c.c_in * c.h * c.w), ++seed);
-            std::vector<float> got;
-            std::vector<double> want;
-            bool guards = false;
-            run_case(pool, l, x, seed, got, want, guards);
-            INFO(c.name << " bias=" << has_bias << " pw clamp=[" << pw_clamp.lo << "," << pw_clamp.hi
-                        << "] dw clamp=[" << dw_clamp.lo << "," << dw_clamp.hi << "] threads=" << threads);
-            CHECK(rel_l2(got, want) <= kTolerance);
-            CHECK(guards);
-          }
+          for (const Clamp& dw_clamp : {kClamps[0], kClamps[1]})
+            for (bool silu : {false, true}) {
+              const Layer l = layer_of(c, has_bias, pw_clamp, dw_clamp);
+              const auto x = random_floats(static_cast<size_t>(c.n * c.c_in * c.h * c.w), ++seed);
+              std::vector<float> got;
+              std::vector<double> want;
+              bool guards = false;
+              run_case(pool, l, x, seed, got, want, guards, silu);
+              INFO(c.name << " bias=" << has_bias << " pw clamp=[" << pw_clamp.lo << "," << pw_clamp.hi
+                          << "] dw clamp=[" << dw_clamp.lo << "," << dw_clamp.hi << "] silu=" << silu
+                          << " threads=" << threads);
+              CHECK(rel_l2(got, want) <= kTolerance);
+              CHECK(guards);
+            }
   }
 }
 

@@ -45,6 +45,7 @@ struct Layer {
   const float* b2;
   float* y;
   int64_t cols, span, kc, n16;
+  bool expand_silu;
 };
 
 // One chunk of channels [c0, c0 + cw) of one image, with its ring in `ring`.
@@ -193,7 +194,17 @@ void run_chunk(const Layer& l, const Chunk& ch, float* w8) {
     if (next < end) {
       // Image rows among [next, end) are expanded; padding rows below the image zeroed.
       const int64_t ih0 = max_i64(0, next - dw.pad_h), ih1 = min_i64(dw.h_in, end - dw.pad_h);
-      if (ih0 < ih1) expand_rows(l, ch, ih0, ih1);
+      if (ih0 < ih1) {
+        expand_rows(l, ch, ih0, ih1);
+        // silu over the new rows whole: their padding columns and the lanes past the chunk
+        // are 0, and silu(0) is 0.
+        if (l.expand_silu)
+          for (int64_t u = 0; u < units; ++u)
+            for (int64_t ih = ih0; ih < ih1; ++ih) {
+              float* row = ch.ring + u * ch.unit_floats + ((ih + dw.pad_h) % ch.ring_rows) * l.cols * kLanes;
+              detail::silu_f32(row, row, l.cols * kLanes);
+            }
+      }
       for (int64_t r = max_i64(next, dw.pad_h + dw.h_in); r < end; ++r)
         for (int64_t u = 0; u < units; ++u) {
           float* row = ch.ring + u * ch.unit_floats + (r % ch.ring_rows) * l.cols * kLanes;
@@ -223,9 +234,10 @@ void run_chunk(const Layer& l, const Chunk& ch, float* w8) {
 
 void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const Conv2dParams& dw,
                                  const float* x, const float* w1_packed, const float* b1, const float* w2,
-                                 const float* b2, float* y) {
+                                 const float* b2, float* y, bool expand_silu) {
   if (dw.n <= 0 || dw.c_out <= 0 || dw.h_out <= 0 || dw.w_out <= 0) return;
-  Layer l{pw, dw, x, w1_packed, pw.has_bias ? b1 : nullptr, w2, dw.has_bias ? b2 : nullptr, y, 0, 0, 0, 0};
+  Layer l{pw, dw, x, w1_packed,  pw.has_bias ? b1 : nullptr, w2, dw.has_bias ? b2 : nullptr, y, 0,
+          0,  0,  0, expand_silu};
   l.cols = expand_depthwise_cols(dw);
   l.span = expand_depthwise_span(dw);
   int64_t nc;

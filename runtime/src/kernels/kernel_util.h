@@ -65,6 +65,10 @@ inline bool use_avx512() {
 inline bool use_avx512() { return false; }
 #endif
 
+// y = silu(x) = x / (1 + exp(-x)) over count floats, as unary_f32's Silu computes it (y
+// may be x); unary.cpp.
+void silu_f32(const float* x, float* y, int64_t count);
+
 // min(max(v, lo), hi), written so that a NaN input stays NaN (as torch's clamp does).
 inline float clamp_value(float v, float lo, float hi) {
   v = v < lo ? lo : v;

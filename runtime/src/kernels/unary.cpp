@@ -369,3 +369,7 @@ void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, co
 }
 
 }  // namespace aotc::rt
+
+namespace aotc::rt::detail {
+void silu_f32(const float* x, float* y, int64_t count) { map_exp_op<SiluOp>(x, y, count); }
+}  // namespace aotc::rt::detail

@@ -309,7 +309,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 // w1: pw's weight (c_mid x c_in) as gemm_prepack_weights packs it transposed (k = c_in,
 // n = c_mid); w2: dw's weight (c_mid x taps), read in place. The pool's thread scratch
 // must hold conv2d_expand_depthwise_thread_scratch_bytes (the compiler plans it): the
-// kernel has no path without its ring.
+// kernel has no path without its ring. expand_silu: silu on the expansion's output (after
+// its clamp), as efficientnet's blocks have between the two convolutions.
 namespace expand_depthwise {
 constexpr int64_t kLanes = 8;                // channels per vector (a unit of channels)
 constexpr int64_t kRingFloats = 65536;       // a thread's ring: 256 KiB, half the L2
@@ -361,7 +362,7 @@ inline int64_t conv2d_expand_depthwise_thread_scratch_bytes(const Conv2dParams& 
 }
 void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const Conv2dParams& dw,
                                  const float* x, const float* w1_packed, const float* b1, const float* w2,
-                                 const float* b2, float* y);
+                                 const float* b2, float* y, bool expand_silu = false);
 
 // ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3, stride 1, undilated, ungrouped convolutions
 // Each t x t output tile (t = 2 or 4: the "tile") is A^T [ (G g G^T) . (B^T d B) ] A over the
