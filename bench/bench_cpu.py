@@ -283,14 +283,22 @@ with torch.no_grad():
 
 
 def cpu_model():
+    """The model name, with the family and model numbers and the widest vector ISA: a VM's
+    model name can be as bare as "AMD EPYC", and the kernels take AVX-512 where it is there."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    if "model name" not in fields:
+        return platform.processor() or "unknown"
+    flags = fields.get("flags", "").split()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
+    extra = [f"family {fields['cpu family']} model {fields['model']}"] if "cpu family" in fields and "model" in fields else []
+    return f"{fields['model name']} ({', '.join(extra + ([isa] if isa else []))})"
 
 
 # ---- one configuration -----------------------------------------------------------------------
