@@ -67,6 +67,7 @@ const ConvCase kConvCases[] = {
     {"gemm pointwise 70 x 35 x 300", 2, 300, 5, 7, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"gemm pointwise 129 x 23 x 37 (row split)", 1, 37, 1, 23, 129, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"gemm pointwise 22 x 1000 x 17", 1, 17, 40, 25, 22, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"gemm pointwise 200 x 203 x 40 (panels copied as used)", 2, 40, 7, 29, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"gemm groups 2 stride 2 dilation 2", 1, 64, 15, 15, 34, 3, 3, 2, 2, 2, 2, 2, 2, 2},
     {"gemm one output column", 1, 7, 5, 1, 9, 3, 1, 1, 1, 1, 0, 1, 1, 1},
     {"gemm 1x7 then 7x1", 1, 20, 17, 17, 24, 1, 7, 1, 1, 0, 3, 1, 1, 1},

@@ -30,7 +30,12 @@ namespace {
 
 // The micro-kernel (gemm_micro_kernel.h) broadcasts the weights: kMr output channels x kNr
 // output positions per tile.
+// A 1x1 stride-1 product copies each input panel as it is used (gemm_part's `direct`) for up
+// to 64 rows of weights, or as many as fit 256 KiB (a quarter of the L2): resnet50 b1 with
+// the second bound against without it 0.983 and 0.982 (2 threads, 40 and 60 pairs), 0.999
+// (1 thread); mobilenet_v2 0.991, efficientnet_b0 0.998 (2026-11-27, Zen 4).
 constexpr int64_t kDirectMaxRows = 64;
+constexpr int64_t kDirectMaxWeightFloats = 65536;
 constexpr int64_t kFallbackFloats = gemm_conv::kMaxKc * kNr;  // one panel, when no scratch
 
 // Per kernel column j: the output columns whose tap lands inside the input row. Computed
@@ -240,10 +245,12 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
   conv2d_gemm_blocking(k, n, kc, nc);
   if (kc * nc > buf_floats) nc = max_i64(kNr, buf_floats / kc / kNr * kNr);
   const ColRanges cr = col_ranges(p);
-  // A 1x1 convolution's columns are the input rows: with few output channels to share a
-  // packed block, packing it cost more than it saved; each panel is copied as it is used.
+  // A 1x1 convolution's columns are the input rows: with few output channels (or weights
+  // that stay in L2) to share a packed block, packing it cost more than it saved; each
+  // panel is copied as it is used.
   const bool direct = !packed && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                      p.pad_h == 0 && p.pad_w == 0 && m1 - m0 <= kDirectMaxRows;
+                      p.pad_h == 0 && p.pad_w == 0 &&
+                      (m1 - m0 <= kDirectMaxRows || (m1 - m0) * k <= kDirectMaxWeightFloats);
   Tile t{};
   t.lda = k;
   t.ldc = n;
