@@ -28,8 +28,9 @@ static_assert(kGroup == kLanes, "depthwise_lanes_row transposes kGroup positions
 // plane l's input row, indexed by padded column) into the interleaved row dst. With all 8
 // lanes, 8 columns at a time are one transpose: the scalar copy of each float was 40% of
 // the block's time (perf, mobilenet_v2).
-// The last 1-7 columns too, through masked loads: on 7 x 7 and 14 x 14 planes the scalar
-// copy of those columns was most of a block's time.
+// The last 1-7 columns too, as one transpose of masked loads instead of a scalar copy per
+// float (7 x 7 planes have no full group of 8 columns; alone this made no difference that
+// the noise let me measure on efficientnet_b0's 7 x 7 layers).
 void interleave_row(const float* const* src, int64_t lanes, int64_t c_lo, int64_t c_hi, float* dst) {
   int64_t c = c_lo;
 #if AOTC_KERNELS_AVX2
@@ -181,7 +182,7 @@ void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x
         auto zero = [](float* at, int64_t floats) {
           for (int64_t i = 0; i < floats; ++i) at[i] = 0.0f;
         };
-        zero(buf, max_i64(r_lo, 0) * row_floats);
+        zero(buf, r_lo * row_floats);
         for (int64_t r = r_lo; r < r_hi; ++r) {
           zero(buf + r * row_floats, c_lo * kLanes);
           zero(buf + r * row_floats + c_hi * kLanes, (cols - c_hi) * kLanes);

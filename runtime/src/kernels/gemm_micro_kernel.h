@@ -272,13 +272,14 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 // ---- The same full 16-column tile on AVX-512 (one zmm a row), chosen at run time.
 // Measured on the benchmark machine (AMD EPYC Zen 4, whose AVX-512 units are 256 bits wide:
 // bare zmm FMAs reach the same 112-116 GFLOP/s a core as ymm ones): in L1, kc 256, one
-// thread, a 6 x 16 tile of zmm with the broadcast folded into the FMA ({1to16}) ran 110-112
-// GFLOP/s against 99-109 for two ymm a row. Half the instructions a depth step (7 instead
-// of 13) leave the core's window free to cover the panel's loads from L2. Every full tile
-// takes it (where a row's halves lie c_half apart, each half is loaded and stored on its
-// own: vinsertf64x4 / vextractf64x4); the registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register),
-// so the compiler's vzeroupper at the end of the function covers their upper halves too.
-// use_avx512 (kernel_util.h) decides.
+// thread, a stand-alone loop of a 6 x 16 tile of zmm ran 110-112 GFLOP/s against 99-109
+// for two ymm a row; the sgemm 2048 on this tile took 0.87 of the AVX2 tile's time. Half
+// the instructions a depth step (7 instead of 13) leave the core's window free to cover
+// the panel's loads from L2. Every full tile takes it (where a row's halves lie c_half
+// apart, each half is loaded and stored on its own: vinsertf64x4 / vextractf64x4); the
+// registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register), so the compiler's
+// vzeroupper at the end of the function covers their upper halves too. use_avx512
+// (kernel_util.h) decides.
 #define AOTC_ZROW(off, row, r) "vfmadd231ps " #off row "%{1to16%}, %%zmm0, %%zmm" #r "\n\t"
 #define AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW0, 4)
 #define AOTC_ZROWS2(off) AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW1, 5)

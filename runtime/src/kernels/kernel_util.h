@@ -39,9 +39,10 @@ inline int64_t min_chunk_for(int64_t work_per_item, int64_t min_work = kElementw
 }
 
 // Whether the kernels take their AVX-512 forms (the micro-kernel's tiles in
-// gemm_micro_kernel.h, sigmoid and silu in unary.cpp): the CPU has AVX512F, the OS saves the zmm registers,
-// and AOTC_CPU_AVX512=0 is not set in the environment (to compare the two, or where zmm code lowers the
-// clock, as on some Intel parts). Read once per process. Other ISAs: false.
+// gemm_micro_kernel.h, sigmoid and silu in unary.cpp): the CPU has AVX512F, the OS saves the
+// zmm registers, and AOTC_CPU_AVX512=0 is not set in the environment (to compare the two,
+// or where zmm code lowers the clock, as on some Intel parts). Read once per process. Other
+// ISAs: false.
 #if AOTC_KERNELS_AVX2
 inline bool cpu_has_avx512f() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
