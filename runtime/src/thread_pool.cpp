@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -53,26 +54,66 @@ bool spin_until(Done done) {
 // atomics let the polling threads watch generation and pending without taking it. The
 // calling thread runs range 0 itself, so a pool of size 1 has no workers and costs nothing.
 struct ThreadPool::Impl {
+  // One thread's share of a parallel_pieces region: its untaken units [front, back), packed
+  // into one word (front in the low half) so that the owner taking from the front and a
+  // thief taking from the back agree with one compare-exchange. One cache line each.
+  struct alignas(64) Queue {
+    std::atomic<uint64_t> range{0};
+  };
+
+  explicit Impl(int threads) : queues(new Queue[static_cast<size_t>(threads)]), threads(threads) {}
+
   std::mutex mutex;
   std::condition_variable work_ready;
   std::condition_variable work_done;
   std::vector<std::thread> workers;
   std::atomic<uint64_t> generation{0};
   std::atomic<bool> stopping{false};
+  std::unique_ptr<Queue[]> queues;
+  const int threads;
   // The current parallel region.
   RangeFn fn = nullptr;
   void* state = nullptr;
   int64_t n = 0;
-  int64_t chunk = 0;
+  int64_t chunk = 0;            // parallel_for: the range length
+  int64_t least = 0;            // parallel_pieces: the least units of a piece (0: parallel_for)
   int active_ranges = 0;        // ranges handed to workers in this region
   std::atomic<int> pending{0};  // ranges not yet finished by workers
+
+  // The next piece of queue q: half of its untaken units, at least `least` (or what is left),
+  // from the front (the owner) or the back (a thief); false when it is empty.
+  static bool take(Queue& q, bool from_back, int64_t least, int64_t& begin, int64_t& end) {
+    uint64_t r = q.range.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t front = r & 0xffffffffu, back = r >> 32, left = back - front;
+      if (front >= back) return false;
+      const uint64_t half = (left + 1) / 2, want = std::max<uint64_t>(half, static_cast<uint64_t>(least));
+      const uint64_t size = std::min(want, left);
+      const uint64_t next = from_back ? ((back - size) << 32 | front) : (back << 32 | (front + size));
+      if (q.range.compare_exchange_weak(r, next, std::memory_order_relaxed)) {
+        begin = static_cast<int64_t>(from_back ? back - size : front);
+        end = begin + static_cast<int64_t>(size);
+        return true;
+      }
+    }
+  }
+
+  // Thread `self`'s part of a parallel_pieces region: its own units, then the others'.
+  static void take_pieces(Impl& impl, int self, RangeFn f, void* s, int64_t least) {
+    int64_t begin, end;
+    while (take(impl.queues[self], false, least, begin, end)) f(s, begin, end, self);
+    for (int v = 1; v < impl.threads; ++v) {
+      Queue& q = impl.queues[(self + v) % impl.threads];
+      while (take(q, true, least, begin, end)) f(s, begin, end, self);
+    }
+  }
 
   void worker_loop(int index) {
     uint64_t seen = 0;
     for (;;) {
       RangeFn f;
       void* s;
-      int64_t begin, end;
+      int64_t begin, end, parts;
       spin_until([&] {
         return stopping.load(std::memory_order_acquire) || generation.load(std::memory_order_acquire) != seen;
       });
@@ -84,21 +125,37 @@ struct ThreadPool::Impl {
         if (index + 1 >= active_ranges + 1) continue;  // no range for this worker
         f = fn;
         s = state;
+        parts = least;
         begin = static_cast<int64_t>(index + 1) * chunk;
         end = std::min(n, begin + chunk);
       }
-      f(s, begin, end, index + 1);
+      if (parts > 0)
+        take_pieces(*this, index + 1, f, s, parts);
+      else
+        f(s, begin, end, index + 1);
       {
         std::lock_guard lock(mutex);
         if (pending.fetch_sub(1) == 1) work_done.notify_one();
       }
     }
   }
+
+  // Waits until every worker handed a range has finished it.
+  void wait_for_workers() {
+    if (spin_until([&] { return pending.load(std::memory_order_acquire) == 0; })) {
+      // Taking the mutex once orders this return after the last worker's critical section,
+      // as the condition-variable path below does.
+      std::lock_guard lock(mutex);
+      return;
+    }
+    std::unique_lock lock(mutex);
+    work_done.wait(lock, [&] { return pending.load() == 0; });
+  }
 };
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   if (threads_ == 1) return;
-  impl_ = new Impl;
+  impl_ = new Impl(threads_);
   impl_->workers.reserve(threads_ - 1);
   for (int i = 0; i < threads_ - 1; ++i) {
     impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
@@ -134,20 +191,45 @@ void ThreadPool::run_ranges(int64_t n, int64_t min_chunk, RangeFn fn, void* stat
     impl_->state = state;
     impl_->n = n;
     impl_->chunk = chunk;
+    impl_->least = 0;
     impl_->active_ranges = used - 1;
     impl_->pending.store(used - 1);
     impl_->generation.fetch_add(1);
   }
   impl_->work_ready.notify_all();
   fn(state, 0, std::min(n, chunk), 0);
-  if (spin_until([&] { return impl_->pending.load(std::memory_order_acquire) == 0; })) {
-    // Taking the mutex once orders this return after the last worker's critical section,
-    // as the condition-variable path below does.
-    std::lock_guard lock(impl_->mutex);
+  impl_->wait_for_workers();
+}
+
+void ThreadPool::run_pieces(int64_t n, int64_t least, RangeFn fn, void* state) {
+  if (n <= 0) return;
+  least = std::max<int64_t>(1, least);
+  // Shares of at least `least` units: fewer owners than threads where n is short (the
+  // others only take from them). A queue holds unit indices in 32 bits.
+  const int owners = static_cast<int>(std::min<int64_t>(threads_, n / least));
+  if (owners <= 1 || !impl_ || n >= (int64_t{1} << 32)) {
+    fn(state, 0, n, 0);
     return;
   }
-  std::unique_lock lock(impl_->mutex);
-  impl_->work_done.wait(lock, [&] { return impl_->pending.load() == 0; });
+  {
+    std::lock_guard lock(impl_->mutex);
+    for (int t = 0; t < threads_; ++t) {
+      const auto lo = static_cast<uint64_t>(n * std::min(t, owners) / owners);
+      const auto hi = static_cast<uint64_t>(n * std::min(t + 1, owners) / owners);
+      impl_->queues[t].range.store(hi << 32 | lo, std::memory_order_relaxed);
+    }
+    impl_->fn = fn;
+    impl_->state = state;
+    impl_->n = n;
+    impl_->chunk = 0;
+    impl_->least = least;
+    impl_->active_ranges = threads_ - 1;
+    impl_->pending.store(threads_ - 1);
+    impl_->generation.fetch_add(1);
+  }
+  impl_->work_ready.notify_all();
+  Impl::take_pieces(*impl_, 0, fn, state, least);
+  impl_->wait_for_workers();
 }
 
 }  // namespace aotc::rt

@@ -356,6 +356,9 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
 constexpr double kPackFlops = 24.0;
 // A parallel region more (the shared packing before an M split), in flops: about 10 us.
 constexpr double kRegionFlops = 6.0e5;
+// The least a piece of a product holds (conv2d_gemm_f32): an M piece reads all the packed
+// columns again, an N piece the weights of its depth blocks again.
+constexpr int64_t kMinPieceRowUnits = 8, kMinPiecePanels = 4;
 double share_cost(int64_t rows, int64_t c0, int64_t c1, int64_t k, double pack_share = 1.0) {
   if (rows <= 0 || c1 <= c0) return 0.0;
   const int64_t cols = c1 - c0, rem = cols % kNr;
@@ -420,7 +423,7 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
       conv2d_gemm_blocking(k, n, kc, nc);
       const int64_t n16 = ceil_div(n, kNr) * kNr;
       // Row ranges split at depth-block boundaries: each piece packs into one block.
-      pool.parallel_for(k, min_chunk_for(n16), [&](int64_t k0, int64_t k1) {
+      pool.parallel_pieces(k, min_chunk_for(n16), [&](int64_t k0, int64_t k1, int) {
         while (k0 < k1) {
           const int64_t kb = k0 / kc * kc, kcur = min_i64(kc, k - kb), end = min_i64(k1, kb + kcur);
           pack_rows(p, cr, xg, k0, end, kb, kcur, 0, n, scratch + kb * n16);
@@ -429,7 +432,13 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
       });
       packed = scratch;
     }
-    pool.parallel_for(parts, 1, [&](int64_t t0, int64_t t1, int thread) {
+    // Pieces that a thread may take from the other's share (ThreadPool::parallel_pieces).
+    // Every output is computed the same way whichever piece holds it: pieces start at whole
+    // 6-row units or 16-column panels.
+    const int64_t units = split_m ? m_units : n_units;
+    const int64_t least =
+        parts > 1 ? min_i64(split_m ? kMinPieceRowUnits : kMinPiecePanels, units / parts) : units;
+    pool.parallel_pieces(units, least, [&](int64_t lo, int64_t hi, int thread) {
       alignas(64) float fallback[kFallbackFloats];
       float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
       int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));
@@ -437,16 +446,10 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
         buf = fallback;
         buf_floats = kFallbackFloats;
       }
-      for (int64_t t = t0; t < t1; ++t) {
-        int64_t lo, hi;
-        if (split_m) {
-          share(m_units, parts, t, lo, hi);
-          gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
-        } else {
-          share(n_units, parts, t, lo, hi);
-          gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
-        }
-      }
+      if (split_m)
+        gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
+      else
+        gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
     });
   }
 }

@@ -471,36 +471,39 @@ void conv2d_winograd_f32(ThreadPool& pool, const Conv2dParams& p, int64_t tile, 
     const int64_t v_stride = p.c_in * cols16, c_stride = p.c_out * cols;
     float* v = scratch;
     float* c = scratch + points * v_stride;
-    pool.parallel_for(images * p.c_in, detail::min_chunk_for(tiles * 64),
-                      [&](int64_t q0, int64_t q1, int thread) {
-                        (void)thread;
-                        for (int64_t q = q0; q < q1; ++q) {
-                          const int64_t image = q / p.c_in, ci = q % p.c_in;
-                          const float* xc = x + ((img0 + image) * p.c_in + ci) * hw_in;
-                          const Columns cs{image * tiles, cols, cols16};
+    // The three passes in pieces that a thread may take from the other's end
+    // (ThreadPool::parallel_pieces): channels of a transform, whole products.
+    const int64_t in_items = images * p.c_in, out_items = images * p.c_out;
+    pool.parallel_pieces(in_items, detail::min_chunk_for(tiles * 64),
+                         [&](int64_t q0, int64_t q1, int thread) {
+                           (void)thread;
+                           for (int64_t q = q0; q < q1; ++q) {
+                             const int64_t image = q / p.c_in, ci = q % p.c_in;
+                             const float* xc = x + ((img0 + image) * p.c_in + ci) * hw_in;
+                             const Columns cs{image * tiles, cols, cols16};
 #if AOTC_KERNELS_AVX2
-                          if (vector) {
-                            float* pad = reinterpret_cast<float*>(pool.thread_scratch(thread));
-                            if (f4)
-                              input_transform_avx_f4(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
-                            else
-                              input_transform_avx(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
-                            continue;
-                          }
+                             if (vector) {
+                               float* pad = reinterpret_cast<float*>(pool.thread_scratch(thread));
+                               if (f4)
+                                 input_transform_avx_f4(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
+                               else
+                                 input_transform_avx(p, xc, ci, kc, tw, th, cs, v_stride, v, pad);
+                               continue;
+                             }
 #endif
-                          if (f4)
-                            input_transform_f4(p, xc, ci, kc, tw, th, cs, v_stride, v);
-                          else
-                            input_transform(p, xc, ci, kc, tw, th, cs, v_stride, v);
-                        }
-                      });
+                             if (f4)
+                               input_transform_f4(p, xc, ci, kc, tw, th, cs, v_stride, v);
+                             else
+                               input_transform(p, xc, ci, kc, tw, th, cs, v_stride, v);
+                           }
+                         });
     // The products are independent and equal: whole products per thread, no packing.
-    pool.parallel_for(points, 1, [&](int64_t x0, int64_t x1) {
+    pool.parallel_pieces(points, 1, [&](int64_t x0, int64_t x1, int) {
       for (int64_t xi = x0; xi < x1; ++xi)
         detail::gemm_packed_f32(u + xi * p.c_out * p.c_in, p.c_in, v + xi * v_stride, cols, p.c_in,
                                 c + xi * c_stride, cols, 0, p.c_out);
     });
-    pool.parallel_for(images * p.c_out, detail::min_chunk_for(tiles * 64), [&](int64_t q0, int64_t q1) {
+    pool.parallel_pieces(out_items, detail::min_chunk_for(tiles * 64), [&](int64_t q0, int64_t q1, int) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t image = q / p.c_out, o = q % p.c_out;
         const float b = p.has_bias ? bias[o] : 0.0f;

@@ -178,17 +178,16 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
     split_m = worst_m < worst_n;
     parts = min_i64(parts, split_m ? m_units : n_units);
   }
-  pool.parallel_for(parts, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      int64_t lo, hi;
-      if (split_m) {
-        share(m_units, parts, t, lo, hi);
-        prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n);
-      } else {
-        share(n_units, parts, t, lo, hi);
-        prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr));
-      }
-    }
+  // Pieces that a thread may take from the other's share (ThreadPool::parallel_pieces), at
+  // whole 6-row units or 16-column panels: every output is computed the same way whichever
+  // piece holds it. An M piece reads all the packed weights again, an N piece all of a.
+  const int64_t units = split_m ? m_units : n_units;
+  const int64_t least = parts > 1 ? min_i64(split_m ? 8 : 4, units / parts) : units;
+  pool.parallel_pieces(units, least, [&](int64_t lo, int64_t hi, int) {
+    if (split_m)
+      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n);
+    else
+      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr));
   });
 }
 

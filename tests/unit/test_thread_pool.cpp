@@ -1,0 +1,98 @@
+// ThreadPool: parallel_for's static ranges and parallel_pieces' shares with taking from the
+// others' ends. Every unit must be handed out exactly once, pieces must respect their least
+// length, and a thread that falls behind must have its units taken by the others.
+#include <doctest/doctest.h>
+
+#include <aotc/rt/thread_pool.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using aotc::rt::ThreadPool;
+
+struct Piece {
+  int64_t begin, end;
+  int thread;
+};
+
+// Runs parallel_pieces(n, least) and returns the pieces handed out (in no order).
+std::vector<Piece> run_pieces(ThreadPool& pool, int64_t n, int64_t least) {
+  std::mutex mutex;
+  std::vector<Piece> pieces;
+  pool.parallel_pieces(n, least, [&](int64_t b, int64_t e, int thread) {
+    std::lock_guard lock(mutex);
+    pieces.push_back({b, e, thread});
+  });
+  return pieces;
+}
+
+}  // namespace
+
+TEST_CASE("parallel_pieces hands every unit out once, in pieces of at least `least`") {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 16, 49, 196, 1000, 4099})
+      for (int64_t least : {0, 1, 2, 4, 8, 100}) {
+        for (int rep = 0; rep < 20; ++rep) {
+          const std::vector<Piece> pieces = run_pieces(pool, n, least);
+          INFO("threads " << threads << " n " << n << " least " << least);
+          std::vector<int> hits(static_cast<size_t>(n), 0);
+          int64_t short_pieces = 0;
+          for (const Piece& p : pieces) {
+            REQUIRE(p.begin >= 0);
+            REQUIRE(p.begin < p.end);
+            REQUIRE(p.end <= n);
+            REQUIRE(p.thread >= 0);
+            REQUIRE(p.thread < threads);
+            for (int64_t i = p.begin; i < p.end; ++i) ++hits[static_cast<size_t>(i)];
+            if (p.end - p.begin < least) ++short_pieces;
+          }
+          for (int64_t i = 0; i < n; ++i) REQUIRE(hits[static_cast<size_t>(i)] == 1);
+          // Only the last piece of a share (what is left) may be shorter than `least`.
+          CHECK(short_pieces <= threads);
+          if (n > 0 && n <= least) CHECK(pieces.size() == 1);
+        }
+      }
+  }
+}
+
+TEST_CASE("parallel_pieces: a thread that falls behind has its units taken") {
+  ThreadPool pool(2);
+  const int64_t n = 64;
+  std::atomic<int64_t> by_worker{0};
+  // The calling thread (0) owns units [0, 32) but sleeps on its first piece; the worker
+  // finishes its own 32 and must then take what is left of thread 0's share.
+  std::vector<std::atomic<int>> owner(static_cast<size_t>(n));
+  pool.parallel_pieces(n, 1, [&](int64_t b, int64_t e, int thread) {
+    if (thread == 0 && b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)].store(thread);
+    if (thread == 1) by_worker += e - b;
+  });
+  int64_t of_thread0_taken = 0;
+  for (int64_t i = 0; i < n / 2; ++i) of_thread0_taken += owner[static_cast<size_t>(i)].load() == 1;
+  // Thread 0's first piece is half its share (16 units); the other 16 go to the worker.
+  CHECK(of_thread0_taken == n / 4);
+  CHECK(by_worker.load() == n / 2 + n / 4);
+}
+
+TEST_CASE("parallel_for: one contiguous range per thread, the same every time") {
+  ThreadPool pool(3);
+  for (int rep = 0; rep < 10; ++rep) {
+    std::mutex mutex;
+    std::vector<Piece> ranges;
+    pool.parallel_for(100, 1, [&](int64_t b, int64_t e, int thread) {
+      std::lock_guard lock(mutex);
+      ranges.push_back({b, e, thread});
+    });
+    REQUIRE(ranges.size() == 3);
+    for (const Piece& r : ranges) {
+      CHECK(r.begin == r.thread * 34);
+      CHECK(r.end == std::min<int64_t>(100, (r.thread + 1) * 34));
+    }
+  }
+}
