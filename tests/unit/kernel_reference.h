@@ -59,6 +59,11 @@ class PoolScratch {
     storage_.assign(stride_ * static_cast<size_t>(pool.size()) + 64 + kGuard, 0xa5);
     const auto address = reinterpret_cast<uintptr_t>(storage_.data());
     base_ = storage_.data() + (64 - address % 64) % 64;
+    // The scratch itself starts as NaNs (0xff bytes): a kernel that reads a scratch float it
+    // did not write carries a NaN into its outputs instead of a tiny number (0xa5a5a5a5 is
+    // -2.9e-16) that the tolerance would hide.
+    const size_t scratch_bytes = stride_ * static_cast<size_t>(pool.size());
+    if (scratch_bytes > 0 && scratch_bytes < storage_.size()) std::memset(base_, 0xff, scratch_bytes);
     pool.set_thread_scratch(stride_ ? base_ : nullptr, stride_);
   }
   ~PoolScratch() { pool_.set_thread_scratch(nullptr, 0); }
