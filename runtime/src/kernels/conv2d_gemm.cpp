@@ -224,14 +224,6 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
   }
 }
 
-#if AOTC_KERNELS_AVX2
-// A ragged panel of at most kThinCols columns for thin_tile: cols_t[c][kk] = panel[kk][c].
-inline void transpose_thin(const float* panel, int64_t kcur, int64_t cols, float* cols_t) {
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t kk = 0; kk < kcur; ++kk) cols_t[c * kcur + kk] = panel[kk * kNr + c];
-}
-#endif
-
 // Rows [m0, m1) x columns [n0, n1) of one image-group's product, on the calling thread.
 // With `packed` (every depth block packed by pack_rows for all columns), the columns are read from it instead
 // of packed here.

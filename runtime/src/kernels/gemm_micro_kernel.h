@@ -482,6 +482,12 @@ inline void thin_dots(const Tile& t, const float* cols_t, int64_t ldt, int64_t c
     }
 }
 
+// A ragged panel of at most kThinCols columns for thin_tile: cols_t[c][kk] = panel[kk][c].
+inline void transpose_thin(const float* panel, int64_t kcur, int64_t cols, float* cols_t) {
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t kk = 0; kk < kcur; ++kk) cols_t[c * kcur + kk] = panel[kk * kNr + c];
+}
+
 template <int MR>
 void thin_tile(const Tile& t, const float* cols_t, int64_t ldt) {
   float sums[kMr][kThinCols];

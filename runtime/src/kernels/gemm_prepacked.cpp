@@ -85,6 +85,12 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
   t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
   alignas(32) float bias_pad[kNr];
   alignas(32) float res_pad[kMr * kNr];
+#if AOTC_KERNELS_AVX2
+  // A last panel of at most kThinCols columns runs as dot products (thin_tile): the Winograd
+  // products of 28 x 28 (F(4x4)) and 14 x 14 (F(2x2)) planes have 49 columns, 3 panels and
+  // one column, which the 8-wide tile took at most of a full panel's time.
+  alignas(32) float thin_cols[kThinCols * gemm_conv::kMaxKc];
+#endif
   for (int64_t nb = n0; nb < n1; nb += nc) {
     const int64_t ncols = min_i64(nc, n1 - nb);
     const int64_t panels = ceil_div(ncols, kNr);
@@ -93,6 +99,11 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
       t.kc = kcur;
       t.first = direct && k0 == 0;
       t.last = k0 + kcur >= k;
+#if AOTC_KERNELS_AVX2
+      const int64_t last_col = nb + (panels - 1) * kNr, last_cols = min_i64(kNr, n1 - last_col);
+      const bool thin = last_cols <= kThinCols;
+      if (thin) transpose_thin(packed + k0 * n16 + last_col / kNr * kcur * kNr, kcur, last_cols, thin_cols);
+#endif
       for (int64_t m = m0; m < m1; m += kMr) {
         const int64_t rows = min_i64(kMr, m1 - m);
         const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
@@ -106,6 +117,12 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
           t.col_bias = col_bias ? col_bias + col : nullptr;
           t.res = residual ? residual + m * ldr + col : nullptr;
           t.ldr = ldr;
+#if AOTC_KERNELS_AVX2
+          if (thin && q == panels - 1) {
+            thin_fn(rows)(t, thin_cols, kcur);
+            continue;
+          }
+#endif
           pad_ragged_operands(t, rows, bias_pad, res_pad);
           (t.cols > 8 ? wide : narrow)(t);
         }
@@ -114,13 +131,19 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
   }
 }
 
-// Cost of a share in flops (a panel of 8 or fewer columns runs the 8-wide tile), plus the
-// weight floats it reads, weighted as flops: they come from memory, once per share.
+// Cost of a share in flops (a panel of 8 or fewer columns runs the 8-wide tile, one of
+// kThinCols or fewer thin_tile's dot products), plus the weight floats it reads, weighted as
+// flops: they come from memory, once per share.
 constexpr double kWeightFloatFlops = 24.0;
 double share_cost(int64_t rows, int64_t cols, int64_t k) {
   if (rows <= 0 || cols <= 0) return 0.0;
+#if AOTC_KERNELS_AVX2
+  const int64_t thin_max = kThinCols;
+#else
+  const int64_t thin_max = 0;
+#endif
   const int64_t rem = cols % kNr;
-  const int64_t padded = cols / kNr * kNr + (rem == 0 ? 0 : rem <= 8 ? 8 : kNr);
+  const int64_t padded = cols / kNr * kNr + (rem <= thin_max ? rem : rem <= 8 ? 8 : kNr);
   return 2.0 * static_cast<double>(ceil_div(rows, kMr) * kMr) * static_cast<double>(padded) *
              static_cast<double>(k) +
          kWeightFloatFlops * static_cast<double>(ceil_div(cols, kNr) * kNr) * static_cast<double>(k);
