@@ -204,10 +204,12 @@ void ThreadPool::run_ranges(int64_t n, int64_t min_chunk, RangeFn fn, void* stat
 void ThreadPool::run_pieces(int64_t n, int64_t least, RangeFn fn, void* state) {
   if (n <= 0) return;
   least = std::max<int64_t>(1, least);
+  // A queue holds unit indices in 32 bits: beyond that, static ranges.
+  if (n >= (int64_t{1} << 32)) return run_ranges(n, least, fn, state);
   // Shares of at least `least` units: fewer owners than threads where n is short (the
-  // others only take from them). A queue holds unit indices in 32 bits.
+  // others only take from them).
   const int owners = static_cast<int>(std::min<int64_t>(threads_, n / least));
-  if (owners <= 1 || !impl_ || n >= (int64_t{1} << 32)) {
+  if (owners <= 1 || !impl_) {
     fn(state, 0, n, 0);
     return;
   }

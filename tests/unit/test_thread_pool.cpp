@@ -65,11 +65,16 @@ TEST_CASE("parallel_pieces: a thread that falls behind has its units taken") {
   ThreadPool pool(2);
   const int64_t n = 64;
   std::atomic<int64_t> by_worker{0};
-  // The calling thread (0) owns units [0, 32) but sleeps on its first piece; the worker
-  // finishes its own 32 and must then take what is left of thread 0's share.
+  // The calling thread (0) owns units [0, 32); its first piece is half of them. It holds on
+  // to that piece until the worker has done its own 32 and the other 16 of thread 0's (or
+  // 10 s have passed, so that a pool that never takes them fails here instead of hanging).
   std::vector<std::atomic<int>> owner(static_cast<size_t>(n));
   pool.parallel_pieces(n, 1, [&](int64_t b, int64_t e, int thread) {
-    if (thread == 0 && b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (thread == 0 && b == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (by_worker.load() < n / 2 + n / 4 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)].store(thread);
     if (thread == 1) by_worker += e - b;
   });

@@ -348,9 +348,6 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
 constexpr double kPackFlops = 24.0;
 // A parallel region more (the shared packing before an M split), in flops: about 10 us.
 constexpr double kRegionFlops = 6.0e5;
-// The least a piece of a product holds (conv2d_gemm_f32): an M piece reads all the packed
-// columns again, an N piece the weights of its depth blocks again.
-constexpr int64_t kMinPieceRowUnits = 8, kMinPiecePanels = 4;
 double share_cost(int64_t rows, int64_t c0, int64_t c1, int64_t k, double pack_share = 1.0) {
   if (rows <= 0 || c1 <= c0) return 0.0;
   const int64_t cols = c1 - c0, rem = cols % kNr;
@@ -428,9 +425,7 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     // Every output is computed the same way whichever piece holds it: pieces start at whole
     // 6-row units or 16-column panels.
     const int64_t units = split_m ? m_units : n_units;
-    const int64_t least =
-        parts > 1 ? min_i64(split_m ? kMinPieceRowUnits : kMinPiecePanels, units / parts) : units;
-    pool.parallel_pieces(units, least, [&](int64_t lo, int64_t hi, int thread) {
+    pool.parallel_pieces(units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int thread) {
       alignas(64) float fallback[kFallbackFloats];
       float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
       int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));

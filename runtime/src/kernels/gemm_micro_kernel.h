@@ -13,6 +13,15 @@ namespace {
 constexpr int64_t kMr = 6;   // rows of a micro-tile (the broadcast operand)
 constexpr int64_t kNr = 16;  // columns of a micro-tile (two 8-float vectors)
 
+// The least a piece of a product split over `parts` threads holds (ThreadPool::
+// parallel_pieces over `units` 6-row units when split_m, else 16-column panels), for the
+// convolution GEMM and the prepacked GEMM: an M piece reads all the packed columns again,
+// an N piece the weights of its depth blocks. One part: one piece, on the calling thread.
+constexpr int64_t kMinPieceRowUnits = 8, kMinPiecePanels = 4;
+inline int64_t piece_least(bool split_m, int64_t units, int64_t parts) {
+  return parts > 1 ? min_i64(split_m ? kMinPieceRowUnits : kMinPiecePanels, units / parts) : units;
+}
+
 // The epilogue and operand description shared by the micro-kernels.
 // On the first depth block the accumulators start from the row bias, the column bias and
 // the residual (each optional) instead of C; the column bias and the residual are read 8 *

@@ -205,8 +205,7 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
   // whole 6-row units or 16-column panels: every output is computed the same way whichever
   // piece holds it. An M piece reads all the packed weights again, an N piece all of a.
   const int64_t units = split_m ? m_units : n_units;
-  const int64_t least = parts > 1 ? min_i64(split_m ? 8 : 4, units / parts) : units;
-  pool.parallel_pieces(units, least, [&](int64_t lo, int64_t hi, int) {
+  pool.parallel_pieces(units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int) {
     if (split_m)
       prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n);
     else
