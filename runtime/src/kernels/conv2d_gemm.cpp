@@ -293,6 +293,10 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
           for (int64_t m = m0; m < m1; m += kMr) {
             const int64_t rows = min_i64(kMr, m1 - m);
             t.a = wg + m * k + k0;
+            // The first panel reads every row group's weights from memory: the next group's
+            // are fetched while this one's tile runs.
+            if (q == 0 && m + kMr < m1)
+              prefetch_strip_part(t.a + kMr * k, k, min_i64(kMr, m1 - m - kMr), kcur, 0, 1);
             t.bias = bg ? bg + m : nullptr;
             t.c = yg + m * n + c;
             set_residual(m, c, rows);
@@ -324,7 +328,10 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
         const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
         t.a = wg + m * k + k0;
         t.bias = bg ? bg + m : nullptr;
+        const int64_t next_rows = min_i64(kMr, m1 - m - kMr);
         for (int64_t q = 0; q < panels; ++q) {
+          // The next row group's weights, a share before each of this group's panels.
+          if (next_rows > 0) prefetch_strip_part(t.a + kMr * k, k, next_rows, kcur, q, panels);
           t.b = block + q * kcur * kNr;
           t.c = yg + m * n + nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);

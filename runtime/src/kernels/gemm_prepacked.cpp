@@ -62,9 +62,11 @@ void init_c(const GemmParams& p, bool use_bias, const float* bias, float* c, int
 }
 
 // Rows [m0, m1) x columns [n0, n1) (n0 a multiple of 16) on the calling thread.
+// a_is_weight: A is a constant read once per run (the Winograd products' transformed
+// weights), whose next 6-row strip is fetched while the current one's tiles run.
 void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t lda, const float* packed,
-                    const float* bias, float* c, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
-                    int64_t n1) {
+                    const float* bias, float* c, int64_t ldc, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                    bool a_is_weight) {
   const int64_t k = p.k;
   const bool direct = direct_bias(p, use_bias);
   if (!direct) init_c(p, use_bias, bias, c, ldc, m0, m1, n0, n1);
@@ -109,7 +111,9 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
         const TileFn wide = tile_fn<2>(rows), narrow = tile_fn<1>(rows);
         t.a = a + m * lda + k0;
         t.bias = row_bias ? row_bias + m : nullptr;
+        const int64_t next_rows = a_is_weight ? min_i64(kMr, m1 - m - kMr) : 0;
         for (int64_t q = 0; q < panels; ++q) {
+          if (next_rows > 0) prefetch_strip_part(t.a + kMr * lda, lda, next_rows, kcur, q, panels);
           const int64_t col = nb + q * kNr;
           t.b = packed + k0 * n16 + col / kNr * kcur * kNr;
           t.c = c + m * ldc + col;
@@ -158,7 +162,7 @@ void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n
   p.m = m1;
   p.n = n;
   p.k = k;
-  prepacked_part(p, false, a, lda, packed, nullptr, c, ldc, m0, m1, 0, n);
+  prepacked_part(p, false, a, lda, packed, nullptr, c, ldc, m0, m1, 0, n, true);
 }
 }  // namespace aotc::rt::detail
 
@@ -207,9 +211,11 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
   const int64_t units = split_m ? m_units : n_units;
   pool.parallel_pieces(units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int) {
     if (split_m)
-      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n);
+      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n,
+                     false);
     else
-      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr));
+      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr),
+                     false);
   });
 }
 
