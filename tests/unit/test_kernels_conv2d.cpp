@@ -237,15 +237,17 @@ TEST_CASE("conv2d_winograd_f32: F(2x2, 3x3) and F(4x4, 3x3) against the referenc
   // rows of more than 8 tiles and tile counts that split the vector transforms' groups of 8
   // across the 16-tile panels (23 x 37 in 4x4 tiles: 6 x 10, 60 tiles); batches whose images
   // share the products (conv2d_winograd_group), whole (2 images) and not (5 images of 49
-  // tiles of 2x2: groups of 3 and 2).
+  // tiles of 2x2: groups of 3 and 2). 256 > 13 at 7 x 7 (16 tiles of 2x2, one full panel) and
+  // 300 > 19 at 6 x 7 (12 tiles, one ragged) run their products' tiles in depth sub-blocks
+  // (prepacked_part's prefetch slots).
   struct Case {
     int64_t n, c_in, h, w, c_out, pad;
   };
-  const Case cases[] = {{1, 16, 7, 7, 16, 1},  {2, 17, 9, 6, 23, 1},  {1, 32, 5, 5, 40, 0},
-                        {1, 20, 3, 4, 18, 2},  {1, 300, 6, 7, 19, 1}, {1, 64, 14, 14, 64, 1},
-                        {1, 16, 1, 1, 16, 1},  {1, 24, 30, 2, 16, 1}, {1, 16, 40, 41, 17, 1},
-                        {1, 8, 23, 37, 9, 1},  {2, 12, 34, 33, 8, 0}, {1, 9, 4, 70, 7, 2},
-                        {5, 10, 14, 14, 12, 1}};
+  const Case cases[] = {{1, 16, 7, 7, 16, 1},   {2, 17, 9, 6, 23, 1},  {1, 32, 5, 5, 40, 0},
+                        {1, 20, 3, 4, 18, 2},   {1, 300, 6, 7, 19, 1}, {1, 64, 14, 14, 64, 1},
+                        {1, 16, 1, 1, 16, 1},   {1, 24, 30, 2, 16, 1}, {1, 16, 40, 41, 17, 1},
+                        {1, 8, 23, 37, 9, 1},   {2, 12, 34, 33, 8, 0}, {1, 9, 4, 70, 7, 2},
+                        {5, 10, 14, 14, 12, 1}, {1, 256, 7, 7, 13, 1}};
   uint32_t seed = 500;
   for (int64_t tile : {2, 4})
     for (int threads : kThreadCounts) {
