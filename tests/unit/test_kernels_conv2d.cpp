@@ -86,6 +86,14 @@ const ConvCase kConvCases[] = {
     {"thin: 4 columns left, pointwise 14x14, 100 outputs", 1, 48, 14, 14, 100, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"thin: 1 column left, 3x3/2 to 7x7, 3 depth blocks", 2, 130, 14, 14, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},
     {"thin: 1 column left, 512 outputs over 7x7 (row split)", 1, 36, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    // With AVX-512, 1x1 stride-1 layers of at most 16 outputs take conv2d_pointwise_few_rows:
+    // 1, 6, 13 and 16 outputs, depth 1 to 600, ragged last panels (1073 = 67 x 16 + 1,
+    // 15 = one partial panel), 2 images; 17 outputs stay on the implicit GEMM.
+    {"few rows: 16 outputs, 32 deep, 37x29, 2 images", 2, 32, 37, 29, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"few rows: 1 output, 1 deep", 1, 1, 9, 7, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"few rows: 13 outputs, 600 deep, 5x3", 1, 600, 5, 3, 13, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"few rows: 6 outputs over 112x112", 1, 8, 112, 112, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"few rows: 17 outputs (implicit GEMM)", 1, 24, 19, 21, 17, 1, 1, 1, 1, 0, 0, 1, 1, 1},
 };
 
 struct Clamp {

@@ -281,6 +281,14 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
 void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
                      const float* bias, const float* residual, float* y, float* scratch);
 
+// A 1x1 stride-1 convolution with at most kPointwiseFewRowsMax output channels, all of them
+// per 16-position panel in one pass of 16 zmm accumulators (conv2d_pointwise_few_rows.cpp);
+// AVX-512 only (applies says when). Same arguments and sums as conv2d_gemm_f32, no scratch.
+constexpr int kPointwiseFewRowsMax = 16;
+bool conv2d_pointwise_few_rows_applies(const Conv2dParams& p);
+void conv2d_pointwise_few_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                                   const float* bias, const float* residual, float* y);
+
 // Rows [m0, m1) of C (ldc) = A (m x k, lda) * B, B (k x n) packed as the implicit GEMM
 // packs its columns (depth blocks of conv2d_gemm_blocking(k, n), 16-column panels); no
 // bias or clamp: the layout gemm_prepack_weights writes. In gemm_prepacked.cpp, for the
