@@ -11,6 +11,8 @@
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
+#include <utility>
+
 #include "kernel_util.h"
 
 namespace aotc::rt::detail {
