@@ -347,12 +347,13 @@ int compile(const Job& job) {
     });
     aotc::passes::fuse_activation(graph);
     aotc::passes::fuse_expand_depthwise(graph);
+    aotc::passes::select_pointwise_rows(graph);
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)
       std::fprintf(stderr,
                    "aotc: memory planned again after select_winograd, fuse_conv_residual, fuse_activation, "
-                   "fuse_expand_depthwise, prepack_gemm_weights\n");
+                   "fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

@@ -41,6 +41,11 @@ void prepack_gemm_weights(ir::Graph& graph);
 // never writes the expanded tensor (fuse_expand_depthwise.cpp). AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0
 // (read when compiling) leaves them apart, for comparisons.
 void fuse_expand_depthwise(ir::Graph& graph);
+// CPU target only, after fuse_expand_depthwise: a 1x1 stride-1 convolution with a constant
+// weight on a small plane gets the positions as its tile's rows and its weight packed
+// transposed here (select_pointwise_rows.cpp). AOTC_CPU_POINTWISE_ROWS=0 (read when
+// compiling) leaves them on the implicit GEMM, for comparisons.
+void select_pointwise_rows(ir::Graph& graph);
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the
 // add's clamp) becomes one conv2d (gemm) with the skip as a 4th input, its residual, where

@@ -209,6 +209,40 @@ def winograd_shapes():
     return torch.jit.trace(m, x), [("x", x)]
 
 
+class PointwiseRowsShapes(nn.Module):
+    """1x1 stride-1 convolutions that the CPU target runs with the positions as the tile's
+    rows (passes/select_pointwise_rows.cpp): a 13 x 13 plane (169 = 24 x 7 + 1 positions),
+    batch 2, a batch norm folded in, relu6, a residual add and relu after a convolution
+    (fuse_conv_residual), 208 outputs (13 panels: a last group of one), no bias; and one that
+    stays on the implicit GEMM (40 outputs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Conv2d(16, 192, 3, padding=1), nn.ReLU())
+        self.b = nn.Sequential(nn.Conv2d(192, 208, 1, bias=False), nn.BatchNorm2d(208), nn.ReLU6())
+        self.c = nn.Conv2d(208, 192, 1)
+        self.d = nn.Conv2d(192, 32, 1, bias=False)
+        self.e = nn.Conv2d(192, 40, 1)
+        for m in self.modules():  # batch norms that are not the identity
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.weight, 0.5, 1.5)
+                nn.init.uniform_(m.bias, -0.2, 0.2)
+                nn.init.uniform_(m.running_mean, -0.1, 0.1)
+                nn.init.uniform_(m.running_var, 0.5, 1.5)
+
+    def forward(self, x):  # 2 x 16 x 13 x 13
+        y = self.a(x)
+        y = F.relu(self.c(self.b(y)) + y)
+        return self.d(y), self.e(y)
+
+
+def pointwise_rows_shapes():
+    torch.manual_seed(19)
+    m = PointwiseRowsShapes().eval()
+    x = torch.randn(2, 16, 13, 13)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
 class ExpandDepthwiseShapes(nn.Module):
     """1x1 expansions into depthwise convolutions, which the CPU target runs as one op
     (passes/fuse_expand_depthwise.cpp): batch norms folded, relu6, relu and no activation
@@ -258,6 +292,7 @@ def expand_depthwise_shapes():
 
 MODELS = {
     "mlp": mlp,
+    "pointwise_rows_shapes": pointwise_rows_shapes,
     "winograd_shapes": winograd_shapes,
     "conv_shapes": conv_shapes,
     "expand_depthwise_shapes": expand_depthwise_shapes,

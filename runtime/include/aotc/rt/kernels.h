@@ -297,6 +297,32 @@ inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch);
 
+// ---- A 1x1 stride-1 convolution with the positions as the tile's rows
+// (conv2d_pointwise_rows.cpp; the compiler's select_pointwise_rows pass picks it for small
+// planes): w_packed is the weight (c_out x c_in) as gemm_prepack_weights packs it
+// transposed (k = c_in, n = c_out); x, bias, residual and y as conv2d_f32 takes them. No
+// scratch. Tiles of pointwise_rows::kRows positions, which divides the planes of the
+// 224 x 224 CNNs (7 x 2^k).
+namespace pointwise_rows {
+constexpr int64_t kRows = 7;
+}
+inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
+  return p.groups == 1 && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+         p.pad_h == 0 && p.pad_w == 0 && p.dilation_h == 1 && p.dilation_w == 1 && p.h_out == p.h_in &&
+         p.w_out == p.w_in && p.n > 0 && p.c_in > 0 && p.c_out > 0 && p.h_out > 0 && p.w_out > 0;
+}
+// Where the compiler takes it (bench/pointwise_rows.cpp, the 1x1 layers of the CNN
+// benchmark models, Zen 4, 2 threads, 2026-11-27): planes of at most 28 x 28 and a depth of
+// at least 192 (the tile's transposed store is paid once per depth), and whole 16-channel
+// panels (240>40 at 28 x 28 took 1.30x the implicit GEMM's time: a panel of 8 in 16 lanes).
+// 7 x 7 and 14 x 14 projections: 0.72-0.88x; 56 x 56 layers stay (96>24: 1.43x).
+inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p) {
+  return conv2d_pointwise_rows_applies(p) && p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192 && p.c_out >= 32 &&
+         p.c_out % 16 == 0;
+}
+void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w_packed,
+                               const float* bias, const float* residual, float* y);
+
 // ---- A 1x1 expansion fused with the depthwise convolution that alone reads it
 // y = dw(pw(x)), as in mobilenet_v2's and efficientnet's inverted residual blocks (the
 // compiler's fuse_expand_depthwise pass). The expanded tensor (c_mid = 4-6x the block's

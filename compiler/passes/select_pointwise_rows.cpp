@@ -1,0 +1,48 @@
+// select_pointwise_rows (CPU target only, after fuse_expand_depthwise): a 1x1 stride-1
+// conv2d with a constant weight on a small plane (rt::conv2d_pointwise_rows_prefers) is
+// computed with the output positions as the tile's rows (conv2d_pointwise_rows.cpp): its
+// weight input becomes the weight transposed and packed for the micro-kernel
+// (rt::gemm_prepack_weights with k = c_in, n = c_out, as the fused expansion's weight is),
+// computed here once, and the op's attribute "pointwise_rows" tells its generator. The op
+// then needs no scratch. AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1
+// convolution on the implicit GEMM, for comparisons. The memory plan must be made again
+// after it.
+#include <aotc/rt/kernels.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "../ops/spatial.h"
+#include "passes.h"
+
+namespace aotc::passes {
+
+void select_pointwise_rows(ir::Graph& graph) {
+  if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    if (op.kind != "conv2d" || op.has("winograd") || op.has("pointwise_rows") || op.inputs.size() < 3)
+      continue;
+    const rt::Conv2dParams p = ops::conv2d_params_of(op);
+    if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
+    const float* w = constant_floats(graph, op.inputs[1], p.c_out * p.c_in);
+    if (!w) continue;
+    rt::GemmParams g;  // W^T: k = c_in, n = c_out, W stored c_out x c_in
+    g.k = p.c_in;
+    g.n = p.c_out;
+    g.trans_b = true;
+    g.ldb = p.c_in;
+    std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(g.n, g.k)));
+    rt::gemm_prepack_weights(g, w, packed.data());
+    const int packed_id = graph.add_f32_constant({g.k, (g.n + 15) / 16 * 16}, std::move(packed),
+                                                 graph.value(op.inputs[1]).name + ".packed_t");
+    ir::Op& conv = graph.ops[i];
+    conv.inputs[1] = packed_id;
+    conv.attrs["pointwise_rows"] = int64_t{1};
+    conv.scratch_bytes = 0;
+    conv.scratch_optional = false;
+    conv.thread_scratch_bytes = 0;
+  }
+}
+
+}  // namespace aotc::passes

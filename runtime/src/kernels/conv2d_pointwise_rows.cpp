@@ -1,0 +1,186 @@
+// conv2d_pointwise_rows.cpp - a 1x1 stride-1 convolution with the output positions as the
+// tile's rows: y^T (positions x c_out) = x^T (positions x c_in) * W^T, W^T packed at compile
+// time as the linear layers' weights are (rt::gemm_prepack_weights: depth blocks, 16-channel
+// panels; the select_pointwise_rows pass). A tile is 7 consecutive positions x 32 channels,
+// 14 zmm accumulators; each depth step loads the two panel vectors and broadcasts the 7
+// positions' inputs straight from the input plane of that channel (x is channel-major, so a
+// tile's positions are 7 adjacent floats of one plane): nothing is copied or packed.
+//
+// Why: on 7 x 7 and 14 x 14 planes the implicit GEMM (weights as rows, 16 positions a
+// panel) packs the positions first on every thread, and 49 = 3 x 16 + 1 and 196 = 12 x 16 +
+// 4 leave a ragged panel; 7 divides every plane size of the 224 x 224 CNNs (7 x 2^k). On
+// mobilenet_v2's projections at 7 x 7 and 14 x 14 the implicit GEMM reached 157-177
+// GFLOP/s (2 threads) against ONNX Runtime's 186-203 (its NCHWc layout needs no packing).
+//
+// Sums: the bias, then the depth in order, then the residual; the clamp last. A tile's
+// results go through a small buffer to the channel planes (y is channel-major).
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include "gemm_micro_kernel.h"
+#include "kernel_util.h"
+
+namespace aotc::rt {
+namespace {
+
+using detail::ceil_div;
+using detail::min_i64;
+constexpr int64_t kRows = pointwise_rows::kRows;
+constexpr int64_t kPanel = 16;
+constexpr int64_t kMaxPanels = 2;  // panels of one tile
+// The least tiles a piece of the work holds (ThreadPool::parallel_pieces).
+constexpr int64_t kMinPieceTiles = 4;
+
+// What every tile of one call shares.
+struct Layer {
+  const Conv2dParams& p;
+  const float* x;       // one image: c_in planes of hw
+  const float* packed;  // W^T: depth blocks of kc, 16-channel panels (n16 columns)
+  const float* bias;    // or null
+  const float* res;     // one image, y's layout, or null
+  float* y;             // one image
+  int64_t hw, kc, n16;
+  bool clamp;
+};
+
+// Writes a tile's sums (t: R rows of kMaxPanels * kPanel floats) to the channel planes:
+// channels [c0, c0 + cols), positions [p0, p0 + R), with the residual and the clamp.
+template <int R>
+void store_tile(const Layer& l, const float* t, int64_t p0, int64_t c0, int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j) {
+    float* yj = l.y + (c0 + j) * l.hw + p0;
+    const float* rj = l.res ? l.res + (c0 + j) * l.hw + p0 : nullptr;
+    for (int r = 0; r < R; ++r) {
+      float v = t[r * kMaxPanels * kPanel + j];
+      if (rj) v += rj[r];
+      yj[r] = l.clamp ? detail::clamp_value(v, l.p.clamp_lo, l.p.clamp_hi) : v;
+    }
+  }
+}
+
+#if AOTC_KERNELS_AVX2
+// R positions from p0 x NV panels from panel q: the whole depth in registers.
+template <int R, int NV>
+__attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+  const int64_t k = l.p.c_in;
+  __m512 acc[R][NV];
+  for (int v = 0; v < NV; ++v) {
+    const int64_t c = (q + v) * kPanel;
+    // Columns past c_out read zeros (the packed panels are zero there too) and are not stored.
+    const int64_t valid = cols - v * kPanel;
+    const __mmask16 mask = static_cast<__mmask16>(valid >= kPanel ? 0xffffu : (1u << valid) - 1u);
+    const __m512 b = l.bias ? _mm512_maskz_loadu_ps(mask, l.bias + c) : _mm512_setzero_ps();
+    for (int r = 0; r < R; ++r) acc[r][v] = b;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
+    const int64_t kcur = min_i64(l.kc, k - k0);
+    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
+    const float* xk = l.x + k0 * l.hw + p0;
+    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw) {
+      __m512 b[NV];
+      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(panel + v * kcur * kPanel);
+      for (int r = 0; r < R; ++r) {
+        const __m512 a = _mm512_set1_ps(xk[r]);
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+      }
+    }
+  }
+  alignas(64) float t[kRows * kMaxPanels * kPanel];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_store_ps(t + r * kMaxPanels * kPanel + v * kPanel, acc[r][v]);
+  store_tile<R>(l, t, p0, q * kPanel, cols);
+}
+#endif
+
+// The same tile in portable C++ (no AVX-512: AVX2 machines, aarch64).
+template <int R, int NV>
+void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+  const int64_t k = l.p.c_in;
+  constexpr int kCols = NV * kPanel;
+  float acc[R][kCols];
+  for (int j = 0; j < kCols; ++j) {
+    const float b = l.bias && j < cols ? l.bias[q * kPanel + j] : 0.0f;
+    for (int r = 0; r < R; ++r) acc[r][j] = b;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
+    const int64_t kcur = min_i64(l.kc, k - k0);
+    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
+    const float* xk = l.x + k0 * l.hw + p0;
+    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw)
+      for (int r = 0; r < R; ++r) {
+        const float a = xk[r];
+        for (int v = 0; v < NV; ++v)
+          for (int j = 0; j < kPanel; ++j) acc[r][v * kPanel + j] += a * panel[v * kcur * kPanel + j];
+      }
+  }
+  alignas(64) float t[kRows * kMaxPanels * kPanel];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < kCols; ++j) t[r * kMaxPanels * kPanel + j] = acc[r][j];
+  store_tile<R>(l, t, p0, q * kPanel, cols);
+}
+
+using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t);
+template <int NV>
+TileFn tile_fn(int64_t rows) {
+  static constexpr TileFn kPortable[kRows] = {
+      tile_portable<1, NV>, tile_portable<2, NV>, tile_portable<3, NV>, tile_portable<4, NV>,
+      tile_portable<5, NV>, tile_portable<6, NV>, tile_portable<7, NV>};
+#if AOTC_KERNELS_AVX2
+  static constexpr TileFn kAvx512[kRows] = {tile_avx512<1, NV>, tile_avx512<2, NV>, tile_avx512<3, NV>,
+                                            tile_avx512<4, NV>, tile_avx512<5, NV>, tile_avx512<6, NV>,
+                                            tile_avx512<7, NV>};
+  if (detail::use_avx512()) return kAvx512[rows - 1];
+#endif
+  return kPortable[rows - 1];
+}
+static_assert(kRows == 7, "tile_fn lists one function per row count");
+
+}  // namespace
+
+void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w_packed,
+                               const float* bias, const float* residual, float* y) {
+  const int64_t hw = p.h_out * p.w_out;
+  if (p.n <= 0 || hw <= 0 || p.c_out <= 0) return;
+  int64_t kc, nc;
+  conv2d_gemm_blocking(p.c_in, p.c_out, kc, nc);
+  const int64_t panels = ceil_div(p.c_out, kPanel), groups = ceil_div(panels, kMaxPanels);
+  const int64_t tiles = ceil_div(hw, kRows), per_image = groups * tiles;
+  const double flops = 2.0 * static_cast<double>(p.c_out) * static_cast<double>(hw) *
+                       static_cast<double>(p.c_in) * static_cast<double>(p.n);
+  const int64_t items = p.n * per_image;
+  const int64_t parts = flops < 2.0 * detail::kGemmMinFlopsPerRange ? 1 : pool.size();
+  const int64_t least =
+      parts > 1 ? detail::min_i64(kMinPieceTiles, detail::max_i64(1, items / parts)) : items;
+  // Items run channel group by channel group (a thread's weights are one contiguous share),
+  // the positions of a group inside.
+  pool.parallel_pieces(items, least, [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t img = i / per_image, g = i % per_image / tiles, tile = i % tiles;
+      const int64_t q = g * kMaxPanels, p0 = tile * kRows;
+      const int64_t rows = min_i64(kRows, hw - p0), cols = min_i64(kMaxPanels * kPanel, p.c_out - q * kPanel);
+      const Layer l{p,
+                    x + img * p.c_in * hw,
+                    w_packed,
+                    p.has_bias ? bias : nullptr,
+                    residual ? residual + img * p.c_out * hw : nullptr,
+                    y + img * p.c_out * hw,
+                    hw,
+                    kc,
+                    panels * kPanel,
+                    detail::has_clamp(p.clamp_lo, p.clamp_hi)};
+      // The next channel group's weights, a share per tile of this group, toward L2: they
+      // come from DRAM once per run, and a group's first tile would wait for them.
+      if (g + 1 < groups) {
+        const int64_t next_panels = min_i64(kMaxPanels, panels - (g + 1) * kMaxPanels);
+        for (int64_t k0 = 0; k0 < p.c_in; k0 += kc) {
+          const int64_t kcur = min_i64(kc, p.c_in - k0);
+          detail::prefetch_strip_part(w_packed + k0 * panels * kPanel + (q + kMaxPanels) * kcur * kPanel,
+                                      kPanel, next_panels * kcur, kPanel, tile, tiles);
+        }
+      }
+      (cols > kPanel ? tile_fn<2>(rows) : tile_fn<1>(rows))(l, p0, q, cols);
+    }
+  });
+}
+
+}  // namespace aotc::rt
