@@ -347,7 +347,8 @@ int compile(const Job& job) {
     });
     aotc::passes::fuse_activation(graph);
     aotc::passes::fuse_expand_depthwise(graph);
-    aotc::passes::select_pointwise_rows(graph);
+    aotc::passes::select_pointwise_rows(
+        graph, job.target_triple.empty() && aotc::passes::host_runs_avx512_kernels());
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)

@@ -43,9 +43,13 @@ void prepack_gemm_weights(ir::Graph& graph);
 void fuse_expand_depthwise(ir::Graph& graph);
 // CPU target only, after fuse_expand_depthwise: a 1x1 stride-1 convolution with a constant
 // weight on a small plane gets the positions as its tile's rows and its weight packed
-// transposed here (select_pointwise_rows.cpp). AOTC_CPU_POINTWISE_ROWS=0 (read when
-// compiling) leaves them on the implicit GEMM, for comparisons.
-void select_pointwise_rows(ir::Graph& graph);
+// transposed here (select_pointwise_rows.cpp), when the target runs the runtime's AVX-512
+// kernels (avx512_target: host_runs_avx512_kernels() for the host target, false for a
+// cross target). AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves them on the
+// implicit GEMM, for comparisons.
+void select_pointwise_rows(ir::Graph& graph, bool avx512_target);
+// This machine has AVX-512 and AOTC_CPU_AVX512 is not 0 (select_pointwise_rows.cpp).
+bool host_runs_avx512_kernels();
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the
 // add's clamp) becomes one conv2d (gemm) with the skip as a 4th input, its residual, where

@@ -7,6 +7,13 @@
 // then needs no scratch. AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1
 // convolution on the implicit GEMM, for comparisons. The memory plan must be made again
 // after it.
+//
+// Only for a host with AVX-512 (the default target is the host): there the kernel's tiles
+// are 7 positions x 32 channels. Its AVX2 tiles (5 x 16) reached 145-169 GFLOP/s on these
+// layers against the implicit GEMM's 175-190 (bench/pointwise_rows.cpp, AOTC_CPU_AVX512=0,
+// 2 threads, 2026-11-27), so without AVX-512, and for cross targets, nothing changes. A
+// library built here and run on a machine without AVX-512 still runs these layers
+// correctly, on the AVX2 tiles.
 #include <aotc/rt/kernels.h>
 
 #include <cstdlib>
@@ -17,7 +24,19 @@
 
 namespace aotc::passes {
 
-void select_pointwise_rows(ir::Graph& graph) {
+bool host_runs_avx512_kernels() {
+#if defined(__x86_64__)
+  // The runtime's own switch (use_avx512 in kernel_util.h) turns AVX-512 off the same way.
+  if (const char* env = std::getenv("AOTC_CPU_AVX512"); env && std::string(env) == "0") return false;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
+  if (!avx512_target) return;
   if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];

@@ -90,15 +90,74 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
     for (int v = 0; v < NV; ++v) _mm512_store_ps(t + r * kMaxPanels * kPanel + v * kPanel, acc[r][v]);
   store_tile<R>(l, t, p0, q * kPanel, cols);
 }
-#endif
 
-// The same tile in portable C++ (no AVX-512: AVX2 machines, aarch64).
-template <int R, int NV>
+// AVX2 (no AVX-512): up to 5 positions x one panel, 10 ymm accumulators, the two panel
+// vectors and a broadcast. The accumulators are named variables: as an array GCC 12 kept a
+// copy of it in memory, a store of every accumulator on every depth step (half the FMA
+// rate on a 6-row array; the micro-kernel's comment in gemm_micro_kernel.h tells the same).
+template <int R>
+void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+  static_assert(R >= 1 && R <= 5, "five rows of two vectors: 10 of the 16 ymm registers");
+  const int64_t k = l.p.c_in;
+  __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+  if (l.bias) {
+    b0 = _mm256_maskload_ps(l.bias + q * kPanel, detail::first_lanes_mask(min_i64(8, cols)));
+    if (cols > 8)
+      b1 = _mm256_maskload_ps(l.bias + q * kPanel + 8, detail::first_lanes_mask(min_i64(8, cols - 8)));
+  }
+  __m256 c00 = b0, c01 = b1, c10 = b0, c11 = b1, c20 = b0, c21 = b1, c30 = b0, c31 = b1, c40 = b0, c41 = b1;
+  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
+    const int64_t kcur = min_i64(l.kc, k - k0);
+    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
+    const float* xk = l.x + k0 * l.hw + p0;
+    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw) {
+      const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
+      __m256 a = _mm256_broadcast_ss(xk);
+      c00 = _mm256_fmadd_ps(a, v0, c00);
+      c01 = _mm256_fmadd_ps(a, v1, c01);
+      if constexpr (R > 1) {
+        a = _mm256_broadcast_ss(xk + 1);
+        c10 = _mm256_fmadd_ps(a, v0, c10);
+        c11 = _mm256_fmadd_ps(a, v1, c11);
+      }
+      if constexpr (R > 2) {
+        a = _mm256_broadcast_ss(xk + 2);
+        c20 = _mm256_fmadd_ps(a, v0, c20);
+        c21 = _mm256_fmadd_ps(a, v1, c21);
+      }
+      if constexpr (R > 3) {
+        a = _mm256_broadcast_ss(xk + 3);
+        c30 = _mm256_fmadd_ps(a, v0, c30);
+        c31 = _mm256_fmadd_ps(a, v1, c31);
+      }
+      if constexpr (R > 4) {
+        a = _mm256_broadcast_ss(xk + 4);
+        c40 = _mm256_fmadd_ps(a, v0, c40);
+        c41 = _mm256_fmadd_ps(a, v1, c41);
+      }
+    }
+  }
+  alignas(64) float t[kRows * kMaxPanels * kPanel];
+  constexpr int64_t kLd = kMaxPanels * kPanel;
+  _mm256_store_ps(t, c00);
+  _mm256_store_ps(t + 8, c01);
+  _mm256_store_ps(t + kLd, c10);
+  _mm256_store_ps(t + kLd + 8, c11);
+  _mm256_store_ps(t + 2 * kLd, c20);
+  _mm256_store_ps(t + 2 * kLd + 8, c21);
+  _mm256_store_ps(t + 3 * kLd, c30);
+  _mm256_store_ps(t + 3 * kLd + 8, c31);
+  _mm256_store_ps(t + 4 * kLd, c40);
+  _mm256_store_ps(t + 4 * kLd + 8, c41);
+  store_tile<R>(l, t, p0, q * kPanel, cols);
+}
+#else
+// Portable C++ (aarch64): 7 positions x one panel.
+template <int R>
 void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
   const int64_t k = l.p.c_in;
-  constexpr int kCols = NV * kPanel;
-  float acc[R][kCols];
-  for (int j = 0; j < kCols; ++j) {
+  float acc[R][kPanel];
+  for (int j = 0; j < kPanel; ++j) {
     const float b = l.bias && j < cols ? l.bias[q * kPanel + j] : 0.0f;
     for (int r = 0; r < R; ++r) acc[r][j] = b;
   }
@@ -107,33 +166,50 @@ void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
     const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
     const float* xk = l.x + k0 * l.hw + p0;
     for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw)
-      for (int r = 0; r < R; ++r) {
-        const float a = xk[r];
-        for (int v = 0; v < NV; ++v)
-          for (int j = 0; j < kPanel; ++j) acc[r][v * kPanel + j] += a * panel[v * kcur * kPanel + j];
-      }
+      for (int r = 0; r < R; ++r)
+        for (int j = 0; j < kPanel; ++j) acc[r][j] += xk[r] * panel[j];
   }
   alignas(64) float t[kRows * kMaxPanels * kPanel];
   for (int r = 0; r < R; ++r)
-    for (int j = 0; j < kCols; ++j) t[r * kMaxPanels * kPanel + j] = acc[r][j];
+    for (int j = 0; j < kPanel; ++j) t[r * kMaxPanels * kPanel + j] = acc[r][j];
   store_tile<R>(l, t, p0, q * kPanel, cols);
 }
-
-using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t);
-template <int NV>
-TileFn tile_fn(int64_t rows) {
-  static constexpr TileFn kPortable[kRows] = {
-      tile_portable<1, NV>, tile_portable<2, NV>, tile_portable<3, NV>, tile_portable<4, NV>,
-      tile_portable<5, NV>, tile_portable<6, NV>, tile_portable<7, NV>};
-#if AOTC_KERNELS_AVX2
-  static constexpr TileFn kAvx512[kRows] = {tile_avx512<1, NV>, tile_avx512<2, NV>, tile_avx512<3, NV>,
-                                            tile_avx512<4, NV>, tile_avx512<5, NV>, tile_avx512<6, NV>,
-                                            tile_avx512<7, NV>};
-  if (detail::use_avx512()) return kAvx512[rows - 1];
 #endif
-  return kPortable[rows - 1];
+
+// How one call tiles: rows (positions) and panels of a tile, per instruction set.
+using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t);
+struct Tiling {
+  int64_t rows, panels;
+  TileFn fn(int64_t tile_rows, int64_t tile_panels) const {
+#if AOTC_KERNELS_AVX2
+    static constexpr TileFn kWide[kRows] = {tile_avx512<1, 2>, tile_avx512<2, 2>, tile_avx512<3, 2>,
+                                            tile_avx512<4, 2>, tile_avx512<5, 2>, tile_avx512<6, 2>,
+                                            tile_avx512<7, 2>};
+    static constexpr TileFn kNarrow[kRows] = {tile_avx512<1, 1>, tile_avx512<2, 1>, tile_avx512<3, 1>,
+                                              tile_avx512<4, 1>, tile_avx512<5, 1>, tile_avx512<6, 1>,
+                                              tile_avx512<7, 1>};
+    static constexpr TileFn kAvx2[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>,
+                                            tile_avx2<5>, nullptr,      nullptr};
+    if (panels == 1) return kAvx2[tile_rows - 1];
+    return (tile_panels == 2 ? kWide : kNarrow)[tile_rows - 1];
+#else
+    (void)tile_panels;
+    static constexpr TileFn kPortable[kRows] = {tile_portable<1>, tile_portable<2>, tile_portable<3>,
+                                                tile_portable<4>, tile_portable<5>, tile_portable<6>,
+                                                tile_portable<7>};
+    return kPortable[tile_rows - 1];
+#endif
+  }
+};
+Tiling tiling() {
+#if AOTC_KERNELS_AVX2
+  if (detail::use_avx512()) return {kRows, 2};
+  return {5, 1};
+#else
+  return {kRows, 1};
+#endif
 }
-static_assert(kRows == 7, "tile_fn lists one function per row count");
+static_assert(kRows == 7 && kMaxPanels == 2, "Tiling::fn lists one function per row count and panel count");
 
 }  // namespace
 
@@ -143,8 +219,9 @@ void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const fl
   if (p.n <= 0 || hw <= 0 || p.c_out <= 0) return;
   int64_t kc, nc;
   conv2d_gemm_blocking(p.c_in, p.c_out, kc, nc);
-  const int64_t panels = ceil_div(p.c_out, kPanel), groups = ceil_div(panels, kMaxPanels);
-  const int64_t tiles = ceil_div(hw, kRows), per_image = groups * tiles;
+  const Tiling t = tiling();
+  const int64_t panels = ceil_div(p.c_out, kPanel), groups = ceil_div(panels, t.panels);
+  const int64_t tiles = ceil_div(hw, t.rows), per_image = groups * tiles;
   const double flops = 2.0 * static_cast<double>(p.c_out) * static_cast<double>(hw) *
                        static_cast<double>(p.c_in) * static_cast<double>(p.n);
   const int64_t items = p.n * per_image;
@@ -156,8 +233,8 @@ void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const fl
   pool.parallel_pieces(items, least, [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t img = i / per_image, g = i % per_image / tiles, tile = i % tiles;
-      const int64_t q = g * kMaxPanels, p0 = tile * kRows;
-      const int64_t rows = min_i64(kRows, hw - p0), cols = min_i64(kMaxPanels * kPanel, p.c_out - q * kPanel);
+      const int64_t q = g * t.panels, p0 = tile * t.rows;
+      const int64_t rows = min_i64(t.rows, hw - p0), cols = min_i64(t.panels * kPanel, p.c_out - q * kPanel);
       const Layer l{p,
                     x + img * p.c_in * hw,
                     w_packed,
@@ -171,14 +248,14 @@ void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const fl
       // The next channel group's weights, a share per tile of this group, toward L2: they
       // come from DRAM once per run, and a group's first tile would wait for them.
       if (g + 1 < groups) {
-        const int64_t next_panels = min_i64(kMaxPanels, panels - (g + 1) * kMaxPanels);
+        const int64_t next_panels = min_i64(t.panels, panels - (g + 1) * t.panels);
         for (int64_t k0 = 0; k0 < p.c_in; k0 += kc) {
           const int64_t kcur = min_i64(kc, p.c_in - k0);
-          detail::prefetch_strip_part(w_packed + k0 * panels * kPanel + (q + kMaxPanels) * kcur * kPanel,
+          detail::prefetch_strip_part(w_packed + k0 * panels * kPanel + (q + t.panels) * kcur * kPanel,
                                       kPanel, next_panels * kcur, kPanel, tile, tiles);
         }
       }
-      (cols > kPanel ? tile_fn<2>(rows) : tile_fn<1>(rows))(l, p0, q, cols);
+      t.fn(rows, cols > kPanel ? 2 : 1)(l, p0, q, cols);
     }
   });
 }
