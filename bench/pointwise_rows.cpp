@@ -58,19 +58,15 @@ int main(int argc, char** argv) {
     const int64_t copies = in_cache ? 1 : std::max<int64_t>(2, (16 << 20) / wf);
     bench::Buffer x(s.c_in * plane), bias(s.c_out), res(s.c_out * plane), y0(s.c_out * plane),
         y1(s.c_out * plane);
-    aotc::rt::GemmParams g;
-    g.k = s.c_in;
-    g.n = s.c_out;
-    g.trans_b = true;
-    g.ldb = s.c_in;
-    const int64_t pf = aotc::rt::gemm_prepacked_floats(g.n, g.k);
+    const int64_t pf = aotc::rt::conv2d_pointwise_rows_packed_floats(p);
     bench::Buffer w(copies * wf), wp(copies * pf);
     for (int64_t i = 0; i < s.c_in * plane; ++i) x.data[i] = dist(rng);
     for (int64_t i = 0; i < wf; ++i) w.data[i] = dist(rng) * 0.05f;
     for (int64_t i = 0; i < s.c_out; ++i) bias.data[i] = dist(rng);
     for (int64_t i = 0; i < s.c_out * plane; ++i) res.data[i] = dist(rng);
     for (int64_t c = 1; c < copies; ++c) std::copy(w.data, w.data + wf, w.data + c * wf);
-    for (int64_t c = 0; c < copies; ++c) aotc::rt::gemm_prepack_weights(g, w.data + c * wf, wp.data + c * pf);
+    for (int64_t c = 0; c < copies; ++c)
+      aotc::rt::conv2d_pointwise_rows_pack(p, w.data + c * wf, wp.data + c * pf);
     const int64_t thread_bytes = aotc::rt::conv2d_thread_scratch_bytes(p);
     bench::Buffer thread_scratch(threads * (thread_bytes / 4 + 16));
     pool.set_thread_scratch(reinterpret_cast<unsigned char*>(thread_scratch.data),

@@ -1,10 +1,9 @@
 // select_pointwise_rows (CPU target only, after fuse_expand_depthwise): a 1x1 stride-1
 // conv2d with a constant weight on a small plane (rt::conv2d_pointwise_rows_prefers) is
 // computed with the output positions as the tile's rows (conv2d_pointwise_rows.cpp): its
-// weight input becomes the weight transposed and packed for the micro-kernel
-// (rt::gemm_prepack_weights with k = c_in, n = c_out, as the fused expansion's weight is),
-// computed here once, and the op's attribute "pointwise_rows" tells its generator. The op
-// then needs no scratch. AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1
+// weight input becomes the weight transposed and packed in groups of 32 output channels
+// (rt::conv2d_pointwise_rows_pack), computed here once, and the op's attribute "pointwise_rows" tells its
+// generator. The op then needs no scratch. AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1
 // convolution on the implicit GEMM, for comparisons. The memory plan must be made again
 // after it.
 //
@@ -46,15 +45,10 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
     if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
     const float* w = constant_floats(graph, op.inputs[1], p.c_out * p.c_in);
     if (!w) continue;
-    rt::GemmParams g;  // W^T: k = c_in, n = c_out, W stored c_out x c_in
-    g.k = p.c_in;
-    g.n = p.c_out;
-    g.trans_b = true;
-    g.ldb = p.c_in;
-    std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(g.n, g.k)));
-    rt::gemm_prepack_weights(g, w, packed.data());
-    const int packed_id = graph.add_f32_constant({g.k, (g.n + 15) / 16 * 16}, std::move(packed),
-                                                 graph.value(op.inputs[1]).name + ".packed_t");
+    std::vector<float> packed(static_cast<size_t>(rt::conv2d_pointwise_rows_packed_floats(p)));
+    rt::conv2d_pointwise_rows_pack(p, w, packed.data());
+    const int packed_id = graph.add_f32_constant({p.c_in, (p.c_out + 15) / 16 * 16}, std::move(packed),
+                                                 graph.value(op.inputs[1]).name + ".packed_rows");
     ir::Op& conv = graph.ops[i];
     conv.inputs[1] = packed_id;
     conv.attrs["pointwise_rows"] = int64_t{1};

@@ -54,13 +54,8 @@ Conv2dParams params_of(const Case& c, bool has_bias, const Clamp& cl) {
 }
 
 std::vector<float> pack_transposed(const Conv2dParams& p, const std::vector<float>& w) {
-  aotc::rt::GemmParams g;
-  g.k = p.c_in;
-  g.n = p.c_out;
-  g.trans_b = true;
-  g.ldb = p.c_in;
-  std::vector<float> packed(static_cast<size_t>(aotc::rt::gemm_prepacked_floats(g.n, g.k)));
-  aotc::rt::gemm_prepack_weights(g, w.data(), packed.data());
+  std::vector<float> packed(static_cast<size_t>(aotc::rt::conv2d_pointwise_rows_packed_floats(p)));
+  aotc::rt::conv2d_pointwise_rows_pack(p, w.data(), packed.data());
   return packed;
 }
 

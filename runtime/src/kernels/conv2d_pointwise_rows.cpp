@@ -1,10 +1,11 @@
 // conv2d_pointwise_rows.cpp - a 1x1 stride-1 convolution with the output positions as the
 // tile's rows: y^T (positions x c_out) = x^T (positions x c_in) * W^T, W^T packed at compile
-// time as the linear layers' weights are (rt::gemm_prepack_weights: depth blocks, 16-channel
-// panels; the select_pointwise_rows pass). A tile is 7 consecutive positions x 32 channels,
-// 14 zmm accumulators; each depth step loads the two panel vectors and broadcasts the 7
-// positions' inputs straight from the input plane of that channel (x is channel-major, so a
-// tile's positions are 7 adjacent floats of one plane): nothing is copied or packed.
+// time in groups of 32 output channels, each group one stream over the whole depth
+// (conv2d_pointwise_rows_pack; the select_pointwise_rows pass). A tile is 7 consecutive
+// positions x 32 channels, 14 zmm accumulators; each depth step loads the group's two
+// vectors and broadcasts the 7 positions' inputs straight from the input plane of that
+// channel (x is channel-major, so a tile's positions are 7 adjacent floats of one plane):
+// nothing is copied or packed at run time.
 //
 // Why: on 7 x 7 and 14 x 14 planes the implicit GEMM (weights as rows, 16 positions a
 // panel) packs the positions first on every thread, and 49 = 3 x 16 + 1 and 196 = 12 x 16 +
@@ -14,6 +15,11 @@
 //
 // Sums: the bias, then the depth in order, then the residual; the clamp last. A tile's
 // results go through a small buffer to the channel planes (y is channel-major).
+//
+// The weights as the linear layers pack them (depth blocks of 16-channel panels) made a
+// tile read two streams, a panel apart; perf put the time on the FMAs of the second
+// panel's vector (mobilenet_v2: 7% on the first's, 93% on the second's). One stream per
+// group: see bench/results_cpu.md (session 22).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -27,20 +33,26 @@ using detail::ceil_div;
 using detail::min_i64;
 constexpr int64_t kRows = pointwise_rows::kRows;
 constexpr int64_t kPanel = 16;
-constexpr int64_t kMaxPanels = 2;  // panels of one tile
+constexpr int64_t kMaxPanels = pointwise_rows::kGroup / kPanel;  // panels of one tile
 // The least tiles a piece of the work holds (ThreadPool::parallel_pieces).
 constexpr int64_t kMinPieceTiles = 4;
 
 // What every tile of one call shares.
 struct Layer {
   const Conv2dParams& p;
-  const float* x;       // one image: c_in planes of hw
-  const float* packed;  // W^T: depth blocks of kc, 16-channel panels (n16 columns)
-  const float* bias;    // or null
-  const float* res;     // one image, y's layout, or null
-  float* y;             // one image
-  int64_t hw, kc, n16;
+  const float* x;     // one image: c_in planes of hw
+  const float* bias;  // or null
+  const float* res;   // one image, y's layout, or null
+  float* y;           // one image
+  int64_t hw;
   bool clamp;
+};
+
+// Where a tile's weights are: its first vector's 16 floats at depth 0 in the packed weight
+// (conv2d_pointwise_rows_pack), ld floats on per depth step.
+struct Weights {
+  const float* b;
+  int64_t ld;
 };
 
 // Writes a tile's sums (t: R rows of kMaxPanels * kPanel floats) to the channel planes:
@@ -61,28 +73,26 @@ void store_tile(const Layer& l, const float* t, int64_t p0, int64_t c0, int64_t 
 #if AOTC_KERNELS_AVX2
 // R positions from p0 x NV panels from panel q: the whole depth in registers.
 template <int R, int NV>
-__attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+__attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, int64_t q, int64_t cols,
+                                                    Weights w) {
   const int64_t k = l.p.c_in;
   __m512 acc[R][NV];
   for (int v = 0; v < NV; ++v) {
     const int64_t c = (q + v) * kPanel;
-    // Columns past c_out read zeros (the packed panels are zero there too) and are not stored.
+    // Columns past c_out read zeros (the packed weight is zero there too) and are not stored.
     const int64_t valid = cols - v * kPanel;
     const __mmask16 mask = static_cast<__mmask16>(valid >= kPanel ? 0xffffu : (1u << valid) - 1u);
     const __m512 b = l.bias ? _mm512_maskz_loadu_ps(mask, l.bias + c) : _mm512_setzero_ps();
     for (int r = 0; r < R; ++r) acc[r][v] = b;
   }
-  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
-    const int64_t kcur = min_i64(l.kc, k - k0);
-    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
-    const float* xk = l.x + k0 * l.hw + p0;
-    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw) {
-      __m512 b[NV];
-      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(panel + v * kcur * kPanel);
-      for (int r = 0; r < R; ++r) {
-        const __m512 a = _mm512_set1_ps(xk[r]);
-        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-      }
+  const float* wk = w.b;
+  const float* xk = l.x + p0;
+  for (int64_t kk = 0; kk < k; ++kk, wk += w.ld, xk += l.hw) {
+    __m512 b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(wk + v * kPanel);
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(xk[r]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
     }
   }
   alignas(64) float t[kRows * kMaxPanels * kPanel];
@@ -96,7 +106,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
 // copy of it in memory, a store of every accumulator on every depth step (half the FMA
 // rate on a 6-row array; the micro-kernel's comment in gemm_micro_kernel.h tells the same).
 template <int R>
-void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols, Weights w) {
   static_assert(R >= 1 && R <= 5, "five rows of two vectors: 10 of the 16 ymm registers");
   const int64_t k = l.p.c_in;
   __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
@@ -106,35 +116,32 @@ void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
       b1 = _mm256_maskload_ps(l.bias + q * kPanel + 8, detail::first_lanes_mask(min_i64(8, cols - 8)));
   }
   __m256 c00 = b0, c01 = b1, c10 = b0, c11 = b1, c20 = b0, c21 = b1, c30 = b0, c31 = b1, c40 = b0, c41 = b1;
-  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
-    const int64_t kcur = min_i64(l.kc, k - k0);
-    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
-    const float* xk = l.x + k0 * l.hw + p0;
-    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw) {
-      const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
-      __m256 a = _mm256_broadcast_ss(xk);
-      c00 = _mm256_fmadd_ps(a, v0, c00);
-      c01 = _mm256_fmadd_ps(a, v1, c01);
-      if constexpr (R > 1) {
-        a = _mm256_broadcast_ss(xk + 1);
-        c10 = _mm256_fmadd_ps(a, v0, c10);
-        c11 = _mm256_fmadd_ps(a, v1, c11);
-      }
-      if constexpr (R > 2) {
-        a = _mm256_broadcast_ss(xk + 2);
-        c20 = _mm256_fmadd_ps(a, v0, c20);
-        c21 = _mm256_fmadd_ps(a, v1, c21);
-      }
-      if constexpr (R > 3) {
-        a = _mm256_broadcast_ss(xk + 3);
-        c30 = _mm256_fmadd_ps(a, v0, c30);
-        c31 = _mm256_fmadd_ps(a, v1, c31);
-      }
-      if constexpr (R > 4) {
-        a = _mm256_broadcast_ss(xk + 4);
-        c40 = _mm256_fmadd_ps(a, v0, c40);
-        c41 = _mm256_fmadd_ps(a, v1, c41);
-      }
+  const float* panel = w.b;
+  const float* xk = l.x + p0;
+  for (int64_t kk = 0; kk < k; ++kk, panel += w.ld, xk += l.hw) {
+    const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
+    __m256 a = _mm256_broadcast_ss(xk);
+    c00 = _mm256_fmadd_ps(a, v0, c00);
+    c01 = _mm256_fmadd_ps(a, v1, c01);
+    if constexpr (R > 1) {
+      a = _mm256_broadcast_ss(xk + 1);
+      c10 = _mm256_fmadd_ps(a, v0, c10);
+      c11 = _mm256_fmadd_ps(a, v1, c11);
+    }
+    if constexpr (R > 2) {
+      a = _mm256_broadcast_ss(xk + 2);
+      c20 = _mm256_fmadd_ps(a, v0, c20);
+      c21 = _mm256_fmadd_ps(a, v1, c21);
+    }
+    if constexpr (R > 3) {
+      a = _mm256_broadcast_ss(xk + 3);
+      c30 = _mm256_fmadd_ps(a, v0, c30);
+      c31 = _mm256_fmadd_ps(a, v1, c31);
+    }
+    if constexpr (R > 4) {
+      a = _mm256_broadcast_ss(xk + 4);
+      c40 = _mm256_fmadd_ps(a, v0, c40);
+      c41 = _mm256_fmadd_ps(a, v1, c41);
     }
   }
   alignas(64) float t[kRows * kMaxPanels * kPanel];
@@ -154,21 +161,18 @@ void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
 #else
 // Portable C++ (aarch64): 7 positions x one panel.
 template <int R>
-void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
+void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols, Weights w) {
   const int64_t k = l.p.c_in;
   float acc[R][kPanel];
   for (int j = 0; j < kPanel; ++j) {
     const float b = l.bias && j < cols ? l.bias[q * kPanel + j] : 0.0f;
     for (int r = 0; r < R; ++r) acc[r][j] = b;
   }
-  for (int64_t k0 = 0; k0 < k; k0 += l.kc) {
-    const int64_t kcur = min_i64(l.kc, k - k0);
-    const float* panel = l.packed + k0 * l.n16 + q * kcur * kPanel;
-    const float* xk = l.x + k0 * l.hw + p0;
-    for (int64_t kk = 0; kk < kcur; ++kk, panel += kPanel, xk += l.hw)
-      for (int r = 0; r < R; ++r)
-        for (int j = 0; j < kPanel; ++j) acc[r][j] += xk[r] * panel[j];
-  }
+  const float* panel = w.b;
+  const float* xk = l.x + p0;
+  for (int64_t kk = 0; kk < k; ++kk, panel += w.ld, xk += l.hw)
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < kPanel; ++j) acc[r][j] += xk[r] * panel[j];
   alignas(64) float t[kRows * kMaxPanels * kPanel];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < kPanel; ++j) t[r * kMaxPanels * kPanel + j] = acc[r][j];
@@ -177,7 +181,7 @@ void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols) {
 #endif
 
 // How one call tiles: rows (positions) and panels of a tile, per instruction set.
-using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t);
+using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t, Weights);
 struct Tiling {
   int64_t rows, panels;
   TileFn fn(int64_t tile_rows, int64_t tile_panels) const {
@@ -217,8 +221,6 @@ void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const fl
                                const float* bias, const float* residual, float* y) {
   const int64_t hw = p.h_out * p.w_out;
   if (p.n <= 0 || hw <= 0 || p.c_out <= 0) return;
-  int64_t kc, nc;
-  conv2d_gemm_blocking(p.c_in, p.c_out, kc, nc);
   const Tiling t = tiling();
   const int64_t panels = ceil_div(p.c_out, kPanel), groups = ceil_div(panels, t.panels);
   const int64_t tiles = ceil_div(hw, t.rows), per_image = groups * tiles;
@@ -237,25 +239,21 @@ void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const fl
       const int64_t rows = min_i64(t.rows, hw - p0), cols = min_i64(t.panels * kPanel, p.c_out - q * kPanel);
       const Layer l{p,
                     x + img * p.c_in * hw,
-                    w_packed,
                     p.has_bias ? bias : nullptr,
                     residual ? residual + img * p.c_out * hw : nullptr,
                     y + img * p.c_out * hw,
                     hw,
-                    kc,
-                    panels * kPanel,
                     detail::has_clamp(p.clamp_lo, p.clamp_hi)};
-      // The next channel group's weights, a share per tile of this group, toward L2: they
-      // come from DRAM once per run, and a group's first tile would wait for them.
-      if (g + 1 < groups) {
-        const int64_t next_panels = min_i64(t.panels, panels - (g + 1) * t.panels);
-        for (int64_t k0 = 0; k0 < p.c_in; k0 += kc) {
-          const int64_t kcur = min_i64(kc, p.c_in - k0);
-          detail::prefetch_strip_part(w_packed + k0 * panels * kPanel + (q + t.panels) * kcur * kPanel,
-                                      kPanel, next_panels * kcur, kPanel, tile, tiles);
-        }
-      }
-      t.fn(rows, cols > kPanel ? 2 : 1)(l, p0, q, cols);
+      // Panel q in its packed group of 32 channels (the AVX2 tiles take one panel of it).
+      const int64_t group = q / kMaxPanels, width = conv2d_pointwise_rows_group_width(p, group);
+      const float* group_at = w_packed + group * pointwise_rows::kGroup * p.c_in;
+      // The next packed group, a share per tile of the group's last panel, toward L2: the
+      // weights come from DRAM once per run, and a group's first tile would wait for them.
+      if ((q + t.panels) % kMaxPanels == 0 && group + 1 < ceil_div(panels, kMaxPanels))
+        detail::prefetch_strip_part(group_at + pointwise_rows::kGroup * p.c_in, kPanel,
+                                    conv2d_pointwise_rows_group_width(p, group + 1) / kPanel * p.c_in, kPanel,
+                                    tile, tiles);
+      t.fn(rows, cols > kPanel ? 2 : 1)(l, p0, q, cols, Weights{group_at + q % kMaxPanels * kPanel, width});
     }
   });
 }

@@ -299,12 +299,33 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 
 // ---- A 1x1 stride-1 convolution with the positions as the tile's rows
 // (conv2d_pointwise_rows.cpp; the compiler's select_pointwise_rows pass picks it for small
-// planes): w_packed is the weight (c_out x c_in) as gemm_prepack_weights packs it
-// transposed (k = c_in, n = c_out); x, bias, residual and y as conv2d_f32 takes them. No
-// scratch. Tiles of pointwise_rows::kRows positions, which divides the planes of the
-// 224 x 224 CNNs (7 x 2^k).
+// planes): w_packed is the weight (c_out x c_in) as conv2d_pointwise_rows_pack packs it;
+// x, bias, residual and y as conv2d_f32 takes them. No scratch. Tiles of
+// pointwise_rows::kRows positions, which divides the planes of the 224 x 224 CNNs (7 x 2^k).
 namespace pointwise_rows {
 constexpr int64_t kRows = 7;
+constexpr int64_t kGroup = 32;  // output channels of a packed group
+}  // namespace pointwise_rows
+// Packed layout: W^T in groups of kGroup output channels, each group the whole depth, one
+// row of `width` floats per input channel: W[c][k] at packed[g * kGroup * c_in + k * width
+// + (c - g * kGroup)], g = c / kGroup, width = conv2d_pointwise_rows_group_width(p, g)
+// (kGroup, the last group what is left rounded up to 16); zeros past c_out. That is
+// conv2d_pointwise_rows_packed_floats(p) = c_out rounded up to 16, times c_in.
+inline int64_t conv2d_pointwise_rows_group_width(const Conv2dParams& p, int64_t group) {
+  const int64_t n16 = (p.c_out + 15) / 16 * 16, left = n16 - group * pointwise_rows::kGroup;
+  return left < pointwise_rows::kGroup ? left : pointwise_rows::kGroup;
+}
+inline int64_t conv2d_pointwise_rows_packed_floats(const Conv2dParams& p) {
+  return (p.c_out + 15) / 16 * 16 * p.c_in;
+}
+inline void conv2d_pointwise_rows_pack(const Conv2dParams& p, const float* w, float* packed) {
+  const int64_t n16 = (p.c_out + 15) / 16 * 16;
+  for (int64_t c = 0; c < n16; ++c) {
+    const int64_t g = c / pointwise_rows::kGroup, width = conv2d_pointwise_rows_group_width(p, g);
+    for (int64_t k = 0; k < p.c_in; ++k)
+      packed[g * pointwise_rows::kGroup * p.c_in + k * width + c % pointwise_rows::kGroup] =
+          c < p.c_out ? w[c * p.c_in + k] : 0.0f;
+  }
 }
 inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
   return p.groups == 1 && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
