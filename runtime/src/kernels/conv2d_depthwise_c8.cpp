@@ -118,8 +118,7 @@ void depthwise_lanes_row(const Conv2dParams& p, const float* const* rows, int64_
     if (count == kGroup) {
       for (int64_t l = 0; l < lanes; ++l) _mm256_storeu_ps(yplanes[l] + oh * p.w_out + ow0, a[l]);
     } else {
-      const __m256i mask = first_lanes_mask(count);
-      for (int64_t l = 0; l < lanes; ++l) _mm256_maskstore_ps(yplanes[l] + oh * p.w_out + ow0, mask, a[l]);
+      store_first_lanes(yplanes, oh * p.w_out + ow0, a, lanes, count);
     }
 #else
     float out[kLanes][kGroup];  // out[l][q]: lane l of position q

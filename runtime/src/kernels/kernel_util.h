@@ -240,6 +240,25 @@ inline __m256i first_lanes_mask(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+// v[i]'s first `count` (0..8) lanes stored at dst[i] + offset, for i < n. Why not
+// _mm256_maskstore_ps alone: on AMD it is VMASKMOVPS, 3.3 ns a store on Zen 4 against
+// 0.62 ns for a plain store or an AVX-512VL masked one (2026-11-27, stores of 7 lanes to 8
+// planes in a loop); with AVX-512 the latter, a call per batch of vectors.
+__attribute__((target("avx512f,avx512vl"))) inline void store_first_lanes_avx512(float* const* dst,
+                                                                                 int64_t offset,
+                                                                                 const __m256* v, int64_t n,
+                                                                                 int64_t count) {
+  const __mmask8 mask = static_cast<__mmask8>((1u << count) - 1u);
+  for (int64_t i = 0; i < n; ++i) _mm256_mask_storeu_ps(dst[i] + offset, mask, v[i]);
+}
+inline void store_first_lanes(float* const* dst, int64_t offset, const __m256* v, int64_t n, int64_t count) {
+  if (use_avx512()) {
+    store_first_lanes_avx512(dst, offset, v, n, count);
+    return;
+  }
+  const __m256i mask = first_lanes_mask(count);
+  for (int64_t i = 0; i < n; ++i) _mm256_maskstore_ps(dst[i] + offset, mask, v[i]);
+}
 // In place: r[j] lane i becomes r[i] lane j (the 8-channel depthwise kernels).
 inline void transpose8x8(__m256 r[8]) {
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
