@@ -209,6 +209,17 @@ def winograd_shapes():
     return torch.jit.trace(m, x), [("x", x)]
 
 
+def randomize_batch_norms(module):
+    """Gives every BatchNorm2d of module statistics and an affine part that are not the
+    identity, so that folding them into the convolutions is tested."""
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            nn.init.uniform_(m.weight, 0.5, 1.5)
+            nn.init.uniform_(m.bias, -0.2, 0.2)
+            nn.init.uniform_(m.running_mean, -0.1, 0.1)
+            nn.init.uniform_(m.running_var, 0.5, 1.5)
+
+
 class PointwiseRowsShapes(nn.Module):
     """1x1 stride-1 convolutions that the CPU target runs with the positions as the tile's
     rows (passes/select_pointwise_rows.cpp): a 13 x 13 plane (169 = 24 x 7 + 1 positions),
@@ -223,12 +234,7 @@ class PointwiseRowsShapes(nn.Module):
         self.c = nn.Conv2d(208, 192, 1)
         self.d = nn.Conv2d(192, 32, 1, bias=False)
         self.e = nn.Conv2d(192, 40, 1)
-        for m in self.modules():  # batch norms that are not the identity
-            if isinstance(m, nn.BatchNorm2d):
-                nn.init.uniform_(m.weight, 0.5, 1.5)
-                nn.init.uniform_(m.bias, -0.2, 0.2)
-                nn.init.uniform_(m.running_mean, -0.1, 0.1)
-                nn.init.uniform_(m.running_var, 0.5, 1.5)
+        randomize_batch_norms(self)
 
     def forward(self, x):  # 2 x 16 x 13 x 13
         y = self.a(x)
@@ -266,12 +272,7 @@ class ExpandDepthwiseShapes(nn.Module):
         self.d4 = nn.Conv2d(40, 40, 5, padding=2, groups=40)
         self.e5 = nn.Conv2d(24, 40, 1)
         self.d5 = nn.Conv2d(40, 40, 3, padding=1, groups=40)
-        for m in self.modules():  # batch norms that are not the identity
-            if isinstance(m, nn.BatchNorm2d):
-                nn.init.uniform_(m.weight, 0.5, 1.5)
-                nn.init.uniform_(m.bias, -0.2, 0.2)
-                nn.init.uniform_(m.running_mean, -0.1, 0.1)
-                nn.init.uniform_(m.running_var, 0.5, 1.5)
+        randomize_batch_norms(self)
 
     def forward(self, x):  # 3 x 6 x 27 x 31
         y = self.p1(self.d1(self.e1(x)))  # 3 x 8 x 14 x 16
