@@ -2,10 +2,10 @@
 // conv2d with a constant weight on a small plane (rt::conv2d_pointwise_rows_prefers) is
 // computed with the output positions as the tile's rows (conv2d_pointwise_rows.cpp): its
 // weight input becomes the weight transposed and packed in groups of 32 output channels
-// (rt::conv2d_pointwise_rows_pack), computed here once, and the op's attribute "pointwise_rows" tells its
-// generator. The op then needs no scratch. AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1
-// convolution on the implicit GEMM, for comparisons. The memory plan must be made again
-// after it.
+// (rt::conv2d_pointwise_rows_pack), computed here once, and the op's attribute
+// "pointwise_rows" tells its generator. The op then needs no scratch.
+// AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1 convolution on the
+// implicit GEMM, for comparisons. The memory plan must be made again after it.
 //
 // Only for a host with AVX-512 (the default target is the host): there the kernel's tiles
 // are 7 positions x 32 channels. Its AVX2 tiles (5 x 16) reached 145-169 GFLOP/s on these

@@ -225,7 +225,8 @@ class PointwiseRowsShapes(nn.Module):
     rows (passes/select_pointwise_rows.cpp): a 13 x 13 plane (169 = 24 x 7 + 1 positions),
     batch 2, a batch norm folded in, relu6, a residual add and relu after a convolution
     (fuse_conv_residual), 208 outputs (13 panels: a last group of one), no bias; and one that
-    stays on the implicit GEMM (40 outputs)."""
+    stays on the implicit GEMM (40 outputs). The pass runs only where the compiling machine
+    has AVX-512; elsewhere the model checks the implicit GEMM on the same shapes."""
 
     def __init__(self):
         super().__init__()

@@ -316,7 +316,7 @@ inline int64_t conv2d_pointwise_rows_group_width(const Conv2dParams& p, int64_t 
   return left < pointwise_rows::kGroup ? left : pointwise_rows::kGroup;
 }
 inline int64_t conv2d_pointwise_rows_packed_floats(const Conv2dParams& p) {
-  return (p.c_out + 15) / 16 * 16 * p.c_in;
+  return gemm_prepacked_floats(p.c_out, p.c_in);  // the same size, another order
 }
 inline void conv2d_pointwise_rows_pack(const Conv2dParams& p, const float* w, float* packed) {
   const int64_t n16 = (p.c_out + 15) / 16 * 16;
