@@ -342,8 +342,11 @@ int compile(const Job& job) {
     if (job.winograd) aotc::passes::select_winograd(graph);
     // A ResNet block's add (and the relu after it, fused again) into the convolution before
     // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
-    aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& conv) {
-      return conv.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(conv));
+    // Likewise a transformer block's residual add into the linear layer before it (vit_b_16:
+    // 24 adds of 197 x 768 floats), which both GEMM kernels start their sums from.
+    aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& op) {
+      if (op.kind == "gemm") return true;
+      return op.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(op));
     });
     aotc::passes::fuse_activation(graph);
     aotc::passes::fuse_expand_depthwise(graph);
