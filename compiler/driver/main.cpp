@@ -340,6 +340,8 @@ int compile(const Job& job) {
   } else {
     // CPU only: the CUDA generators read the convolutions' weights as they are.
     if (job.winograd) aotc::passes::select_winograd(graph);
+    // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).
+    aotc::passes::fuse_gemm_gelu(graph, "AOTC_CPU_FUSE_GELU");
     // A ResNet block's add (and the relu after it, fused again) into the convolution before
     // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
     // Likewise a transformer block's residual add into the linear layer before it (vit_b_16:
@@ -356,7 +358,8 @@ int compile(const Job& job) {
     aotc::passes::plan_memory(graph);
     if (verbose)
       std::fprintf(stderr,
-                   "aotc: memory planned again after select_winograd, fuse_conv_residual, fuse_activation, "
+                   "aotc: memory planned again after select_winograd, fuse_gemm_gelu, fuse_conv_residual, "
+                   "fuse_activation, "
                    "fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }

@@ -90,7 +90,7 @@ ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
   // The residual input (4th, optional) goes into the parameters: the kernel call keeps its
   // four operands.
   if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
-  if (op.has("activation"))  // fuse_gemm_gelu_cuda.cpp
+  if (op.has("activation"))  // passes/fuse_gemm_gelu.cpp
     p.raw("activation", "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i("activation")) + ")");
   return p;
 }

@@ -56,6 +56,11 @@ bool host_runs_avx512_kernels();
 // takes_residual(op) says the target's path for that op adds one (fuse_conv_residual.cpp).
 void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&)>& takes_residual);
 
+// A GELU that alone reads a linear layer's GEMM (no residual or clamp on it yet) becomes the
+// GEMM's epilogue activation (fuse_gemm_gelu.cpp), unless the environment variable named
+// off_switch is 0 when compiling (AOTC_CPU_FUSE_GELU, AOTC_CUDA_FUSE_GELU: for comparisons).
+void fuse_gemm_gelu(ir::Graph& graph, const char* off_switch);
+
 // The pipeline the driver runs; verbose prints what each pass did.
 void run_default_passes(ir::Graph& graph, bool verbose);
 

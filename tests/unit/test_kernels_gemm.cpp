@@ -6,6 +6,7 @@
 namespace {
 
 using aotc::rt::BiasKind;
+using aotc::rt::GemmActivation;
 using aotc::rt::GemmParams;
 using aotc::rt::ThreadPool;
 using namespace aotc::test;
@@ -33,6 +34,19 @@ size_t bias_size(BiasKind kind, int64_t m, int64_t n) {
       return static_cast<size_t>(m * n);
   }
   return 0;
+}
+
+// The GEMM epilogue's activation in double (GemmParams::activation).
+double ref_activation(GemmActivation act, double v) {
+  switch (act) {
+    case GemmActivation::GeluErf:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case GemmActivation::GeluTanh:
+      return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case GemmActivation::None:
+      break;
+  }
+  return v;
 }
 
 // Runs one product with padded leading dimensions and checks values and guards,
@@ -232,7 +246,8 @@ TEST_CASE("batched_gemm_f32: batches, broadcast operands, bias") {
 }
 
 // Sequence area: the residual epilogue (transformer blocks) and per-matrix biases (baddbmm).
-TEST_CASE("gemm_f32: residual added before the clamp, with and without bias") {
+// A GELU (fuse_gemm_gelu) comes before the residual and the clamp.
+TEST_CASE("gemm_f32: activation, then residual, then clamp, with and without bias") {
   struct Case {
     int64_t m, n, k;
     BiasKind bias;
@@ -244,41 +259,46 @@ TEST_CASE("gemm_f32: residual added before the clamp, with and without bias") {
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     uint32_t seed = 500;
-    for (const Case& cs : cases) {
-      GemmParams p;
-      p.m = cs.m;
-      p.n = cs.n;
-      p.k = cs.k;
-      p.trans_b = true;
-      p.lda = cs.k;
-      p.ldb = cs.k;
-      p.ldc = cs.n;
-      p.bias_kind = cs.bias;
-      p.clamp_lo = cs.lo;
-      p.alpha = 0.75f;
-      p.ldr = cs.n + 3;  // a padded residual
-      const auto a = random_floats(static_cast<size_t>(cs.m * cs.k), ++seed);
-      const auto b = random_floats(static_cast<size_t>(cs.n * cs.k), ++seed);
-      const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
-      const auto residual = random_floats(static_cast<size_t>(cs.m * p.ldr), ++seed);
-      p.residual = residual.data();
-      Guarded c(static_cast<size_t>(cs.m * cs.n));
-      PoolScratch scratch(pool, aotc::rt::gemm_thread_scratch_bytes(p));
-      aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data());
-      GemmParams plain = p;  // the reference: product and bias without clamp, then residual, then clamp
-      plain.clamp_lo = -INFINITY;
-      auto want = ref_gemm(plain, a.data(), b.data(), bias.data());
-      for (int64_t i = 0; i < cs.m; ++i)
-        for (int64_t j = 0; j < cs.n; ++j) {
-          double& w = want[static_cast<size_t>(i * cs.n + j)];
-          w += residual[static_cast<size_t>(i * p.ldr + j)];
-          if (w < cs.lo) w = cs.lo;
-        }
-      INFO("m=" << cs.m << " n=" << cs.n << " k=" << cs.k << " threads=" << threads);
-      CHECK(rel_l2(c.values(), want) <= kTolerance);
-      CHECK(c.guards_intact());
-      CHECK(scratch.guard_intact());
-    }
+    for (const Case& cs : cases)
+      for (GemmActivation act : {GemmActivation::None, GemmActivation::GeluErf, GemmActivation::GeluTanh}) {
+        GemmParams p;
+        p.m = cs.m;
+        p.n = cs.n;
+        p.k = cs.k;
+        p.trans_b = true;
+        p.lda = cs.k;
+        p.ldb = cs.k;
+        p.ldc = cs.n;
+        p.bias_kind = cs.bias;
+        p.clamp_lo = cs.lo;
+        p.alpha = 0.75f;
+        p.ldr = cs.n + 3;  // a padded residual
+        p.activation = act;
+        const auto a = random_floats(static_cast<size_t>(cs.m * cs.k), ++seed);
+        const auto b = random_floats(static_cast<size_t>(cs.n * cs.k), ++seed);
+        const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
+        const auto residual = random_floats(static_cast<size_t>(cs.m * p.ldr), ++seed);
+        p.residual = residual.data();
+        Guarded c(static_cast<size_t>(cs.m * cs.n));
+        PoolScratch scratch(pool, aotc::rt::gemm_thread_scratch_bytes(p));
+        aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data());
+        // The reference: product and bias without clamp, then activation, residual, clamp.
+        GemmParams plain = p;
+        plain.clamp_lo = -INFINITY;
+        plain.activation = GemmActivation::None;
+        auto want = ref_gemm(plain, a.data(), b.data(), bias.data());
+        for (int64_t i = 0; i < cs.m; ++i)
+          for (int64_t j = 0; j < cs.n; ++j) {
+            double& w = want[static_cast<size_t>(i * cs.n + j)];
+            w = ref_activation(act, w) + residual[static_cast<size_t>(i * p.ldr + j)];
+            if (w < cs.lo) w = cs.lo;
+          }
+        INFO("m=" << cs.m << " n=" << cs.n << " k=" << cs.k << " activation=" << int(act)
+                  << " threads=" << threads);
+        CHECK(rel_l2(c.values(), want) <= kTolerance);
+        CHECK(c.guards_intact());
+        CHECK(scratch.guard_intact());
+      }
   }
 }
 
@@ -318,10 +338,11 @@ TEST_CASE("batched_gemm_f32: one bias per matrix (stride_bias)") {
 namespace {
 
 // gemm_prepacked_f32 on a weight packed by gemm_prepack_weights, against the reference
-// (product and bias, then the residual, then the clamp), with padded lda, ldc and ldr; the
+// (product and bias, then the activation, the residual, the clamp), with padded lda, ldc and ldr; the
 // gaps between rows of C and the words around C and the packed weight must stay untouched.
 void check_prepacked(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool tb, BiasKind bk,
-                     const Epilogue& e, bool with_residual, uint32_t seed) {
+                     const Epilogue& e, bool with_residual, uint32_t seed,
+                     GemmActivation act = GemmActivation::None) {
   GemmParams p;
   p.m = m;
   p.n = n;
@@ -352,6 +373,7 @@ void check_prepacked(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool tb,
   run.clamp_lo = e.lo;
   run.clamp_hi = e.hi;
   run.residual = with_residual ? residual.data() : nullptr;
+  run.activation = act;
   Guarded c(static_cast<size_t>(m * p.ldc));
   aotc::rt::gemm_prepacked_f32(pool, run, a.data(), packed.data(), bias.empty() ? nullptr : bias.data(),
                                c.data());
@@ -362,6 +384,7 @@ void check_prepacked(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool tb,
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double& w = want[static_cast<size_t>(i * n + j)];
+      w = ref_activation(act, w);
       if (with_residual) w += residual[static_cast<size_t>(i * p.ldr + j)];
       w = std::fmin(std::fmax(w, double(e.lo)), double(e.hi));
       got[static_cast<size_t>(i * n + j)] = c.data()[i * p.ldc + j];
@@ -371,7 +394,7 @@ void check_prepacked(ThreadPool& pool, int64_t m, int64_t n, int64_t k, bool tb,
   }
   INFO("m=" << m << " n=" << n << " k=" << k << " tb=" << tb << " bias=" << int(bk) << " alpha=" << e.alpha
             << " beta=" << e.beta << " lo=" << e.lo << " residual=" << with_residual
-            << " threads=" << pool.size());
+            << " activation=" << int(act) << " threads=" << pool.size());
   CHECK(rel_l2(got, want) <= kTolerance);
   CHECK(c.guards_intact());
   CHECK(gaps_intact);
@@ -398,6 +421,26 @@ TEST_CASE("gemm_prepacked_f32: odd shapes x bias kinds x epilogues x residual") 
           for (bool res : {false, true})
             for (const Epilogue& e : kEpilogues)
               check_prepacked(pool, s.m, s.n, s.k, tb, bk, e, res, seed += 4);
+  }
+}
+
+// The GELU epilogue runs on each strip of rows after its last depth block: depth over one
+// block (513, 700), column blocks (1000), ragged strips and panels, both thread splits.
+TEST_CASE("gemm_prepacked_f32: activation before the residual and the clamp") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},     {7, 1, 5},      {3, 7, 13},     {13, 24, 9},   {33, 17, 64},
+                          {1, 100, 513}, {5, 1000, 300}, {50, 300, 700}, {700, 3, 500}, {197, 40, 1}};
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    uint32_t seed = 900;
+    int epi = 0;
+    for (const Shape& s : shapes)
+      for (GemmActivation act : {GemmActivation::GeluErf, GemmActivation::GeluTanh})
+        for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::Full})
+          for (bool res : {false, true})
+            check_prepacked(pool, s.m, s.n, s.k, true, bk, kEpilogues[epi++ % 4], res, seed += 4, act);
   }
 }
 

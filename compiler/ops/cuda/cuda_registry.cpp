@@ -156,7 +156,7 @@ void fuse_binary_clamp(ir::Graph& graph) {
 
 void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
   fuse_binary_clamp(graph);
-  fuse_gemm_gelu(graph);
+  passes::fuse_gemm_gelu(graph, "AOTC_CUDA_FUSE_GELU");
   convert_to_channels_last(graph, precision);
   choose_conv2d_paths(graph, precision);
   choose_gemm_operands(graph, precision);

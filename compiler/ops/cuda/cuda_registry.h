@@ -90,7 +90,6 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision); 
 void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);       // conv2d_paths_cuda.cpp
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);      // gemm_operands_cuda.cpp
 void fold_depthwise_input(ir::Graph& graph);  // fold_depthwise_input_cuda.cpp
-void fuse_gemm_gelu(ir::Graph& graph);        // fuse_gemm_gelu_cuda.cpp
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest
 // even (weights_16bit_cuda.cpp).

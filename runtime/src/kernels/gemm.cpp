@@ -169,9 +169,11 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
       }
     }
   }
-  // A residual joins the bias in C before the product accumulates onto both.
-  if (p.residual) {
-    const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
+  // A residual joins the bias in C before the product accumulates onto both (after an
+  // activation, gemm_activation_rows adds it instead).
+  const bool act = p.activation != GemmActivation::None;
+  const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
+  if (p.residual && !act) {
     for (int64_t i = 0; i < rows; ++i) {
       float* crow = cb + i * ldc;
       const float* rrow = p.residual + (row0 + i) * ldr + col0;
@@ -182,7 +184,7 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
       }
     }
   }
-  const bool accumulate = use_bias || p.residual != nullptr;
+  const bool accumulate = use_bias || (p.residual != nullptr && !act);
 
   if (p.k > 0) {
     // op(A) rows [row0, row1): row-major when stored m x k, column-major when stored k x m.
@@ -210,8 +212,33 @@ void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col
       for (int64_t j = 0; j < cols; ++j) cb[i * ldc + j] = 0.0f;
   }
 
-  if (has_clamp(p.clamp_lo, p.clamp_hi)) {
+  if (act) {
+    gemm_activation_rows(p, cb, ldc, rows, cols, p.residual ? p.residual + row0 * ldr + col0 : nullptr, ldr);
+  } else if (has_clamp(p.clamp_lo, p.clamp_hi)) {
     for (int64_t i = 0; i < rows; ++i) clamp_row(cb + i * ldc, cols, p.clamp_lo, p.clamp_hi);
+  }
+}
+
+void gemm_activation_rows(const GemmParams& p, float* c, int64_t ldc, int64_t rows, int64_t cols,
+                          const float* res, int64_t ldr) {
+  const bool clamp = has_clamp(p.clamp_lo, p.clamp_hi);
+  for (int64_t i = 0; i < rows; ++i) {
+    float* crow = c + i * ldc;
+    switch (p.activation) {
+      case GemmActivation::GeluErf:
+        gelu_erf_f32(crow, crow, cols);
+        break;
+      case GemmActivation::GeluTanh:
+        gelu_tanh_f32(crow, crow, cols);
+        break;
+      case GemmActivation::None:
+        break;
+    }
+    if (res) {
+      const float* rrow = res + i * ldr;
+      for (int64_t j = 0; j < cols; ++j) crow[j] += rrow[j];
+    }
+    if (clamp) clamp_row(crow, cols, p.clamp_lo, p.clamp_hi);
   }
 }
 

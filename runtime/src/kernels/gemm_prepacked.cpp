@@ -33,6 +33,7 @@ bool direct_bias(const GemmParams& p, bool use_bias) {
 
 // C[i][j] = beta * bias + residual for rows [m0, m1), columns [n0, n1): the start of the
 // sum when the bias needs scaling or is a full matrix, and the whole result when k == 0.
+// With an activation the residual comes after it (gemm_activation_rows), not here.
 void init_c(const GemmParams& p, bool use_bias, const float* bias, float* c, int64_t ldc, int64_t m0,
             int64_t m1, int64_t n0, int64_t n1) {
   const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
@@ -55,7 +56,7 @@ void init_c(const GemmParams& p, bool use_bias, const float* bias, float* c, int
             break;
         }
       }
-      if (p.residual) v += p.residual[i * ldr + j];
+      if (p.residual && p.activation == GemmActivation::None) v += p.residual[i * ldr + j];
       crow[j] = v;
     }
   }
@@ -72,7 +73,10 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
   if (!direct) init_c(p, use_bias, bias, c, ldc, m0, m1, n0, n1);
   const float* row_bias = direct && use_bias && p.bias_kind == BiasKind::PerRow ? bias : nullptr;
   const float* col_bias = direct && use_bias && p.bias_kind == BiasKind::PerColumn ? bias : nullptr;
-  const float* residual = direct ? p.residual : nullptr;
+  // An activation comes before the residual and the clamp: the tiles then write the bare
+  // sums and gemm_activation_rows finishes each strip of rows after its last depth block.
+  const bool act = p.activation != GemmActivation::None;
+  const float* residual = direct && !act ? p.residual : nullptr;
   const int64_t ldr = p.ldr > 0 ? p.ldr : p.n;
   // kc as the packing chose it (it depends on k only); nc for this share.
   int64_t kc, nc;
@@ -84,7 +88,7 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
   t.ldc = ldc;
   t.lo = p.clamp_lo;
   t.hi = p.clamp_hi;
-  t.clamp = has_clamp(p.clamp_lo, p.clamp_hi);
+  t.clamp = !act && has_clamp(p.clamp_lo, p.clamp_hi);
   alignas(32) float bias_pad[kNr];
   alignas(32) float res_pad[kMr * kNr];
 #if AOTC_KERNELS_AVX2
@@ -158,6 +162,9 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
             (t.cols > 8 ? wide : narrow)(ts);
           }
         }
+        if (act && t.last)
+          gemm_activation_rows(p, c + m * ldc + nb, ldc, rows, ncols,
+                               p.residual ? p.residual + m * ldr + nb : nullptr, ldr);
       }
     }
   }
@@ -206,7 +213,9 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
   const bool use_bias = p.bias_kind != BiasKind::None && bias != nullptr && p.beta != 0.0f;
   if (p.k <= 0) {
     init_c(p, use_bias, bias, c, ldc, 0, p.m, 0, p.n);
-    if (has_clamp(p.clamp_lo, p.clamp_hi))
+    if (p.activation != GemmActivation::None)
+      gemm_activation_rows(p, c, ldc, p.m, p.n, p.residual, p.ldr > 0 ? p.ldr : p.n);
+    else if (has_clamp(p.clamp_lo, p.clamp_hi))
       for (int64_t i = 0; i < p.m; ++i) clamp_row(c + i * ldc, p.n, p.clamp_lo, p.clamp_hi);
     return;
   }

@@ -69,6 +69,10 @@ inline bool use_avx512() { return false; }
 // y = silu(x) = x / (1 + exp(-x)) over count floats, as unary_f32's Silu computes it (y
 // may be x); unary.cpp.
 void silu_f32(const float* x, float* y, int64_t count);
+// y = GELU(x), the erf form (nn.GELU()) and the tanh form (approximate="tanh"), as
+// unary_f32 computes them (y may be x); unary.cpp.
+void gelu_erf_f32(const float* x, float* y, int64_t count);
+void gelu_tanh_f32(const float* x, float* y, int64_t count);
 
 // min(max(v, lo), hi), written so that a NaN input stays NaN (as torch's clamp does).
 inline float clamp_value(float v, float lo, float hi) {
@@ -291,6 +295,15 @@ float min_contiguous(const float* x, int64_t count);
 void gemm_block_f32(const GemmParams& p, int64_t row0, int64_t row1, int64_t col0, int64_t col1,
                     const float* a, const float* b, const float* bias, float* c, unsigned char* pack,
                     size_t pack_bytes);
+
+// The rest of the epilogue when the GEMM has an activation (GemmParams::activation, which
+// comes before the residual and the clamp, so those cannot start the sums): rows x cols of
+// C from c (row stride ldc), holding alpha A B + beta bias, become
+// clamp(activation(C) + residual). res is the residual of that block's first row and
+// column (row stride ldr), or null. gemm.cpp; the prepacked GEMM calls it on each strip of
+// rows as it finishes, while the strip is in L1.
+void gemm_activation_rows(const GemmParams& p, float* c, int64_t ldc, int64_t rows, int64_t cols,
+                          const float* res, int64_t ldr);
 
 // Non-depthwise 2-D convolution as an implicit GEMM (conv2d_gemm.cpp); the per-thread
 // panel block comes from pool.thread_scratch (conv2d_thread_scratch_bytes), or a small

@@ -27,9 +27,8 @@ enum class BiasKind : int32_t {
   Full = 3,       // bias[m * n], row-major m x n
 };
 
-// A GELU applied to the product and bias before the residual and the clamp (the CUDA
-// generator fuses a linear layer's GELU: compiler/ops/cuda/fuse_gemm_gelu_cuda.cpp; the CPU
-// kernels never see one).
+// A GELU applied to the product and bias before the residual and the clamp: a linear
+// layer's GELU that compiler/passes/fuse_gemm_gelu.cpp put into its GEMM (both targets).
 enum class GemmActivation : int32_t {
   None = 0,
   GeluErf = 1,   // 0.5 x (1 + erf(x / sqrt 2)), nn.GELU()
@@ -50,7 +49,7 @@ struct GemmParams {
   // It may not alias C. (Transformer blocks: out = x + proj(attention(x)).)
   const float* residual = nullptr;
   int64_t ldr = 0;
-  // C = clamp(activation(alpha * op(A) op(B) + beta * bias) + residual) (CUDA only).
+  // C = clamp(activation(alpha * op(A) op(B) + beta * bias) + residual).
   GemmActivation activation = GemmActivation::None;
 };
 
