@@ -224,6 +224,12 @@ TEST_CASE("attention_f32: shapes x masks x causal x weights x layouts") {
       {1, 12, 128, 128, 64, 64, M::KeepIfTrue, 2, false, W::None, true},  // BERT-base sized head
       {2, 2, 50, 20, 5, 5, M::Additive, 1, true, W::PerHead, false},      // causal with L > S
       {2, 2, 19, 37, 24, 20, M::None, 0, false, W::None, false},          // a whole and a ragged value panel
+      // V read in place (head width a multiple of 16): vit_b_16's head (row blocks of 36 and
+      // a last one of 17), causal over padded rows with a last block of one row, probabilities
+      // returned (normalised in the scores) and not (normalised in the output).
+      {1, 3, 197, 197, 64, 64, M::None, 0, false, W::None, true},
+      {2, 2, 37, 45, 16, 32, M::Additive, 0, true, W::PerHead, false},
+      {1, 2, 73, 73, 8, 16, M::DropIfTrue, 2, false, W::None, false},
   };
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);

@@ -723,10 +723,13 @@ struct AttentionParams {
   int64_t mask_strides[4] = {};  // over (batch, head, query row, key column); 0 broadcasts
   AttentionWeights weights = AttentionWeights::None;
 };
-// Query rows a thread handles at once: its scores block is this many rows of kv_len.
-constexpr int64_t kAttentionRowBlock = 32;
+// Query rows a thread handles at once: its scores block is this many rows of kv_len. A
+// multiple of the micro-kernel's 6 rows: with 32, vit_b_16's 197 rows ran 37 strips of
+// tiles (six of them of 2 rows) where 33 hold them.
+constexpr int64_t kAttentionRowBlock = 36;
 // A thread's scratch: the scores block, and a head's keys and values packed for the CPU
-// micro-kernel (16-column panels: keys16 x head_dim of scaled K^T, kv_len x v_head_dim16 of V).
+// micro-kernel (16-column panels: keys16 x head_dim of scaled K^T, kv_len x v_head_dim16 of V,
+// where V is not read in place).
 // Where attention_f32's parts of a thread's scratch start (in floats from its start: the
 // scores of a block of rows first, then the packed key panels, then the packed value
 // panels, each 64-byte aligned) and its whole size in bytes.
@@ -734,6 +737,9 @@ struct AttentionScratchLayout {
   int64_t keys = 0, values = 0;
   int64_t bytes = 0;
 };
+// Whether attention_f32 reads V in place (whole 16-column panels, rows v_strides[2] apart)
+// rather than packing it.
+inline bool attention_values_in_place(const AttentionParams& p) { return p.v_head_dim % 16 == 0; }
 inline AttentionScratchLayout attention_thread_scratch_layout(const AttentionParams& p) {
   AttentionScratchLayout l;
   if (p.q_len <= 0 || p.kv_len <= 0) return l;
@@ -744,7 +750,8 @@ inline AttentionScratchLayout attention_thread_scratch_layout(const AttentionPar
   const int64_t keys_bytes = gemm_pack::align_up(keys16 * p.head_dim * f);
   l.keys = scores_bytes / f;
   l.values = (scores_bytes + keys_bytes) / f;
-  l.bytes = scores_bytes + keys_bytes + gemm_pack::align_up(p.kv_len * values16 * f);
+  l.bytes = scores_bytes + keys_bytes +
+            (attention_values_in_place(p) ? 0 : gemm_pack::align_up(p.kv_len * values16 * f));
   return l;
 }
 inline int64_t attention_thread_scratch_bytes(const AttentionParams& p) {
