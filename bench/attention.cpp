@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < T * width; ++i) check += out.data[i];
     const double ms = bench::median(times);
     const double gflop = 4.0 * double(T) * double(T) * double(s.head_dim) * double(s.heads) * 1e-9;
-    std::printf("%-10s threads %d: %.4f ms, %.1f GFLOP/s (checksum %.6g)\n", s.name, threads, ms, gflop / ms * 1e3,
-                check);
+    std::printf("%-10s threads %d: %.4f ms, %.1f GFLOP/s (checksum %.6g)\n", s.name, threads, ms,
+                gflop / ms * 1e3, check);
   }
   return 0;
 }
