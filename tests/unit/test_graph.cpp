@@ -105,6 +105,50 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
   }
 }
 
+TEST_CASE("fuse_gemm_gelu and fuse_conv_residual on a transformer MLP: linear -> GELU -> linear -> add") {
+  // cases: both fused; the GELU's input read elsewhere too; the first GEMM already clamped
+  for (int variant : {0, 1, 2}) {
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {4, 8}, "x");
+    const int w = g.add_f32_constant({8, 8}, std::vector<float>(64, 0.5f));
+    const std::map<std::string, ir::Attr> attrs = {{"n", int64_t{8}},
+                                                   {"ldc", int64_t{8}},
+                                                   {"clamp_lo", variant == 2 ? 0.0 : -INFINITY},
+                                                   {"clamp_hi", INFINITY}};
+    const int y1 = g.add_value(ir::DType::Float32, {4, 8});
+    g.add_op("gemm", {x, w, -1}, {y1}).attrs = attrs;
+    const int h = g.add_value(ir::DType::Float32, {4, 8});
+    g.add_op("unary", {y1}, {h}).attrs = {
+        {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
+    const int y2 = g.add_value(ir::DType::Float32, {4, 8});
+    ir::Op& second = g.add_op("gemm", {h, w, -1}, {y2});
+    second.attrs = attrs;
+    second.attrs["clamp_lo"] = -INFINITY;
+    const int out = g.add_value(ir::DType::Float32, {4, 8});
+    g.add_op("binary", {y2, x}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
+                                                {"alpha", 1.0}};
+    g.outputs.push_back({out, "out"});
+    if (variant == 1) g.outputs.push_back({y1, "pre"});
+    passes::fuse_gemm_gelu(g, "AOTC_TEST_SWITCH_NOT_SET");
+    passes::fuse_conv_residual(g, [](const ir::Op& op) { return op.kind == "gemm"; });
+    // The residual add goes into the second GEMM in every case.
+    REQUIRE(g.ops.size() == (variant == 0 ? 2u : 3u));
+    const ir::Op& last = g.ops.back();
+    CHECK(last.kind == "gemm");
+    REQUIRE(last.inputs.size() == 4u);
+    CHECK(last.inputs[3] == x);
+    CHECK(last.outputs[0] == out);
+    if (variant == 0) {
+      CHECK(g.ops[0].i("activation") == static_cast<int64_t>(rt::GemmActivation::GeluErf));
+      CHECK(g.ops[0].outputs[0] == h);
+      CHECK(last.inputs[0] == h);
+    } else {
+      CHECK_FALSE(g.ops[0].has("activation"));
+      CHECK(g.ops[1].kind == "unary");
+    }
+  }
+}
+
 TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convolution joins it") {
   // cases: fused; the expansion's result also a graph output; its weight a run-time input
   for (int variant : {0, 1, 2}) {

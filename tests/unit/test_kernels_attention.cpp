@@ -203,6 +203,11 @@ void run_case(ThreadPool& pool, const Case& c, uint32_t seed, bool with_scratch)
   if (c.weights != AttentionWeights::None) {
     CHECK(rel_l2(probs.values(), want.probs) <= kTolerance);
     CHECK(probs.guards_intact());
+    // A closed key (masked or causal) weighs exactly 0, on 8 lanes, 16 lanes and scalar.
+    size_t nonzero_closed = 0;
+    for (size_t i = 0; i < want.probs.size(); ++i)
+      nonzero_closed += want.probs[i] == 0.0 && probs.data()[i] != 0.0f;
+    CHECK(nonzero_closed == 0);
   }
 }
 

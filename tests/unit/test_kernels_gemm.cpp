@@ -278,7 +278,9 @@ TEST_CASE("gemm_f32: activation, then residual, then clamp, with and without bia
         const auto b = random_floats(static_cast<size_t>(cs.n * cs.k), ++seed);
         const auto bias = random_floats(bias_size(cs.bias, cs.m, cs.n), ++seed);
         const auto residual = random_floats(static_cast<size_t>(cs.m * p.ldr), ++seed);
-        p.residual = residual.data();
+        // Without a residual too when there is an activation (the odd seeds).
+        const bool with_residual = act == GemmActivation::None || seed % 2 == 1;
+        p.residual = with_residual ? residual.data() : nullptr;
         Guarded c(static_cast<size_t>(cs.m * cs.n));
         PoolScratch scratch(pool, aotc::rt::gemm_thread_scratch_bytes(p));
         aotc::rt::gemm_f32(pool, p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data());
@@ -290,7 +292,8 @@ TEST_CASE("gemm_f32: activation, then residual, then clamp, with and without bia
         for (int64_t i = 0; i < cs.m; ++i)
           for (int64_t j = 0; j < cs.n; ++j) {
             double& w = want[static_cast<size_t>(i * cs.n + j)];
-            w = ref_activation(act, w) + residual[static_cast<size_t>(i * p.ldr + j)];
+            w = ref_activation(act, w) +
+                (with_residual ? residual[static_cast<size_t>(i * p.ldr + j)] : 0.0f);
             if (w < cs.lo) w = cs.lo;
           }
         INFO("m=" << cs.m << " n=" << cs.n << " k=" << cs.k << " activation=" << int(act)
@@ -438,13 +441,13 @@ TEST_CASE("gemm_prepacked_f32: activation before the residual and the clamp") {
     int epi = 0;
     for (const Shape& s : shapes)
       for (GemmActivation act : {GemmActivation::GeluErf, GemmActivation::GeluTanh})
-        for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::Full})
+        for (BiasKind bk : {BiasKind::None, BiasKind::PerColumn, BiasKind::PerRow, BiasKind::Full})
           for (bool res : {false, true})
             check_prepacked(pool, s.m, s.n, s.k, true, bk, kEpilogues[epi++ % 4], res, seed += 4, act);
   }
 }
 
-TEST_CASE("gemm_prepacked_f32: k == 0 gives beta * bias + residual, clamped") {
+TEST_CASE("gemm_prepacked_f32: k == 0 gives beta * bias (through a GELU) + residual, clamped") {
   ThreadPool pool(2);
   GemmParams p;
   p.m = 3;
@@ -463,4 +466,14 @@ TEST_CASE("gemm_prepacked_f32: k == 0 gives beta * bias + residual, clamped") {
     for (int j = 0; j < 4; ++j)
       CHECK(c.data()[i * 4 + j] == std::fmin(2.0f * bias[j] + residual[i * 4 + j], 5.0f));
   CHECK(c.guards_intact());
+  // With a GELU: clamp(GELU(beta * bias) + residual).
+  p.activation = GemmActivation::GeluErf;
+  Guarded g(12);
+  aotc::rt::gemm_prepacked_f32(pool, p, dummy, dummy, bias, g.data());
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const double want = std::fmin(ref_activation(p.activation, 2.0 * bias[j]) + residual[i * 4 + j], 5.0);
+      CHECK(g.data()[i * 4 + j] == doctest::Approx(want).epsilon(1e-6));
+    }
+  CHECK(g.guards_intact());
 }

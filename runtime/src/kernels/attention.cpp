@@ -8,10 +8,10 @@
 // Both products run on the CPU micro-kernel (gemm_micro_kernel.h), the query rows and the
 // probabilities read in place as its broadcast operand, over a head's keys (as 16-key panels
 // of K^T, scaled as they are packed) and values (16-column panels) packed once per head when
-// the heads alone give every thread work, else once per block of rows. Values whose head
-// width is a multiple of 16 are read in place: the panels are then strided column blocks
-// of V. They were Eigen GEMM
-// blocks, which packed both operands of both products for every block.
+// the heads alone give every thread work, else once per block of rows. (They were Eigen
+// GEMM blocks, which packed both operands of both products for every block.) Values whose
+// head width is a multiple of 16 are read in place: the panels are then strided column
+// blocks of V.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -64,11 +64,15 @@ float mask_row(const AttentionParams& p, float* s, int64_t cols, int64_t visible
 
 #if AOTC_KERNELS_AVX2
 // s[j] = exp(s[j] - mx) for j < cols rounded down to 16, on 16 lanes; returns their sum.
+// exp_f32x16 gives subnormals below about -87.3 (exp(-inf): 6e-39) where exp_f32x8 gives 0;
+// those lanes are set to 0, so that a closed key (-inf) weighs exactly 0 on every machine.
+// NaN lanes stay NaN (the comparison is unordered-true).
 __attribute__((target("avx512f"))) float exp_shifted_sum16(float* s, int64_t cols, float mx) {
-  const __m512 m16 = _mm512_set1_ps(mx);
+  const __m512 m16 = _mm512_set1_ps(mx), lo = _mm512_set1_ps(detail::exp_consts::kLo);
   __m512 acc = _mm512_setzero_ps();
   for (int64_t j = 0; j + 16 <= cols; j += 16) {
-    const __m512 e = detail::exp_f32x16(_mm512_sub_ps(_mm512_loadu_ps(s + j), m16));
+    const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(s + j), m16);
+    const __m512 e = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(d, lo, _CMP_NLT_UQ), detail::exp_f32x16(d));
     _mm512_storeu_ps(s + j, e);
     acc = _mm512_add_ps(acc, e);
   }

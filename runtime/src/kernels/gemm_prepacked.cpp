@@ -1,4 +1,4 @@
-// gemm_prepacked.cpp - C = A * W + beta * bias (+ residual), clamped, where W is a constant
+// gemm_prepacked.cpp - C = act(A * W + beta * bias) (+ residual), clamped, where W is a constant
 // right operand that the compiler packed once (prepack_gemm_weights pass, layout in
 // kernels.h: depth blocks of 16-column panels, alpha folded in). A run packs nothing: the rows of A are the
 // micro-kernel's broadcast operand read in place, the weight panels are read as stored.

@@ -53,7 +53,8 @@ struct GemmParams {
   GemmActivation activation = GemmActivation::None;
 };
 
-// C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * bias (+ residual), clamped.
+// C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * bias, through the activation
+// (if any), plus the residual (if any), clamped.
 void gemm_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* b, const float* bias,
               float* c);
 
@@ -231,8 +232,9 @@ inline void gemm_prepack_weights(const GemmParams& p, const float* b, float* pac
     }
   }
 }
-// C (m x n, ldc) = A * W + beta * bias (+ residual), clamped; p.alpha and p.trans_b are not
-// applied again (the packing did), p.ldb is unused.
+// C (m x n, ldc) = A * W + beta * bias, through the activation (if any), plus the residual
+// (if any), clamped; p.alpha and p.trans_b are not applied again (the packing did), p.ldb
+// is unused.
 void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, const float* packed,
                         const float* bias, float* c);
 
@@ -732,7 +734,7 @@ constexpr int64_t kAttentionRowBlock = 36;
 // where V is not read in place).
 // Where attention_f32's parts of a thread's scratch start (in floats from its start: the
 // scores of a block of rows first, then the packed key panels, then the packed value
-// panels, each 64-byte aligned) and its whole size in bytes.
+// panels unless V is read in place, each 64-byte aligned) and its whole size in bytes.
 struct AttentionScratchLayout {
   int64_t keys = 0, values = 0;
   int64_t bytes = 0;
