@@ -359,8 +359,7 @@ int compile(const Job& job) {
     if (verbose)
       std::fprintf(stderr,
                    "aotc: memory planned again after select_winograd, fuse_gemm_gelu, fuse_conv_residual, "
-                   "fuse_activation, "
-                   "fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
+                   "fuse_activation, fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
     sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
   }
   const double t_codegen = seconds_since(start);

@@ -1,11 +1,12 @@
 // fuse_conv_residual: the residual add of a ResNet block, y = conv(x) + skip (and the clamp
 // that the CUDA target's fuse_binary_clamp put on the add), becomes the epilogue of that
-// convolution (or GEMM) when the target's path for it takes one (takes_residual): the block's output
-// is written once, not read back and written again by an add. A linear layer's GEMM takes
-// it the same way (a transformer block's add). On the CPU the GEMM convolutions and GEMMs
-// start their accumulators from the residual (a GEMM with a GELU adds it after the GELU);
-// on CUDA cuBLASLt's C operand, the epilogue pass or the implicit-GEMM kernel adds it. The fused op takes the
-// add's place in the op order, because `skip` may be computed after the convolution (the downsample branch);
+// convolution (or GEMM) when the target's path for it takes one (takes_residual): the
+// block's output is written once, not read back and written again by an add. A linear
+// layer's GEMM takes it the same way (a transformer block's add). On the CPU the GEMM
+// convolutions and GEMMs start their accumulators from the residual (a GEMM with a GELU
+// adds it after the GELU); on CUDA cuBLASLt's C operand, the epilogue pass or the
+// implicit-GEMM kernel adds it. The fused op takes the add's place in the op order,
+// because `skip` may be computed after the convolution (the downsample branch);
 // everything the convolution reads exists by then.
 #include <aotc/rt/kernels.h>
 
