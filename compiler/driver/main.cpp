@@ -351,9 +351,11 @@ int compile(const Job& job) {
       return op.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(op));
     });
     aotc::passes::fuse_activation(graph);
-    aotc::passes::fuse_expand_depthwise(graph);
-    aotc::passes::select_pointwise_rows(
-        graph, job.target_triple.empty() && aotc::passes::host_runs_avx512_kernels());
+    // Both choose kernels that the runtime runs on AVX-512 only: for a host build, what this
+    // machine has; for a cross target, none.
+    const bool avx512_target = job.target_triple.empty() && aotc::passes::host_runs_avx512_kernels();
+    aotc::passes::fuse_expand_depthwise(graph, avx512_target);
+    aotc::passes::select_pointwise_rows(graph, avx512_target);
     aotc::passes::prepack_gemm_weights(graph);
     aotc::passes::plan_memory(graph);
     if (verbose)

@@ -7,7 +7,8 @@
 // The expanded tensor (mobilenet_v2's and efficientnet's inverted residual blocks:
 // 4-6x the block's channels) then never goes through memory. The fused op takes the
 // depthwise convolution's place; the 1x1 convolution's inputs exist before it.
-// AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0 (read when compiling) leaves every pair apart.
+// AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0 (read when compiling) leaves every pair apart; so does
+// a target with AVX-512 where the depthwise plane is narrow (rt::conv2d_depthwise_rows_fits).
 #include <aotc/rt/kernels.h>
 
 #include <cstdlib>
@@ -29,7 +30,7 @@ bool is_silu(const ir::Graph& graph, const ir::Op& op) {
 
 }  // namespace
 
-void fuse_expand_depthwise(ir::Graph& graph) {
+void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
   if (const char* env = std::getenv("AOTC_CPU_FUSE_EXPAND_DEPTHWISE"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& dw_op = graph.ops[i];
@@ -52,6 +53,10 @@ void fuse_expand_depthwise(ir::Graph& graph) {
     if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams pw = ops::conv2d_params_of(pw_op);
     if (!rt::conv2d_expand_depthwise_applies(pw, dw)) continue;
+    // On AVX-512 a narrow plane's depthwise runs a row per vector straight from NCHW, and
+    // the two convolutions apart beat the fused op: mobilenet_v2 0.966, efficientnet_b0 0.947
+    // (bench/ab_cpu.py, 2 threads, 2026-11-27); wider planes stay fused (apart 1.00-1.01).
+    if (avx512_target && rt::conv2d_depthwise_rows_fits(dw)) continue;
     const float* w1 = constant_floats(graph, pw_op.inputs[1], pw.c_out * pw.c_in);
     if (!w1) continue;
     rt::GemmParams g;  // W1^T: k = c_in, n = c_mid, W1 stored c_mid x c_in

@@ -38,9 +38,11 @@ void select_winograd(ir::Graph& graph);
 void prepack_gemm_weights(ir::Graph& graph);
 // CPU target only, after the convolutions' epilogues are fused: a 1x1 expansion read only
 // by a depthwise convolution becomes one op with it, conv2d_expand_depthwise, whose kernel
-// never writes the expanded tensor (fuse_expand_depthwise.cpp). AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0
-// (read when compiling) leaves them apart, for comparisons.
-void fuse_expand_depthwise(ir::Graph& graph);
+// never writes the expanded tensor (fuse_expand_depthwise.cpp), except where avx512_target
+// (as for select_pointwise_rows) and the depthwise plane is narrow enough for the runtime's
+// row-per-vector kernel (rt::conv2d_depthwise_rows_fits): apart, they are faster there.
+// AOTC_CPU_FUSE_EXPAND_DEPTHWISE=0 (read when compiling) leaves them all apart, for comparisons.
+void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target);
 // CPU target only, after fuse_expand_depthwise: a 1x1 stride-1 convolution with a constant
 // weight on a small plane gets the positions as its tile's rows and its weight packed
 // transposed here (select_pointwise_rows.cpp), when the target runs the runtime's AVX-512

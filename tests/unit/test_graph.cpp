@@ -166,7 +166,7 @@ TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convo
     test::add_conv(g, mid, w2, -1, y, 8, 8, 5, 3, 8);
     g.outputs.push_back({y, "out"});
     if (variant == 1) g.outputs.push_back({mid, "mid"});
-    passes::fuse_expand_depthwise(g);
+    passes::fuse_expand_depthwise(g, /*avx512_target=*/false);
     if (variant != 0) {
       CHECK(g.ops.size() == 2u);
       continue;
@@ -190,6 +190,26 @@ TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convo
     CHECK(packed.f32()[0] == 0.5f);
     CHECK(packed.f32()[8] == 0.0f);
   }
+}
+
+TEST_CASE("fuse_expand_depthwise: on AVX-512, pairs on narrow planes stay apart") {
+  // A 5x5 and a 17x17 plane (17 output columns: too wide for the row-per-vector kernel).
+  for (int64_t hw : {5, 17})
+    for (bool avx512 : {false, true}) {
+      ir::Graph g;
+      const int x = g.add_input(ir::DType::Float32, {1, 3, hw, hw}, "x");
+      const int w1 = g.add_f32_constant({8, 3, 1, 1}, std::vector<float>(24, 0.5f));
+      const int w2 = g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.25f));
+      const int mid = g.add_value(ir::DType::Float32, {1, 8, hw, hw});
+      const int y = g.add_value(ir::DType::Float32, {1, 8, hw, hw});
+      test::add_conv(g, x, w1, -1, mid, 3, 8, hw, 1, 1);
+      test::add_conv(g, mid, w2, -1, y, 8, 8, hw, 3, 8);
+      g.outputs.push_back({y, "out"});
+      passes::fuse_expand_depthwise(g, avx512);
+      CAPTURE(hw);
+      CAPTURE(avx512);
+      CHECK(g.ops.size() == (avx512 && hw == 5 ? 2u : 1u));
+    }
 }
 
 TEST_CASE("eliminate_dead_ops drops unread results") {

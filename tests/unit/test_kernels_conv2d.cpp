@@ -50,6 +50,17 @@ const ConvCase kConvCases[] = {
     {"depthwise too wide for row buffers", 1, 2, 4, 5000, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2},
     {"depthwise pad 3 > kernel, stride (1,2)", 1, 2, 6, 7, 2, 3, 3, 1, 2, 3, 3, 1, 1, 2},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+    // With AVX-512, planes of at most 16 output and 32 input columns take a row per vector
+    // (conv2d_depthwise_rows.cpp): 8 columns or fewer in a ymm, 9-16 in a zmm; channel counts
+    // past a multiple of the planes done together (8 and 4); input rows of exactly 16 and 32.
+    {"depthwise rows: 16 wide, 13 channels", 2, 13, 11, 16, 13, 3, 3, 1, 1, 1, 1, 1, 1, 13},
+    {"depthwise rows: 32 wide stride 2 to 16", 1, 11, 9, 32, 11, 3, 3, 2, 2, 1, 1, 1, 1, 11},
+    {"depthwise rows: 9 wide, 5x5 pad 2", 1, 9, 10, 9, 9, 5, 5, 1, 1, 2, 2, 1, 1, 9},
+    {"depthwise rows: 16 wide to 8, 5x5 stride 2", 1, 19, 16, 16, 19, 5, 5, 2, 2, 2, 2, 1, 1, 19},
+    {"depthwise rows: tall plane, dilation 2 stride 2", 1, 5, 301, 29, 5, 3, 3, 2, 2, 2, 2, 2, 2, 5},
+    {"depthwise rows: one column", 1, 17, 6, 1, 17, 3, 3, 1, 1, 1, 1, 1, 1, 17},
+    {"depthwise rows: 7x1 kernel no pad", 2, 10, 12, 14, 10, 7, 1, 1, 1, 0, 0, 1, 1, 10},
+    {"depthwise rows: 1x7 kernel pad 3 stride (2,3)", 1, 9, 8, 20, 9, 1, 7, 2, 3, 0, 3, 1, 1, 9},
     // Depthwise over 8-channel blocks in strips of output rows (planes over the scratch).
     {"depthwise strips 3x3 stride 2", 1, 9, 113, 111, 9, 3, 3, 2, 2, 1, 1, 1, 1, 9},
     {"depthwise strips 5x5 dilation 2", 1, 3, 97, 71, 3, 5, 5, 1, 1, 4, 4, 2, 2, 3},
@@ -142,8 +153,9 @@ void check_case(ThreadPool& pool, const ConvCase& cc, bool has_bias, const Clamp
                        scratch_bytes > 0 ? scratch.data() : nullptr);
   CHECK(thread_scratch.guard_intact());
   const auto want = ref_conv2d(p, x.data(), w.data(), bias.data(), with_residual ? residual.data() : nullptr);
-  INFO(cc.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi << "] threads=" << pool.size()
-               << " thread scratch=" << thread_scratch_given << " residual=" << with_residual);
+  INFO(std::string(cc.name) << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
+                            << "] threads=" << pool.size() << " thread scratch=" << thread_scratch_given
+                            << " residual=" << with_residual);
   CHECK(rel_l2(y.values(), want) <= kTolerance);
   CHECK(y.guards_intact());
   CHECK(scratch.guards_intact());

@@ -1,5 +1,6 @@
 // conv2d.cpp - 2-D convolution (NCHW) in two forms:
-//   depthwise (groups == c_in == c_out): over 8-channel blocks (conv2d_depthwise_c8.cpp)
+//   depthwise (groups == c_in == c_out): narrow planes a row per vector on AVX-512
+//     (conv2d_depthwise_rows.cpp), else over 8-channel blocks (conv2d_depthwise_c8.cpp)
 //     where they fit the thread scratch, else by tiles of output rows, here;
 //   pointwise with many input channels on CPUs without AVX-512: Eigen's GEMM on the input
 //     as it is (conv2d_pointwise_on_eigen says which and why);
@@ -177,6 +178,10 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
     return;
   }
   if (depthwise) {
+    if (detail::conv2d_depthwise_rows_applies(p)) {
+      detail::conv2d_depthwise_rows(pool, p, x, w, bias, y);
+      return;
+    }
     if (detail::depthwise_c8_fits(p, pool.thread_scratch_bytes())) {
       detail::conv2d_depthwise_c8(pool, p, x, w, bias, y);
       return;

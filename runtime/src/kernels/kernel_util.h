@@ -328,6 +328,12 @@ void conv2d_pointwise_few_rows_f32(ThreadPool& pool, const Conv2dParams& p, cons
 void gemm_packed_f32(const float* a, int64_t lda, const float* packed, int64_t n, int64_t k, float* c,
                      int64_t ldc, int64_t m0, int64_t m1);
 
+// Depthwise on narrow planes (at most 16 output and 32 input columns) with AVX-512, a
+// whole output row of one channel per vector, straight from NCHW (conv2d_depthwise_rows.cpp).
+bool conv2d_depthwise_rows_applies(const Conv2dParams& p);
+void conv2d_depthwise_rows(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                           const float* bias, float* y);
+
 // Depthwise over blocks of 8 channels (conv2d_depthwise_c8.cpp), when the shape suits it
 // (conv2d_depthwise_c8_applies) and the pool's thread scratch holds its block.
 bool depthwise_c8_fits(const Conv2dParams& p, size_t thread_scratch_bytes);
