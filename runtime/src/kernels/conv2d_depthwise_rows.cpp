@@ -131,7 +131,8 @@ __attribute__((target("avx512f,avx512vl"), always_inline)) inline void kernel_ro
   for (int g = 0; g < G; ++g) {
     const float* row = x + (q + g) * hw_in + ih * p.w_in;
     r0[g] = T::load(lo_mask, row);
-    r1[g] = T::load(hi_mask, row + T::kLanes);
+    // The second register only where the row reaches it: row + kLanes may lie past x's end.
+    r1[g] = p.w_in > T::kLanes ? T::load(hi_mask, row + T::kLanes) : T::set1(0.0f);
   }
   for (int64_t j = 0; j < p.kernel_w; ++j) {
     const int64_t tap = i * p.kernel_w + j;
