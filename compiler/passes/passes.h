@@ -50,7 +50,8 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target);
 // cross target). AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves them on the
 // implicit GEMM, for comparisons.
 void select_pointwise_rows(ir::Graph& graph, bool avx512_target);
-// This machine has AVX-512 and AOTC_CPU_AVX512 is not 0 (select_pointwise_rows.cpp).
+// This machine has AVX-512 (F and VL, as the runtime requires) and AOTC_CPU_AVX512 is not 0
+// (select_pointwise_rows.cpp).
 bool host_runs_avx512_kernels();
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the

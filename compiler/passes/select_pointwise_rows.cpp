@@ -28,7 +28,7 @@ bool host_runs_avx512_kernels() {
   // The runtime's own switch (use_avx512 in kernel_util.h) turns AVX-512 off the same way.
   if (const char* env = std::getenv("AOTC_CPU_AVX512"); env && std::string(env) == "0") return false;
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
 #else
   return false;
 #endif

@@ -256,7 +256,9 @@ class ExpandDepthwiseShapes(nn.Module):
     on the expansion; 5x5 stride 2, 3x3 dilation 2, 3x1 stride (1, 2); channel counts that
     are not multiples of 8; an odd plane; an expansion that another op also reads (stays
     apart); a silu between expansion and depthwise (efficientnet's blocks: fused too) and a
-    silu that another op also reads (stays apart)."""
+    silu that another op also reads (stays apart). Every depthwise output is wider than 16
+    columns: on AVX-512 hosts narrower pairs stay apart (their depthwise runs a row per
+    vector), and mobilenet_v2 and efficientnet_b0 test those."""
 
     def __init__(self):
         super().__init__()
@@ -275,12 +277,12 @@ class ExpandDepthwiseShapes(nn.Module):
         self.d5 = nn.Conv2d(40, 40, 3, padding=1, groups=40)
         randomize_batch_norms(self)
 
-    def forward(self, x):  # 3 x 6 x 27 x 31
-        y = self.p1(self.d1(self.e1(x)))  # 3 x 8 x 14 x 16
+    def forward(self, x):  # 3 x 6 x 27 x 67
+        y = self.p1(self.d1(self.e1(x)))  # 3 x 8 x 14 x 34
         e = F.relu(self.e2(y))
         y = y + self.p2(self.d2(e)) + e.mean(1, keepdim=True)  # e read twice: not fused
-        z = self.d3(self.e3(y))  # 3 x 24 x 14 x 8
-        a = F.silu(self.d4(F.silu(self.e4(z))))  # 3 x 40 x 14 x 8
+        z = self.d3(self.e3(y))  # 3 x 24 x 14 x 17
+        a = F.silu(self.d4(F.silu(self.e4(z))))  # 3 x 40 x 14 x 17
         t = F.silu(self.e5(z))
         return a + self.d5(t) + t.mean(1, keepdim=True)  # t read twice: not fused
 
@@ -288,7 +290,7 @@ class ExpandDepthwiseShapes(nn.Module):
 def expand_depthwise_shapes():
     torch.manual_seed(17)
     m = ExpandDepthwiseShapes().eval()
-    x = torch.randn(3, 6, 27, 31)
+    x = torch.randn(3, 6, 27, 67)
     return torch.jit.trace(m, x), [("x", x)]
 
 

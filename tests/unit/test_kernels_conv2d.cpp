@@ -51,8 +51,10 @@ const ConvCase kConvCases[] = {
     {"depthwise pad 3 > kernel, stride (1,2)", 1, 2, 6, 7, 2, 3, 3, 1, 2, 3, 3, 1, 1, 2},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
     // With AVX-512, planes of at most 16 output and 32 input columns take a row per vector
-    // (conv2d_depthwise_rows.cpp): 8 columns or fewer in a ymm, 9-16 in a zmm; channel counts
-    // past a multiple of the planes done together (8 and 4); input rows of exactly 16 and 32.
+    // (conv2d_depthwise_rows.cpp): a ymm where at most 8 output and 16 input columns, else a
+    // zmm; channel counts past a multiple of the planes done together (8 and 4), groups of
+    // planes across two images; input rows of exactly 16 and 32; kernels up to 16 wide;
+    // padding that makes the output wider than the input; enough planes for several ranges.
     {"depthwise rows: 16 wide, 13 channels", 2, 13, 11, 16, 13, 3, 3, 1, 1, 1, 1, 1, 1, 13},
     {"depthwise rows: 32 wide stride 2 to 16", 1, 11, 9, 32, 11, 3, 3, 2, 2, 1, 1, 1, 1, 11},
     {"depthwise rows: 9 wide, 5x5 pad 2", 1, 9, 10, 9, 9, 5, 5, 1, 1, 2, 2, 1, 1, 9},
@@ -61,6 +63,12 @@ const ConvCase kConvCases[] = {
     {"depthwise rows: one column", 1, 17, 6, 1, 17, 3, 3, 1, 1, 1, 1, 1, 1, 17},
     {"depthwise rows: 7x1 kernel no pad", 2, 10, 12, 14, 10, 7, 1, 1, 1, 0, 0, 1, 1, 10},
     {"depthwise rows: 1x7 kernel pad 3 stride (2,3)", 1, 9, 8, 20, 9, 1, 7, 2, 3, 0, 3, 1, 1, 9},
+    {"depthwise rows: ymm, 11 channels, 2 images", 2, 11, 7, 7, 11, 3, 3, 1, 1, 1, 1, 1, 1, 11},
+    {"depthwise rows: 1x11 kernel pad 5", 1, 6, 5, 12, 6, 1, 11, 1, 1, 0, 5, 1, 1, 6},
+    {"depthwise rows: 1x16 kernel no pad", 1, 5, 4, 30, 5, 1, 16, 1, 1, 0, 0, 1, 1, 5},
+    {"depthwise rows: output wider than input", 1, 7, 5, 5, 7, 3, 3, 1, 1, 3, 3, 1, 1, 7},
+    {"depthwise rows: stride 4 over 32 columns", 1, 6, 9, 32, 6, 3, 3, 4, 4, 1, 1, 1, 1, 6},
+    {"depthwise rows: 600 planes of 7x7 (ranges)", 2, 300, 7, 7, 300, 3, 3, 1, 1, 1, 1, 1, 1, 300},
     // Depthwise over 8-channel blocks in strips of output rows (planes over the scratch).
     {"depthwise strips 3x3 stride 2", 1, 9, 113, 111, 9, 3, 3, 2, 2, 1, 1, 1, 1, 9},
     {"depthwise strips 5x5 dilation 2", 1, 3, 97, 71, 3, 5, 5, 1, 1, 4, 4, 2, 2, 3},

@@ -39,12 +39,13 @@ inline int64_t min_chunk_for(int64_t work_per_item, int64_t min_work = kElementw
 }
 
 // Whether the kernels take their AVX-512 forms (the micro-kernel's tiles in
-// gemm_micro_kernel.h, sigmoid and silu in unary.cpp): the CPU has AVX512F, the OS saves the
-// zmm registers, and AOTC_CPU_AVX512=0 is not set in the environment (to compare the two,
+// gemm_micro_kernel.h, sigmoid and silu in unary.cpp): the CPU has AVX512F and AVX512VL
+// (the AVX-512 forms also use masked ymm operations; Xeon Phi has F without VL), the OS saves
+// the zmm registers, and AOTC_CPU_AVX512=0 is not set in the environment (to compare the two,
 // or where zmm code lowers the clock, as on some Intel parts). Read once per process. Other
 // ISAs: false.
 #if AOTC_KERNELS_AVX2
-inline bool cpu_has_avx512f() {
+inline bool cpu_has_avx512f_vl() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
   // XCR0: the OS saves the SSE, AVX, opmask and both halves of the zmm registers.
@@ -52,12 +53,12 @@ inline bool cpu_has_avx512f() {
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   if ((lo & 0xE6u) != 0xE6u) return false;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (ebx & (1u << 16)) != 0;  // AVX512F
+  return (ebx & (1u << 16)) != 0 && (ebx & (1u << 31)) != 0;  // AVX512F, AVX512VL
 }
 inline bool use_avx512() {
   static const bool use = [] {
     const char* env = std::getenv("AOTC_CPU_AVX512");
-    return cpu_has_avx512f() && !(env && env[0] == '0' && env[1] == '\0');
+    return cpu_has_avx512f_vl() && !(env && env[0] == '0' && env[1] == '\0');
   }();
   return use;
 }

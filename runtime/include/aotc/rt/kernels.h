@@ -148,11 +148,12 @@ inline bool conv2d_is_depthwise(const Conv2dParams& p) {
 // Depthwise on narrow planes (at most 16 output and 32 input columns, kernel at most 16
 // wide): on AVX-512 a whole output row of one channel per vector, straight from NCHW
 // (conv2d_depthwise_rows.cpp). On 14 x 14 and 7 x 7 planes 0.5-0.75x the time of the
-// 8-channel path, which interleaves and transposes; the compiler then leaves a 1x1
-// expansion before such a layer apart (fuse_expand_depthwise).
+// 8-channel path, which interleaves and transposes; for a host with AVX-512 the compiler
+// then leaves a 1x1 expansion before such a layer apart (fuse_expand_depthwise).
 inline bool conv2d_depthwise_rows_fits(const Conv2dParams& p) {
   return conv2d_is_depthwise(p) && p.w_out >= 1 && p.w_out <= 16 && p.w_in <= 32 && p.kernel_w >= 1 &&
-         p.kernel_w <= 16 && p.stride_w >= 1 && p.dilation_w >= 1;
+         p.kernel_w <= 16 && p.kernel_h >= 1 && p.stride_w >= 1 && p.stride_h >= 1 && p.dilation_w >= 1 &&
+         p.dilation_h >= 1 && p.h_out >= 1;
 }
 
 // A 1x1 stride-1 convolution is a plain GEMM on its input: on the implicit GEMM up to 256
