@@ -366,9 +366,15 @@ TEST_CASE("conv2d_winograd_group and conv2d_winograd_tile: images by columns, th
   CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
   p.h_out = p.w_out = 20;  // 25 tiles of 4x4
   CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
-  p.h_out = p.w_out = 16;  // 16
+  p.h_out = p.w_out = 16;  // 16 in one image
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
+  p.h_out = p.w_out = 14;  // 16 in one image
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 4);
+  p.h_out = p.w_out = 12;  // 9
   CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
-  p.h_out = p.w_out = 7;  // 4 per image: 6 images are 24, 8 are 32
+  p.h_out = p.w_out = 7;  // 4 per image: 4 images are 16, 6 are 24, 8 are 32
+  CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
+  p.n = 4;
   CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);
   p.n = 6;
   CHECK(aotc::rt::conv2d_winograd_tile(p) == 2);

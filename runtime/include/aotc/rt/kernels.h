@@ -493,7 +493,8 @@ inline int64_t conv2d_winograd_group(const Conv2dParams& p, int64_t tile) {
   return group < p.n ? group : (p.n > 0 ? p.n : 1);
 }
 // The output tile the compiler uses for a convolution that Winograd applies to: 4 where a
-// group of images has 25 tiles of 4 x 4 or more (a 20 x 20 plane at batch 1), else 2.
+// group of images has 25 tiles of 4 x 4 or more (a 20 x 20 plane at batch 1), or one image
+// has 16 or more (a 13 x 13 to 16 x 16 plane), else 2.
 // bench/winograd_tiles.cpp, F(4x4) / F(2x2) time per layer (2 threads, the paths taking
 // turns, 2026-11-25 on a busy machine; columns: tiles of 4 x 4 per group):
 //   batch 1: 112x112x64 0.73, 56x56x64 0.57-0.74, 56x56x256 0.65-0.70, 28x28x128 0.84-0.86,
@@ -501,12 +502,22 @@ inline int64_t conv2d_winograd_group(const Conv2dParams& p, int64_t tile) {
 //   (16) 0.95-1.06, 14x14x256 (16) 0.89-1.04; 7x7x512 (4) 2.12-2.15;
 //   7x7x512 at batch 2 (8 columns) 1.60, 4 (16) 1.01, 6 (24) 1.09, 8 (32) 0.79-0.88;
 //   14x14x256 at batch 2 (32) 0.92, 8 (128) 0.85; 28x28x128 at batch 8 0.79.
+// Again on 2026-11-27 (the products' thin last panels and strip prefetch since): 14x14x256
+// (16) 0.84-0.92 in four runs, 0.95 on one thread; 16x16x128 0.86, 14x14x16 0.75; 7x7x512
+// at batch 4 and 6 (16 and 24 columns of 7 x 7 images) still 1.14 and 1.07, hence the rule
+// per image. Whole models with 14 x 14 layers on F(4x4) (bench/ab_cpu.py, batch 1): resnet50
+// 0.964 (2 threads, 60 pairs) and 0.967 (1 thread), resnet18 0.943 (80 pairs); their .so
+// files grow by the larger transformed weights (resnet50 133 -> 160 MB).
 // Few columns leave the 16-column panels part empty, and the transformed weights, 36/16 the
 // size, are read for few tiles. Whole models (bench/ab_cpu.py, alternating runs, against
 // F(2x2, 3x3) alone, one image at a time): resnet18 0.951 and resnet50 0.971 at batch 1.
 constexpr int64_t kWinogradF4MinColumns = 25;
+constexpr int64_t kWinogradF4MinImageTiles = 16;
 inline int64_t conv2d_winograd_tile(const Conv2dParams& p) {
-  return conv2d_winograd_group(p, 4) * conv2d_winograd_tiles(p, 4) >= kWinogradF4MinColumns ? 4 : 2;
+  const int64_t tiles = conv2d_winograd_tiles(p, 4);
+  return tiles >= kWinogradF4MinImageTiles || conv2d_winograd_group(p, 4) * tiles >= kWinogradF4MinColumns
+             ? 4
+             : 2;
 }
 // The arena scratch: for one group of images, the transformed input (points x c_in x
 // columns, in the micro-kernel's packed panels) and the products (points x c_out x columns),
