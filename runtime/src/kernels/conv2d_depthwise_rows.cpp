@@ -15,8 +15,8 @@
 // and 7 x 7 planes 0.73-0.74x the time, stride 2 to 14 x 14 and 7 x 7 0.50-0.52x, 5 x 5
 // 0.70-0.97x. Tried and slower: a masked unaligned load per tap instead of the permute
 // (1.15x), planes copied into zero-padded rows read by plain unaligned loads (1.1x; the
-// loads cross cache lines), output rows in pairs sharing each input row's permutes (no
-// gain: the branches and spills ate it).
+// loads cross cache lines), valignd rotations for stride-1 shifts of 1-3 (1.2x), output
+// rows in pairs sharing each input row's permutes (no gain: the branches and spills ate it).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -40,8 +40,8 @@ struct TapColumns {
   uint16_t valid[kMaxKernelW];
   // Output column ow reads input column ow for every ow < w_out (at stride 1, the tap with
   // j * dilation_w == pad_w: the middle one of a "same" padding): the row's first register
-  // as it is, no permute. Its lanes past w_out hold
-  // other columns, but those lanes are never stored.
+  // as it is, no permute. Its lanes past w_out hold other columns, but those lanes are never
+  // stored.
   bool identity[kMaxKernelW];
 };
 
@@ -206,9 +206,9 @@ void conv2d_depthwise_rows(ThreadPool& pool, const Conv2dParams& p, const float*
 #if AOTC_KERNELS_AVX2
   const TapColumns t = tap_columns(p);
   const bool narrow = p.w_out <= 8 && p.w_in <= 16;
-  const double plane_flops = 2.0 * static_cast<double>(p.h_out * p.w_out * p.kernel_h * p.kernel_w);
-  const int64_t min_planes = static_cast<int64_t>(2.0e5 / plane_flops) + 1;
-  pool.parallel_for(p.n * p.c_in, min_planes, [&](int64_t q0, int64_t q1) {
+  // At least 2e5 flops a range, as the 8-channel kernel splits its blocks.
+  const int64_t plane_flops = 2 * p.h_out * p.w_out * p.kernel_h * p.kernel_w;
+  pool.parallel_for(p.n * p.c_in, min_chunk_for(plane_flops, 200000), [&](int64_t q0, int64_t q1) {
     // 8 ymm planes keep 32 row registers and sums live, so GCC spills some; 4 at a time
     // were still slower (960 x 7 x 7: 1.13x, 1152 x 7 x 7 5x5: 1.28x, 2 threads).
     if (narrow)
