@@ -9,6 +9,13 @@ timers add a clock read per op (about 20 ns), nothing else; the thread pool is t
 
     scripts/op_profile.py model.pt --input x:1x3x224x224 --threads 2 --iters 50
     scripts/op_profile.py model.pt --input x:1x3x224x224 --top 15 --workdir /tmp/prof
+    scripts/op_profile.py model.pt --input x:1x3x224x224 --peak 208
+
+Convolutions (Winograd counted as direct, as bench/bench_cpu.py counts them), their fused
+expansion + depthwise pairs, GEMMs and attention also get their FLOPs and GFLOP/s, per op
+and per kind. With --peak (the sgemm rate of bench/bench_cpu.py's table, GFLOP/s) it prints
+the bound the profile puts on the model's share of that peak: every op with FLOPs at the
+peak, the others at their measured time.
 
 Use it to find what to speed up; to measure a change, time two builds against each other
 with bench/ab_cpu.py (a profile of two separate runs is at the mercy of the machine's drift).
@@ -51,6 +58,32 @@ def describe(kind, params_line, call_line):
     return kind, kind
 
 
+def flops_of(kind, params_line):
+    """The op's multiply-adds times 2, from its parameter line; 0 for ops counted as none."""
+    def fields(prefix):
+        return {k: int(v) for k, v in re.findall(prefix + r"\.(\w+) = (-?\d+)(?![\d.])", params_line)}
+
+    def conv(g):
+        return 2 * g["n"] * g["c_out"] * (g["c_in"] // g["groups"]) * g["kernel_h"] * g["kernel_w"] * \
+            g["h_out"] * g["w_out"]
+    try:
+        if kind == "conv2d_expand_depthwise":
+            return conv(fields("pw")) + conv(fields("dw"))
+        g = fields("p")
+        if kind == "conv2d":
+            return conv(g)
+        if kind == "gemm":
+            return 2 * g["m"] * g["n"] * g["k"]
+        if kind == "batched_gemm":
+            return 2 * g["batch"] * g.get("gemm.m", 0) * g.get("gemm.n", 0) * g.get("gemm.k", 0)
+        if kind == "attention":  # q k^T and p v
+            rows = g["batch"] * g["heads"] * g["q_len"] * g["kv_len"]
+            return 2 * rows * (g["head_dim"] + g.get("v_head_dim", g["head_dim"]))
+    except KeyError:
+        pass
+    return 0
+
+
 def category(kind, g, path):
     if path:
         return f"{kind} {path}"
@@ -61,7 +94,7 @@ def category(kind, g, path):
 
 def instrument(model_cpp):
     lines = open(model_cpp).read().split("\n")
-    out, names, cats, current = [], [], [], None
+    out, names, cats, flops, current = [], [], [], [], None
     for i, line in enumerate(lines):
         m = BLOCK_START.match(line)
         if m:
@@ -71,6 +104,7 @@ def instrument(model_cpp):
             current = len(names)
             names.append(name)
             cats.append(cat)
+            flops.append(flops_of(m.group(1), params))
             out += [line, "    aotc_profile_start = aotc_profile_now();"]
             continue
         if current is not None and line == "  }":
@@ -110,7 +144,11 @@ struct AotcProfilePrint {{
     text = "\n".join(out).replace("namespace {\n", header + "namespace {\n", 1)
     with open(model_cpp, "w") as f:
         f.write(text)
-    return names, cats
+    return names, cats, flops
+
+
+def gflops(f, ms):
+    return f"{f / ms / 1e6:7.1f}" if f and ms > 0 else " " * 7
 
 
 def main():
@@ -122,6 +160,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--top", type=int, default=20, help="ops to list, slowest first (0: all, in order)")
     ap.add_argument("--workdir", default="", help="keep the generated sources here (default: a temporary one)")
+    ap.add_argument("--peak", type=float, default=0.0,
+                    help="the machine's sgemm GFLOP/s: also print the bound on the model's share of it")
     ap.add_argument("--aotc", default=os.path.join(ROOT, "build/compiler/aotc"))
     ap.add_argument("--aotc-run", default=os.path.join(ROOT, "build/tools/aotc-run/aotc-run"))
     args = ap.parse_args()
@@ -132,7 +172,7 @@ def main():
     for spec in args.input:
         cmd += ["--input", spec]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    names, cats = instrument(os.path.join(src, "model.cpp"))
+    names, cats, flops = instrument(os.path.join(src, "model.cpp"))
     subprocess.run(["ninja", "-C", src], check=True, stdout=subprocess.DEVNULL)
     run = subprocess.run([args.aotc_run, os.path.join(src, "model.so"), "--bench", "--threads", str(args.threads),
                           "--iters", str(args.iters), "--warmup", str(args.warmup)],
@@ -149,16 +189,25 @@ def main():
     print(f"{len(names)} ops, {total:.3f} ms per run in kernel calls ({args.threads} threads; each op's median of "
           f"{runs} runs; the sum of their means {sum(means):.3f} ms: slow outlier runs weigh on means)")
     order = range(len(names)) if args.top == 0 else sorted(range(len(names)), key=lambda i: -per_run[i])[:args.top]
-    print(f"\n{'op':>4}  {'ms':>8}  {'share':>6}  name")
+    print(f"\n{'op':>4}  {'ms':>8}  {'share':>6}  {'GFLOP/s':>7}  name")
     for i in order:
-        print(f"{i:4d}  {per_run[i]:8.3f}  {100 * per_run[i] / total:5.1f}%  {names[i]}")
+        print(f"{i:4d}  {per_run[i]:8.3f}  {100 * per_run[i] / total:5.1f}%  {gflops(flops[i], per_run[i])}  {names[i]}")
     by_cat = {}
-    for c, t in zip(cats, per_run):
-        n, s = by_cat.get(c, (0, 0.0))
-        by_cat[c] = (n + 1, s + t)
-    print(f"\n{'kind':<32} {'ops':>4} {'ms':>8} {'share':>6}")
-    for c, (n, t) in sorted(by_cat.items(), key=lambda kv: -kv[1][1]):
-        print(f"{c:<32} {n:4d} {t:8.3f} {100 * t / total:5.1f}%")
+    for c, t, f in zip(cats, per_run, flops):
+        n, s, fs = by_cat.get(c, (0, 0.0, 0))
+        by_cat[c] = (n + 1, s + t, fs + f)
+    print(f"\n{'kind':<32} {'ops':>4} {'ms':>8} {'share':>6} {'GFLOP/s':>7}")
+    for c, (n, t, f) in sorted(by_cat.items(), key=lambda kv: -kv[1][1]):
+        print(f"{c:<32} {n:4d} {t:8.3f} {100 * t / total:5.1f}% {gflops(f, t)}")
+    all_flops = sum(flops)
+    print(f"\n{all_flops / 1e9:.3f} GFLOP in the ops counted, {gflops(all_flops, total).strip()} GFLOP/s "
+          "over the kernel calls' time")
+    if args.peak > 0 and all_flops:
+        rest = sum(t for t, f in zip(per_run, flops) if not f)
+        bound_ms = all_flops / args.peak / 1e6 + rest
+        print(f"against a peak of {args.peak:.1f} GFLOP/s: {100 * all_flops / total / 1e6 / args.peak:.1f}% now; "
+              f"at most {100 * all_flops / bound_ms / 1e6 / args.peak:.1f}% with every op that has FLOPs at the peak "
+              f"and the others ({rest:.3f} ms) as measured")
 
 
 if __name__ == "__main__":
