@@ -61,7 +61,7 @@ def describe(kind, params_line, call_line):
 def flops_of(kind, params_line):
     """The op's multiply-adds times 2, from its parameter line; 0 for ops counted as none."""
     def fields(prefix):
-        return {k: int(v) for k, v in re.findall(prefix + r"\.(\w+) = (-?\d+)(?![\d.])", params_line)}
+        return {k: int(v) for k, v in re.findall(r"\b" + prefix + r"\.(\w+) = (-?\d+)(?![\d.])", params_line)}
 
     def conv(g):
         return 2 * g["n"] * g["c_out"] * (g["c_in"] // g["groups"]) * g["kernel_h"] * g["kernel_w"] * \
@@ -75,7 +75,8 @@ def flops_of(kind, params_line):
         if kind == "gemm":
             return 2 * g["m"] * g["n"] * g["k"]
         if kind == "batched_gemm":
-            return 2 * g["batch"] * g.get("gemm.m", 0) * g.get("gemm.n", 0) * g.get("gemm.k", 0)
+            mm = fields(r"p\.gemm")
+            return 2 * g["batch"] * mm["m"] * mm["n"] * mm["k"]
         if kind == "attention":  # q k^T and p v
             rows = g["batch"] * g["heads"] * g["q_len"] * g["kv_len"]
             return 2 * rows * (g["head_dim"] + g.get("v_head_dim", g["head_dim"]))
@@ -200,8 +201,8 @@ def main():
     for c, (n, t, f) in sorted(by_cat.items(), key=lambda kv: -kv[1][1]):
         print(f"{c:<32} {n:4d} {t:8.3f} {100 * t / total:5.1f}% {gflops(f, t)}")
     all_flops = sum(flops)
-    print(f"\n{all_flops / 1e9:.3f} GFLOP in the ops counted, {gflops(all_flops, total).strip()} GFLOP/s "
-          "over the kernel calls' time")
+    print(f"\n{all_flops / 1e9:.3f} GFLOP ({all_flops} FLOPs) in the ops counted, "
+          f"{gflops(all_flops, total).strip()} GFLOP/s over the kernel calls' time")
     if args.peak > 0 and all_flops:
         rest = sum(t for t, f in zip(per_run, flops) if not f)
         bound_ms = all_flops / args.peak / 1e6 + rest
