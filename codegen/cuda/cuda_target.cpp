@@ -9,6 +9,7 @@
 
 #include "../../compiler/ir/error.h"
 #include "../../compiler/ops/cuda/cuda_registry.h"
+#include "../install_paths.h"
 #include "../template_text.h"
 #include "aotc_config.h"
 #include "cuda_templates_embedded.h"
@@ -129,7 +130,7 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
 
 std::string cuda_build_ninja(const Sources& sources, const std::string& cxx, const std::string& runtime_lib,
                              const std::string& runtime_include) {
-  const std::string cuda_runtime = getenv_or("AOTC_CUDA_RUNTIME_LIB", AOTC_CUDA_RUNTIME_LIB);
+  const std::string cuda_runtime = cuda_runtime_lib();
   const std::string nvcc = getenv_or("AOTC_NVCC", AOTC_NVCC);
   const std::string cuda_lib_dir = getenv_or("AOTC_CUDA_LIB_DIR", AOTC_CUDA_LIB_DIR);
   std::error_code ec;

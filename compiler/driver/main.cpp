@@ -20,11 +20,10 @@
 #include "../../codegen/cuda/cuda_target.h"
 #include "../frontend/frontend.h"
 #include "../ir/error.h"
-#include "../ops/cuda/cuda_registry.h"
 #include "../ops/op_registry.h"
-#include "../ops/spatial.h"
-#include "../passes/passes.h"
 #include "aotc_config.h"
+#include "build_model.h"
+#include "input_spec.h"
 
 namespace {
 
@@ -76,41 +75,11 @@ struct UsageError : std::runtime_error {
 };
 
 aotc::frontend::InputSpec parse_input(const std::string& text) {
-  const size_t c1 = text.find(':');
-  if (c1 == std::string::npos || c1 == 0)
-    throw UsageError("--input '" + text + "': expected NAME:DIMS[:DTYPE], e.g. x:1x3x224x224");
-  aotc::frontend::InputSpec spec;
-  spec.name = text.substr(0, c1);
-  const size_t c2 = text.find(':', c1 + 1);
-  const std::string dims = text.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-  if (c2 != std::string::npos) {
-    const std::string dtype = text.substr(c2 + 1);
-    auto parsed = aotc::ir::parse_dtype(dtype);
-    if (!parsed)
-      throw UsageError("--input '" + text + "': unknown dtype '" + dtype +
-                       "' (float32, float16, bfloat16, int64, int32, bool)");
-    spec.dtype = *parsed;
+  try {
+    return aotc::driver::parse_input_spec(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (dims.empty()) throw UsageError("--input '" + text + "': DIMS is empty");
-  size_t pos = 0;
-  while (pos <= dims.size()) {
-    const size_t x = dims.find('x', pos);
-    const std::string part = dims.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
-    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("--input '" + text + "': '" + dims + "' is not a list of sizes like 1x3x224x224");
-    const long long size = std::stoll(part);
-    if (size <= 0) throw UsageError("--input '" + text + "': sizes must be positive");
-    spec.shape.push_back(size);
-    if (x == std::string::npos) break;
-    pos = x + 1;
-  }
-  if (spec.shape.size() > 8) throw UsageError("--input '" + text + "': at most 8 dimensions are supported");
-  int64_t total = 1;
-  for (int64_t d : spec.shape) {
-    if (total > (int64_t{1} << 40) / d) throw UsageError("--input '" + text + "': the tensor is too large");
-    total *= d;
-  }
-  return spec;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -324,60 +293,19 @@ int compile(const Job& job) {
   }
   aotc::codegen::resolve_target(job.target_triple);  // an unknown or unbuilt target fails before the work
   aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
-  const double t_frontend = seconds_since(start);
-  if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
-  aotc::passes::run_default_passes(graph, verbose);
-  if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
-  aotc::codegen::Sources sources;
-  if (job.cuda) {
-    // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
-    aotc::ops::cuda::check_cuda_support(graph);
-    aotc::ops::cuda::prepare_graph_for_cuda(graph,
-                                            aotc::codegen::cuda::parse_precision(job.cuda_options.precision));
-    if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
-    sources =
-        aotc::codegen::cuda::generate_cuda_sources(graph, options.model_path, job.weights, job.cuda_options);
-  } else {
-    // CPU only: the CUDA generators read the convolutions' weights as they are.
-    if (job.winograd) aotc::passes::select_winograd(graph);
-    // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).
-    aotc::passes::fuse_gemm_gelu(graph, "AOTC_CPU_FUSE_GELU");
-    // A ResNet block's add (and the relu after it, fused again) into the convolution before
-    // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
-    // Likewise a transformer block's residual add into the linear layer before it (vit_b_16:
-    // 24 adds of 197 x 768 floats), which both GEMM kernels start their sums from.
-    aotc::passes::fuse_conv_residual(graph, [](const aotc::ir::Op& op) {
-      if (op.kind == "gemm") return true;
-      return op.kind == "conv2d" && !aotc::rt::conv2d_is_depthwise(aotc::ops::conv2d_params_of(op));
-    });
-    aotc::passes::fuse_activation(graph);
-    // Both choose kernels that the runtime runs on AVX-512 only: for a host build, what this
-    // machine has; for a cross target, none.
-    const bool avx512_target = job.target_triple.empty() && aotc::passes::host_runs_avx512_kernels();
-    aotc::passes::fuse_expand_depthwise(graph, avx512_target);
-    aotc::passes::select_pointwise_rows(graph, avx512_target);
-    aotc::passes::prepack_gemm_weights(graph);
-    aotc::passes::plan_memory(graph);
-    if (verbose)
-      std::fprintf(stderr,
-                   "aotc: memory planned again after select_winograd, fuse_gemm_gelu, fuse_conv_residual, "
-                   "fuse_activation, fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
-    sources = aotc::codegen::generate_sources(graph, options.model_path, job.weights);
-  }
-  const double t_codegen = seconds_since(start);
-  aotc::codegen::build_shared_library(sources,
-                                      {job.output, job.emit_dir, verbose, job.target_triple, job.weights});
-  const double t_total = seconds_since(start);
-  if (verbose) {
-    std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
-    std::fprintf(stderr, "aotc: arena %lld bytes, lower bound %lld bytes (%.3fx)\n",
-                 static_cast<long long>(graph.arena_bytes), static_cast<long long>(graph.arena_lower_bound),
-                 graph.arena_lower_bound
-                     ? static_cast<double>(graph.arena_bytes) / static_cast<double>(graph.arena_lower_bound)
-                     : 1.0);
-    std::fprintf(stderr, "aotc: time: frontend %.2f s, passes+codegen %.2f s, build %.2f s, total %.2f s\n",
-                 t_frontend, t_codegen - t_frontend, t_total - t_codegen, t_total);
-  }
+  if (verbose) std::fprintf(stderr, "aotc: frontend %.2f s\n", seconds_since(start));
+  aotc::driver::ModelBuild build;
+  build.source_name = options.model_path;
+  build.output = job.output;
+  build.emit_dir = job.emit_dir;
+  build.verbose = verbose;
+  build.target_triple = job.target_triple;
+  build.weights = job.weights;
+  build.cuda = job.cuda;
+  build.cuda_options = job.cuda_options;
+  build.winograd = job.winograd;
+  aotc::driver::build_model(std::move(graph), build);
+  if (verbose) std::fprintf(stderr, "aotc: total %.2f s\n", seconds_since(start));
   return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "../ir/error.h"
 #include "interpreter.h"
+#include "torch_module.h"
 
 namespace aotc::frontend {
 namespace {
@@ -214,7 +215,10 @@ std::vector<std::optional<c10::IValue>> match_arguments(const torch::jit::Method
 }  // namespace
 
 ir::Graph import_torchscript(const Options& options, Census* census) {
-  torch::jit::Module module = load_module(options.model_path);
+  return import_module(load_module(options.model_path), options, census);
+}
+
+ir::Graph import_module(torch::jit::Module module, const Options& options, Census* census) {
   // A scripted module with @torch.jit._overload_method forward (nn.LSTM, nn.GRU) has
   // forward__0, forward__1, ... instead: the first whose arguments fit the inputs is used.
   std::vector<std::string> candidates;
