@@ -281,8 +281,12 @@ std::vector<at::Tensor> ModelLibrary::run(const std::vector<at::Tensor>& given) 
     // Torch's current stream on the inputs' device: the run is ordered after the work that
     // produced the inputs and before what reads the outputs, with no synchronisation.
     TORCH_CHECK(api_->context_set_cuda_stream, "aotc: ", label_, ": the CUDA library has no stream function");
+    // Torch's default stream is CUDA's legacy default stream, handle 0, which aotc takes to
+    // mean the context's own stream: it is passed as cudaStreamLegacy ((void*)1) instead.
     const c10::Stream stream = c10::impl::getDeviceGuardImpl(c10::kCUDA)->getStream(out_device);
-    check(api_->context_set_cuda_stream(context, stream.native_handle()), "aotc_context_set_cuda_stream");
+    void* handle = stream.native_handle();
+    check(api_->context_set_cuda_stream(context, handle ? handle : reinterpret_cast<void*>(1)),
+          "aotc_context_set_cuda_stream");
   }
   check(api_->run(model_, context, in_descs.data(), in_descs.size(), out_descs.data(), out_descs.size()),
         "aotc_run");
