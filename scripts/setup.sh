@@ -19,6 +19,7 @@ packages=(
   qemu-user               # qemu-aarch64: the aarch64 tests run the aarch64 aotc-run on this machine
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes (fuzz_* tests, scripts/sanitize.sh)
   clang-format            # the format test: the sources follow .clang-format (scripts/check_format.sh)
+  cmake                   # the cmake_app test: a CMake project compiles a model with aotc_add_model
 )
 missing=()
 for p in "${packages[@]}"; do
