@@ -45,7 +45,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" "$ROOT" --buildtype=release -Dtorch_dir="$TORCH_DIR" -Dwith_cuda=enabled \
     -Dnvcc_archs=90 >"$OUT/meson-setup.log" 2>&1 || { tail -30 "$OUT/meson-setup.log"; exit 1; }
 fi
-AOTC_NVCC_JOBS=$(nproc) ninja -C "$BUILD" -j"$(nproc)" compiler/aotc tools/aotc-run/aotc-run runtime/libaotc_runtime.a \
+AOTC_NVCC_JOBS=$(nproc) ninja -C "$BUILD" -j"$(nproc)" compiler/aotc compiler/libaotc_torch_backend.so tools/aotc-run/aotc-run runtime/libaotc_runtime.a \
   runtime/libaotc_runtime_cuda.a >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 [ "$QUICK" = "--build-only" ] && exit 0

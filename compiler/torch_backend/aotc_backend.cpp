@@ -199,7 +199,8 @@ class AotcBackend : public torch::jit::PyTorchBackendInterface {
     const auto it = models_.find(handle.toStringRef());
     TORCH_CHECK(it != models_.end(), "aotc: no compiled method '", handle.toStringRef(), "'");
     std::vector<at::Tensor> tensors;
-    for (const IValue& input : inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const IValue input = inputs.get(i);  // a copy: the list hands out proxies, not references
       TORCH_CHECK(input.isTensor(), "aotc: ", handle.toStringRef(), ": every input must be a tensor, got ",
                   input.tagKind());
       tensors.push_back(input.toTensor());

@@ -19,6 +19,7 @@ _EXPORTS = {
     "AotcError": "._errors",
     "CompileError": "._errors",
     "compile": "._compile",
+    "AotcFallbackWarning": "._dynamo",
     "to_backend": "._torchscript_backend",
     "torch_backend_library": "._paths",
     "aotc_executable": "._paths",
