@@ -1,7 +1,8 @@
 """aotc.compile(model, example_inputs, output): scripted, traced and plain nn.Modules compile
 into libraries that aotc.load runs like torch (relative L2 error at most 1e-4, ints and bools
 exactly); int64 and bool inputs, several outputs, 0-d inputs, input_names, another method,
-weights="file"; a plain module's training flags are restored; an unsupported op raises
+weights="file"; resnet18 and a BERT-style encoder (int64 ids, bool mask, two outputs) through
+compile and load with numpy and torch; a plain module's training flags are restored; an unsupported op raises
 CompileError naming it, with no temporary path in the message and nothing written; the
 temporary directory is always removed.
 
@@ -202,7 +203,36 @@ def main():
             expect(f"{what} is a ValueError", False, "no error")
         except ValueError as e:
             expect(f"{what} is a ValueError", True, str(e))
-    expect("temporary directories removed", os.listdir(tmp) == [], os.listdir(tmp))
+    # The models every route is checked on: resnet18 and a BERT-style encoder, through
+    # aotc.compile and aotc.load with torch tensors and numpy arrays.
+    import numpy as np
+    import torchvision
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_torchscript_backend import Encoder
+
+    resnet = randomise_bn(torchvision.models.resnet18(weights=None)).eval()
+    image = torch.randn(1, 3, 224, 224)
+    with torch.no_grad():
+        want = resnet(image)
+    m = aotc.load(aotc.compile(resnet, (image,), path("resnet18.so")), threads=2)
+    expect("resnet18 (plain module, traced): matches torch", *same(m(image), want))
+    got = m(image.numpy())
+    expect("resnet18 with numpy: a numpy array that matches", isinstance(got, np.ndarray) and
+           same(torch.from_numpy(got), want)[0], type(got))
+    encoder = Encoder().eval()
+    ids = torch.randint(0, 101, (2, 37))
+    mask = torch.zeros(2, 37, dtype=torch.bool)
+    mask[1, 23:] = True
+    with torch.no_grad():
+        want = encoder(ids, mask)
+    m = aotc.load(aotc.compile(torch.jit.script(encoder), (ids, mask), path("encoder.so")))
+    expect("BERT-style encoder (scripted; int64, bool in; two outputs): matches torch", *same(m(ids, mask), want))
+    got = m(ids=ids.numpy(), mask=mask.numpy())
+    expect("BERT-style encoder with numpy, by name: matches torch",
+           same(tuple(torch.from_numpy(g) for g in got), want)[0], type(got))
+
+    left = [name for name in os.listdir(tmp) if not name.startswith("torchinductor_")]  # torch's own cache
+    expect("temporary directories removed", left == [], left)
 
     print(f"{len(failures)} failure(s)" if failures else "aotc.compile compiles what torch runs")
     return 1 if failures else 0
