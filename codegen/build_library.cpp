@@ -60,11 +60,6 @@ std::string ninja_path(const std::string& s) {
   return out;
 }
 
-std::string getenv_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
 // Runs a command, returning its exit status and combined output.
 int run_command(const std::string& command, std::string& output) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
@@ -180,9 +175,11 @@ Target resolve_target(const std::string& triple) {
   std::error_code ec;
   if (triple.empty() || triple == AOTC_HOST_TRIPLE) {
     Target host{AOTC_HOST_TRIPLE, AOTC_TARGET_FLAGS, host_runtime_lib()};
+    if (host.runtime_lib.empty())
+      throw CompileError("cannot find the aotc runtime library " + runtime_lookup_note("AOTC_RUNTIME_LIB"));
     if (!fs::is_regular_file(host.runtime_lib, ec))
-      throw CompileError("the aotc runtime library " + host.runtime_lib +
-                         " does not exist (build aotc first)");
+      throw CompileError("the aotc runtime library " + host.runtime_lib + " does not exist " +
+                         runtime_lookup_note("AOTC_RUNTIME_LIB"));
     return host;
   }
   Target target;
@@ -194,24 +191,17 @@ Target resolve_target(const std::string& triple) {
   if (target.triple.empty())
     throw CompileError("unknown target triple '" + triple + "' (known: " + known + ")");
 
-  // build-<triple>/ beside the host build directory, or AOTC_RUNTIME_LIB_<TRIPLE>.
-  std::string env = "AOTC_RUNTIME_LIB_";
-  for (char c : triple)
-    env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  const std::string build_dir = "build-" + triple;
-  const char* from_env = std::getenv(env.c_str());
-  const bool overridden = from_env && *from_env;
-  target.runtime_lib =
-      overridden ? std::string(from_env)
-                 : (fs::path(AOTC_TARGET_BUILDS_DIR) / build_dir / AOTC_RUNTIME_LIB_IN_BUILD).string();
-  if (fs::is_regular_file(target.runtime_lib, ec)) return target;
-  if (overridden)
-    throw CompileError("no aotc runtime for " + triple + ": " + env + " names " + target.runtime_lib +
+  // AOTC_RUNTIME_LIB_<TRIPLE>, else build-<triple>/ beside the host build directory, else
+  // LIBDIR/<triple>/ of an install (install_paths.h).
+  const CrossRuntime runtime = cross_runtime_lib(triple);
+  target.runtime_lib = runtime.path;
+  if (!runtime.path.empty() && fs::is_regular_file(runtime.path, ec)) return target;
+  if (runtime.from_env)
+    throw CompileError("no aotc runtime for " + triple + ": " + runtime.env + " names " + runtime.path +
                        ", which does not exist");
-  throw CompileError("no aotc runtime for " + triple + ": " + target.runtime_lib + " does not exist; run " +
-                     "scripts/setup.sh (it builds " + build_dir +
-                     "/ beside the aotc build directory), or set " + env + " to the library built for " +
-                     triple);
+  if (runtime.path.empty()) throw CompileError("no aotc runtime for " + triple + ": " + runtime.how_to_get);
+  throw CompileError("no aotc runtime for " + triple + ": " + runtime.path + " does not exist; " +
+                     runtime.how_to_get);
 }
 
 void build_shared_library(const Sources& sources, const BuildOptions& options) {
@@ -241,7 +231,18 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   const Target target = resolve_target(options.target_triple);
   const std::string& runtime_lib = target.runtime_lib;
   const std::string runtime_include = runtime_include_dir();
-  const std::string cxx = getenv_or("AOTC_CXX", AOTC_CXX);
+  if (runtime_include.empty())
+    throw CompileError("cannot find the aotc runtime headers " + runtime_lookup_note("AOTC_RUNTIME_INCLUDE"));
+  const std::string cxx = cxx_program();
+  if (cxx.empty())
+    throw CompileError(
+        "cannot find clang++, which builds the model library: install clang (and lld), put it on "
+        "PATH, or set AOTC_CXX");
+  const std::string ninja_exe = ninja_program();
+  if (ninja_exe.empty())
+    throw CompileError(
+        "cannot find ninja, which runs the model build: install it (pip install ninja, or apt "
+        "install ninja-build), put it on PATH, or set AOTC_NINJA");
   write_text(work / (sources.cuda ? "model.cu" : "model.cpp"), sources.model_cpp);
   write_text(work / "weights.S", sources.weights_s);
   if ((options.weights == WeightsMode::File) != sources.weights_external)
@@ -260,8 +261,7 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   write_text(work / "build.ninja", ninja);
 
   std::string output;
-  const std::string command =
-      shell_quote(getenv_or("AOTC_NINJA", AOTC_NINJA)) + " -C " + shell_quote(work.string());
+  const std::string command = shell_quote(ninja_exe) + " -C " + shell_quote(work.string());
   if (options.verbose) std::fprintf(stderr, "aotc: %s\n", command.c_str());
   const int status = run_command(command, output);
   if (options.verbose) std::fprintf(stderr, "%s", output.c_str());

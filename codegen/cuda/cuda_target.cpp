@@ -18,11 +18,6 @@
 namespace aotc::codegen::cuda {
 namespace {
 
-std::string getenv_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -131,23 +126,30 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
 std::string cuda_build_ninja(const Sources& sources, const std::string& cxx, const std::string& runtime_lib,
                              const std::string& runtime_include) {
   const std::string cuda_runtime = cuda_runtime_lib();
-  const std::string nvcc = getenv_or("AOTC_NVCC", AOTC_NVCC);
-  const std::string cuda_lib_dir = getenv_or("AOTC_CUDA_LIB_DIR", AOTC_CUDA_LIB_DIR);
+  const std::string nvcc = nvcc_program();
+  const std::string cuda_lib = cuda_lib_dir();
   std::error_code ec;
-  if (cuda_runtime.empty() || nvcc.empty())
+  if (!AOTC_HAVE_CUDA && (cuda_runtime.empty() || nvcc.empty()))
     throw CompileError(
         "--target cuda: this aotc was built without CUDA (nvcc was not found when it was configured; "
         "install the CUDA toolkit and reconfigure, or set AOTC_NVCC and AOTC_CUDA_RUNTIME_LIB)");
+  if (nvcc.empty())
+    throw CompileError("--target cuda: cannot find nvcc (the one aotc was configured with, " +
+                       std::string(AOTC_NVCC) + ", is gone and none is on PATH): install the CUDA toolkit, " +
+                       "or set AOTC_NVCC");
+  if (cuda_runtime.empty())
+    throw CompileError("--target cuda: cannot find the aotc CUDA runtime library " +
+                       runtime_lookup_note("AOTC_CUDA_RUNTIME_LIB"));
   if (!std::filesystem::is_regular_file(cuda_runtime, ec))
-    throw CompileError("--target cuda: the aotc CUDA runtime library " + cuda_runtime +
-                       " does not exist (build aotc first)");
+    throw CompileError("--target cuda: the aotc CUDA runtime library " + cuda_runtime + " does not exist " +
+                       runtime_lookup_note("AOTC_CUDA_RUNTIME_LIB"));
   const std::string arch = sources.cuda_arch.substr(3);
   return fill_template(templates::build_cuda_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
                                                         {"NVCC", shell_quote(nvcc)},
                                                         {"CXX", shell_quote(cxx)},
                                                         {"CUDA_ARCH_NUMBER", arch},
                                                         {"RUNTIME_INCLUDE", shell_quote(runtime_include)},
-                                                        {"CUDA_LIB_DIR", shell_quote(cuda_lib_dir)},
+                                                        {"CUDA_LIB_DIR", shell_quote(cuda_lib)},
                                                         {"RUNTIME_LIB", ninja_path(runtime_lib)},
                                                         {"CUDA_RUNTIME_LIB", ninja_path(cuda_runtime)}});
 }
