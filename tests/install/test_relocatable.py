@@ -9,7 +9,10 @@ moved: `meson install --destdir` of the build directory, then
      --emit-source, build.ninja links the moved prefix's runtime and includes its headers
      and names neither tree (and, when CUDA was built, so does --target cuda's);
  (c) the moved lib/libaotc_torch_backend.so, loaded with torch.ops.load_library, lowers a
-     module to the "aotc" backend (its build.ninja again the moved prefix's), matching eager.
+     module to the "aotc" backend (its build.ninja again the moved prefix's), matching eager;
+ (d) with the source and build trees renamed away in effect (a private mount namespace lays
+     an empty tmpfs over them, LibTorch's directory bound back), a copy of the moved tree
+     compiles and runs the model (skipped without root or unshare).
 
   python tests/install/test_relocatable.py --build BUILD_DIR --workdir DIR
 
@@ -22,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import numpy as np
@@ -137,6 +141,53 @@ LOWER = textwrap.dedent("""
     err = float((got - want).norm() / want.norm())
     print("REL_L2", err)
 """)
+
+
+HIDE_SCRIPT = """
+set -e
+keep=$(mktemp -d)
+i=0
+for d in $KEEP; do mkdir -p "$keep/$i"; mount --bind "$d" "$keep/$i"; i=$((i+1)); done
+for d in $HIDE; do mount -t tmpfs aotc-hidden "$d"; done
+i=0
+for d in $KEEP; do mkdir -p "$d"; mount --bind "$keep/$i" "$d"; i=$((i+1)); done
+for d in $HIDE; do [ -z "$(ls -A "$d" | grep -v '^.venv$')" ] || { echo "$d is not hidden"; exit 3; }; done
+echo NAMESPACE_READY
+"$PREFIX/bin/aotc" small.pt -o small.so --input x:2x5
+"$PREFIX/bin/aotc-run" small.so --input x=x.npy --output-dir out
+"""
+
+
+def hidden_check(work, moved, pt, x_npy, want_npy, source, build, torch_lib_dirs, env):
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        print("skip (d): needs root and unshare for a private mount namespace")
+        return
+    outside = tempfile.mkdtemp(prefix="aotc-relocated-")
+    try:
+        prefix = os.path.join(outside, "prefix")
+        shutil.copytree(moved, prefix, symlinks=True)
+        shutil.copy(pt, os.path.join(outside, "small.pt"))
+        shutil.copy(x_npy, os.path.join(outside, "x.npy"))
+        # The build tree first: it may lie inside the source tree, which then hides it too.
+        hide = [d for d in (build, source) if os.path.isdir(d)]
+        if not source.startswith(build + os.sep) and build.startswith(source + os.sep):
+            hide = [source]
+        # ninja and clang++ from the system, not from the hidden venv's bin/.
+        henv = dict(env, PREFIX=prefix, HIDE=" ".join(hide), KEEP=" ".join(torch_lib_dirs),
+                    PATH=":".join(p for p in env.get("PATH", "").split(":")
+                                  if not any(p.startswith(h) for h in hide)))
+        code, out = run(["unshare", "-m", "--propagation", "private", "sh", "-c", HIDE_SCRIPT], env=henv,
+                        cwd=outside)
+        if "NAMESPACE_READY" not in out:
+            print(f"skip (d): no private mount namespace here: {out.strip()[-300:]}")
+            return
+        expect("with the source and build trees hidden, the moved aotc compiles and aotc-run runs",
+               code == 0, out[-3000:])
+        if code == 0:
+            err = rel_l2(np.load(os.path.join(outside, "out", "out0.npy")), np.load(want_npy))
+            expect(f"  and the outputs match torch (relative L2 {err:.2e})", err <= 1e-4, err)
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 def main():
@@ -255,6 +306,13 @@ def main():
     expect("the backend's build.ninja names neither tree",
            len(texts) >= 1 and not any(source in t.replace(work, "") or build in t.replace(work, "") for t in texts),
            ninjas)
+
+    # (d) The moved tree with the source and build trees out of sight: in a private mount
+    #     namespace (unshare -m, as root), an empty tmpfs lies over each tree and only
+    #     LibTorch's directory (inside the repo's venv here) is bound back. A copy of the
+    #     moved prefix and the model lie outside both trees. Skipped where namespaces are
+    #     not allowed.
+    hidden_check(work, moved, pt, x_npy, want_npy, source, build, torch_lib_dirs, env)
 
     print(f"{len(failures)} failure(s)" if failures else "the installed aotc is relocatable")
     return 1 if failures else 0
