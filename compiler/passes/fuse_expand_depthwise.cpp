@@ -54,8 +54,8 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
     const rt::Conv2dParams pw = ops::conv2d_params_of(pw_op);
     if (!rt::conv2d_expand_depthwise_applies(pw, dw)) continue;
     // On AVX-512 a narrow plane's depthwise runs a row per vector straight from NCHW, and
-    // the two convolutions apart beat the fused op: mobilenet_v2 0.966, efficientnet_b0 0.947
-    // (bench/ab_cpu.py, 2 threads, 2026-11-27); wider planes stay fused (apart 1.00-1.01).
+    // the two convolutions apart beat the fused op; on wider planes splitting gains nothing,
+    // so they stay fused with the smaller arena (bench/results_cpu.md).
     if (avx512_target && rt::conv2d_depthwise_rows_fits(dw)) continue;
     const float* w1 = constant_floats(graph, pw_op.inputs[1], pw.c_out * pw.c_in);
     if (!w1) continue;

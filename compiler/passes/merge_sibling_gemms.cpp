@@ -3,8 +3,8 @@
 // three weights stacked, its output [.., 3n]; each attention op then reads its query, key
 // or value from that output through its strides and an offset, as it already does for the
 // packed projection of nn.MultiheadAttention. One wider product instead of three keeps
-// more of the machine busy: on the H100, BERT-base's three 128x768x768 products take
-// 0.049 ms, one 128x2304x768 product 0.024 ms (bench/results_gpu.md).
+// more of the machine busy: on the H100 one merged product takes about half the time of
+// BERT-base's three (bench/results_gpu.md).
 //
 // A group merges when its gemms have the same input (the same value, read the same way),
 // the same k, alpha, beta, bias kind (none or per column, constant) and clamp, constant

@@ -2,8 +2,8 @@
 // Each buffer lives from the op that first writes it to the last op that reads it (graph
 // outputs live to the end, when they are copied out); kernel scratch lives during its op.
 // Optional scratch (Op::scratch_optional) is placed last, only where the arena already has
-// room: resnet50's 1x1 convolutions on the implicit GEMM made the arena 1.28x its lower
-// bound when their shared packing buffers were placed like the rest.
+// room: placed like the rest, the shared packing buffers of resnet50's 1x1 convolutions on
+// the implicit GEMM made the arena well above its lower bound (bench/results_cpu.md).
 // Buffers are placed largest first at the lowest 64-byte-aligned offset that does not
 // overlap any placed buffer whose lifetime intersects (several orders, then a short
 // seeded local search over the order); the result is compared with the lower bound, the

@@ -27,8 +27,8 @@ void prepack_gemm_weights(ir::Graph& graph) {
     const rt::GemmParams p = ops::gemm_params_of(op);
     if (!rt::gemm_prepack_applies(p) || p.ldb < (p.trans_b ? p.k : p.n)) continue;
     // Where Eigen does not pack either (a matrix-vector product, e.g. a classifier at
-    // batch 1, or a tiny one), it stays: its matrix-vector kernel was faster (1x1000x768:
-    // 0.20 ms against 0.26 ms).
+    // batch 1, or a tiny one), it stays: its matrix-vector kernel was faster there
+    // (bench/results_cpu.md).
     if (!rt::gemm_block_packs(p.m, p.n, p.k, p.alpha)) continue;
     const int b = op.inputs[1];
     const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;  // as stored

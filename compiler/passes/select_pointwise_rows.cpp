@@ -8,9 +8,9 @@
 // implicit GEMM, for comparisons. The memory plan must be made again after it.
 //
 // Only for a host with AVX-512 (the default target is the host): there the kernel's tiles
-// are 7 positions x 32 channels. Its AVX2 tiles (5 x 16) reached 145-169 GFLOP/s on these
-// layers against the implicit GEMM's 175-190 (bench/pointwise_rows.cpp, AOTC_CPU_AVX512=0,
-// 2 threads, 2026-11-27), so without AVX-512, and for cross targets, nothing changes. A
+// are 7 positions x 32 channels. Its AVX2 tiles (5 x 16) were slower than the implicit GEMM
+// on these layers (bench/pointwise_rows.cpp, bench/results_cpu.md), so without AVX-512, and
+// for cross targets, nothing changes. A
 // library built here and run on a machine without AVX-512 still runs these layers
 // correctly, on the AVX2 tiles.
 #include <aotc/rt/kernels.h>

@@ -22,8 +22,8 @@ using detail::TapRange;
 // (i * dil_h % s_h, j * dil_w % s_w) at that same flat index plus a per-tap offset. The
 // tile is then computed in blocks of kLanes flat positions accumulated in registers over
 // all taps; the columns past w_out are computed and dropped. Per-row work (index setup,
-// short loops) was what made the previous per-row, per-tap loops slow on small planes:
-// 1.3 GFLOP/s at 960 x 7 x 7, and depthwise was 48% of mobilenet_v2's run (perf).
+// short loops) was what made the previous per-row, per-tap loops slow on small planes,
+// where depthwise was then the largest part of mobilenet_v2's run (bench/results_cpu.md).
 constexpr int64_t kLanes = 16;
 constexpr int64_t kTileFloats = 6144;  // 24 KiB of stack per thread
 

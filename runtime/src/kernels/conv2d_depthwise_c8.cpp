@@ -3,10 +3,11 @@
 // position) into a zero-padded buffer, so that every tap of every output position is one
 // contiguous 8-float load and one FMA, with no bounds checks and no per-row setup; the
 // results are written back to the 8 planes. Why: on small planes (mobilenet_v2's 14 x 14
-// and 7 x 7) the per-plane tile kernel spent its time in setup, 2-8 GFLOP/s, and depthwise
-// layers were ~35% of mobilenet_v2's run. Large planes go in strips of output rows whose
-// padded input rows fit the thread's scratch (conv2d_depthwise_c8_strip, planned by
-// conv2d_thread_scratch_bytes); only rows wider than the scratch keep the tile kernel.
+// and 7 x 7) the per-plane tile kernel spent its time in setup, and depthwise layers were a
+// large part of mobilenet_v2's run (bench/results_cpu.md). Large planes go in strips of
+// output rows whose padded input rows fit the thread's scratch (conv2d_depthwise_c8_strip,
+// planned by conv2d_thread_scratch_bytes); only rows wider than the scratch keep the tile
+// kernel.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -61,7 +62,7 @@ void interleave_row(const float* const* src, int64_t lanes, int64_t c_lo, int64_
 // One kernel row of K taps at stride 1 (undilated) for kGroup positions, 8 lanes a
 // position: each input vector is loaded once and feeds the up to K outputs that read it
 // (K = 3: 10 loads for 24 FMAs; 5: 12 for 40; the general loop loads once per FMA, and the
-// loads bounded it: 27 GFLOP/s, one thread, mobilenet_v2's 144 x 56 x 56 layer).
+// loads bounded it).
 template <int K>
 inline void kernel_row_stride_1(const float* s, const float* w, __m256 (&a)[kGroup]) {
   __m256 wv[K];

@@ -8,15 +8,11 @@
 //
 // Why: the 8-channel kernel (conv2d_depthwise_c8.cpp) interleaves 8 planes into lanes and
 // transposes its results back; on 14 x 14 and 7 x 7 planes that bookkeeping outweighs the
-// 9 FMAs a position: mobilenet_v2's 960 x 7 x 7 layer ran at 17 GFLOP/s on one thread
-// (0.050 ms; interleaving, zeroing and weight gathering 42% of it, perf), and the depthwise
-// layers at 14 x 14 and 7 x 7 took 1.7-2x ONNX Runtime's time in the model (2 threads).
-// Against it, alternating in one process (2 threads, 2026-11-27): 3 x 3 stride 1 on 14 x 14
-// and 7 x 7 planes 0.73-0.74x the time, stride 2 to 14 x 14 and 7 x 7 0.50-0.52x, 5 x 5
-// 0.70-0.97x. Tried and slower: a masked unaligned load per tap instead of the permute
-// (1.15x), planes copied into zero-padded rows read by plain unaligned loads (1.1x; the
-// loads cross cache lines), valignd rotations for stride-1 shifts of 1-3 (1.2x), output
-// rows in pairs sharing each input row's permutes (no gain: the branches and spills ate it).
+// 9 FMAs a position, and this kernel, which has none, takes less time on those planes
+// (bench/results_cpu.md). Tried and slower: a masked unaligned load per tap instead of the
+// permute, planes copied into zero-padded rows read by plain unaligned loads (the loads
+// cross cache lines), valignd rotations for stride-1 shifts of 1-3, output rows in pairs
+// sharing each input row's permutes (the branches and spills ate the gain).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -149,7 +145,7 @@ __attribute__((target("avx512f,avx512vl"), always_inline)) inline void kernel_ro
 
 // G planes from q (image * channels + channel), an output row at a time. The taps of even
 // and odd kernel rows go to two sums, added at the end: with G planes that is 2G
-// independent FMA chains, which hide the FMA latency (one chain ran at 17-23 GFLOP/s).
+// independent FMA chains, which hide the FMA latency (one chain is latency-bound).
 template <class T, int G>
 __attribute__((target("avx512f,avx512vl"))) inline void plane_group(const Conv2dParams& p,
                                                                     const TapColumns& t,

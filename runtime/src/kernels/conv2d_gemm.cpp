@@ -3,8 +3,8 @@
 // M = c_out / groups, N = h_out * w_out, K = c_in / groups * kernel_h * kernel_w.
 //
 // Why not im2col + Eigen (the previous path): the im2col matrix was written out and then
-// copied again by Eigen's packing, and Eigen's blocking reached 56-113 GFLOP/s (2 threads)
-// on the conv shapes of resnet18/50 against a 151 GFLOP/s sgemm peak (bench/results_cpu.md).
+// copied again by Eigen's packing, and Eigen's blocking stayed well below the sgemm peak on
+// the conv shapes of resnet18/50 (bench/results_cpu.md).
 // Here the im2col columns are gathered straight from the input image into the packed
 // panels the micro-kernel reads (kc x 16 floats, one per 16 output positions), and the
 // weights are read in place: the micro-kernel broadcasts one weight per row from six
@@ -31,9 +31,9 @@ namespace {
 // The micro-kernel (gemm_micro_kernel.h) broadcasts the weights: kMr output channels x kNr
 // output positions per tile.
 // A 1x1 stride-1 product copies each input panel as it is used (gemm_part's `direct`) for up
-// to 64 rows of weights, or as many as fit 256 KiB (a quarter of the L2): resnet50 b1 with
-// the second bound against without it 0.983 and 0.982 (2 threads, 40 and 60 pairs), 0.999
-// (1 thread); mobilenet_v2 0.991, efficientnet_b0 0.998 (2026-11-27, Zen 4).
+// to 64 rows of weights, or as many as fit 256 KiB (a quarter of the L2): the second bound
+// keeps a large layer's weights in L2 and made resnet50 slightly faster, the other models
+// no slower (bench/results_cpu.md).
 constexpr int64_t kDirectMaxRows = 64;
 constexpr int64_t kDirectMaxWeightFloats = 65536;
 constexpr int64_t kFallbackFloats = gemm_conv::kMaxKc * kNr;  // one panel, when no scratch
@@ -140,10 +140,8 @@ constexpr int64_t kRowFloats = 4096;
 // 8-float vectors that may run past a piece (the next piece, or the slack of 2 * kNr past
 // ncols, overwrites them). Written piece by piece into the panels instead (copy_run), every
 // output row was cut at panel edges into short runs with scalar tails: pack_rows was 29% of
-// a 3x3 stride-2 layer (perf). Per layer (one process, alternating, 1 / 2 threads):
-// 128>128 3x3/2 at 56 x 56 0.91 / 0.96, 256>256 3x3/2 at 28 x 28 0.89, 512>512 at 14 x 14
-// 0.92, resnet's 7x7/2 stem 0.88 / 0.93, 32>64 5x5 0.79, 8>16 3x3 0.83; 1x1 stride 2
-// 1.00-1.02 (it keeps copy_run).
+// a 3x3 stride-2 layer (perf). Whole rows take less time on the strided and larger
+// kernels; 1x1 stride 2 gains nothing and keeps copy_run (bench/results_cpu.md).
 void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* xp, int64_t off,
                      const PanelDst& d, int64_t c0, int64_t ncols, int64_t i, const float* src_end,
                      float* row) {
@@ -271,9 +269,8 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
         // Each panel is copied into the thread's buffer, then swept by every row group while
         // it is in L1. Read in place (ldb = n), a panel's rows are a plane apart: at 56 x 56
         // (12544 bytes) they fall into 16 of L1's 64 sets and a 256-deep panel did not stay
-        // in L1 across the row groups. Per layer (one process, alternating, 1 / 2 threads):
-        // 256>64 at 56 x 56 0.885 / 0.906, 64>64 0.91 / 0.94, 96>24 0.95 / 1.01, 32>16 at
-        // 112 x 112 0.96 / 1.01, 144>24 and 192>32 at 28 x 28 1.00 / 1.01.
+        // in L1 across the row groups. The copy makes the deep layers on large planes faster
+        // and costs the others nothing measurable (bench/results_cpu.md).
         for (int64_t q = 0; q < panels; ++q) {
           const int64_t c = nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);

@@ -5,8 +5,8 @@
 //
 // Why: the implicit GEMM's 6-row tiles took such a layer in three passes (6, 6 and 4 rows)
 // over a panel it first copied out of the input, for a depth of only 32 (mobilenet_v2's
-// and efficientnet_b0's 32>16 projection at 112 x 112): per op 0.133 ms against ONNX
-// Runtime's 0.073 (2 threads, 2026-11-27). The sums are the implicit GEMM's, in the same
+// and efficientnet_b0's 32>16 projection at 112 x 112), and trailed ONNX Runtime on it
+// (bench/results_cpu.md). The sums are the implicit GEMM's, in the same
 // order (bias and residual first, then the depth in order): outputs are bit-identical.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>

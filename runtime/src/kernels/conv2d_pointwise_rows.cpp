@@ -10,15 +10,15 @@
 // Why: on 7 x 7 and 14 x 14 planes the implicit GEMM (weights as rows, 16 positions a
 // panel) packs the positions first on every thread, and 49 = 3 x 16 + 1 and 196 = 12 x 16 +
 // 4 leave a ragged panel; 7 divides every plane size of the 224 x 224 CNNs (7 x 2^k). On
-// mobilenet_v2's projections at 7 x 7 and 14 x 14 the implicit GEMM reached 157-177
-// GFLOP/s (2 threads) against ONNX Runtime's 186-203 (its NCHWc layout needs no packing).
+// mobilenet_v2's projections at 7 x 7 and 14 x 14 the implicit GEMM trailed ONNX Runtime,
+// whose NCHWc layout needs no packing (bench/results_cpu.md).
 //
 // Sums: the bias, then the depth in order, then the residual; the clamp last. A tile's
 // results go through a small buffer to the channel planes (y is channel-major).
 //
 // The weights as the linear layers pack them (depth blocks of 16-channel panels) made a
-// tile read two streams a panel apart; one stream per group: mobilenet_v2 0.988,
-// efficientnet_b0 0.992 (A/B, b1, 2 threads, 80 pairs). perf's samples sit on the FMAs that
+// tile read two streams a panel apart; one stream per group is a little faster in the
+// models (bench/results_cpu.md). perf's samples sit on the FMAs that
 // use the second vector either way (the broadcast before them waits; cpu-clock skid).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>

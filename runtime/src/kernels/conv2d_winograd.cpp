@@ -206,8 +206,8 @@ void input_transform(const Conv2dParams& p, const float* xc, int64_t ci, int64_t
 // zero-padded copy of the channel plane (thread scratch, conv2d_winograd_thread_scratch_bytes):
 // a tile row's 4 x 4 patches are then stride-2 runs of 4 padded rows, read as 16-float
 // loads split into even and odd columns, with no bounds checks. With the scalar forms
-// above, Winograd at 56x56x64 took 1.15-1.2x the time of im2col + Eigen; with these,
-// 0.61-0.65x (per-layer A/B, 2 threads). The scalar forms remain for other targets.
+// above Winograd was slower than im2col + Eigen; with these it is faster
+// (bench/results_cpu.md). The scalar forms remain for other targets.
 inline __m256 evens(__m256 lo, __m256 hi) {
   const __m256 s = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));  // lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));

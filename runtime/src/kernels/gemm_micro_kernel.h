@@ -37,12 +37,10 @@ inline void prefetch_line_l2(const char* p) {
 // convolution's weights are read once per run and arrive from DRAM. The micro-kernel
 // consumes a strip's lines in a burst (its first tile), faster than the hardware's stream
 // prefetch runs ahead, and then computes on them from L1 for the other panels; fetched one
-// strip ahead, the burst finds them in L2. A/B of two builds (b1, 2 threads, Zen 4,
-// 2026-11-27; outputs bit-identical): resnet50 0.959, resnet18 0.957, mobilenet_v2 0.967,
-// efficientnet_b0 0.971. Per layer, weights rotated through 64 MiB so that they come from
-// DRAM: 320>1280 1x1 at 7 x 7 0.78, 512>2048 0.87; with the weights in cache 0.99-1.03.
+// strip ahead, the burst finds them in L2, which made the CNNs faster with bit-identical
+// outputs and costs nothing where the weights are in cache (bench/results_cpu.md).
 // The lines are walked without a division: with one per line (i / lines_per_row), the
-// prefetching cost a 7 x 7 layer 7-12% with its weights in cache.
+// prefetching slowed a 7 x 7 layer with its weights in cache.
 inline void prefetch_strip_part(const float* a, int64_t ld, int64_t rows, int64_t cols, int64_t part,
                                 int64_t parts) {
   constexpr int64_t kLineBytes = 64;
@@ -83,8 +81,8 @@ struct Tile {
 // The depth loop is assembly. Written with intrinsics and the twelve accumulators as named
 // variables, GCC 12 still spilled one of them to the stack inside the loop of the runtime's
 // 6 x 16 tile (perf annotate on vit_b_16), a store and a reload on an FMA chain every step
-// (as an array it kept all twelve in memory). Measured in L1, kc 256, one thread
-// (2026-11-25): the spilling build 64-66 GFLOP/s, this loop 85-96, bare FMAs 95-99.
+// (as an array it kept all twelve in memory). In assembly the loop runs close to bare
+// FMAs' rate in L1, where the spilling build was far below it (bench/results_cpu.md).
 //
 // Registers: ymm0-1 the panel's vectors, ymm2 the broadcast, ymm4-15 the accumulators:
 // vector j of row r is ymm(4 + NV * r + j), stored at acc + 8 * (NV * r + j) (acc holds 12
@@ -311,16 +309,13 @@ inline void depth_loop_to_c(const float* a, int64_t lda, const float* b, int64_t
 }
 
 // ---- The same full 16-column tile on AVX-512 (one zmm a row), chosen at run time.
-// Measured on the benchmark machine (AMD EPYC Zen 4, whose AVX-512 units are 256 bits wide:
-// bare zmm FMAs reach the same 112-116 GFLOP/s a core as ymm ones): in L1, kc 256, one
-// thread, a stand-alone loop of a 6 x 16 tile of zmm ran 110-112 GFLOP/s against 99-109
-// for two ymm a row; the sgemm 2048 on this tile took 0.87 of the AVX2 tile's time. Half
-// the instructions a depth step (7 instead of 13) leave the core's window free to cover
-// the panel's loads from L2. Every full tile takes it (where a row's halves lie c_half
-// apart, each half is loaded and stored on its own: vinsertf64x4 / vextractf64x4); the
-// registers are zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register), so the compiler's
-// vzeroupper at the end of the function covers their upper halves too. use_avx512
-// (kernel_util.h) decides.
+// Even where the AVX-512 units are 256 bits wide (Zen 4: bare zmm FMAs reach the rate of ymm
+// ones), this tile is faster than two ymm a row, in L1 and in the sgemm
+// (bench/results_cpu.md): half the instructions a depth step (7 instead of 13) leave the
+// core's window free to cover the panel's loads from L2. Every full tile takes it (where a row's halves lie
+// c_half apart, each half is loaded and stored on its own: vinsertf64x4 / vextractf64x4); the registers are
+// zmm0-zmm1 and zmm4-zmm9 (no EVEX-only register), so the compiler's vzeroupper at the end of the function
+// covers their upper halves too. use_avx512 (kernel_util.h) decides.
 #define AOTC_ZROW(off, row, r) "vfmadd231ps " #off row "%{1to16%}, %%zmm0, %%zmm" #r "\n\t"
 #define AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW0, 4)
 #define AOTC_ZROWS2(off) AOTC_ZROWS1(off) AOTC_ZROW(off, AOTC_AROW1, 5)

@@ -118,10 +118,9 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
         const int64_t next_rows = a_is_weight ? min_i64(kMr, m1 - m - kMr) : 0;
         // With fewer than kPrefetchSlots panels (the 16 tiles of a 7 x 7 plane: one), a full
         // tile's depth is cut into sub-blocks, each after its share of the next strip's
-        // prefetch, rather than the whole strip fetched before one tile. A/B (b1, 2
-        // threads, 50 pairs, bit-identical): resnet50 0.978, resnet18 0.971 (their 7 x 7
-        // layers read 16.8 MB of transformed weights per image); 8 slots 1.022 / 1.045
-        // against 4, 2 slots 1.011 / 1.015.
+        // prefetch, rather than the whole strip fetched before one tile: the ResNets' 7 x 7
+        // layers read many transformed weights per image, and 4 slots were faster than 2 or
+        // 8 with bit-identical outputs (bench/results_cpu.md).
         constexpr int64_t kPrefetchSlots = 4, kMinSubDepth = 64;
         const int64_t splits =
             next_rows > 0 && panels < kPrefetchSlots

@@ -246,9 +246,9 @@ inline __m256i first_lanes_mask(int64_t count) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 // v[i]'s first `count` (0..8) lanes stored at dst[i] + offset, for i < n. Why not
-// _mm256_maskstore_ps alone: on AMD it is VMASKMOVPS, 3.3 ns a store on Zen 4 against
-// 0.62 ns for a plain store or an AVX-512VL masked one (2026-11-27, stores of 7 lanes to 8
-// planes in a loop); with AVX-512 the latter, a call per batch of vectors.
+// _mm256_maskstore_ps alone: on AMD it is VMASKMOVPS, several times slower a store than a
+// plain store or an AVX-512VL masked one (bench/results_cpu.md); with AVX-512 the latter,
+// a call per batch of vectors.
 __attribute__((target("avx512f,avx512vl"))) inline void store_first_lanes_avx512(float* const* dst,
                                                                                  int64_t offset,
                                                                                  const __m256* v, int64_t n,

@@ -4,8 +4,8 @@
 //
 // Separable: for each output row, the maximum over the window's input rows is taken first
 // for every input column (contiguous, vectorised), then the maximum over the window's
-// columns of that row. resnet's 3x3 stride-2 pool over 64 x 112 x 112 took 0.56 ms with 2
-// threads as nine strided taps per output; the vertical pass reads each row once per window
+// columns of that row. Nine strided taps per output made resnet's 3x3 stride-2 pool slow
+// (bench/results_cpu.md); the vertical pass reads each row once per window
 // row, the horizontal one (stride 2 as even/odd lanes of two vectors) a third of the taps.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>

@@ -38,9 +38,8 @@ __attribute__((target("avx512f"))) inline __m512 one_plus_exp_neg16(__m512 x) {
 
 // Activations built on exp: a scalar form, an 8-lane form where AVX2 is there and a
 // 16-lane one for AVX-512 (the same values: they differ only where exp is subnormal, which
-// 1 + exp(-x) does not see). unary_f32's silu on the Zen 4 benchmark machine, one thread,
-// 8192 to 1.2M floats: 8 lanes 1.97 G/s, 16 lanes 3.8-3.9 G/s (2026-11-27); it was 18% of
-// efficientnet_b0's time.
+// 1 + exp(-x) does not see). The 16-lane form about doubles silu's rate where AVX-512 is
+// there, and silu is a large share of efficientnet_b0's time (bench/results_cpu.md).
 struct SigmoidOp {
   static float scalar(float v) { return 1.0f / (1.0f + detail::exp_f32(-v)); }
 #if AOTC_KERNELS_AVX2

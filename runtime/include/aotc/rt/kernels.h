@@ -158,20 +158,13 @@ inline bool conv2d_depthwise_rows_fits(const Conv2dParams& p) {
 
 // A 1x1 stride-1 convolution is a plain GEMM on its input: on the implicit GEMM up to 256
 // input channels, on Eigen's GEMM above and for expansions of 6x or more from over 64 inputs.
-// Measured after the micro-kernel's depth loop went to assembly (2026-11-25, 2 threads):
-// per layer (bench/pointwise_paths.cpp, 98 torchvision 1x1 layers, two runs), "Eigen above
-// 256 inputs" sums to 32.53 ms, the previous rule (Eigen unless <= 64 inputs and 64+
-// outputs) to 34.07, every layer on its faster path to 32.14; Eigen stays faster with many
-// inputs on small planes (7x7, 14x14: 1.1-1.5x for 288-2048 inputs). Inside whole models
-// mobilenet_v2's 96>576 and 160>960 expansions ran 1.25-1.48x slower on the implicit GEMM
-// (per-op timings), hence the exception. Whole models against the previous rule
-// (bench/ab_cpu.py): resnet50 0.962, googlenet 0.985, mobilenet_v2 0.992,
-// efficientnet_b0 1.000, densenet121 1.014.
+// Why: with the micro-kernel's AVX2 tiles Eigen stays faster with many inputs on small
+// planes, and inside the model on mobilenet_v2's large expansions, hence the exception
+// (bench/pointwise_paths.cpp, bench/results_cpu.md).
 // That rule holds where the micro-kernel runs its AVX2 tiles. Where it runs AVX-512 tiles
-// (decided at run time, conv2d.cpp), every 1x1 stride-1 layer takes the implicit GEMM:
-// bench/pointwise_paths.cpp on the Zen 4 benchmark machine (2026-11-27, 2 threads), the 98
-// layers sum to 23.1 ms own against 29.7 Eigen and 24.4 by this rule; own is slower on
-// 7 of 98 (1.04-1.22x, small layers). So the scratch below covers both paths.
+// (decided at run time, conv2d.cpp), every 1x1 stride-1 layer takes the implicit GEMM, which
+// is then faster on nearly all of them (bench/results_cpu.md). So the scratch below covers
+// both paths.
 inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_h == 0 && p.pad_w == 0;
@@ -199,9 +192,8 @@ inline int64_t conv2d_scratch_bytes(const Conv2dParams& p) {
 // n output positions: depth blocks of kc <= kMaxKc (equal lengths), and column blocks of nc
 // (a multiple of 16) whose packed kc x nc floats stay within kBlockFloats (256 KiB, half the L2).
 // kMaxKc 512 rather than 256 (a 6 x 512 strip of the broadcast operand, 12 KiB, still stays
-// in L1): fewer passes over C per tile. Whole models against 256 (ab_cpu.py, 2 threads,
-// 2026-11-26; sums unchanged bit for bit, the depth is still summed in order): bert_base
-// 0.929, resnet18 0.972, resnet50 0.979, vit_b_16 0.994.
+// in L1): fewer passes over C per tile, which made whole models faster with the sums
+// unchanged bit for bit, the depth still summed in order (bench/results_cpu.md).
 namespace gemm_conv {
 constexpr int64_t kMaxKc = 512;
 constexpr int64_t kBlockFloats = 65536;
@@ -344,11 +336,10 @@ inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
          p.pad_h == 0 && p.pad_w == 0 && p.dilation_h == 1 && p.dilation_w == 1 && p.h_out == p.h_in &&
          p.w_out == p.w_in && p.n > 0 && p.c_in > 0 && p.c_out > 0 && p.h_out > 0 && p.w_out > 0;
 }
-// Where the compiler takes it (bench/pointwise_rows.cpp, the 1x1 layers of the CNN
-// benchmark models, Zen 4, 2 threads, 2026-11-27): planes of at most 28 x 28 and a depth of
-// at least 192 (the tile's transposed store is paid once per depth), and whole 16-channel
-// panels (240>40 at 28 x 28 took 1.30x the implicit GEMM's time: a panel of 8 in 16 lanes).
-// 7 x 7 and 14 x 14 projections: 0.72-0.88x; 56 x 56 layers stay (96>24: 1.43x).
+// Where the compiler takes it: planes of at most 28 x 28 and a depth of at least 192 (the
+// tile's transposed store is paid once per depth), and whole 16-channel panels (a panel of 8
+// in 16 lanes is slower than the implicit GEMM); there it beats the implicit GEMM per layer,
+// and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md).
 inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p) {
   return conv2d_pointwise_rows_applies(p) && p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192 && p.c_out >= 32 &&
          p.c_out % 16 == 0;
@@ -428,19 +419,16 @@ void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const
 // (t + 2) x (t + 2) input patch d that it reads: per tile and channel pair (t + 2)^2
 // multiplies instead of 9 t^2, done as (t + 2)^2 GEMMs (one per point xi of the transformed
 // domain) of c_out x tiles x c_in. The weight transform U = G g G^T runs at compile time
-// (the compiler's select_winograd pass). F(2x2, 3x3) with vector transforms, per-layer A/B
-// against im2col + Eigen (2 threads): 56x56x64 0.61-0.65x, 28x28x128 0.63x, 14x14x256
-// 0.73-0.76x, 7x7x512 0.83x (the 4x4 tiles overhang 7x7); the implicit GEMM got 0.72-0.79x at
-// 56x56x64. F(4x4, 3x3) does 2.25 multiplies per output and channel pair where F(2x2, 3x3)
+// (the compiler's select_winograd pass). F(2x2, 3x3) with vector transforms takes less time
+// per layer than im2col + Eigen (and than the implicit GEMM at 56 x 56), least ahead on 7 x 7
+// planes, which the 4 x 4 tiles overhang (bench/results_cpu.md). F(4x4, 3x3) does 2.25
+// multiplies per output and channel pair where F(2x2, 3x3)
 // does 4, for weights 36/9 instead of 16/9 the size of the 3x3 ones and 6x6 tiles that
 // overhang small planes more (conv2d_winograd_tile picks).
 // Used from 16 input channels: the input transform costs per input channel and tile, the
-// output transform per output channel and tile, the products per channel pair and tile.
-// bench/winograd_tiles.cpp, the faster Winograd tile against the implicit GEMM (batch 1, 2
-// threads, 2026-11-25): c_in > c_out x plane 16>16x112 0.51, 16>16x14 0.38, 16>64x56 0.63,
-// 16>128x56 0.74, 16>64x112 0.88, 32>32x56 0.49, 32>256x28 0.57, 64>3x112 0.73, 64>8x112
-// 0.64; 12>12x56 0.52, 8>8x112 0.56, but 8>64x112 1.19 and 3>64x224 2.8 (few input
-// channels: the output transform outweighs a short product).
+// output transform per output channel and tile, the products per channel pair and tile:
+// with fewer input channels the output transform outweighs a short product and the implicit
+// GEMM is faster (bench/winograd_tiles.cpp, bench/results_cpu.md).
 constexpr int64_t kWinogradMinInputChannels = 16;
 inline bool conv2d_winograd_applies(const Conv2dParams& p) {
   return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 &&
@@ -495,22 +483,11 @@ inline int64_t conv2d_winograd_group(const Conv2dParams& p, int64_t tile) {
 // The output tile the compiler uses for a convolution that Winograd applies to: 4 where a
 // group of images has 25 tiles of 4 x 4 or more (a 20 x 20 plane at batch 1), or one image
 // has 16 or more (a 13 x 13 to 16 x 16 plane), else 2.
-// bench/winograd_tiles.cpp, F(4x4) / F(2x2) time per layer (2 threads, the paths taking
-// turns, 2026-11-25 on a busy machine; columns: tiles of 4 x 4 per group):
-//   batch 1: 112x112x64 0.73, 56x56x64 0.57-0.74, 56x56x256 0.65-0.70, 28x28x128 0.84-0.86,
-//   28x28x512 0.75-0.77, 24x24x64 0.85-0.94, 20x20x64 (25 columns) 0.75-0.82; 16x16x128
-//   (16) 0.95-1.06, 14x14x256 (16) 0.89-1.04; 7x7x512 (4) 2.12-2.15;
-//   7x7x512 at batch 2 (8 columns) 1.60, 4 (16) 1.01, 6 (24) 1.09, 8 (32) 0.79-0.88;
-//   14x14x256 at batch 2 (32) 0.92, 8 (128) 0.85; 28x28x128 at batch 8 0.79.
-// Again on 2026-11-27 (the products' thin last panels and strip prefetch since): 14x14x256
-// (16) 0.84-0.92 in four runs, 0.95 on one thread; 16x16x128 0.86, 14x14x16 0.75; 7x7x512
-// at batch 4 and 6 (16 and 24 columns of 7 x 7 images) still 1.14 and 1.07, hence the rule
-// per image. Whole models with 14 x 14 layers on F(4x4) (bench/ab_cpu.py, batch 1): resnet50
-// 0.964 (2 threads, 60 pairs) and 0.967 (1 thread), resnet18 0.943 (80 pairs); their .so
-// files grow by the larger transformed weights (resnet50 133 -> 160 MB).
-// Few columns leave the 16-column panels part empty, and the transformed weights, 36/16 the
-// size, are read for few tiles. Whole models (bench/ab_cpu.py, alternating runs, against
-// F(2x2, 3x3) alone, one image at a time): resnet18 0.951 and resnet50 0.971 at batch 1.
+// Why: F(4x4) takes less time per layer and in whole models wherever the tiles fill the
+// 16-column panels, but few columns leave the panels part empty and read the transformed
+// weights, 36/16 the size, for few tiles; small planes stayed slower on F(4x4) even at batch
+// 4 and 6, hence the rule per image (bench/winograd_tiles.cpp, bench/results_cpu.md). The
+// larger transformed weights make the .so larger.
 constexpr int64_t kWinogradF4MinColumns = 25;
 constexpr int64_t kWinogradF4MinImageTiles = 16;
 inline int64_t conv2d_winograd_tile(const Conv2dParams& p) {

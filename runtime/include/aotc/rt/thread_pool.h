@@ -46,9 +46,8 @@ class ThreadPool {
   // and takes them from the front, half of what it has left at a time; a thread whose own
   // units are taken takes half of what another has left, from the back. Why: the two vCPUs
   // of the benchmark VM do not run at the same speed from moment to moment, and with one
-  // static range each the faster thread waited at the end of every region: on resnet50 (2
-  // threads) the two threads of a region finished 8-12% of the region's time apart, summed
-  // over the run (2026-11-27). Owner-first order keeps most of each thread's work where a
+  // static range each the faster thread waited at the end of every region
+  // (bench/results_cpu.md). Owner-first order keeps most of each thread's work where a
   // static split would have put it (its data in its caches); halving keeps the pieces few.
   template <class F>
   void parallel_pieces(int64_t n, int64_t least, F&& fn) {
