@@ -80,6 +80,11 @@ void build_shared_library(const Sources& sources, const BuildOptions& options);
 // suffix replaced by .weights (model.so -> model.weights), else .weights appended.
 std::string weights_path_for(const std::string& so_path);
 
+// The version of this aotc (codegen/version.cpp): the project's semantic version, plus
+// git describe when it was built from a git checkout, e.g. "0.1.0 (git v0.1.0-12-gabc1234)".
+// aotc --version prints it; every generated model records it (aotc_compiler_version).
+const char* aotc_version();
+
 // Quotes a string for a C++ string literal: every byte that is not plain printable
 // ASCII (and quotes, backslashes, '?' against trigraphs) becomes an octal escape.
 std::string cpp_string_literal(const std::string& s);

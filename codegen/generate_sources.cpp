@@ -122,7 +122,8 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
   }
   sources.model_cpp = fill_template(
       templates::model_cpp_in,
-      {{"AOTC_VERSION", AOTC_VERSION_STRING},
+      {{"AOTC_VERSION", comment_safe(aotc_version())},
+       {"AOTC_VERSION_LITERAL", cpp_string_literal(aotc_version())},
        {"SOURCE_NAME", comment_safe(source_name)},
        {"OP_COUNT", std::to_string(graph.ops.size())},
        {"ARENA_BYTES", std::to_string(graph.arena_bytes)},

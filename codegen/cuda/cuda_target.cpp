@@ -95,7 +95,8 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
 
   sources.model_cpp = fill_template(
       templates::model_cu_in,
-      {{"AOTC_VERSION", AOTC_VERSION_STRING},
+      {{"AOTC_VERSION", comment_safe(aotc_version())},
+       {"AOTC_VERSION_LITERAL", cpp_string_literal(aotc_version())},
        {"SOURCE_NAME", comment_safe(source_name)},
        {"CUDA_ARCH", sources.cuda_arch},
        {"PRECISION", options.precision},

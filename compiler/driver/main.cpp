@@ -201,7 +201,7 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return std::nullopt;
     } else if (arg == "--version") {
-      std::printf("aotc %s\n", AOTC_VERSION_STRING);
+      std::printf("aotc %s\n", aotc::codegen::aotc_version());
       return std::nullopt;
     } else if (arg == "--list-ops") {
       list_ops = true;

@@ -125,6 +125,8 @@ _PROTOTYPES = {
     # minor version 2
     "aotc_model_device": (_status, [_p], False),
     "aotc_context_set_cuda_stream": (_status, [_p, _p], False),
+    # minor version 3
+    "aotc_compiler_version": (ctypes.c_char_p, [], False),
 }
 
 
@@ -351,7 +353,9 @@ class Model:
 
     inputs, outputs: lists of TensorSpec. device: "cpu" or "cuda". path: the library.
     threads: threads per run of each thread's context. weights: the external weights file,
-    or None when the library embeds its weights.
+    or None when the library embeds its weights. aotc_version: the version of the aotc that
+    built the library (as aotc --version prints it, without "aotc "), None for a library
+    built before aotc recorded it.
 
     m(*args, **kwargs) runs it: inputs positionally in input order and/or by name. Returns
     the output (one output) or a tuple of outputs, as numpy arrays for numpy inputs and
@@ -397,6 +401,11 @@ class Model:
         self.path = path
         self.threads = threads
         self.weights = None
+        # The version of the aotc that generated the library ("0.1.0 (git ...)"); None for a
+        # library built before aotc recorded it (no aotc_compiler_version) or without one.
+        self.aotc_version = None
+        if lib.compiler_version is not None:
+            self.aotc_version = lib.compiler_version().decode("utf-8", "replace") or None
         self.device = "cpu"
         self._cuda_index = None
         self._torch_device = None

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <new>
 
+#include "aotc_runtime_version.h"
 #include "status.h"
 
 using aotc::rt::fail;
@@ -314,6 +315,13 @@ extern "C" {
 AOTC_API uint32_t aotc_abi_version(void) { return AOTC_ABI_VERSION; }
 
 AOTC_API uint32_t aotc_abi_minor_version(void) { return AOTC_ABI_MINOR_VERSION; }
+
+AOTC_API const char* aotc_runtime_version(void) { return AOTC_RUNTIME_VERSION; }
+
+AOTC_API const char* aotc_compiler_version(void) {
+  const aotc::rt::ModelDesc* desc = aotc_internal_model_desc();
+  return desc && desc->aotc_version ? desc->aotc_version : "";
+}
 
 AOTC_API size_t aotc_dtype_size(aotc_dtype dtype) {
   switch (dtype) {

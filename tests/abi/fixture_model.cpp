@@ -106,6 +106,11 @@ const aotc::rt::ModelDesc kModel = {
     kThreadScratchBytes,
     kExternal,
     aotc::rt::weights_checksum(reinterpret_cast<const unsigned char*>(kWeights), sizeof kWeights),
+    nullptr,
+    nullptr,
+    // aotc_compiler_version: what generated code records; the external-weights fixture
+    // records none, as hand-written model code may not ("").
+    kExternal ? nullptr : "0.1.0 (fixture)",
 };
 
 }  // namespace

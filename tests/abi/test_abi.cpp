@@ -55,6 +55,9 @@ struct Api {
   aotc_status (*model_create_v2)(const aotc_model_options*, aotc_model**);
   aotc_status (*model_weights_info)(aotc_weights_info*);
   aotc_status (*model_arena_requirements)(const aotc_model*, int32_t, uint64_t*, uint64_t*);
+  // Minor version 3.
+  const char* (*runtime_version)(void);
+  const char* (*compiler_version)(void);
 };
 
 std::string env_or(const char* name, const char* fallback) {
@@ -103,6 +106,8 @@ Api load_api(const char* variable) {
   resolve(handle, "aotc_model_create_v2", a.model_create_v2);
   resolve(handle, "aotc_model_weights_info", a.model_weights_info);
   resolve(handle, "aotc_model_arena_requirements", a.model_arena_requirements);
+  resolve(handle, "aotc_runtime_version", a.runtime_version);
+  resolve(handle, "aotc_compiler_version", a.compiler_version);
   return a;
 }
 
@@ -919,6 +924,26 @@ TEST_CASE("create_v2: wrong, missing and misplaced weights are clear errors") {
   CHECK_FALSE(mapped(dir.path.string()));  // and nothing left mapped
 }
 
+// ---- minor version 3: versions ------------------------------------------------------------
+
+TEST_CASE("runtime and compiler versions") {
+  const std::string runtime = api().runtime_version();
+  // The project's semantic version (tests/abi/meson.build), else at least its form.
+  const std::string want = env_or("AOTC_PROJECT_VERSION", "");
+  if (!want.empty())
+    CHECK(runtime == want);
+  else
+    CHECK(std::regex_match(runtime, std::regex(R"(\d+\.\d+\.\d+)")));
+  CHECK(std::string(ext().runtime_version()) == runtime);
+  // What the model code recorded: the fixture's own string; "" where it recorded none.
+  CHECK(std::string(api().compiler_version()) == "0.1.0 (fixture)");
+  CHECK(ext().compiler_version() != nullptr);
+  CHECK(std::string(ext().compiler_version()).empty());
+  // Static strings: the same pointer on every call.
+  CHECK(api().runtime_version() == api().runtime_version());
+  CHECK(api().compiler_version() == api().compiler_version());
+}
+
 // ---- minor version 1: caller-provided arenas ----------------------------------------------
 
 TEST_CASE("arena requirements") {
@@ -1161,6 +1186,9 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
       "aotc_model_device",
       "aotc_context_set_cuda_stream",
       "aotc_context_cuda_stream",
+      // minor version 3 (versions)
+      "aotc_runtime_version",
+      "aotc_compiler_version",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);

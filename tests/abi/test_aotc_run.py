@@ -135,7 +135,7 @@ def run_tests(work):
     check(result.returncode == 0, "--info exits 0", result.stderr)
     for part in ["abi version: 1", "arena bytes: 256", "0 x: float32 [2, 3] (24 bytes)",
                  "1 ids: int64 [4] (32 bytes)", "0 y: float32 [2, 3] (24 bytes)",
-                 "1 s: float32 [1] (4 bytes)"]:
+                 "1 s: float32 [1] (4 bytes)", "aotc version: 0.1.0 (fixture)\n", "runtime version: "]:
         check(part in result.stdout, f"--info shows {part!r}", result.stdout)
 
     result = aotc_run(MODEL, "--info", "--json")
@@ -148,6 +148,8 @@ def run_tests(work):
     if info is not None:
         check(info["abi_version"] == 1 and info["arena_bytes"] == 256, "json: abi and arena", info)
         check(info["model"] == MODEL, "json: model path", info)
+        check(info["aotc_version"] == "0.1.0 (fixture)" and isinstance(info["runtime_version"], str),
+              "json: versions", info)
         check(info["inputs"] == [
             {"name": "x", "dtype": "float32", "shape": [2, 3], "size_bytes": 24},
             {"name": "ids", "dtype": "int64", "shape": [4], "size_bytes": 32}], "json: inputs", info)

@@ -1,6 +1,7 @@
 """aotc-run --info prints one line per tensor however odd the model's output names are
 (dict keys with spaces, tabs, newlines, terminal escapes, non-ASCII): such names are quoted
-and escaped in the human form and exact in --json; 0-d outputs say they are scalars."""
+and escaped in the human form and exact in --json; 0-d outputs say they are scalars. It
+shows the version of the aotc that built the library (aotc --version) and of its runtime."""
 import argparse
 import json
 import os
@@ -40,6 +41,13 @@ def main():
 
     text = subprocess.run([args.aotc_run, so, "--info"], capture_output=True, text=True, check=True).stdout
     print(text)
+    version = subprocess.run([args.aotc, "--version"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    expect("aotc --version", version.startswith("aotc ") and len(version.split()) in (2, 4), version)
+    aotc_version = version[len("aotc "):]
+    semantic = aotc_version.split(" ")[0]
+    expect("aotc version shown", f"\naotc version: {aotc_version}\n" in text, text)
+    expect("runtime version shown", f"\nruntime version: {semantic}\n" in text, text)
     outputs = text.split("outputs:\n", 1)[1].splitlines()
     expect("one line per output", len(outputs) == len(NAMES), outputs)
     expect("no control characters", not any(ord(c) < 32 for line in outputs for c in line), outputs)
@@ -50,6 +58,8 @@ def main():
 
     info = json.loads(subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True,
                                      check=True).stdout)
+    expect("--json: versions", (info.get("aotc_version"), info.get("runtime_version")) == (aotc_version, semantic),
+           info)
     expect("--json keeps the names exactly", [o["name"] for o in info["outputs"]] == NAMES, info["outputs"])
     print(f"{len(failures)} failure(s)" if failures else "aotc-run --info prints odd names safely")
     return 1 if failures else 0

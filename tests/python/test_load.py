@@ -134,6 +134,9 @@ def main():
     expect("inputs", m.inputs == [aotc.TensorSpec("x", "float32", (3, 37))], m.inputs)
     expect("outputs", [(o.dtype, o.shape) for o in m.outputs] == [("float32", (3, 11))], m.outputs)
     expect("device and path", m.device == "cpu" and m.path == mlp_so, (m.device, m.path))
+    # The aotc that built it: the package's version, then git describe in a checkout's build.
+    expect("aotc_version", isinstance(m.aotc_version, str)
+           and m.aotc_version.split(" ")[0] == aotc.__version__, m.aotc_version)
     expect("TensorSpec fields", m.inputs[0].name == "x" and m.inputs[0].dtype == "float32"
            and m.inputs[0].shape == (3, 37), m.inputs[0])
 

@@ -45,8 +45,9 @@ constexpr const char* kUsage =
     "Loads a model library built by aotc through its C ABI (aotc.h) and describes it, runs\n"
     "it once, or times it.\n"
     "\n"
-    "  --info               print the inputs, outputs (names, dtypes, shapes), arena size\n"
-    "                       and where the weights live\n"
+    "  --info               print the inputs, outputs (names, dtypes, shapes), arena size,\n"
+    "                       where the weights live, the version of the aotc that built the\n"
+    "                       library and of the runtime inside it\n"
     "  --json               with --info or --bench: print the same as one JSON object\n"
     "  --input NAME=FILE    the .npy file for the model input NAME; give every input once\n"
     "  --output-dir DIR     where to write out0.npy, out1.npy, ... (created if missing)\n"
@@ -210,7 +211,24 @@ struct Api {
   aotc_status (*model_arena_requirements)(const aotc_model*, int32_t, uint64_t*, uint64_t*);
   // Minor version 2 (nullptr in older libraries, which all run on the CPU).
   aotc_status (*model_device)(aotc_device_type*);
+  // Minor version 3 (nullptr in libraries built before aotc recorded versions).
+  const char* (*runtime_version)(void);
+  const char* (*compiler_version)(void);
 };
+
+// The version of the aotc that generated the library and of the runtime linked into it,
+// for --info; nullopt where the library predates the functions (or reports nothing).
+std::optional<std::string> compiler_version(const Api& api) {
+  const char* version = api.compiler_version ? api.compiler_version() : nullptr;
+  if (!version || !*version) return std::nullopt;
+  return std::string(version);
+}
+
+std::optional<std::string> runtime_version(const Api& api) {
+  const char* version = api.runtime_version ? api.runtime_version() : nullptr;
+  if (!version || !*version) return std::nullopt;
+  return std::string(version);
+}
 
 // "cpu" or "cuda": where the library's model runs. aotc-run always passes host memory; a
 // CUDA model copies inputs to the GPU and outputs back itself (AOTC_MEMORY_HOST).
@@ -281,6 +299,8 @@ class Library {
     resolve_optional("aotc_model_weights_info", api_.model_weights_info);
     resolve_optional("aotc_model_arena_requirements", api_.model_arena_requirements);
     resolve_optional("aotc_model_device", api_.model_device);
+    resolve_optional("aotc_runtime_version", api_.runtime_version);
+    resolve_optional("aotc_compiler_version", api_.compiler_version);
     aotc_weights_info info{};
     if (api_.model_weights_info) {
       check(api_.model_weights_info(&info), "aotc_model_weights_info");
@@ -532,8 +552,13 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       weights_json += ", \"size_bytes\": " + std::to_string(weights.size_bytes) +
                       ", \"checksum\": " + json_string(hex64(weights.checksum));
     weights_json += "}";
+    const auto json_or_null = [](const std::optional<std::string>& text) {
+      return text ? json_string(*text) : std::string("null");
+    };
     out = "{\"model\": " + json_string(options.model_path) +
           ", \"abi_version\": " + std::to_string(api.abi_version()) +
+          ", \"aotc_version\": " + json_or_null(compiler_version(api)) +
+          ", \"runtime_version\": " + json_or_null(runtime_version(api)) +
           ", \"device\": " + json_string(device_name(api)) +
           ", \"arena_bytes\": " + std::to_string(sig.arena_bytes) + memory +
           ", \"weights\": " + weights_json + ", \"inputs\": " + tensors(sig.inputs) +
@@ -561,9 +586,14 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       weights_text += "embedded (" + std::to_string(weights.size_bytes) + " bytes)\n";
     else
       weights_text += "embedded\n";
+    const std::string unknown = "unknown (a library built before aotc recorded versions)";
     out = "model: " + options.model_path + "\nabi version: " + std::to_string(api.abi_version()) +
-          "\ndevice: " + device_name(api) + "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" +
-          memory + weights_text + tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
+          "\naotc version: " +
+          compiler_version(api).value_or(api.compiler_version ? "unknown (the library records none)"
+                                                              : unknown) +
+          "\nruntime version: " + runtime_version(api).value_or(unknown) + "\ndevice: " + device_name(api) +
+          "\narena bytes: " + std::to_string(sig.arena_bytes) + "\n" + memory + weights_text +
+          tensors("inputs", sig.inputs) + tensors("outputs", sig.outputs);
   }
   if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
     throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));

@@ -40,8 +40,9 @@ extern "C" {
  *      arenas (aotc_context_options.arena, aotc_model_arena_requirements).
  *   2: CUDA models (aotc --target cuda): aotc_model_device, tensors in device memory
  *      (aotc_tensor.memory), a CUDA stream per context (aotc_context_options.cuda_stream,
- *      aotc_context_set_cuda_stream, aotc_context_cuda_stream). */
-#define AOTC_ABI_MINOR_VERSION 2u
+ *      aotc_context_set_cuda_stream, aotc_context_cuda_stream).
+ *   3: versions: aotc_runtime_version, aotc_compiler_version. */
+#define AOTC_ABI_MINOR_VERSION 3u
 #define AOTC_MAX_RANK 8
 /* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
 #define AOTC_MEMORY_ALIGNMENT 64u
@@ -191,6 +192,17 @@ AOTC_API uint32_t aotc_abi_version(void);
 /* Minor version 1: the compatible additions the library has (AOTC_ABI_MINOR_VERSION of
  * its header). Absent from libraries of minor version 0. */
 AOTC_API uint32_t aotc_abi_minor_version(void);
+
+/* Minor version 3: the version of the aotc runtime linked into this library, its semantic
+ * version, e.g. "0.1.0". Never NULL; a static string. Absent from libraries of minor
+ * version 2 and older (built before aotc recorded versions). */
+AOTC_API const char* aotc_runtime_version(void);
+
+/* Minor version 3: the version of the aotc compiler that generated this library's model
+ * code, as aotc --version prints it without the "aotc ": the semantic version, then git
+ * describe where aotc was built from a git checkout, e.g. "0.1.0 (git v0.1.0-12-gabc1234)"
+ * or "0.1.0". Never NULL; a static string; "" for model code that aotc did not generate. */
+AOTC_API const char* aotc_compiler_version(void);
 
 /* Message of the last failed call on this thread ("" when none). Never NULL. */
 AOTC_API const char* aotc_last_error(void);

@@ -69,6 +69,9 @@ struct ModelDesc {
   // With a device, arena_bytes is the device arena of each context.
   const DeviceHooks* device = nullptr;
   const void* device_desc = nullptr;
+  // The version of the aotc that generated the model code (aotc --version without the
+  // "aotc "), reported by aotc_compiler_version; nullptr in hand-written model code.
+  const char* aotc_version = nullptr;
 };
 
 // Alignment of the weights blob (and of a caller's weights buffer) and of the arena.
