@@ -37,7 +37,7 @@ __device__ __forceinline__ float masked_score(const AttentionParams& p, float v,
 // sees keys j <= i, torch's top-left alignment). A row with every column masked gives
 // zeros, as torch's _safe_softmax (SDPA) and _masked_softmax (the MHA fast path) do.
 // kPerLane > 0: rows of up to 32 * kPerLane scores, held in registers (read once, written
-// once; BERT-base's 128-key rows took 3.4 us per launch through memory). 0: any length,
+// once; through memory, BERT-base's 128-key rows were slower). 0: any length,
 // through memory. The arithmetic is the same either way.
 template <int kPerLane>
 __global__ void attention_softmax_kernel(AttentionParams p, int64_t rows, const void* __restrict__ mask,

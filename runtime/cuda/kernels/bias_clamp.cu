@@ -7,8 +7,8 @@
 // runs, row after row, over every matrix, so blocks stay full however short the rows are (a
 // convolution's row is its output plane: 49 positions at 7x7). One element per thread on a
 // 2-d grid of (column blocks, rows) left most threads of a block idle on such rows and
-// bounded this pass at about 60% of memory bandwidth (resnet50 batch 32: 1.75 ms in 57
-// launches). Where rows are whole vectors, loads and stores are 16 bytes.
+// bounded this pass well below memory bandwidth (bench/results_gpu.md). Where rows are
+// whole vectors, loads and stores are 16 bytes.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
 

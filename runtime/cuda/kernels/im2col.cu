@@ -3,8 +3,8 @@
 // row (image, channel, kernel tap); consecutive threads take consecutive runs, row after row,
 // so blocks stay full however short a row is (7x7 outputs: 13 runs). Index
 // arithmetic, not memory, bounded the one-element-per-thread kernel (two integer divisions
-// per element: 2.7 ms at resnet50 batch 32 against about 0.6 ms to write the columns at
-// HBM speed), so a thread divides once for its run of positions and walks the output row
+// per element took several times as long as writing the columns at HBM speed:
+// bench/results_gpu.md), so a thread divides once for its run of positions and walks the output row
 // from there; where a row of columns is a whole number of vectors it stores them as one
 // (float4, or 4 x 16 bits). 32-bit index arithmetic (the launcher checks that every index
 // fits). For --precision fp16 / bf16 the columns are written in the 16-bit type, the GEMM

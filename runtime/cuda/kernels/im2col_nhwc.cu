@@ -45,8 +45,8 @@ struct alignas(sizeof(T) * kVec) Store {
 
 // A thread per vector of the columns, consecutive threads along a row and on to the next.
 // 32-bit unsigned index arithmetic by multiplication (fast_div.cuh): the first version,
-// with 64-bit divisions (a software loop on the GPU) took 0.39 ms for resnet50's stem at
-// batch 32, 4x the time to write its columns. T is the columns' type: float32, or the
+// with 64-bit divisions (a software loop on the GPU) took several times as long as writing
+// its columns (bench/results_gpu.md). T is the columns' type: float32, or the
 // 16-bit type of --precision fp16 / bf16, rounded to nearest even.
 template <class T, int kVec>
 __global__ void im2col_nhwc_kernel(Geometry g, const float* __restrict__ x, T* __restrict__ col) {

@@ -7,8 +7,8 @@
 // widths: 768, 1024) take one warp per row: the row is read once, in 16-byte loads, into
 // registers, and both reductions are shuffles within the warp, with no barrier. Longer
 // or unaligned rows take one block per row (shared memory between the warps, the row read
-// three times; after the first from L1/L2). At BERT-base's 128 x 768 the block version
-// took 4.8 us per call on an H100, latency-bound (25 calls: 0.120 ms of 1.33).
+// three times; after the first from L1/L2). The block version was latency-bound on
+// BERT-base's 128 x 768 rows (bench/results_gpu.md).
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 namespace aotc::rt::cuda {
