@@ -209,62 +209,9 @@ if command -v readelf >/dev/null; then
   done
 fi
 
-# bin/aotc-compiler stays in bin/: an installed aotc finds its prefix from its own directory
-# (codegen/install_paths.cpp strips bin from it).
-mv "$P/bin/aotc" "$P/bin/aotc-compiler"
-cat > "$P/bin/aotc" <<'EOF'
-#!/bin/sh
-# aotc, from the aotc Debian package: runs the compiler (aotc-compiler beside this script)
-# with the LibTorch it was built against. The first of these that holds LibTorch of torch
-# @TORCH_VERSION@ is used:
-#   1. AOTC_TORCH_LIB (a torch/lib directory; not checked);
-#   2. the torch/lib directory aotc was built with (its RUNPATH): @TORCH_LIB@
-#   3. the torch package of python3 (AOTC_PYTHON names another Python), found without
-#      importing it.
-# Otherwise it fails and says how to install torch.
-set -eu
-want='@TORCH_VERSION@'
-recorded='@TORCH_LIB@'
-self=$(readlink -f "$0")
-real=$(dirname "$self")/aotc-compiler
-
-# The version of the torch whose lib directory is $1 (from torch/version.py), or nothing.
-torch_version() {
-  [ -f "$1/libtorch_cpu.so" ] || return 0
-  sed -n "s/^__version__ = ['\"]\([^'\"+]*\).*/\1/p" "$1/../version.py" 2>/dev/null || true
-}
-
-if [ -n "${AOTC_TORCH_LIB:-}" ]; then
-  lib=$AOTC_TORCH_LIB
-elif [ "$(torch_version "$recorded")" = "$want" ]; then
-  exec "$real" "$@"  # the RUNPATH finds it
-else
-  python=${AOTC_PYTHON:-python3}
-  lib=$("$python" -c 'import importlib.util as u, os
-s = u.find_spec("torch")
-print(os.path.join(s.submodule_search_locations[0], "lib") if s and s.submodule_search_locations else "")' 2>/dev/null) || lib=""
-  found=""
-  [ -n "$lib" ] && found=$(torch_version "$lib")
-  if [ "$found" != "$want" ]; then
-    if [ -n "$found" ]; then
-      where="$python has torch $found (in ${lib%/lib}), not $want"
-    elif command -v "$python" >/dev/null 2>&1; then
-      where="$python has no torch"
-    else
-      where="there is no $python"
-    fi
-    echo "aotc: cannot find LibTorch of torch $want, which aotc needs to load models: $where." >&2
-    echo "aotc: install it with:  $python -m pip install torch==$want" >&2
-    echo "aotc: (or set AOTC_PYTHON to a Python that has it, or AOTC_TORCH_LIB to its torch/lib directory)" >&2
-    exit 127
-  fi
-fi
-LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export LD_LIBRARY_PATH
-exec "$real" "$@"
-EOF
-sed -i -e "s|@TORCH_VERSION@|$torch_version|g" -e "s|@TORCH_LIB@|$torch_lib|g" "$P/bin/aotc"
-chmod 0755 "$P/bin/aotc"
+# bin/aotc becomes the wrapper that finds LibTorch (scripts/install_libtorch_wrapper.sh;
+# a plain meson install, the build-deb route, has put it there already).
+"$(dirname "$0")/install_libtorch_wrapper.sh" "$P/bin" "$torch_version" "$torch_lib"
 
 # The commands on PATH.
 mkdir -p "$stage/usr/bin"
