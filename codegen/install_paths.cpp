@@ -195,11 +195,12 @@ CrossRuntime cross_runtime_lib(const std::string& triple) {
   } else if (!loc.prefix.empty()) {
     // An install keeps the runtime built for another target in LIBDIR/<triple>/.
     runtime.path = (loc.prefix / AOTC_INSTALL_LIBDIR / triple / "libaotc_runtime.a").string();
-    runtime.how_to_get = "this aotc install has none; build it from the aotc sources (meson setup " +
-                         build_dir + " --cross-file cross/" + triple +
-                         ".ini -Dbuild_compiler=false && meson compile -C " + build_dir + ") and copy " +
-                         build_dir + "/" + AOTC_RUNTIME_LIB_IN_BUILD + " there, or set " + runtime.env +
-                         " to the library built for " + triple;
+    // A cross build's meson install puts its runtime there (runtime/meson.build).
+    runtime.how_to_get = "this aotc install has none; build it from the aotc sources with this install's " +
+                         std::string("prefix and libdir (meson setup ") + build_dir + " --cross-file cross/" +
+                         triple + ".ini -Dbuild_compiler=false --prefix " + loc.prefix.string() +
+                         " --libdir " + AOTC_INSTALL_LIBDIR + " && meson install -C " + build_dir +
+                         "), or set " + runtime.env + " to the library built for " + triple;
   } else {
     runtime.how_to_get = "aotc is neither installed nor in a build tree; set " + runtime.env +
                          " to the library built for " + triple;
