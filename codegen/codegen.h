@@ -45,7 +45,8 @@ struct BuildOptions {
 
 // Lays out the constants the ops read (and the outputs return) in one 64-byte aligned
 // blob, in first-use order, setting each Constant::offset; returns the blob. Constants
-// nothing reads (replaced by a pass) have their bytes released.
+// nothing reads (replaced by a pass) have their bytes released. With graph.weights_placed,
+// returns an empty blob and leaves the offsets as they are.
 std::vector<uint8_t> layout_weights(ir::Graph& graph);
 
 // What every target's model source shares (generate_sources.cpp): the weights' checksum as

@@ -52,6 +52,7 @@ std::string comment_safe(const std::string& text) {
 // Constants actually read by ops or returned, in first-use order, packed with alignment;
 // the others' bytes are released.
 std::vector<uint8_t> layout_weights(ir::Graph& graph) {
+  if (graph.weights_placed) return {};
   std::vector<int> order;
   std::set<int> seen;
   auto visit = [&](int id) {

@@ -17,15 +17,41 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+void run_cpu_passes(ir::Graph& graph, const ModelBuild& build) {
+  const bool verbose = build.verbose;
+  if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
+  passes::run_default_passes(graph, verbose);
+  if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
+  // CPU only: the CUDA generators read the convolutions' weights as they are.
+  if (build.winograd) passes::select_winograd(graph);
+  // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).
+  passes::fuse_gemm_gelu(graph, "AOTC_CPU_FUSE_GELU");
+  // A ResNet block's add (and the relu after it, fused again) into the convolution before
+  // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
+  // Likewise a transformer block's residual add into the linear layer before it (vit_b_16:
+  // 24 adds of 197 x 768 floats), which both GEMM kernels start their sums from.
+  passes::fuse_conv_residual(graph, [](const ir::Op& op) {
+    if (op.kind == "gemm") return true;
+    return op.kind == "conv2d" && !rt::conv2d_is_depthwise(ops::conv2d_params_of(op));
+  });
+  passes::fuse_activation(graph);
+  // Both choose kernels that the runtime runs on AVX-512 only: for a host build, what this
+  // machine has; for a cross target, none.
+  const bool avx512_target = build.target_triple.empty() && passes::host_runs_avx512_kernels();
+  passes::fuse_expand_depthwise(graph, avx512_target);
+  passes::select_pointwise_rows(graph, avx512_target);
+  passes::prepack_gemm_weights(graph);
+}
+
 void build_model(ir::Graph graph, const ModelBuild& build) {
   const bool verbose = build.verbose;
   const auto start = std::chrono::steady_clock::now();
   codegen::resolve_target(build.target_triple);  // an unknown or unbuilt target fails before the work
-  if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
-  passes::run_default_passes(graph, verbose);
-  if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
+  if (build.cuda && verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   codegen::Sources sources;
   if (build.cuda) {
+    passes::run_default_passes(graph, verbose);
+    if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
     // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
     ops::cuda::check_cuda_support(graph);
     ops::cuda::prepare_graph_for_cuda(graph, codegen::cuda::parse_precision(build.cuda_options.precision));
@@ -33,25 +59,7 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
     sources =
         codegen::cuda::generate_cuda_sources(graph, build.source_name, build.weights, build.cuda_options);
   } else {
-    // CPU only: the CUDA generators read the convolutions' weights as they are.
-    if (build.winograd) passes::select_winograd(graph);
-    // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).
-    passes::fuse_gemm_gelu(graph, "AOTC_CPU_FUSE_GELU");
-    // A ResNet block's add (and the relu after it, fused again) into the convolution before
-    // it: the GEMM and Winograd kernels add it as they write; depthwise has no such epilogue.
-    // Likewise a transformer block's residual add into the linear layer before it (vit_b_16:
-    // 24 adds of 197 x 768 floats), which both GEMM kernels start their sums from.
-    passes::fuse_conv_residual(graph, [](const ir::Op& op) {
-      if (op.kind == "gemm") return true;
-      return op.kind == "conv2d" && !rt::conv2d_is_depthwise(ops::conv2d_params_of(op));
-    });
-    passes::fuse_activation(graph);
-    // Both choose kernels that the runtime runs on AVX-512 only: for a host build, what this
-    // machine has; for a cross target, none.
-    const bool avx512_target = build.target_triple.empty() && passes::host_runs_avx512_kernels();
-    passes::fuse_expand_depthwise(graph, avx512_target);
-    passes::select_pointwise_rows(graph, avx512_target);
-    passes::prepack_gemm_weights(graph);
+    run_cpu_passes(graph, build);
     passes::plan_memory(graph);
     if (verbose)
       std::fprintf(stderr,
@@ -60,8 +68,7 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
     sources = codegen::generate_sources(graph, build.source_name, build.weights);
   }
   const double t_codegen = seconds_since(start);
-  codegen::build_shared_library(sources,
-                                {build.output, build.emit_dir, verbose, build.target_triple, build.weights});
+  build_sources(sources, build);
   if (verbose) {
     std::fprintf(stderr, "aotc: %zu ops, weights %zu bytes\n", graph.ops.size(), sources.weights_bin.size());
     std::fprintf(stderr, "aotc: arena %lld bytes, lower bound %lld bytes (%.3fx)\n",
@@ -72,6 +79,11 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
     std::fprintf(stderr, "aotc: time: passes+codegen %.2f s, build %.2f s\n", t_codegen,
                  seconds_since(start) - t_codegen);
   }
+}
+
+void build_sources(const codegen::Sources& sources, const ModelBuild& build) {
+  codegen::build_shared_library(sources,
+                                {build.output, build.emit_dir, build.verbose, build.target_triple, build.weights});
 }
 
 }  // namespace aotc::driver

@@ -27,4 +27,10 @@ struct ModelBuild {
 // Throws CompileError on any problem; nothing is left at build.output then.
 void build_model(ir::Graph graph, const ModelBuild& build);
 
+// The CPU target's passes after lowering, up to (not including) the memory plan.
+void run_cpu_passes(ir::Graph& graph, const ModelBuild& build);
+
+// Builds generated sources into build.output (atomically) with build's target and options.
+void build_sources(const codegen::Sources& sources, const ModelBuild& build);
+
 }  // namespace aotc::driver

@@ -23,6 +23,7 @@
 #include "../ops/op_registry.h"
 #include "aotc_config.h"
 #include "build_model.h"
+#include "dynamic_build.h"
 #include "input_spec.h"
 
 namespace {
@@ -42,6 +43,10 @@ is needed to run it.
                            argument name, DIMS like 1x3x224x224, DTYPE one of float32
                            (default), float16, bfloat16, int64, int32, bool. Arguments
                            with a default value (mask=None, ...) may be left out
+  --dim NAME=MIN..MAX      a dim that varies between runs: DIMS in --input may name it in
+                           place of a size (ids:BxS:int64 with --dim B=1..32 --dim S=1..512;
+                           names have no 'x'); the library runs every size in range, the
+                           same name is the same size; MAX sizes the memory. CPU target
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
@@ -74,9 +79,17 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-aotc::frontend::InputSpec parse_input(const std::string& text) {
+aotc::driver::InputSignature parse_input(const std::string& text) {
   try {
-    return aotc::driver::parse_input_spec(text);
+    return aotc::driver::parse_input_signature(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+aotc::driver::DimRange parse_dim(const std::string& text) {
+  try {
+    return aotc::driver::parse_dim_range(text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -171,7 +184,9 @@ int print_census(const aotc::frontend::Census& census, const aotc::frontend::Opt
 
 // What the command line asks for; nullopt when it was answered already (--help, ...).
 struct Job {
-  aotc::frontend::Options options;
+  aotc::frontend::Options options;  // with dynamic dims: the inputs at the --dim maxima
+  aotc::driver::DynamicSignature signature;  // --input, --dim
+  bool dynamic = false;                      // a --dim or a named dim is given
   bool check = false;  // --check: the op census only
   std::string output, emit_dir;
   bool verbose = false;
@@ -212,7 +227,9 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
     } else if (arg == "-o" || arg == "--output") {
       output = value("-o");
     } else if (arg == "--input") {
-      options.inputs.push_back(parse_input(value("--input")));
+      job.signature.inputs.push_back(parse_input(value("--input")));
+    } else if (arg == "--dim") {
+      job.signature.dims.push_back(parse_dim(value("--dim")));
     } else if (arg == "--method") {
       options.method = value("--method");
     } else if (arg == "--emit-source") {
@@ -274,6 +291,20 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   if (job.winograd_given && job.cuda) throw UsageError("--winograd is for the CPU target, not --target cuda");
   if (job.cuda && !job.target_triple.empty())
     throw UsageError("--target cuda builds for the host CPU; --target-triple cannot be combined with it");
+  for (const auto& in : job.signature.inputs) job.dynamic |= in.dynamic();
+  job.dynamic |= !job.signature.dims.empty();
+  if (job.dynamic) {
+    try {
+      aotc::driver::check_dynamic_signature(job.signature);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::vector<int64_t> largest;
+    for (const auto& d : job.signature.dims) largest.push_back(d.max);
+    options.inputs = aotc::driver::specs_at(job.signature, largest);
+  } else {
+    for (const auto& in : job.signature.inputs) options.inputs.push_back(in.spec);
+  }
   for (size_t i = 0; i < options.inputs.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (options.inputs[i].name == options.inputs[j].name)
@@ -292,8 +323,6 @@ int compile(const Job& job) {
     return print_census(census, options);
   }
   aotc::codegen::resolve_target(job.target_triple);  // an unknown or unbuilt target fails before the work
-  aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
-  if (verbose) std::fprintf(stderr, "aotc: frontend %.2f s\n", seconds_since(start));
   aotc::driver::ModelBuild build;
   build.source_name = options.model_path;
   build.output = job.output;
@@ -304,6 +333,21 @@ int compile(const Job& job) {
   build.cuda = job.cuda;
   build.cuda_options = job.cuda_options;
   build.winograd = job.winograd;
+  if (job.dynamic) {
+    aotc::frontend::ModuleFile file(options.model_path);
+    aotc::driver::build_dynamic_model(
+        [&](const std::vector<aotc::frontend::InputSpec>& inputs) {
+          aotc::frontend::Options at = options;
+          at.inputs = inputs;
+          at.verbose = false;
+          return file.import(at);
+        },
+        job.signature, build);
+    if (verbose) std::fprintf(stderr, "aotc: total %.2f s\n", seconds_since(start));
+    return 0;
+  }
+  aotc::ir::Graph graph = aotc::frontend::import_torchscript(options);
+  if (verbose) std::fprintf(stderr, "aotc: frontend %.2f s\n", seconds_since(start));
   aotc::driver::build_model(std::move(graph), build);
   if (verbose) std::fprintf(stderr, "aotc: total %.2f s\n", seconds_since(start));
   return 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,21 @@ struct Census {
 // With census != nullptr, unsupported ops and per-use problems are recorded there
 // instead of thrown (errors that stop the frontend, like an unreadable file, still throw).
 ir::Graph import_torchscript(const Options& options, Census* census = nullptr);
+
+// A model file read once and imported for several sets of input shapes (aotc --dim
+// compiles a model at many sample shapes). import() is import_torchscript without the read.
+class ModuleFile {
+ public:
+  explicit ModuleFile(const std::string& path);  // throws CompileError as import_torchscript
+  ~ModuleFile();
+  ModuleFile(const ModuleFile&) = delete;
+  ModuleFile& operator=(const ModuleFile&) = delete;
+  ir::Graph import(const Options& options, Census* census = nullptr);
+
+ private:
+  struct Loaded;
+  std::unique_ptr<Loaded> loaded_;
+};
 
 // The TorchScript schemas LibTorch knows for an op name ("aten::add" -> its overloads).
 std::vector<std::string> schemas_of(const std::string& op_name);

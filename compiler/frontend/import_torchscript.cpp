@@ -218,6 +218,18 @@ ir::Graph import_torchscript(const Options& options, Census* census) {
   return import_module(load_module(options.model_path), options, census);
 }
 
+struct ModuleFile::Loaded {
+  torch::jit::Module module;
+};
+
+ModuleFile::ModuleFile(const std::string& path) : loaded_(new Loaded{load_module(path)}) {}
+
+ModuleFile::~ModuleFile() = default;
+
+ir::Graph ModuleFile::import(const Options& options, Census* census) {
+  return import_module(loaded_->module, options, census);
+}
+
 ir::Graph import_module(torch::jit::Module module, const Options& options, Census* census) {
   // A scripted module with @torch.jit._overload_method forward (nn.LSTM, nn.GRU) has
   // forward__0, forward__1, ... instead: the first whose arguments fit the inputs is used.

@@ -109,6 +109,12 @@ class Graph {
   std::vector<GraphOutput> outputs;
   int64_t arena_bytes = 0;        // set by the memory planner
   int64_t arena_lower_bound = 0;  // peak of simultaneously live bytes
+  // Every constant read has its Constant::offset in a weights blob laid out already (aotc
+  // --dim: the code for every size reads the blob of the largest): codegen keeps them.
+  bool weights_placed = false;
+  // Compiled for a range of sizes (aotc --dim): a choice a pass makes by a size must hold
+  // for every size, so passes decide as for large sizes where a size could be small.
+  bool sizes_vary = false;
 
   int add_value(DType dtype, Shape shape, std::string name = {});
   int add_input(DType dtype, Shape shape, std::string name);

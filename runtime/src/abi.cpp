@@ -53,6 +53,9 @@ struct aotc_model {
   // Dense byte sizes of each input and output, computed once at create.
   uint64_t* input_bytes;
   uint64_t* output_bytes;
+  // What *_info reports as dims: the largest shape with -1 for each dynamic dim; inputs
+  // then outputs, AOTC_MAX_RANK entries each (models with dynamic dims only).
+  int64_t* info_dims;
   // Contexts not yet destroyed: destroying the model under them would leave them dangling.
   std::atomic<int64_t> live_contexts;
   // The weights runs read: the library's own, a caller's buffer, or the mapped file.
@@ -70,6 +73,9 @@ struct aotc_context {
   aotc::rt::ThreadPool* pool;
   const void** input_ptrs;
   void** output_ptrs;
+  // Models with dynamic dims: the named dims' sizes and every output's dims of the last run.
+  int64_t dims[aotc::rt::kMaxNamedDims];
+  int64_t (*output_dims)[AOTC_MAX_RANK];
   // Set while a run is in progress: a context serves one thread at a time.
   std::atomic<bool> busy;
   void* device_state;  // a device model's (DeviceHooks::context_create), or nullptr
@@ -251,6 +257,28 @@ aotc_status create_model(const aotc_model_options* options, aotc_model** out_mod
   }
   for (size_t i = 0; i < desc->num_inputs; ++i) in_bytes[i] = dense_bytes(desc->inputs[i]);
   for (size_t i = 0; i < desc->num_outputs; ++i) out_bytes[i] = dense_bytes(desc->outputs[i]);
+  if (desc->dynamic) {
+    const size_t tensors = desc->num_inputs + desc->num_outputs;
+    model->info_dims = static_cast<int64_t*>(std::calloc(tensors * AOTC_MAX_RANK + 1, sizeof(int64_t)));
+    if (!model->info_dims || desc->dynamic->num_dims > aotc::rt::kMaxNamedDims) {
+      if (model->device_state) desc->device->model_destroy(model->device_state);
+      if (model->mapping) ::munmap(model->mapping, model->mapping_bytes);
+      std::free(model->info_dims);
+      delete model;
+      std::free(in_bytes);
+      std::free(out_bytes);
+      return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating the model");
+    }
+    for (size_t t = 0; t < tensors; ++t) {
+      const bool is_input = t < desc->num_inputs;
+      const aotc::rt::TensorDesc& td = is_input ? desc->inputs[t] : desc->outputs[t - desc->num_inputs];
+      for (int32_t d = 0; d < td.rank; ++d) {
+        const bool dynamic = is_input ? desc->dynamic->input_dims[t][d] >= 0
+                                      : desc->dynamic->output_dim_names[t - desc->num_inputs][d] != nullptr;
+        model->info_dims[t * AOTC_MAX_RANK + d] = dynamic ? -1 : td.dims[d];
+      }
+    }
+  }
   model->magic = kModelMagic;
   model->desc = desc;
   model->input_bytes = in_bytes;
@@ -305,6 +333,109 @@ aotc_status check_tensor(const char* role, size_t index, const aotc::rt::TensorD
     return fail(AOTC_ERR_BUFFER_TOO_SMALL, "%s %zu ('%s'): buffer holds %llu bytes, needs %llu", role, index,
                 want.name, static_cast<unsigned long long>(got.size_bytes),
                 static_cast<unsigned long long>(want_bytes));
+  return AOTC_OK;
+}
+
+// The shape a model's tensor has, its dynamic dims by name: "[B, S, 768]".
+void format_named_dims(char* buffer, size_t size, const aotc::rt::TensorDesc& t, const int32_t* symbols,
+                       const char* const* names, const aotc::rt::DynamicDesc& dyn) {
+  size_t used = static_cast<size_t>(std::snprintf(buffer, size, "["));
+  for (int32_t d = 0; d < t.rank && used < size; ++d) {
+    const char* name = symbols ? (symbols[d] >= 0 ? dyn.dims[symbols[d]].name : nullptr) : names[d];
+    if (name)
+      used += static_cast<size_t>(std::snprintf(buffer + used, size - used, d ? ", %s" : "%s", name));
+    else
+      used += static_cast<size_t>(std::snprintf(buffer + used, size - used, d ? ", %lld" : "%lld",
+                                                static_cast<long long>(t.dims[d])));
+  }
+  if (used < size) std::snprintf(buffer + used, size - used, "]");
+}
+
+// A model with dynamic dims: the size of each named dim from the inputs' shapes, every
+// fixed dim and every range checked, a name used twice the same size; then every
+// output's dims (out_dims). Only rank and dims of the inputs are read.
+aotc_status resolve_dims(const aotc::rt::ModelDesc& desc, const aotc_tensor* inputs, int64_t* dims,
+                         int64_t (*out_dims)[AOTC_MAX_RANK]) {
+  const aotc::rt::DynamicDesc& dyn = *desc.dynamic;
+  bool seen[aotc::rt::kMaxNamedDims] = {};
+  size_t seen_in[aotc::rt::kMaxNamedDims] = {};
+  for (size_t i = 0; i < desc.num_inputs; ++i) {
+    const aotc::rt::TensorDesc& want = desc.inputs[i];
+    const aotc_tensor& got = inputs[i];
+    char expected[256];
+    format_named_dims(expected, sizeof expected, want, dyn.input_dims[i], nullptr, dyn);
+    if (got.rank > 0 && got.dims == nullptr)
+      return fail(AOTC_ERR_NULL_POINTER, "input %zu ('%s'): dims is NULL for rank %d", i, want.name, got.rank);
+    if (got.rank != want.rank)
+      return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): expected shape %s, got rank %d", i, want.name,
+                  expected, got.rank);
+    for (int32_t d = 0; d < want.rank; ++d) {
+      const int64_t size = got.dims[d];
+      const int32_t symbol = dyn.input_dims[i][d];
+      if (symbol < 0) {
+        if (size != want.dims[d])
+          return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): expected shape %s, got %lld in dim %d", i,
+                      want.name, expected, static_cast<long long>(size), d);
+        continue;
+      }
+      const aotc::rt::DimDesc& dim = dyn.dims[symbol];
+      if (seen[symbol]) {
+        if (size != dims[symbol])
+          return fail(AOTC_ERR_WRONG_SHAPE,
+                      "input %zu ('%s'): dim %d is %s = %lld, but input %zu ('%s') has %s = %lld: a dim "
+                      "name means one size",
+                      i, want.name, d, dim.name, static_cast<long long>(size), seen_in[symbol],
+                      desc.inputs[seen_in[symbol]].name, dim.name, static_cast<long long>(dims[symbol]));
+        continue;
+      }
+      if (size < dim.min || size > dim.max)
+        return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): %s = %lld is outside its range %lld..%lld (shape %s)",
+                    i, want.name, dim.name, static_cast<long long>(size), static_cast<long long>(dim.min),
+                    static_cast<long long>(dim.max), expected);
+      if (dim.multiple_of > 1 && size % dim.multiple_of != 0)
+        return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): %s = %lld is not a multiple of %lld, which %s needs",
+                    i, want.name, dim.name, static_cast<long long>(size), static_cast<long long>(dim.multiple_of),
+                    dim.multiple_why);
+      dims[symbol] = size;
+      seen[symbol] = true;
+      seen_in[symbol] = i;
+    }
+  }
+  for (size_t k = 0; k < dyn.num_dims; ++k)
+    if (!seen[k]) return fail(AOTC_ERR_INTERNAL, "dim %s is in no input", dyn.dims[k].name);
+  dyn.output_dims(dims, out_dims);
+  return AOTC_OK;
+}
+
+// A model with dynamic dims: an output buffer has the info's rank, its fixed dims and
+// room for the output at this run's shape (dims, from resolve_dims).
+aotc_status check_dynamic_output(const aotc::rt::ModelDesc& desc, size_t index, const int64_t* dims,
+                                 const aotc_tensor& got) {
+  const aotc::rt::TensorDesc& want = desc.outputs[index];
+  const char* const* names = desc.dynamic->output_dim_names[index];
+  char expected[256];
+  format_named_dims(expected, sizeof expected, want, nullptr, names, *desc.dynamic);
+  if (got.dtype != want.dtype)
+    return fail(AOTC_ERR_WRONG_DTYPE, "output %zu ('%s'): expected dtype %s, got %s", index, want.name,
+                aotc_dtype_name(want.dtype), aotc_dtype_name(got.dtype));
+  if (got.rank > 0 && got.dims == nullptr)
+    return fail(AOTC_ERR_NULL_POINTER, "output %zu ('%s'): dims is NULL for rank %d", index, want.name, got.rank);
+  if (got.rank != want.rank)
+    return fail(AOTC_ERR_WRONG_SHAPE, "output %zu ('%s'): expected shape %s, got rank %d", index, want.name,
+                expected, got.rank);
+  uint64_t bytes = aotc_dtype_size(want.dtype);
+  for (int32_t d = 0; d < want.rank; ++d) {
+    if (!names[d] && got.dims[d] != want.dims[d])
+      return fail(AOTC_ERR_WRONG_SHAPE, "output %zu ('%s'): expected shape %s, got %lld in dim %d", index,
+                  want.name, expected, static_cast<long long>(got.dims[d]), d);
+    bytes *= static_cast<uint64_t>(dims[d]);
+  }
+  if (bytes > 0 && got.data == nullptr)
+    return fail(AOTC_ERR_NULL_POINTER, "output %zu ('%s'): data is NULL", index, want.name);
+  if (got.size_bytes < bytes)
+    return fail(AOTC_ERR_BUFFER_TOO_SMALL, "output %zu ('%s'): buffer holds %llu bytes, needs %llu for this run's shape",
+                index, want.name, static_cast<unsigned long long>(got.size_bytes),
+                static_cast<unsigned long long>(bytes));
   return AOTC_OK;
 }
 
@@ -390,6 +521,7 @@ AOTC_API aotc_status aotc_model_destroy(aotc_model* model) {
   if (model->mapping) ::munmap(model->mapping, model->mapping_bytes);
   std::free(model->input_bytes);
   std::free(model->output_bytes);
+  std::free(model->info_dims);
   delete model;
   return AOTC_OK;
 }
@@ -415,7 +547,9 @@ AOTC_API aotc_status aotc_model_input_info(const aotc_model* model, size_t index
   if (index >= model->desc->num_inputs)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "input index %zu out of range: the model has %zu inputs", index,
                 model->desc->num_inputs);
-  return fill_info(model->desc->inputs[index], model->input_bytes[index], out_info);
+  aotc_status s = fill_info(model->desc->inputs[index], model->input_bytes[index], out_info);
+  if (model->info_dims) out_info->dims = model->info_dims + index * AOTC_MAX_RANK;
+  return s;
 }
 
 AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t index,
@@ -425,7 +559,9 @@ AOTC_API aotc_status aotc_model_output_info(const aotc_model* model, size_t inde
   if (index >= model->desc->num_outputs)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
                 model->desc->num_outputs);
-  return fill_info(model->desc->outputs[index], model->output_bytes[index], out_info);
+  aotc_status s = fill_info(model->desc->outputs[index], model->output_bytes[index], out_info);
+  if (model->info_dims) out_info->dims = model->info_dims + (model->desc->num_inputs + index) * AOTC_MAX_RANK;
+  return s;
 }
 
 AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* out_bytes) {
@@ -490,6 +626,11 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
         arena_bytes ? static_cast<unsigned char*>(std::aligned_alloc(kArenaAlignment, arena_bytes)) : nullptr;
   ctx->input_ptrs = static_cast<const void**>(std::calloc(desc->num_inputs + 1, sizeof(void*)));
   ctx->output_ptrs = static_cast<void**>(std::calloc(desc->num_outputs + 1, sizeof(void*)));
+  // The last run's output dims, then the ones of the run in progress.
+  ctx->output_dims = static_cast<int64_t(*)[AOTC_MAX_RANK]>(
+      std::calloc(2 * desc->num_outputs + 1, sizeof(int64_t[AOTC_MAX_RANK])));
+  for (size_t i = 0; ctx->output_dims && i < desc->num_outputs; ++i)
+    for (int32_t d = 0; d < desc->outputs[i].rank; ++d) ctx->output_dims[i][d] = desc->outputs[i].dims[d];
   try {
     ctx->pool = new aotc::rt::ThreadPool(threads);
   } catch (const std::bad_alloc&) {
@@ -497,12 +638,14 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   } catch (...) {
     ctx->pool = nullptr;
   }
-  if ((arena_bytes && !ctx->arena) || !ctx->input_ptrs || !ctx->output_ptrs || !ctx->pool) {
+  if ((arena_bytes && !ctx->arena) || !ctx->input_ptrs || !ctx->output_ptrs || !ctx->output_dims ||
+      !ctx->pool) {
     const bool no_pool = ctx->pool == nullptr;
     delete ctx->pool;
     if (ctx->owns_arena) std::free(ctx->arena);
     std::free(ctx->input_ptrs);
     std::free(ctx->output_ptrs);
+    std::free(ctx->output_dims);
     delete ctx;
     if (no_pool) return fail(AOTC_ERR_SYSTEM, "could not start %d worker threads", threads - 1);
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
@@ -511,8 +654,10 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     if (aotc_status s = desc->device->context_create(
             *desc, model->device_state, options ? options->cuda_stream : nullptr, &ctx->device_state)) {
       delete ctx->pool;
+      if (ctx->owns_arena) std::free(ctx->arena);
       std::free(ctx->input_ptrs);
       std::free(ctx->output_ptrs);
+      std::free(ctx->output_dims);
       delete ctx;
       return s;
     }
@@ -541,6 +686,7 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   if (context->owns_arena) std::free(context->arena);
   std::free(context->input_ptrs);
   std::free(context->output_ptrs);
+  std::free(context->output_dims);
   delete context;
   return AOTC_OK;
 }
@@ -566,14 +712,29 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
     return fail(AOTC_ERR_WRONG_COUNT, "expected %zu outputs, got %zu", desc->num_outputs, num_outputs);
   if (num_inputs && !inputs) return fail(AOTC_ERR_NULL_POINTER, "inputs is NULL");
   if (num_outputs && !outputs) return fail(AOTC_ERR_NULL_POINTER, "outputs is NULL");
-  for (size_t i = 0; i < num_inputs; ++i) {
-    if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i])) return s;
-    context->input_ptrs[i] = inputs[i].data;
-  }
-  for (size_t i = 0; i < num_outputs; ++i) {
-    if (aotc_status s = check_tensor("output", i, desc->outputs[i], model->output_bytes[i], outputs[i]))
-      return s;
-    context->output_ptrs[i] = outputs[i].data;
+  int64_t(*const out_dims)[AOTC_MAX_RANK] = context->output_dims + num_outputs;  // this run's
+  if (desc->dynamic) {
+    if (aotc_status s = resolve_dims(*desc, inputs, context->dims, out_dims)) return s;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      aotc::rt::TensorDesc actual = desc->inputs[i];
+      for (int32_t d = 0; d < actual.rank; ++d) actual.dims[d] = inputs[i].dims[d];
+      if (aotc_status s = check_tensor("input", i, actual, dense_bytes(actual), inputs[i])) return s;
+      context->input_ptrs[i] = inputs[i].data;
+    }
+    for (size_t i = 0; i < num_outputs; ++i) {
+      if (aotc_status s = check_dynamic_output(*desc, i, out_dims[i], outputs[i])) return s;
+      context->output_ptrs[i] = outputs[i].data;
+    }
+  } else {
+    for (size_t i = 0; i < num_inputs; ++i) {
+      if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i])) return s;
+      context->input_ptrs[i] = inputs[i].data;
+    }
+    for (size_t i = 0; i < num_outputs; ++i) {
+      if (aotc_status s = check_tensor("output", i, desc->outputs[i], model->output_bytes[i], outputs[i]))
+        return s;
+      context->output_ptrs[i] = outputs[i].data;
+    }
   }
   for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
     const bool is_input = i < num_inputs;
@@ -596,12 +757,118 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
     }
   }
   aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, model->weights,
-                         context->pool};
+                         context->pool, desc->dynamic ? context->dims : nullptr};
   try {
     desc->run(args);
   } catch (...) {
     return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
   }
+  if (desc->dynamic) std::memcpy(context->output_dims, out_dims, num_outputs * sizeof *out_dims);
+  return AOTC_OK;
+}
+
+namespace {
+
+aotc_status dim_range(const aotc_model* model, bool is_input, size_t index, int32_t dim, aotc_dim_range* out) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out) return fail(AOTC_ERR_NULL_POINTER, "out_range is NULL");
+  const aotc::rt::ModelDesc& desc = *model->desc;
+  const size_t count = is_input ? desc.num_inputs : desc.num_outputs;
+  const char* role = is_input ? "input" : "output";
+  if (index >= count)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s index %zu out of range: the model has %zu %ss", role, index, count,
+                role);
+  const aotc::rt::TensorDesc& t = is_input ? desc.inputs[index] : desc.outputs[index];
+  if (dim < 0 || dim >= t.rank)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s %zu ('%s') has rank %d: no dim %d", role, index, t.name, t.rank, dim);
+  std::memset(out, 0, sizeof *out);
+  out->min = out->max = t.dims[dim];
+  out->multiple_of = 1;
+  if (!desc.dynamic) return AOTC_OK;
+  const aotc::rt::DynamicDesc& dyn = *desc.dynamic;
+  if (is_input) {
+    const int32_t symbol = dyn.input_dims[index][dim];
+    if (symbol < 0) return AOTC_OK;
+    const aotc::rt::DimDesc& named = dyn.dims[symbol];
+    out->name = named.name;
+    out->min = named.min;
+    out->max = named.max;
+    out->multiple_of = named.multiple_of;
+    return AOTC_OK;
+  }
+  out->name = dyn.output_dim_names[index][dim];
+  if (!out->name) return AOTC_OK;
+  // An output's size grows with the named dims: its extremes are at theirs.
+  int64_t sizes[aotc::rt::kMaxNamedDims];
+  int64_t(*dims)[AOTC_MAX_RANK] = static_cast<int64_t(*)[AOTC_MAX_RANK]>(
+      std::calloc(desc.num_outputs + 1, sizeof(int64_t[AOTC_MAX_RANK])));
+  if (!dims) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory");
+  for (size_t k = 0; k < dyn.num_dims; ++k)
+    sizes[k] = (dyn.dims[k].min + dyn.dims[k].multiple_of - 1) / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
+  dyn.output_dims(sizes, dims);
+  out->min = dims[index][dim];
+  for (size_t k = 0; k < dyn.num_dims; ++k) sizes[k] = dyn.dims[k].max / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
+  dyn.output_dims(sizes, dims);
+  out->max = dims[index][dim];
+  std::free(dims);
+  return AOTC_OK;
+}
+
+}  // namespace
+
+AOTC_API aotc_status aotc_model_input_dim_range(const aotc_model* model, size_t index, int32_t dim,
+                                                aotc_dim_range* out_range) {
+  return dim_range(model, true, index, dim, out_range);
+}
+
+AOTC_API aotc_status aotc_model_output_dim_range(const aotc_model* model, size_t index, int32_t dim,
+                                                 aotc_dim_range* out_range) {
+  return dim_range(model, false, index, dim, out_range);
+}
+
+AOTC_API aotc_status aotc_model_output_dims(const aotc_model* model, const aotc_tensor* inputs,
+                                            size_t num_inputs, size_t index, int64_t* out_dims) {
+  if (aotc_status s = check_model(model)) return s;
+  const aotc::rt::ModelDesc& desc = *model->desc;
+  if (!out_dims) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
+  if (index >= desc.num_outputs)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
+                desc.num_outputs);
+  if (num_inputs != desc.num_inputs)
+    return fail(AOTC_ERR_WRONG_COUNT, "expected %zu inputs, got %zu", desc.num_inputs, num_inputs);
+  if (num_inputs && !inputs) return fail(AOTC_ERR_NULL_POINTER, "inputs is NULL");
+  const aotc::rt::TensorDesc& out = desc.outputs[index];
+  if (!desc.dynamic) {
+    for (size_t i = 0; i < num_inputs; ++i) {
+      aotc_tensor shape_only = inputs[i];
+      shape_only.data = nullptr;
+      shape_only.size_bytes = 0;
+      if (aotc_status s = check_tensor("input", i, desc.inputs[i], 0, shape_only)) return s;
+    }
+    for (int32_t d = 0; d < out.rank; ++d) out_dims[d] = out.dims[d];
+    return AOTC_OK;
+  }
+  int64_t sizes[aotc::rt::kMaxNamedDims];
+  int64_t(*dims)[AOTC_MAX_RANK] = static_cast<int64_t(*)[AOTC_MAX_RANK]>(
+      std::calloc(desc.num_outputs + 1, sizeof(int64_t[AOTC_MAX_RANK])));
+  if (!dims) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory");
+  aotc_status s = resolve_dims(desc, inputs, sizes, dims);
+  if (s == AOTC_OK)
+    for (int32_t d = 0; d < out.rank; ++d) out_dims[d] = dims[index][d];
+  std::free(dims);
+  return s;
+}
+
+AOTC_API aotc_status aotc_context_output_dims(const aotc_context* context, size_t index, int64_t* out_dims) {
+  if (!context) return fail(AOTC_ERR_NULL_POINTER, "context is NULL");
+  if (context->magic != kContextMagic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
+  if (!out_dims) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
+  const aotc::rt::ModelDesc& desc = *context->model->desc;
+  if (index >= desc.num_outputs)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
+                desc.num_outputs);
+  for (int32_t d = 0; d < desc.outputs[index].rank; ++d) out_dims[d] = context->output_dims[index][d];
   return AOTC_OK;
 }
 

@@ -41,8 +41,10 @@ extern "C" {
  *   2: CUDA models (aotc --target cuda): aotc_model_device, tensors in device memory
  *      (aotc_tensor.memory), a CUDA stream per context (aotc_context_options.cuda_stream,
  *      aotc_context_set_cuda_stream, aotc_context_cuda_stream).
- *   3: versions: aotc_runtime_version, aotc_compiler_version. */
-#define AOTC_ABI_MINOR_VERSION 3u
+ *   3: versions: aotc_runtime_version, aotc_compiler_version.
+ *   4: dynamic shapes (aotc --dim): aotc_model_input_dim_range,
+ *      aotc_model_output_dim_range, aotc_model_output_dims, aotc_context_output_dims. */
+#define AOTC_ABI_MINOR_VERSION 4u
 #define AOTC_MAX_RANK 8
 /* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
 #define AOTC_MEMORY_ALIGNMENT 64u
@@ -268,8 +270,41 @@ AOTC_API aotc_status aotc_model_device(aotc_device_type* out_device);
 AOTC_API aotc_status aotc_context_set_cuda_stream(aotc_context* context, void* cuda_stream);
 AOTC_API aotc_status aotc_context_cuda_stream(const aotc_context* context, void** out_cuda_stream);
 
+/* Minor version 4: dynamic shapes. A model compiled with named dims (aotc --input
+ * ids:BxS:int64 --dim B=1..32 --dim S=1..512) runs at any size of them in range.
+ * aotc_model_input_info and aotc_model_output_info report -1 for such a dim, and
+ * size_bytes for the largest shape. */
+typedef struct aotc_dim_range {
+  const char* name;    /* an input's dim: its name ("S"); an output's: its size in the named
+                          dims ("S", "B*S"); NULL for a dim of fixed size */
+  int64_t min;         /* smallest valid size (min == max for a fixed dim) */
+  int64_t max;         /* largest valid size */
+  int64_t multiple_of; /* a valid size is a multiple of this (1: any) */
+  uint64_t reserved[4];
+} aotc_dim_range;
+/* The range of dim `dim` of input or output `index`; for any model (a fixed dim reports
+ * its size as min and max). */
+AOTC_API aotc_status aotc_model_input_dim_range(const aotc_model* model, size_t index, int32_t dim,
+                                                aotc_dim_range* out_range);
+AOTC_API aotc_status aotc_model_output_dim_range(const aotc_model* model, size_t index, int32_t dim,
+                                                 aotc_dim_range* out_range);
+/* The dims output `index` has when the model runs on inputs of these shapes (only rank
+ * and dims of each input are read; data may be NULL): out_dims gets the output's rank
+ * entries. Fails as aotc_run would for shapes out of range or inconsistent. */
+AOTC_API aotc_status aotc_model_output_dims(const aotc_model* model, const aotc_tensor* inputs,
+                                            size_t num_inputs, size_t index, int64_t* out_dims);
+/* The dims output `index` had in the context's last successful aotc_run (its rank
+ * entries); before any run, the largest shape. */
+AOTC_API aotc_status aotc_context_output_dims(const aotc_context* context, size_t index, int64_t* out_dims);
+
 /* Runs the model once. inputs and outputs are in the order reported by *_info; every
  * one must match its info's dtype and dims exactly. Outputs are written in place.
+ * Minor version 4, models with dynamic dims: an input may have any size in its dim's
+ * range (a dim name used twice must have the same size in both places); an output's
+ * buffer needs the rank of its info and room for the output at the inputs' shapes
+ * (aotc_model_output_dims; the largest always fits), is written densely in that shape,
+ * and its dims are read only where they are fixed. aotc_context_output_dims says the
+ * shape written.
  * A CUDA model runs as one CUDA graph captured at aotc_context_create and replayed on
  * the context's stream; see aotc_memory_kind for when the call returns. */
 AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, const aotc_tensor* inputs,

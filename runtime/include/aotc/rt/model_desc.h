@@ -44,6 +44,34 @@ struct RunArgs {
   unsigned char* arena;          // arena_bytes, 64-byte aligned
   const unsigned char* weights;  // weights_bytes, 64-byte aligned
   ThreadPool* pool;
+  // A model with dynamic dims: the size of each named dim in this run (DynamicDesc::dims
+  // order), checked against its range; nullptr for a model without them.
+  const int64_t* dims = nullptr;
+};
+
+// At most this many named dims per model (aotc refuses more).
+constexpr size_t kMaxNamedDims = 8;
+
+// A named dim of a model compiled with aotc --dim NAME=MIN..MAX.
+struct DimDesc {
+  const char* name;
+  int64_t min;
+  int64_t max;
+  int64_t multiple_of;       // 1, or the step an op needs (a view splitting the dim evenly)
+  const char* multiple_why;  // the op that needs it, for the error message ("" when 1)
+};
+
+// What a model with dynamic dims adds to its ModelDesc. TensorDesc dims of inputs and
+// outputs hold the largest shape (what arena and buffers are sized for).
+struct DynamicDesc {
+  const DimDesc* dims;
+  size_t num_dims;
+  // Per input, per dim: the index of its named dim, or -1 for a fixed size.
+  const int32_t (*input_dims)[AOTC_MAX_RANK];
+  // Per output, per dim: its size in the named dims ("B*S"), or nullptr for a fixed size.
+  const char* const (*output_dim_names)[AOTC_MAX_RANK];
+  // Fills out[output][dim] with every output's dims for the given dim sizes.
+  void (*output_dims)(const int64_t* dims, int64_t (*out)[AOTC_MAX_RANK]);
 };
 
 struct ModelDesc {
@@ -72,6 +100,8 @@ struct ModelDesc {
   // The version of the aotc that generated the model code (aotc --version without the
   // "aotc "), reported by aotc_compiler_version; nullptr in hand-written model code.
   const char* aotc_version = nullptr;
+  // Models compiled with named dims (aotc --dim); nullptr: every shape is fixed.
+  const DynamicDesc* dynamic = nullptr;
 };
 
 // Alignment of the weights blob (and of a caller's weights buffer) and of the arena.

@@ -1,0 +1,586 @@
+// dynamic_build.cpp - see dynamic_build.h.
+#include "dynamic_build.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "../../runtime/include/aotc/rt/model_desc.h"
+#include "../ir/error.h"
+#include "../passes/passes.h"
+#include "dim_polynomial.h"
+#include "fit_generated_code.h"
+
+namespace aotc::driver {
+namespace {
+
+// Generated code names a dim's size of this run prefix + its name.
+constexpr const char* kDimPrefix = "aotc_dim_";
+// At most this many named dims: the grid of samples has 3^dims points.
+constexpr size_t kMaxDims = 3;
+// The steps tried when a dim's sizes are not all valid (a view that splits it evenly).
+constexpr int64_t kSteps[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 24, 32, 48, 64};
+
+std::vector<std::string> dim_names(const DynamicSignature& signature) {
+  std::vector<std::string> names;
+  for (const DimRange& d : signature.dims) names.push_back(d.name);
+  return names;
+}
+
+std::string first_line(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+// The valid sizes of a dim: a multiple of step in its range.
+struct DimSizes {
+  int64_t lo = 0;  // smallest valid size
+  int64_t hi = 0;  // largest valid size
+  int64_t step = 1;
+  std::string step_why;  // the frontend's complaint about sizes that are not multiples
+
+  // Up to three sizes for the grid, largest first: the largest, the smallest other than 1
+  // (a size of 1 is often special: it is a check point instead), and one between.
+  std::vector<int64_t> grid() const {
+    std::vector<int64_t> sizes{hi};
+    const int64_t low = lo == 1 && hi >= 2 ? 2 : lo;
+    const int64_t mid = (low + (hi - low) / 2) / step * step;
+    for (int64_t v : {low, mid})
+      if (v >= lo && v <= hi && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
+    return sizes;
+  }
+};
+
+DimSizes sizes_of(const DimRange& range, int64_t step, std::string why) {
+  DimSizes s;
+  s.step = step;
+  s.lo = (range.min + step - 1) / step * step;
+  s.hi = range.max / step * step;
+  s.step_why = std::move(why);
+  return s;
+}
+
+// The sizes compiled as one piece of code. A size of 1 is often special (a transpose of
+// a size-1 dim is no copy, a broadcast takes another stride): a dim whose range holds 1
+// and more gets a bucket of its own for 1, the others range from 2 (torch.export
+// specialises 1 likewise); each combination is a bucket with its own run function.
+struct Bucket {
+  std::vector<DimSizes> dims;
+  std::vector<int64_t> base_sizes;  // the largest sizes of the bucket: its memory plan
+  ir::Graph base;
+  std::vector<int64_t> base_scratch;  // each op's scratch before the plan
+  int64_t base_thread_scratch = 0;    // the largest per-thread scratch
+  std::string base_text;              // the base's generated source
+  std::vector<ir::Shape> base_outputs;
+  std::string body;                   // the fitted run function's body
+  std::string output_code;            // statements filling out[][] from the dims
+  std::string condition;              // when the bucket runs ("" for the general one)
+};
+
+class DynamicBuilder {
+ public:
+  DynamicBuilder(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build)
+      : lower_(lower), signature_(signature), build_(build), names_(dim_names(signature)) {
+    quiet_ = build;
+    quiet_.verbose = false;
+    for (const DimRange& d : signature.dims) dims_.push_back(sizes_of(d, 1, ""));
+  }
+
+  void run();
+
+ private:
+  ir::Graph lower_at(const std::vector<int64_t>& sizes) {
+    ir::Graph graph = lower_(specs_at(signature_, sizes));
+    graph.sizes_vary = true;
+    run_cpu_passes(graph, quiet_);
+    return graph;
+  }
+  void find_steps();
+  void check_weights(ir::Graph& sample, const std::vector<int64_t>& sizes);
+  void align(ir::Graph& sample, const Bucket& bucket, const std::vector<int64_t>& sizes);
+  std::string generate(ir::Graph& sample);
+  void fit_bucket(Bucket& bucket);
+  std::string dynamic_desc(const std::vector<Bucket>& buckets);
+  void log(const char* what, const std::vector<int64_t>& sizes) const {
+    if (build_.verbose)
+      std::fprintf(stderr, "aotc: dynamic: %s at %s\n", what, describe_sizes(names_, sizes).c_str());
+  }
+  CompileError mismatch(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& what) const {
+    std::string dims;
+    for (size_t d = 0; d < names_.size(); ++d)
+      if (a[d] != b[d]) dims += (dims.empty() ? "" : " or ") + names_[d];
+    return CompileError("the model is not the same at " + describe_sizes(names_, a) + " and at " +
+                        describe_sizes(names_, b) + ": " + what + ". It changes with " + dims +
+                        " in a way that is not a size (a branch, loop or kernel choice on " + dims +
+                        "): give " + dims + " a fixed size, or a narrower --dim range");
+  }
+
+  const LowerModel& lower_;
+  const DynamicSignature& signature_;
+  const ModelBuild& build_;
+  ModelBuild quiet_;
+  std::vector<std::string> names_;
+  std::vector<DimSizes> dims_;
+  std::vector<int64_t> weights_sizes_;         // where the weights come from: the largest sizes
+  std::vector<std::vector<uint8_t>> weights_;  // their constants, moved out after their layout
+                                               // (empty: not in the blob)
+  std::vector<ir::DType> weights_dtypes_;
+  std::vector<int64_t> weights_offsets_;
+};
+
+// Sizes where the frontend refuses some values of a dim (x.view(b, s // 4, 4 * d)): the
+// step it needs, found by trying steps at the dim's grid sizes.
+void DynamicBuilder::find_steps() {
+  std::vector<int64_t> largest;
+  for (const DimSizes& d : dims_) largest.push_back(d.hi);
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    std::string refused;
+    for (int64_t v : dims_[d].grid()) {
+      std::vector<int64_t> sizes = largest;
+      sizes[d] = v;
+      try {
+        lower_(specs_at(signature_, sizes));
+      } catch (const CompileError& e) {
+        refused = first_line(e.what());
+        break;
+      }
+    }
+    if (refused.empty()) continue;
+    bool found = false;
+    for (int64_t step : kSteps) {
+      DimSizes candidate = sizes_of(signature_.dims[d], step, refused);
+      if (candidate.lo > candidate.hi) break;
+      bool all = true;
+      for (int64_t v : candidate.grid()) {
+        std::vector<int64_t> sizes = largest;
+        sizes[d] = v;
+        try {
+          lower_(specs_at(signature_, sizes));
+        } catch (const CompileError&) {
+          all = false;
+          break;
+        }
+      }
+      if (!all) continue;
+      dims_[d] = candidate;
+      largest[d] = candidate.hi;
+      found = true;
+      if (build_.verbose)
+        std::fprintf(stderr, "aotc: dynamic: %s must be a multiple of %lld: %s\n", names_[d].c_str(),
+                     static_cast<long long>(step), refused.c_str());
+      break;
+    }
+    if (!found)
+      throw CompileError("the model cannot be compiled for every size of " + names_[d] + " in " +
+                         std::to_string(signature_.dims[d].min) + ".." + std::to_string(signature_.dims[d].max) +
+                         ": " + refused);
+  }
+}
+
+// Weights: every constant the sample reads is one at the largest sizes, or (a constant
+// folded from a dim's size, like positions sliced to the sequence length) the start of
+// one, which serves every size: the sample reads it at that one's offset in the blob.
+void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>& sizes) {
+  std::set<int> read;
+  auto visit = [&](int id) {
+    if (id >= 0 && sample.is_constant(id)) read.insert(sample.value(sample.storage_root(id)).constant_index);
+  };
+  for (const ir::Op& op : sample.ops)
+    for (int in : op.inputs) visit(in);
+  for (const ir::GraphOutput& out : sample.outputs) visit(out.value);
+  auto starts = [&](const ir::Constant& k, size_t g) {
+    return g < weights_.size() && k.dtype == weights_dtypes_[g] && k.bytes.size() <= weights_[g].size() &&
+           !weights_[g].empty() && std::memcmp(k.bytes.data(), weights_[g].data(), k.bytes.size()) == 0;
+  };
+  for (int c : read) {
+    ir::Constant& k = sample.constants[static_cast<size_t>(c)];
+    size_t g = static_cast<size_t>(c);
+    if (!starts(k, g))  // the same weights in another order (another bucket's graph)
+      for (g = 0; g < weights_.size() && !starts(k, g); ++g) {
+      }
+    if (g == weights_.size()) {
+      std::string reader = "an op";
+      for (const ir::Op& op : sample.ops)
+        for (int in : op.inputs)
+          if (in >= 0 && reader == "an op" && sample.is_constant(in) &&
+              sample.value(sample.storage_root(in)).constant_index == c)
+            reader = op.kind + " at " + op.loc.str();
+      throw mismatch(weights_sizes_, sizes,
+                     "the constant " + reader + " reads (" + ir::dtype_name(k.dtype) + ir::shape_str(k.shape) +
+                         ") is computed from the sizes, and is not the start of one at the largest sizes");
+    }
+    k.offset = weights_offsets_[g];
+  }
+  for (ir::Constant& k : sample.constants) std::vector<uint8_t>().swap(k.bytes);
+  sample.weights_placed = true;
+}
+
+// Makes a sample use its bucket's memory plan, after checking that it is the same graph
+// with sizes that fit the bucket's largest.
+void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::vector<int64_t>& sizes) {
+  const ir::Graph& base = bucket.base;
+  auto differ = [&](const std::string& what) { return mismatch(bucket.base_sizes, sizes, what); };
+  const size_t ops = std::min(base.ops.size(), sample.ops.size());
+  for (size_t i = 0; i < ops; ++i) {
+    const ir::Op& a = base.ops[i];
+    const ir::Op& b = sample.ops[i];
+    if (a.kind != b.kind || a.inputs != b.inputs || a.outputs != b.outputs)
+      throw differ("op " + std::to_string(i) + " is " + a.kind + " at " + a.loc.str() + " at the first sizes, " +
+                   b.kind + " at " + b.loc.str() + " at the second");
+    for (const auto& [key, value] : a.attrs) {
+      auto other = b.attrs.find(key);
+      const bool integral =
+          std::holds_alternative<int64_t>(value) || std::holds_alternative<std::vector<int64_t>>(value);
+      if (other == b.attrs.end() || (!integral && other->second != value))
+        throw differ(a.kind + " at " + a.loc.str() + " has another '" + key + "'");
+    }
+    if (b.scratch_bytes > bucket.base_scratch[i] || b.thread_scratch_bytes > bucket.base_thread_scratch)
+      throw differ(a.kind + " at " + a.loc.str() + " needs more scratch memory at the smaller sizes");
+  }
+  if (base.ops.size() != sample.ops.size()) {
+    const ir::Op& extra = base.ops.size() > sample.ops.size() ? base.ops[ops] : sample.ops[ops];
+    throw differ("it has " + std::to_string(base.ops.size()) + " ops at the first sizes and " +
+                 std::to_string(sample.ops.size()) + " at the second, from " + extra.kind + " at " +
+                 extra.loc.str() + " on");
+  }
+  if (base.values.size() != sample.values.size() || base.outputs.size() != sample.outputs.size())
+    throw differ("its values differ");
+  for (size_t i = 0; i < base.values.size(); ++i) {
+    const ir::Value& a = base.values[i];
+    ir::Value& b = sample.values[i];
+    if (a.dtype != b.dtype || a.storage != b.storage || a.alias_of != b.alias_of || a.view_of != b.view_of ||
+        a.constant_index != b.constant_index || a.input_index != b.input_index || a.shape.size() != b.shape.size())
+      throw differ("value %" + std::to_string(i) + " (" + a.name + ") differs");
+    if (b.bytes() > a.bytes())
+      throw differ("value %" + std::to_string(i) + " (" + a.name + ") is larger at the smaller sizes");
+    b.arena_offset = a.arena_offset;
+  }
+  for (size_t i = 0; i < base.ops.size(); ++i) {
+    sample.ops[i].scratch_bytes = base.ops[i].scratch_bytes;
+    sample.ops[i].scratch_offset = base.ops[i].scratch_offset;
+    sample.ops[i].thread_scratch_bytes = base.ops[i].thread_scratch_bytes;
+  }
+  sample.arena_bytes = base.arena_bytes;
+  sample.arena_lower_bound = base.arena_lower_bound;
+  check_weights(sample, sizes);
+}
+
+// The sample's generated source (its weights placed by check_weights).
+std::string DynamicBuilder::generate(ir::Graph& sample) {
+  return codegen::generate_sources(sample, build_.source_name, build_.weights).model_cpp;
+}
+
+// The part of a generated source that varies: the run function's body.
+std::string run_part(const std::string& text, size_t* begin, size_t* end) {
+  const std::string open = "void run_model(const aotc::rt::RunArgs& args) {\n";
+  *begin = text.find(open);
+  if (*begin == std::string::npos) throw CompileError("internal: generated code has no run_model");
+  *begin += open.size();
+  *end = text.find("\n}\n", *begin);
+  return text.substr(*begin, *end - *begin);
+}
+
+std::string run_part(const std::string& text) {
+  size_t b = 0, e = 0;
+  return run_part(text, &b, &e);
+}
+
+// Compiles the bucket's grid and check points and fits its run function and output dims.
+void DynamicBuilder::fit_bucket(Bucket& bucket) {
+  const std::vector<DimSizes>& dims = bucket.dims;
+  std::vector<std::vector<int64_t>> grid_values;
+  size_t points = 1;
+  for (const DimSizes& d : dims) {
+    grid_values.push_back(d.grid());
+    points *= grid_values.back().size();
+  }
+  std::vector<std::vector<int64_t>> grid_sizes(points);
+  for (size_t p = 0; p < points; ++p) {
+    grid_sizes[p].resize(dims.size());
+    for (size_t d = dims.size(), rest = p; d-- > 0;) {
+      grid_sizes[p][d] = grid_values[d][rest % grid_values[d].size()];
+      rest /= grid_values[d].size();
+    }
+  }
+  // Check points: the smallest sizes, each dim at its smallest, two random points.
+  std::set<std::vector<int64_t>> seen(grid_sizes.begin(), grid_sizes.end());
+  std::vector<std::vector<int64_t>> check_sizes;
+  auto add_check = [&](std::vector<int64_t> sizes) {
+    if (seen.insert(sizes).second) check_sizes.push_back(std::move(sizes));
+  };
+  std::vector<int64_t> smallest;
+  for (const DimSizes& d : dims) smallest.push_back(d.lo);
+  add_check(smallest);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    std::vector<int64_t> one = bucket.base_sizes;
+    one[d] = dims[d].lo;
+    add_check(one);
+  }
+  uint64_t random = 0x9e3779b97f4a7c15ull;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<int64_t> sizes;
+    for (const DimSizes& d : dims) {
+      random = random * 6364136223846793005ull + 1442695040888963407ull;
+      const int64_t steps = (d.hi - d.lo) / d.step + 1;
+      sizes.push_back(d.lo + static_cast<int64_t>((random >> 33) % static_cast<uint64_t>(steps)) * d.step);
+    }
+    add_check(sizes);
+  }
+  std::vector<CodeSample> grid(points), checks;
+  std::vector<std::vector<ir::Shape>> grid_outputs(points), check_outputs;
+  auto compile = [&](const std::vector<int64_t>& sizes, std::vector<ir::Shape>& outputs) {
+    log("compiling", sizes);
+    ir::Graph sample = lower_at(sizes);
+    align(sample, bucket, sizes);
+    for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
+    return run_part(generate(sample));
+  };
+  size_t base_index = 0;
+  for (size_t p = 0; p < points; ++p) {
+    grid[p].sizes = grid_sizes[p];
+    if (grid_sizes[p] == bucket.base_sizes) {
+      base_index = p;
+      grid[p].text = run_part(bucket.base_text);
+      grid_outputs[p] = bucket.base_outputs;
+    } else {
+      grid[p].text = compile(grid_sizes[p], grid_outputs[p]);
+    }
+  }
+  for (const std::vector<int64_t>& sizes : check_sizes) {
+    check_outputs.emplace_back();
+    checks.push_back({sizes, compile(sizes, check_outputs.back())});
+  }
+  bucket.body = fit_generated_code(grid_values, grid, checks, base_index, names_, kDimPrefix);
+  for (size_t o = 0; o < bucket.base_outputs.size(); ++o) {
+    for (size_t d = 0; d < bucket.base_outputs[o].size(); ++d) {
+      std::vector<int64_t> at_grid;
+      for (const auto& shapes : grid_outputs) at_grid.push_back(shapes[o][d]);
+      auto poly = DimPolynomial::interpolate(grid_values, at_grid);
+      for (size_t c = 0; poly && c < check_sizes.size(); ++c) {
+        auto v = poly->evaluate(check_sizes[c]);
+        if (!v || *v != check_outputs[c][o][d]) poly.reset();
+      }
+      if (!poly)
+        throw CompileError("dim " + std::to_string(d) + " of output " + std::to_string(o) +
+                           " is not a polynomial in the named dims: give them a fixed size or a narrower range");
+      bucket.output_code += "    out[" + std::to_string(o) + "][" + std::to_string(d) +
+                            "] = " + poly->expression(names_, kDimPrefix) + ";\n";
+    }
+  }
+}
+
+std::string cpp_row(const std::vector<std::string>& cells) {
+  std::string row = "{";
+  for (size_t d = 0; d < cells.size(); ++d) row += (d ? ", " : "") + cells[d];
+  return row + "}";
+}
+
+std::string dim_variables(const std::vector<std::string>& names, const std::string& from) {
+  std::string code;
+  for (size_t d = 0; d < names.size(); ++d)
+    code += "  const int64_t " + std::string(kDimPrefix) + names[d] + " = " + from + "[" + std::to_string(d) +
+            "];\n  (void)" + kDimPrefix + names[d] + ";\n";
+  return code;
+}
+
+// The DynamicDesc: the dims, which input dims they are, each output's dims.
+std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
+  std::string code = "const aotc::rt::DimDesc kDims[] = {\n";
+  for (size_t d = 0; d < dims_.size(); ++d)
+    code += "    {" + codegen::cpp_string_literal(names_[d]) + ", " + std::to_string(dims_[d].lo) + ", " +
+            std::to_string(dims_[d].hi) + ", " + std::to_string(dims_[d].step) + ", " +
+            codegen::cpp_string_literal(dims_[d].step_why) + "},\n";
+  code += "};\n\nconst int32_t kInputDims[][AOTC_MAX_RANK] = {\n";
+  for (const InputSignature& in : signature_.inputs) {
+    std::vector<std::string> cells;
+    for (const std::string& name : in.dim_names) {
+      int index = -1;
+      for (size_t d = 0; d < names_.size(); ++d)
+        if (names_[d] == name) index = static_cast<int>(d);
+      cells.push_back(std::to_string(index));
+    }
+    while (cells.size() < AOTC_MAX_RANK) cells.push_back("-1");
+    code += "    " + cpp_row(cells) + ",\n";
+  }
+  // An output dim's name: its polynomial in the general bucket, when not a constant.
+  const Bucket& general = buckets.front();
+  std::string rows;
+  for (size_t o = 0; o < general.base_outputs.size(); ++o) {
+    std::vector<std::string> cells;
+    for (size_t d = 0; d < general.base_outputs[o].size(); ++d) {
+      const std::string line = "out[" + std::to_string(o) + "][" + std::to_string(d) + "] = ";
+      const size_t at = general.output_code.find(line) + line.size();
+      std::string expr = general.output_code.substr(at, general.output_code.find(';', at) - at);
+      if (expr.find(kDimPrefix) == std::string::npos) {
+        cells.push_back("nullptr");
+        continue;
+      }
+      for (size_t p; (p = expr.find(kDimPrefix)) != std::string::npos;) expr.erase(p, std::strlen(kDimPrefix));
+      cells.push_back(codegen::cpp_string_literal(expr));
+    }
+    while (cells.size() < AOTC_MAX_RANK) cells.push_back("nullptr");
+    rows += "    " + cpp_row(cells) + ",\n";
+  }
+  if (rows.empty()) rows = "    {nullptr},\n";
+  code += "};\n\nconst char* const kOutputDimNames[][AOTC_MAX_RANK] = {\n" + rows + "};\n\n";
+  code += "void output_dims(const int64_t* dims, int64_t (*out)[AOTC_MAX_RANK]) {\n" + dim_variables(names_, "dims") +
+          "  (void)out;\n";
+  for (size_t b = buckets.size(); b-- > 0;) {
+    const Bucket& bucket = buckets[b];
+    code += bucket.condition.empty() ? "  {\n" : "  if (" + bucket.condition + ") {\n";
+    code += bucket.output_code + "    return;\n  }\n";
+  }
+  code += "}\n\nconst aotc::rt::DynamicDesc kDynamic = {kDims, " + std::to_string(dims_.size()) +
+          ", kInputDims, kOutputDimNames, &output_dims};\n\n";
+  return code;
+}
+
+void DynamicBuilder::run() {
+  const auto start = std::chrono::steady_clock::now();
+  find_steps();
+  // Buckets: the general one first, then one per combination of dims at size 1.
+  std::vector<size_t> ones;
+  for (size_t d = 0; d < dims_.size(); ++d)
+    if (dims_[d].lo == 1 && dims_[d].hi > 1) ones.push_back(d);
+  std::vector<Bucket> buckets;
+  for (size_t mask = 0; mask < (size_t{1} << ones.size()); ++mask) {
+    Bucket bucket;
+    bucket.dims = dims_;
+    for (size_t i = 0; i < ones.size(); ++i) {
+      DimSizes& d = bucket.dims[ones[i]];
+      if (mask & (size_t{1} << i)) {
+        d.hi = 1;
+        bucket.condition += (bucket.condition.empty() ? "" : " && ") + std::string(kDimPrefix) + names_[ones[i]] + " == 1";
+      } else {
+        d.lo = 2;
+      }
+    }
+    for (const DimSizes& d : bucket.dims) bucket.base_sizes.push_back(d.hi);
+    buckets.push_back(std::move(bucket));
+  }
+  // Each bucket's largest sizes: its memory plan; the arena is the largest plan.
+  int64_t arena = 0, thread_scratch = 0;
+  for (Bucket& bucket : buckets) {
+    log("compiling (memory planned here)", bucket.base_sizes);
+    bucket.base = lower_at(bucket.base_sizes);
+    for (const ir::Op& op : bucket.base.ops) {
+      bucket.base_scratch.push_back(op.scratch_bytes);
+      bucket.base_thread_scratch = std::max(bucket.base_thread_scratch, op.thread_scratch_bytes);
+    }
+    passes::plan_memory(bucket.base);
+    arena = std::max(arena, bucket.base.arena_bytes);
+    for (const ir::Op& op : bucket.base.ops) thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
+    for (const ir::GraphOutput& out : bucket.base.outputs)
+      bucket.base_outputs.push_back(bucket.base.value(out.value).shape);
+  }
+  // The general bucket's base holds the weights and the model's desc.
+  Bucket& general = buckets.front();
+  general.base.arena_bytes = arena;
+  if (!general.base.ops.empty()) general.base.ops.front().thread_scratch_bytes =
+      std::max(general.base.ops.front().thread_scratch_bytes, thread_scratch);
+  codegen::Sources sources = codegen::generate_sources(general.base, build_.source_name, build_.weights);
+  general.base_text = sources.model_cpp;
+  weights_sizes_ = general.base_sizes;
+  for (ir::Constant& c : general.base.constants) {
+    weights_dtypes_.push_back(c.dtype);
+    weights_offsets_.push_back(c.offset);
+    weights_.push_back(std::move(c.bytes));
+  }
+  for (size_t b = 1; b < buckets.size(); ++b) {
+    check_weights(buckets[b].base, buckets[b].base_sizes);
+    buckets[b].base_text = generate(buckets[b].base);
+  }
+  for (Bucket& bucket : buckets) fit_bucket(bucket);
+
+  // The model source: the general one's, its run function dispatching to the buckets'.
+  std::string functions;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    std::string prologue;
+    for (size_t d = 0; d < names_.size(); ++d) {
+      const DimSizes& r = buckets[b].dims[d];
+      prologue += "  // " + names_[d] + " in " + std::to_string(r.lo) + ".." + std::to_string(r.hi) +
+                  (r.step > 1 ? ", a multiple of " + std::to_string(r.step) : "") + "\n";
+    }
+    functions += "void run_model_" + std::to_string(b) + "(const aotc::rt::RunArgs& args) {\n" + prologue +
+                 dim_variables(names_, "args.dims") + buckets[b].body + "\n}\n\n";
+  }
+  std::string dispatch = dim_variables(names_, "args.dims");
+  for (size_t b = buckets.size(); b-- > 1;)
+    dispatch += "  if (" + buckets[b].condition + ") return run_model_" + std::to_string(b) + "(args);\n";
+  dispatch += "  run_model_0(args);";
+  size_t b = 0, e = 0;
+  run_part(general.base_text, &b, &e);
+  const std::string open = "void run_model(const aotc::rt::RunArgs& args) {\n";
+  std::string text = general.base_text.substr(0, b - open.size()) + functions + open + dispatch +
+                     general.base_text.substr(e);
+  const std::string desc_at = "const aotc::rt::ModelDesc kModel = {";
+  const size_t at = text.find(desc_at);
+  const std::string marker = "/*dynamic=*/nullptr";
+  const size_t mark = text.find(marker);
+  if (at == std::string::npos || mark == std::string::npos)
+    throw CompileError("internal: generated code has no ModelDesc to extend");
+  text.replace(mark, marker.size(), "&kDynamic");
+  text.insert(at, dynamic_desc(buckets));
+  sources.model_cpp = text;
+  if (build_.verbose)
+    std::fprintf(stderr, "aotc: dynamic: %zu bucket(s) compiled and fitted in %.2f s\n", buckets.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  build_sources(sources, build_);
+}
+
+}  // namespace
+
+void check_dynamic_signature(const DynamicSignature& signature) {
+  std::set<std::string> given, used;
+  for (const DimRange& d : signature.dims) {
+    if (!given.insert(d.name).second) throw std::invalid_argument("--dim " + d.name + " is given twice");
+  }
+  for (const InputSignature& in : signature.inputs)
+    for (const std::string& name : in.dim_names) {
+      if (name.empty()) continue;
+      used.insert(name);
+      if (!given.count(name))
+        throw std::invalid_argument("--input " + in.spec.name + " names dim " + name + ", which has no range: add --dim " +
+                                    name + "=MIN..MAX (the arena is planned for MAX)");
+    }
+  for (const DimRange& d : signature.dims)
+    if (!used.count(d.name)) throw std::invalid_argument("--dim " + d.name + " is in no --input's dims");
+  if (signature.dims.size() > kMaxDims)
+    throw std::invalid_argument("at most " + std::to_string(kMaxDims) + " named dims are supported, got " +
+                                std::to_string(signature.dims.size()));
+  std::vector<int64_t> largest;
+  for (const DimRange& d : signature.dims) largest.push_back(d.max);
+  for (const frontend::InputSpec& spec : specs_at(signature, largest)) {
+    int64_t total = 1;
+    for (int64_t size : spec.shape) {
+      if (total > (int64_t{1} << 40) / size)
+        throw std::invalid_argument("--input " + spec.name + " is too large at the --dim maxima");
+      total *= size;
+    }
+  }
+}
+
+std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature, const std::vector<int64_t>& sizes) {
+  std::vector<frontend::InputSpec> specs;
+  for (const InputSignature& in : signature.inputs) {
+    frontend::InputSpec spec = in.spec;
+    for (size_t d = 0; d < in.dim_names.size(); ++d)
+      for (size_t k = 0; k < signature.dims.size(); ++k)
+        if (in.dim_names[d] == signature.dims[k].name) spec.shape[d] = sizes[k];
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build) {
+  if (build.cuda)
+    throw CompileError("named dims (--dim) are for the CPU target so far; --target cuda needs fixed sizes");
+  codegen::resolve_target(build.target_triple);
+  DynamicBuilder(lower, signature, build).run();
+}
+
+}  // namespace aotc::driver
