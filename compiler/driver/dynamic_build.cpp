@@ -31,6 +31,15 @@ std::vector<std::string> dim_names(const DynamicSignature& signature) {
   return names;
 }
 
+// The op a frontend error is about ("aten::view at model.py:12"), else its first line.
+std::string op_of_error(const std::string& text) {
+  const size_t at = text.find(" at ");
+  const size_t colon = at == std::string::npos ? std::string::npos : text.find(": ", at);
+  if (colon != std::string::npos && colon < text.find('\n')) return text.substr(0, colon);
+  const std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
+
 std::string first_line(const std::string& text) {
   const std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -130,6 +139,7 @@ class DynamicBuilder {
                                                // (empty: not in the blob)
   std::vector<ir::DType> weights_dtypes_;
   std::vector<int64_t> weights_offsets_;
+  const ir::Graph* weights_graph_ = nullptr;  // the graph they are from
 };
 
 // Sizes where the frontend refuses some values of a dim (x.view(b, s // 4, 4 * d)): the
@@ -138,7 +148,7 @@ void DynamicBuilder::find_steps() {
   std::vector<int64_t> largest;
   for (const DimSizes& d : dims_) largest.push_back(d.hi);
   for (size_t d = 0; d < dims_.size(); ++d) {
-    std::string refused;
+    std::string refused, refused_op;
     for (int64_t v : dims_[d].grid()) {
       std::vector<int64_t> sizes = largest;
       sizes[d] = v;
@@ -146,13 +156,14 @@ void DynamicBuilder::find_steps() {
         lower_(specs_at(signature_, sizes));
       } catch (const CompileError& e) {
         refused = first_line(e.what());
+        refused_op = op_of_error(e.what());
         break;
       }
     }
     if (refused.empty()) continue;
     bool found = false;
     for (int64_t step : kSteps) {
-      DimSizes candidate = sizes_of(signature_.dims[d], step, refused);
+      DimSizes candidate = sizes_of(signature_.dims[d], step, refused_op);
       if (candidate.lo > candidate.hi) break;
       bool all = true;
       for (int64_t v : candidate.grid()) {
@@ -181,6 +192,20 @@ void DynamicBuilder::find_steps() {
   }
 }
 
+// The first `if` or loop the frontend decided otherwise in b than in a, described; "" if none.
+std::string decision_difference(const ir::Graph& a, const ir::Graph& b) {
+  for (size_t i = 0; i < std::min(a.decisions.size(), b.decisions.size()); ++i) {
+    const ir::Graph::Decision& x = a.decisions[i];
+    const ir::Graph::Decision& y = b.decisions[i];
+    if (x.what != y.what || x.loc.str() != y.loc.str())
+      return "the " + x.what.substr(0, x.what.find(':')) + " at " + x.loc.str() +
+             (x.loc.text.empty() ? "" : " (" + x.loc.text + ")") + " decides '" + x.what +
+             "' at the first sizes and '" + y.what + "'" + (x.loc.str() == y.loc.str() ? "" : " at " + y.loc.str()) +
+             " at the second";
+  }
+  return "";
+}
+
 // Weights: every constant the sample reads is one at the largest sizes, or (a constant
 // folded from a dim's size, like positions sliced to the sequence length) the start of
 // one, which serves every size: the sample reads it at that one's offset in the blob.
@@ -203,6 +228,8 @@ void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>
       for (g = 0; g < weights_.size() && !starts(k, g); ++g) {
       }
     if (g == weights_.size()) {
+      if (std::string d = decision_difference(*weights_graph_, sample); !d.empty())
+        throw mismatch(weights_sizes_, sizes, d);
       std::string reader = "an op";
       for (const ir::Op& op : sample.ops)
         for (int in : op.inputs)
@@ -224,6 +251,8 @@ void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>
 void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::vector<int64_t>& sizes) {
   const ir::Graph& base = bucket.base;
   auto differ = [&](const std::string& what) { return mismatch(bucket.base_sizes, sizes, what); };
+  // Control flow first: its message names the line that decides.
+  if (std::string d = decision_difference(base, sample); !d.empty()) throw differ(d);
   const size_t ops = std::min(base.ops.size(), sample.ops.size());
   for (size_t i = 0; i < ops; ++i) {
     const ir::Op& a = base.ops[i];
@@ -485,6 +514,7 @@ void DynamicBuilder::run() {
   codegen::Sources sources = codegen::generate_sources(general.base, build_.source_name, build_.weights);
   general.base_text = sources.model_cpp;
   weights_sizes_ = general.base_sizes;
+  weights_graph_ = &general.base;
   for (ir::Constant& c : general.base.constants) {
     weights_dtypes_.push_back(c.dtype);
     weights_offsets_.push_back(c.offset);

@@ -619,6 +619,7 @@ class Interpreter {
                         "flow that the input shapes and constants decide",
                         "if");
     count_compile_time(node);
+    graph_.decisions.push_back({user_source_location(node), cond.known.toBool() ? "if: then" : "if: else"});
     Block* taken = node->blocks().at(cond.known.toBool() ? 0 : 1);
     interpret_block(taken);
     for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), lookup(taken->outputs()[i]));
@@ -639,7 +640,8 @@ class Interpreter {
     std::vector<Binding> carried;
     for (size_t i = 2; i < node->inputs().size(); ++i) carried.push_back(lookup(node->input(i)));
     bool go_on = start.known.toBool();
-    for (int64_t iter = 0; go_on && iter < trips.known.toInt(); ++iter) {
+    int64_t iter = 0;
+    for (; go_on && iter < trips.known.toInt(); ++iter) {
       if (++loop_iterations_ > 100000) fail_at(node, "loop unrolling exceeded 100000 iterations in total");
       bind(body->inputs()[0], Binding::of_known(iter));
       for (size_t i = 0; i < carried.size(); ++i) bind(body->inputs()[i + 1], carried[i]);
@@ -654,6 +656,7 @@ class Interpreter {
       go_on = cond.known.toBool();
       for (size_t i = 0; i < carried.size(); ++i) carried[i] = lookup(body->outputs()[i + 1]);
     }
+    graph_.decisions.push_back({user_source_location(node), "loop: " + std::to_string(iter) + " trips"});
     for (size_t i = 0; i < carried.size(); ++i) bind(node->output(i), carried[i]);
   }
 

@@ -115,6 +115,13 @@ class Graph {
   // Compiled for a range of sizes (aotc --dim): a choice a pass makes by a size must hold
   // for every size, so passes decide as for large sizes where a size could be small.
   bool sizes_vary = false;
+  // Control flow the frontend decided while compiling, in order: each `if` taken and each
+  // loop's trip count, where. With sizes that vary, every size must decide alike.
+  struct Decision {
+    SourceLocation loc;
+    std::string what;  // "if: then", "if: else", "loop: 12 trips"
+  };
+  std::vector<Decision> decisions;
 
   int add_value(DType dtype, Shape shape, std::string name = {});
   int add_input(DType dtype, Shape shape, std::string name);

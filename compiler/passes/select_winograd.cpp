@@ -6,6 +6,8 @@
 // generator. The memory plan must be made again after it (the op's scratch changes).
 #include <aotc/rt/kernels.h>
 
+#include <algorithm>
+
 #include "../ops/spatial.h"
 #include "passes.h"
 
@@ -19,7 +21,10 @@ void select_winograd(ir::Graph& graph) {
     if (!rt::conv2d_winograd_applies(p) || !graph.is_constant(op.inputs[1])) continue;
     const ir::Constant& w = graph.constant_of(op.inputs[1]);
     if (ir::numel(w.shape) != p.c_out * p.c_in * 9) continue;
-    const int64_t tile = rt::conv2d_winograd_tile(p), points = rt::conv2d_winograd_points(tile);
+    // With sizes that vary (aotc --dim), the batch is taken as large: one tile for all.
+    rt::Conv2dParams choice = p;
+    if (graph.sizes_vary) choice.n = std::max<int64_t>(p.n, 64);
+    const int64_t tile = rt::conv2d_winograd_tile(choice), points = rt::conv2d_winograd_points(tile);
     std::vector<float> u(static_cast<size_t>(points * p.c_out * p.c_in));
     rt::conv2d_winograd_weights(p, tile, w.f32(), u.data());
     const int u_id = graph.add_f32_constant({points, p.c_out, p.c_in}, std::move(u));
