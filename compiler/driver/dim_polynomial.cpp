@@ -56,7 +56,8 @@ bool add_product(Rational& acc, i128 num, i128 den) {
 
 // Lagrange basis polynomial j over points xs: coefficients (lowest power first) of its
 // numerator, and its denominator.
-void lagrange_basis(const std::vector<int64_t>& xs, size_t j, std::vector<i128>& numerator, i128& denominator) {
+void lagrange_basis(const std::vector<int64_t>& xs, size_t j, std::vector<i128>& numerator,
+                    i128& denominator) {
   numerator.assign(1, 1);
   denominator = 1;
   for (size_t m = 0; m < xs.size(); ++m) {
@@ -158,7 +159,8 @@ bool DimPolynomial::is_constant() const {
   return true;
 }
 
-std::string DimPolynomial::expression(const std::vector<std::string>& dim_names, const std::string& prefix) const {
+std::string DimPolynomial::expression(const std::vector<std::string>& dim_names,
+                                      const std::string& prefix) const {
   auto text = [](i128 v) {
     std::string s;
     const bool negative = v < 0;
@@ -175,7 +177,8 @@ std::string DimPolynomial::expression(const std::vector<std::string>& dim_names,
     const i128 c = coefficients_[t];
     std::string factors;
     for (size_t d = 0; d < exponents_[t].size(); ++d)
-      for (int e = 0; e < exponents_[t][d]; ++e) factors += (factors.empty() ? "" : "*") + prefix + dim_names[d];
+      for (int e = 0; e < exponents_[t][d]; ++e)
+        factors += (factors.empty() ? "" : "*") + prefix + dim_names[d];
     std::string term;
     if (factors.empty())
       term = text(c);
@@ -187,7 +190,10 @@ std::string DimPolynomial::expression(const std::vector<std::string>& dim_names,
       sum += (c < 0 ? " - " : " + ") + term;
   }
   if (sum.empty()) sum = "0";
-  if (denominator_ != 1) return "(" + sum + ")/" + text(denominator_);
+  if (denominator_ != 1) {
+    const bool one_factor = coefficients_.size() == 1 && sum.find_first_of("*-") == std::string::npos;
+    return (one_factor ? sum : "(" + sum + ")") + "/" + text(denominator_);
+  }
   return sum;
 }
 

@@ -22,6 +22,8 @@ namespace {
 constexpr const char* kDimPrefix = "aotc_dim_";
 // At most this many named dims: the grid of samples has 3^dims points.
 constexpr size_t kMaxDims = 3;
+// At most this many sizes of a dim (1 and the smallest ones) get code of their own.
+constexpr size_t kMaxSingleSizes = 3;
 // The steps tried when a dim's sizes are not all valid (a view that splits it evenly).
 constexpr int64_t kSteps[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 24, 32, 48, 64};
 
@@ -54,9 +56,11 @@ struct DimSizes {
 
   // Up to three sizes for the grid, largest first: the largest, the smallest other than 1
   // (a size of 1 is often special: it is a check point instead), and one between.
+  // The lowest is kept a few steps above the smallest where the range allows: a size derived
+  // from the smallest may be 1 (S / 2 at S = 2), special again; the smallest is a check point.
   std::vector<int64_t> grid() const {
     std::vector<int64_t> sizes{hi};
-    const int64_t low = lo == 1 && hi >= 2 ? 2 : lo;
+    const int64_t low = hi >= lo + 6 * step ? lo + 2 * step : lo;
     const int64_t mid = (low + (hi - low) / 2) / step * step;
     for (int64_t v : {low, mid})
       if (v >= lo && v <= hi && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
@@ -73,6 +77,14 @@ DimSizes sizes_of(const DimRange& range, int64_t step, std::string why) {
   return s;
 }
 
+// A bucket's smallest size of a dim is special (a size derived from it is 1, ...): it gets
+// a bucket of its own, and the build starts again.
+struct SplitRequest {
+  size_t dim;
+  int64_t size;
+  std::string why;
+};
+
 // The sizes compiled as one piece of code. A size of 1 is often special (a transpose of
 // a size-1 dim is no copy, a broadcast takes another stride): a dim whose range holds 1
 // and more gets a bucket of its own for 1, the others range from 2 (torch.export
@@ -85,15 +97,20 @@ struct Bucket {
   int64_t base_thread_scratch = 0;    // the largest per-thread scratch
   std::string base_text;              // the base's generated source
   std::vector<ir::Shape> base_outputs;
-  std::string body;                   // the fitted run function's body
-  std::string output_code;            // statements filling out[][] from the dims
-  std::string condition;              // when the bucket runs ("" for the general one)
+  std::string body;         // the fitted run function's body
+  std::string output_code;  // statements filling out[][] from the dims
+  std::string condition;    // when the bucket runs ("" for the general one)
 };
 
 class DynamicBuilder {
  public:
-  DynamicBuilder(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build)
-      : lower_(lower), signature_(signature), build_(build), names_(dim_names(signature)) {
+  DynamicBuilder(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build,
+                 std::vector<std::vector<int64_t>> singles)
+      : lower_(lower),
+        signature_(signature),
+        build_(build),
+        names_(dim_names(signature)),
+        singles_(std::move(singles)) {
     quiet_ = build;
     quiet_.verbose = false;
     for (const DimRange& d : signature.dims) dims_.push_back(sizes_of(d, 1, ""));
@@ -118,7 +135,8 @@ class DynamicBuilder {
     if (build_.verbose)
       std::fprintf(stderr, "aotc: dynamic: %s at %s\n", what, describe_sizes(names_, sizes).c_str());
   }
-  CompileError mismatch(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& what) const {
+  CompileError mismatch(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                        const std::string& what) const {
     std::string dims;
     for (size_t d = 0; d < names_.size(); ++d)
       if (a[d] != b[d]) dims += (dims.empty() ? "" : " or ") + names_[d];
@@ -134,6 +152,8 @@ class DynamicBuilder {
   ModelBuild quiet_;
   std::vector<std::string> names_;
   std::vector<DimSizes> dims_;
+  // Per dim, the smallest sizes that get buckets of their own (found by SplitRequest).
+  std::vector<std::vector<int64_t>> singles_;
   std::vector<int64_t> weights_sizes_;         // where the weights come from: the largest sizes
   std::vector<std::vector<uint8_t>> weights_;  // their constants, moved out after their layout
                                                // (empty: not in the blob)
@@ -149,7 +169,12 @@ void DynamicBuilder::find_steps() {
   for (const DimSizes& d : dims_) largest.push_back(d.hi);
   for (size_t d = 0; d < dims_.size(); ++d) {
     std::string refused, refused_op;
-    for (int64_t v : dims_[d].grid()) {
+    // The grid, the ends and sizes next to them: a step shows as a refused neighbour.
+    std::vector<int64_t> probes = dims_[d].grid();
+    for (int64_t v : {dims_[d].lo, dims_[d].lo + 1, dims_[d].hi - 1})
+      if (v >= dims_[d].lo && v <= dims_[d].hi && std::find(probes.begin(), probes.end(), v) == probes.end())
+        probes.push_back(v);
+    for (int64_t v : probes) {
       std::vector<int64_t> sizes = largest;
       sizes[d] = v;
       try {
@@ -166,7 +191,9 @@ void DynamicBuilder::find_steps() {
       DimSizes candidate = sizes_of(signature_.dims[d], step, refused_op);
       if (candidate.lo > candidate.hi) break;
       bool all = true;
-      for (int64_t v : candidate.grid()) {
+      std::vector<int64_t> tries = candidate.grid();
+      tries.push_back(candidate.lo);
+      for (int64_t v : tries) {
         std::vector<int64_t> sizes = largest;
         sizes[d] = v;
         try {
@@ -187,8 +214,8 @@ void DynamicBuilder::find_steps() {
     }
     if (!found)
       throw CompileError("the model cannot be compiled for every size of " + names_[d] + " in " +
-                         std::to_string(signature_.dims[d].min) + ".." + std::to_string(signature_.dims[d].max) +
-                         ": " + refused);
+                         std::to_string(signature_.dims[d].min) + ".." +
+                         std::to_string(signature_.dims[d].max) + ": " + refused);
   }
 }
 
@@ -200,8 +227,8 @@ std::string decision_difference(const ir::Graph& a, const ir::Graph& b) {
     if (x.what != y.what || x.loc.str() != y.loc.str())
       return "the " + x.what.substr(0, x.what.find(':')) + " at " + x.loc.str() +
              (x.loc.text.empty() ? "" : " (" + x.loc.text + ")") + " decides '" + x.what +
-             "' at the first sizes and '" + y.what + "'" + (x.loc.str() == y.loc.str() ? "" : " at " + y.loc.str()) +
-             " at the second";
+             "' at the first sizes and '" + y.what + "'" +
+             (x.loc.str() == y.loc.str() ? "" : " at " + y.loc.str()) + " at the second";
   }
   return "";
 }
@@ -237,7 +264,8 @@ void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>
               sample.value(sample.storage_root(in)).constant_index == c)
             reader = op.kind + " at " + op.loc.str();
       throw mismatch(weights_sizes_, sizes,
-                     "the constant " + reader + " reads (" + ir::dtype_name(k.dtype) + ir::shape_str(k.shape) +
+                     "the constant " + reader + " reads (" + ir::dtype_name(k.dtype) +
+                         ir::shape_str(k.shape) +
                          ") is computed from the sizes, and is not the start of one at the largest sizes");
     }
     k.offset = weights_offsets_[g];
@@ -258,8 +286,8 @@ void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::v
     const ir::Op& a = base.ops[i];
     const ir::Op& b = sample.ops[i];
     if (a.kind != b.kind || a.inputs != b.inputs || a.outputs != b.outputs)
-      throw differ("op " + std::to_string(i) + " is " + a.kind + " at " + a.loc.str() + " at the first sizes, " +
-                   b.kind + " at " + b.loc.str() + " at the second");
+      throw differ("op " + std::to_string(i) + " is " + a.kind + " at " + a.loc.str() +
+                   " at the first sizes, " + b.kind + " at " + b.loc.str() + " at the second");
     for (const auto& [key, value] : a.attrs) {
       auto other = b.attrs.find(key);
       const bool integral =
@@ -282,7 +310,8 @@ void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::v
     const ir::Value& a = base.values[i];
     ir::Value& b = sample.values[i];
     if (a.dtype != b.dtype || a.storage != b.storage || a.alias_of != b.alias_of || a.view_of != b.view_of ||
-        a.constant_index != b.constant_index || a.input_index != b.input_index || a.shape.size() != b.shape.size())
+        a.constant_index != b.constant_index || a.input_index != b.input_index ||
+        a.shape.size() != b.shape.size())
       throw differ("value %" + std::to_string(i) + " (" + a.name + ") differs");
     if (b.bytes() > a.bytes())
       throw differ("value %" + std::to_string(i) + " (" + a.name + ") is larger at the smaller sizes");
@@ -361,10 +390,20 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
   }
   std::vector<CodeSample> grid(points), checks;
   std::vector<std::vector<ir::Shape>> grid_outputs(points), check_outputs;
+  // A failure at a dim's smallest size of the bucket splits that size off.
+  auto split_at = [&](const std::vector<int64_t>& sizes, const CompileError& e) {
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (sizes[d] == dims[d].lo && dims[d].hi > dims[d].lo) throw SplitRequest{d, sizes[d], e.what()};
+  };
   auto compile = [&](const std::vector<int64_t>& sizes, std::vector<ir::Shape>& outputs) {
     log("compiling", sizes);
     ir::Graph sample = lower_at(sizes);
-    align(sample, bucket, sizes);
+    try {
+      align(sample, bucket, sizes);
+    } catch (const CompileError& e) {
+      split_at(sizes, e);
+      throw;
+    }
     for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
     return run_part(generate(sample));
   };
@@ -383,7 +422,13 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
     check_outputs.emplace_back();
     checks.push_back({sizes, compile(sizes, check_outputs.back())});
   }
-  bucket.body = fit_generated_code(grid_values, grid, checks, base_index, names_, kDimPrefix);
+  std::vector<int64_t> failed_at;
+  try {
+    bucket.body = fit_generated_code(grid_values, grid, checks, base_index, names_, kDimPrefix, &failed_at);
+  } catch (const CompileError& e) {
+    if (!failed_at.empty()) split_at(failed_at, e);
+    throw;
+  }
   for (size_t o = 0; o < bucket.base_outputs.size(); ++o) {
     for (size_t d = 0; d < bucket.base_outputs[o].size(); ++d) {
       std::vector<int64_t> at_grid;
@@ -391,11 +436,15 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       auto poly = DimPolynomial::interpolate(grid_values, at_grid);
       for (size_t c = 0; poly && c < check_sizes.size(); ++c) {
         auto v = poly->evaluate(check_sizes[c]);
-        if (!v || *v != check_outputs[c][o][d]) poly.reset();
+        if (!v || *v != check_outputs[c][o][d]) {
+          poly.reset();
+          split_at(check_sizes[c], CompileError("an output's size is not a polynomial in the dims"));
+        }
       }
       if (!poly)
-        throw CompileError("dim " + std::to_string(d) + " of output " + std::to_string(o) +
-                           " is not a polynomial in the named dims: give them a fixed size or a narrower range");
+        throw CompileError(
+            "dim " + std::to_string(d) + " of output " + std::to_string(o) +
+            " is not a polynomial in the named dims: give them a fixed size or a narrower range");
       bucket.output_code += "    out[" + std::to_string(o) + "][" + std::to_string(d) +
                             "] = " + poly->expression(names_, kDimPrefix) + ";\n";
     }
@@ -448,7 +497,8 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
         cells.push_back("nullptr");
         continue;
       }
-      for (size_t p; (p = expr.find(kDimPrefix)) != std::string::npos;) expr.erase(p, std::strlen(kDimPrefix));
+      for (size_t p; (p = expr.find(kDimPrefix)) != std::string::npos;)
+        expr.erase(p, std::strlen(kDimPrefix));
       cells.push_back(codegen::cpp_string_literal(expr));
     }
     while (cells.size() < AOTC_MAX_RANK) cells.push_back("nullptr");
@@ -456,8 +506,8 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
   }
   if (rows.empty()) rows = "    {nullptr},\n";
   code += "};\n\nconst char* const kOutputDimNames[][AOTC_MAX_RANK] = {\n" + rows + "};\n\n";
-  code += "void output_dims(const int64_t* dims, int64_t (*out)[AOTC_MAX_RANK]) {\n" + dim_variables(names_, "dims") +
-          "  (void)out;\n";
+  code += "void output_dims(const int64_t* dims, int64_t (*out)[AOTC_MAX_RANK]) {\n" +
+          dim_variables(names_, "dims") + "  (void)out;\n";
   for (size_t b = buckets.size(); b-- > 0;) {
     const Bucket& bucket = buckets[b];
     code += bucket.condition.empty() ? "  {\n" : "  if (" + bucket.condition + ") {\n";
@@ -471,21 +521,30 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
 void DynamicBuilder::run() {
   const auto start = std::chrono::steady_clock::now();
   find_steps();
-  // Buckets: the general one first, then one per combination of dims at size 1.
-  std::vector<size_t> ones;
-  for (size_t d = 0; d < dims_.size(); ++d)
-    if (dims_[d].lo == 1 && dims_[d].hi > 1) ones.push_back(d);
+  // Buckets: the general one first, then one per combination of single sizes (1, where a
+  // dim's range holds it and more, and those SplitRequest found).
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    std::vector<int64_t>& singles = singles_[d];
+    if (dims_[d].lo == 1 && dims_[d].hi > 1 && std::find(singles.begin(), singles.end(), 1) == singles.end())
+      singles.push_back(1);
+    std::sort(singles.begin(), singles.end());
+  }
   std::vector<Bucket> buckets;
-  for (size_t mask = 0; mask < (size_t{1} << ones.size()); ++mask) {
+  size_t combinations = 1;
+  for (const auto& singles : singles_) combinations *= singles.size() + 1;
+  for (size_t c = 0; c < combinations; ++c) {
     Bucket bucket;
     bucket.dims = dims_;
-    for (size_t i = 0; i < ones.size(); ++i) {
-      DimSizes& d = bucket.dims[ones[i]];
-      if (mask & (size_t{1} << i)) {
-        d.hi = 1;
-        bucket.condition += (bucket.condition.empty() ? "" : " && ") + std::string(kDimPrefix) + names_[ones[i]] + " == 1";
+    for (size_t d = 0, rest = c; d < dims_.size(); ++d) {
+      const size_t choice = rest % (singles_[d].size() + 1);
+      rest /= singles_[d].size() + 1;
+      DimSizes& r = bucket.dims[d];
+      if (choice == 0) {
+        if (!singles_[d].empty()) r.lo = singles_[d].back() + r.step;
       } else {
-        d.lo = 2;
+        r.lo = r.hi = singles_[d][choice - 1];
+        bucket.condition += (bucket.condition.empty() ? "" : " && ") + std::string(kDimPrefix) + names_[d] +
+                            " == " + std::to_string(r.lo);
       }
     }
     for (const DimSizes& d : bucket.dims) bucket.base_sizes.push_back(d.hi);
@@ -502,15 +561,17 @@ void DynamicBuilder::run() {
     }
     passes::plan_memory(bucket.base);
     arena = std::max(arena, bucket.base.arena_bytes);
-    for (const ir::Op& op : bucket.base.ops) thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
+    for (const ir::Op& op : bucket.base.ops)
+      thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
     for (const ir::GraphOutput& out : bucket.base.outputs)
       bucket.base_outputs.push_back(bucket.base.value(out.value).shape);
   }
   // The general bucket's base holds the weights and the model's desc.
   Bucket& general = buckets.front();
   general.base.arena_bytes = arena;
-  if (!general.base.ops.empty()) general.base.ops.front().thread_scratch_bytes =
-      std::max(general.base.ops.front().thread_scratch_bytes, thread_scratch);
+  if (!general.base.ops.empty())
+    general.base.ops.front().thread_scratch_bytes =
+        std::max(general.base.ops.front().thread_scratch_bytes, thread_scratch);
   codegen::Sources sources = codegen::generate_sources(general.base, build_.source_name, build_.weights);
   general.base_text = sources.model_cpp;
   weights_sizes_ = general.base_sizes;
@@ -574,8 +635,9 @@ void check_dynamic_signature(const DynamicSignature& signature) {
       if (name.empty()) continue;
       used.insert(name);
       if (!given.count(name))
-        throw std::invalid_argument("--input " + in.spec.name + " names dim " + name + ", which has no range: add --dim " +
-                                    name + "=MIN..MAX (the arena is planned for MAX)");
+        throw std::invalid_argument("--input " + in.spec.name + " names dim " + name +
+                                    ", which has no range: add --dim " + name +
+                                    "=MIN..MAX (the arena is planned for MAX)");
     }
   for (const DimRange& d : signature.dims)
     if (!used.count(d.name)) throw std::invalid_argument("--dim " + d.name + " is in no --input's dims");
@@ -594,7 +656,8 @@ void check_dynamic_signature(const DynamicSignature& signature) {
   }
 }
 
-std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature, const std::vector<int64_t>& sizes) {
+std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature,
+                                          const std::vector<int64_t>& sizes) {
   std::vector<frontend::InputSpec> specs;
   for (const InputSignature& in : signature.inputs) {
     frontend::InputSpec spec = in.spec;
@@ -606,11 +669,26 @@ std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature, con
   return specs;
 }
 
-void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build) {
+void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signature,
+                         const ModelBuild& build) {
   if (build.cuda)
     throw CompileError("named dims (--dim) are for the CPU target so far; --target cuda needs fixed sizes");
   codegen::resolve_target(build.target_triple);
-  DynamicBuilder(lower, signature, build).run();
+  std::vector<std::vector<int64_t>> singles(signature.dims.size());
+  for (;;) {
+    try {
+      DynamicBuilder(lower, signature, build, singles).run();
+      return;
+    } catch (const SplitRequest& split) {
+      // At most a few special sizes per dim: beyond, the model changes with it too much.
+      if (singles[split.dim].size() >= kMaxSingleSizes) throw CompileError(split.why);
+      if (build.verbose)
+        std::fprintf(stderr, "aotc: dynamic: %s = %lld gets code of its own: %s\n",
+                     signature.dims[split.dim].name.c_str(), static_cast<long long>(split.size),
+                     split.why.c_str());
+      singles[split.dim].push_back(split.size);
+    }
+  }
 }
 
 }  // namespace aotc::driver

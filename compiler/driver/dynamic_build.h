@@ -35,7 +35,8 @@ struct DynamicSignature {
 void check_dynamic_signature(const DynamicSignature& signature);
 
 // The input specs at the given sizes of the named dims (signature.dims order).
-std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature, const std::vector<int64_t>& sizes);
+std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature,
+                                          const std::vector<int64_t>& sizes);
 
 // Lowers the model for concrete input shapes (the frontend; called once per sample).
 using LowerModel = std::function<ir::Graph(const std::vector<frontend::InputSpec>&)>;

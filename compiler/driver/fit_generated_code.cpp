@@ -37,7 +37,8 @@ std::vector<Token> tokenize(const std::string& s) {
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       while (i < s.size()) {
         const char d = s[i];
-        if ((d == '+' || d == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E') && s.compare(t.begin, 2, "0x") != 0) {
+        if ((d == '+' || d == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E') &&
+            s.compare(t.begin, 2, "0x") != 0) {
           ++i;
         } else if (ident_char(d) || d == '.') {
           ++i;
@@ -110,7 +111,7 @@ std::string describe_sizes(const std::vector<std::string>& dim_names, const std:
 std::string fit_generated_code(const std::vector<std::vector<int64_t>>& grid_values,
                                const std::vector<CodeSample>& grid, const std::vector<CodeSample>& checks,
                                size_t template_index, const std::vector<std::string>& dim_names,
-                               const std::string& prefix) {
+                               const std::string& prefix, std::vector<int64_t>* failed_at) {
   const CodeSample& base = grid.at(template_index);
   const std::vector<Token> base_tokens = tokenize(base.text);
   std::vector<const CodeSample*> samples;
@@ -133,6 +134,7 @@ std::string fit_generated_code(const std::vector<std::vector<int64_t>>& grid_val
                           : token_text(base.text, a) == token_text(sample.text, b));
       }
       if (!same) {
+        if (failed_at) *failed_at = sample.sizes;
         const size_t at = k < base_tokens.size() ? base_tokens[k].begin : base.text.size();
         const std::string dims = dims_that_differ(dim_names, base.sizes, sample.sizes);
         throw CompileError("the code aotc generates for " + op_at(base.text, at) + " is not the same at " +
@@ -162,10 +164,13 @@ std::string fit_generated_code(const std::vector<std::vector<int64_t>>& grid_val
       if (!v || *v != values[si][k]) mismatch = samples[si];
     }
     if (!poly || mismatch) {
-      const std::string where = mismatch ? " (wrong at " + describe_sizes(dim_names, mismatch->sizes) + ")" : "";
+      if (failed_at && mismatch) *failed_at = mismatch->sizes;
+      const std::string where =
+          mismatch ? " (wrong at " + describe_sizes(dim_names, mismatch->sizes) + ")" : "";
       throw CompileError("a size in the code aotc generates for " + op_at(base.text, t.begin) +
-                         " is not a polynomial in the dims" + where + ": it is " + std::to_string(values[0][k]) +
-                         " at " + describe_sizes(dim_names, samples[0]->sizes) +
+                         " is not a polynomial in the dims" + where + ": it is " +
+                         std::to_string(values[0][k]) + " at " +
+                         describe_sizes(dim_names, samples[0]->sizes) +
                          ". Give the dims it depends on a fixed size, or a narrower --dim range");
     }
     out += base.text.substr(copied, t.begin - copied);

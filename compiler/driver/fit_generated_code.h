@@ -19,10 +19,11 @@ struct CodeSample {
 // every varying literal replaced by a C++ expression over prefix + dim name. Throws
 // CompileError naming the op (from the generated "// kind at file:line" comments), the
 // sizes and the dims when the samples differ otherwise or a literal fits no polynomial.
+// failed_at, when given, gets the sizes of the sample that did not fit (before the throw).
 std::string fit_generated_code(const std::vector<std::vector<int64_t>>& grid_values,
                                const std::vector<CodeSample>& grid, const std::vector<CodeSample>& checks,
                                size_t template_index, const std::vector<std::string>& dim_names,
-                               const std::string& prefix);
+                               const std::string& prefix, std::vector<int64_t>* failed_at = nullptr);
 
 // "B=32, S=512"
 std::string describe_sizes(const std::vector<std::string>& dim_names, const std::vector<int64_t>& sizes);

@@ -9,7 +9,8 @@ namespace aotc::driver {
 namespace {
 
 bool is_dim_name(const std::string& part) {
-  if (part.empty() || part.size() > 32 || !(std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_'))
+  if (part.empty() || part.size() > 32 ||
+      !(std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_'))
     return false;
   for (char c : part)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_') || c == 'x') return false;

@@ -184,10 +184,10 @@ int print_census(const aotc::frontend::Census& census, const aotc::frontend::Opt
 
 // What the command line asks for; nullopt when it was answered already (--help, ...).
 struct Job {
-  aotc::frontend::Options options;  // with dynamic dims: the inputs at the --dim maxima
+  aotc::frontend::Options options;           // with dynamic dims: the inputs at the --dim maxima
   aotc::driver::DynamicSignature signature;  // --input, --dim
   bool dynamic = false;                      // a --dim or a named dim is given
-  bool check = false;  // --check: the op census only
+  bool check = false;                        // --check: the op census only
   std::string output, emit_dir;
   bool verbose = false;
   std::string target_triple;                                               // --target-triple; empty: the host

@@ -218,19 +218,17 @@ ir::Graph import_torchscript(const Options& options, Census* census) {
   return import_module(load_module(options.model_path), options, census);
 }
 
-struct ModuleFile::Loaded {
-  torch::jit::Module module;
+namespace {
+
+// A method frozen and cleaned up for the input names and dtypes of options; the input
+// shapes only matter when it is lowered.
+struct PreparedMethod {
+  std::shared_ptr<torch::jit::Graph> graph;
+  c10::IValue self;
+  std::vector<std::optional<c10::IValue>> arguments;
 };
 
-ModuleFile::ModuleFile(const std::string& path) : loaded_(new Loaded{load_module(path)}) {}
-
-ModuleFile::~ModuleFile() = default;
-
-ir::Graph ModuleFile::import(const Options& options, Census* census) {
-  return import_module(loaded_->module, options, census);
-}
-
-ir::Graph import_module(torch::jit::Module module, const Options& options, Census* census) {
+PreparedMethod prepare_method(torch::jit::Module module, const Options& options) {
   // A scripted module with @torch.jit._overload_method forward (nn.LSTM, nn.GRU) has
   // forward__0, forward__1, ... instead: the first whose arguments fit the inputs is used.
   std::vector<std::string> candidates;
@@ -303,14 +301,45 @@ ir::Graph import_module(torch::jit::Module module, const Options& options, Censu
     std::fprintf(stderr, "aotc: TorchScript graph of %s after freezing and clean-up:\n%s\n",
                  method_name.c_str(), graph->toString().c_str());
   }
+  return {graph, self, arguments};
+}
 
+ir::Graph lower_prepared(const PreparedMethod& method, const Options& options, Census* census) {
   ir::Graph ir_graph;
   for (const InputSpec& input : options.inputs) ir_graph.add_input(input.dtype, input.shape, input.name);
   Census local;
   Census& found = census ? *census : local;
-  lower_graph(graph, ir_graph, options.verbose, found, self, arguments);
+  lower_graph(method.graph, ir_graph, options.verbose, found, method.self, method.arguments);
   if (!census && !found.ok()) throw CompileError(found.error_report());
   return ir_graph;
+}
+
+}  // namespace
+
+ir::Graph import_module(torch::jit::Module module, const Options& options, Census* census) {
+  return lower_prepared(prepare_method(std::move(module), options), options, census);
+}
+
+struct ModuleFile::Loaded {
+  torch::jit::Module module;
+  // The method prepared for the last set of input names and dtypes: freezing does not
+  // depend on the shapes, and is most of the frontend's time on a large model.
+  std::string prepared_for;
+  std::optional<PreparedMethod> prepared;
+};
+
+ModuleFile::ModuleFile(const std::string& path) : loaded_(new Loaded{load_module(path), {}, {}}) {}
+
+ModuleFile::~ModuleFile() = default;
+
+ir::Graph ModuleFile::import(const Options& options, Census* census) {
+  std::string key = options.method;
+  for (const InputSpec& in : options.inputs) key += "|" + in.name + ":" + ir::dtype_name(in.dtype);
+  if (!loaded_->prepared || loaded_->prepared_for != key) {
+    loaded_->prepared = prepare_method(loaded_->module, options);
+    loaded_->prepared_for = key;
+  }
+  return lower_prepared(*loaded_->prepared, options, census);
 }
 
 }  // namespace aotc::frontend

@@ -31,7 +31,8 @@ void prepack_gemm_weights(ir::Graph& graph) {
     // batch 1, or a tiny one), it stays: its matrix-vector kernel was faster there
     // (bench/results_cpu.md).
     // With sizes that vary, m (rows of activations) is taken as large: one choice for all.
-    if (!rt::gemm_block_packs(graph.sizes_vary ? std::max<int64_t>(p.m, 64) : p.m, p.n, p.k, p.alpha)) continue;
+    if (!rt::gemm_block_packs(graph.sizes_vary ? std::max<int64_t>(p.m, 64) : p.m, p.n, p.k, p.alpha))
+      continue;
     const int b = op.inputs[1];
     const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;  // as stored
     const float* data = constant_floats(graph, b, (rows - 1) * p.ldb + cols);

@@ -362,20 +362,24 @@ aotc_status resolve_dims(const aotc::rt::ModelDesc& desc, const aotc_tensor* inp
   for (size_t i = 0; i < desc.num_inputs; ++i) {
     const aotc::rt::TensorDesc& want = desc.inputs[i];
     const aotc_tensor& got = inputs[i];
-    char expected[256];
-    format_named_dims(expected, sizeof expected, want, dyn.input_dims[i], nullptr, dyn);
+    char expected[256] = "";  // the shape with names, written only for a message
+    auto named = [&]() {
+      format_named_dims(expected, sizeof expected, want, dyn.input_dims[i], nullptr, dyn);
+      return expected;
+    };
     if (got.rank > 0 && got.dims == nullptr)
-      return fail(AOTC_ERR_NULL_POINTER, "input %zu ('%s'): dims is NULL for rank %d", i, want.name, got.rank);
+      return fail(AOTC_ERR_NULL_POINTER, "input %zu ('%s'): dims is NULL for rank %d", i, want.name,
+                  got.rank);
     if (got.rank != want.rank)
       return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): expected shape %s, got rank %d", i, want.name,
-                  expected, got.rank);
+                  named(), got.rank);
     for (int32_t d = 0; d < want.rank; ++d) {
       const int64_t size = got.dims[d];
       const int32_t symbol = dyn.input_dims[i][d];
       if (symbol < 0) {
         if (size != want.dims[d])
           return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): expected shape %s, got %lld in dim %d", i,
-                      want.name, expected, static_cast<long long>(size), d);
+                      want.name, named(), static_cast<long long>(size), d);
         continue;
       }
       const aotc::rt::DimDesc& dim = dyn.dims[symbol];
@@ -389,12 +393,14 @@ aotc_status resolve_dims(const aotc::rt::ModelDesc& desc, const aotc_tensor* inp
         continue;
       }
       if (size < dim.min || size > dim.max)
-        return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): %s = %lld is outside its range %lld..%lld (shape %s)",
-                    i, want.name, dim.name, static_cast<long long>(size), static_cast<long long>(dim.min),
-                    static_cast<long long>(dim.max), expected);
+        return fail(AOTC_ERR_WRONG_SHAPE,
+                    "input %zu ('%s'): %s = %lld is outside its range %lld..%lld (shape %s)", i, want.name,
+                    dim.name, static_cast<long long>(size), static_cast<long long>(dim.min),
+                    static_cast<long long>(dim.max), named());
       if (dim.multiple_of > 1 && size % dim.multiple_of != 0)
-        return fail(AOTC_ERR_WRONG_SHAPE, "input %zu ('%s'): %s = %lld is not a multiple of %lld, which %s needs",
-                    i, want.name, dim.name, static_cast<long long>(size), static_cast<long long>(dim.multiple_of),
+        return fail(AOTC_ERR_WRONG_SHAPE,
+                    "input %zu ('%s'): %s = %lld is not a multiple of %lld, which %s needs", i, want.name,
+                    dim.name, static_cast<long long>(size), static_cast<long long>(dim.multiple_of),
                     dim.multiple_why);
       dims[symbol] = size;
       seen[symbol] = true;
@@ -413,28 +419,33 @@ aotc_status check_dynamic_output(const aotc::rt::ModelDesc& desc, size_t index, 
                                  const aotc_tensor& got) {
   const aotc::rt::TensorDesc& want = desc.outputs[index];
   const char* const* names = desc.dynamic->output_dim_names[index];
-  char expected[256];
-  format_named_dims(expected, sizeof expected, want, nullptr, names, *desc.dynamic);
+  char expected[256] = "";  // the shape with names, written only for a message
+  auto named = [&]() {
+    format_named_dims(expected, sizeof expected, want, nullptr, names, *desc.dynamic);
+    return expected;
+  };
   if (got.dtype != want.dtype)
     return fail(AOTC_ERR_WRONG_DTYPE, "output %zu ('%s'): expected dtype %s, got %s", index, want.name,
                 aotc_dtype_name(want.dtype), aotc_dtype_name(got.dtype));
   if (got.rank > 0 && got.dims == nullptr)
-    return fail(AOTC_ERR_NULL_POINTER, "output %zu ('%s'): dims is NULL for rank %d", index, want.name, got.rank);
+    return fail(AOTC_ERR_NULL_POINTER, "output %zu ('%s'): dims is NULL for rank %d", index, want.name,
+                got.rank);
   if (got.rank != want.rank)
     return fail(AOTC_ERR_WRONG_SHAPE, "output %zu ('%s'): expected shape %s, got rank %d", index, want.name,
-                expected, got.rank);
+                named(), got.rank);
   uint64_t bytes = aotc_dtype_size(want.dtype);
   for (int32_t d = 0; d < want.rank; ++d) {
     if (!names[d] && got.dims[d] != want.dims[d])
       return fail(AOTC_ERR_WRONG_SHAPE, "output %zu ('%s'): expected shape %s, got %lld in dim %d", index,
-                  want.name, expected, static_cast<long long>(got.dims[d]), d);
+                  want.name, named(), static_cast<long long>(got.dims[d]), d);
     bytes *= static_cast<uint64_t>(dims[d]);
   }
   if (bytes > 0 && got.data == nullptr)
     return fail(AOTC_ERR_NULL_POINTER, "output %zu ('%s'): data is NULL", index, want.name);
   if (got.size_bytes < bytes)
-    return fail(AOTC_ERR_BUFFER_TOO_SMALL, "output %zu ('%s'): buffer holds %llu bytes, needs %llu for this run's shape",
-                index, want.name, static_cast<unsigned long long>(got.size_bytes),
+    return fail(AOTC_ERR_BUFFER_TOO_SMALL,
+                "output %zu ('%s'): buffer holds %llu bytes, needs %llu for this run's shape", index,
+                want.name, static_cast<unsigned long long>(got.size_bytes),
                 static_cast<unsigned long long>(bytes));
   return AOTC_OK;
 }
@@ -727,7 +738,8 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
     }
   } else {
     for (size_t i = 0; i < num_inputs; ++i) {
-      if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i])) return s;
+      if (aotc_status s = check_tensor("input", i, desc->inputs[i], model->input_bytes[i], inputs[i]))
+        return s;
       context->input_ptrs[i] = inputs[i].data;
     }
     for (size_t i = 0; i < num_outputs; ++i) {
@@ -756,8 +768,8 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
       return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
     }
   }
-  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena, model->weights,
-                         context->pool, desc->dynamic ? context->dims : nullptr};
+  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena,
+                         model->weights,      context->pool,        desc->dynamic ? context->dims : nullptr};
   try {
     desc->run(args);
   } catch (...) {
@@ -769,18 +781,20 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
 
 namespace {
 
-aotc_status dim_range(const aotc_model* model, bool is_input, size_t index, int32_t dim, aotc_dim_range* out) {
+aotc_status dim_range(const aotc_model* model, bool is_input, size_t index, int32_t dim,
+                      aotc_dim_range* out) {
   if (aotc_status s = check_model(model)) return s;
   if (!out) return fail(AOTC_ERR_NULL_POINTER, "out_range is NULL");
   const aotc::rt::ModelDesc& desc = *model->desc;
   const size_t count = is_input ? desc.num_inputs : desc.num_outputs;
   const char* role = is_input ? "input" : "output";
   if (index >= count)
-    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s index %zu out of range: the model has %zu %ss", role, index, count,
-                role);
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s index %zu out of range: the model has %zu %ss", role, index,
+                count, role);
   const aotc::rt::TensorDesc& t = is_input ? desc.inputs[index] : desc.outputs[index];
   if (dim < 0 || dim >= t.rank)
-    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s %zu ('%s') has rank %d: no dim %d", role, index, t.name, t.rank, dim);
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "%s %zu ('%s') has rank %d: no dim %d", role, index, t.name,
+                t.rank, dim);
   std::memset(out, 0, sizeof *out);
   out->min = out->max = t.dims[dim];
   out->multiple_of = 1;
@@ -804,10 +818,12 @@ aotc_status dim_range(const aotc_model* model, bool is_input, size_t index, int3
       std::calloc(desc.num_outputs + 1, sizeof(int64_t[AOTC_MAX_RANK])));
   if (!dims) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory");
   for (size_t k = 0; k < dyn.num_dims; ++k)
-    sizes[k] = (dyn.dims[k].min + dyn.dims[k].multiple_of - 1) / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
+    sizes[k] =
+        (dyn.dims[k].min + dyn.dims[k].multiple_of - 1) / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
   dyn.output_dims(sizes, dims);
   out->min = dims[index][dim];
-  for (size_t k = 0; k < dyn.num_dims; ++k) sizes[k] = dyn.dims[k].max / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
+  for (size_t k = 0; k < dyn.num_dims; ++k)
+    sizes[k] = dyn.dims[k].max / dyn.dims[k].multiple_of * dyn.dims[k].multiple_of;
   dyn.output_dims(sizes, dims);
   out->max = dims[index][dim];
   std::free(dims);
@@ -830,19 +846,20 @@ AOTC_API aotc_status aotc_model_output_dims(const aotc_model* model, const aotc_
                                             size_t num_inputs, size_t index, int64_t* out_dims) {
   if (aotc_status s = check_model(model)) return s;
   const aotc::rt::ModelDesc& desc = *model->desc;
-  if (!out_dims) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
   if (index >= desc.num_outputs)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
                 desc.num_outputs);
+  if (!out_dims && desc.outputs[index].rank > 0) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
   if (num_inputs != desc.num_inputs)
     return fail(AOTC_ERR_WRONG_COUNT, "expected %zu inputs, got %zu", desc.num_inputs, num_inputs);
   if (num_inputs && !inputs) return fail(AOTC_ERR_NULL_POINTER, "inputs is NULL");
   const aotc::rt::TensorDesc& out = desc.outputs[index];
   if (!desc.dynamic) {
     for (size_t i = 0; i < num_inputs; ++i) {
-      aotc_tensor shape_only = inputs[i];
+      aotc_tensor shape_only = inputs[i];  // only rank and dims are read
       shape_only.data = nullptr;
       shape_only.size_bytes = 0;
+      shape_only.dtype = desc.inputs[i].dtype;
       if (aotc_status s = check_tensor("input", i, desc.inputs[i], 0, shape_only)) return s;
     }
     for (int32_t d = 0; d < out.rank; ++d) out_dims[d] = out.dims[d];
@@ -863,11 +880,11 @@ AOTC_API aotc_status aotc_context_output_dims(const aotc_context* context, size_
   if (!context) return fail(AOTC_ERR_NULL_POINTER, "context is NULL");
   if (context->magic != kContextMagic)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "context is not a live aotc_context (destroyed or garbage)");
-  if (!out_dims) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
   const aotc::rt::ModelDesc& desc = *context->model->desc;
   if (index >= desc.num_outputs)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "output index %zu out of range: the model has %zu outputs", index,
                 desc.num_outputs);
+  if (!out_dims && desc.outputs[index].rank > 0) return fail(AOTC_ERR_NULL_POINTER, "out_dims is NULL");
   for (int32_t d = 0; d < desc.outputs[index].rank; ++d) out_dims[d] = context->output_dims[index][d];
   return AOTC_OK;
 }
