@@ -16,6 +16,13 @@ aotc_tensor arrays filled in (dtype, rank, dims, size, memory kind: a model's sh
 fixed), and a call only checks each input against its spec, writes the data pointers,
 allocates the outputs and calls aotc_run.
 
+Dynamic dims (aotc --dim B=1..8, ABI minor version 4): a spec's shape names such a dim
+("B") in place of its size, and Model.dims gives each name's range. A call checks the
+inputs' shapes against the ranges (a name is one size in every input), asks the library
+for the outputs' shapes (aotc_model_output_dims) and allocates them at those shapes. Both
+are cached per distinct tuple of input shapes, so a call at shapes already seen only writes
+the dims and sizes (when they differ from the context's last run) besides the pointers.
+
 Copies: a C-contiguous input of the right dtype (numpy array or CPU tensor; CUDA tensor
 for a CUDA model) is passed by pointer, never copied. A non-contiguous input (a slice, a
 transpose) or a numpy array in non-native byte order is copied to a dense one first.
@@ -34,13 +41,13 @@ import sys
 import tempfile
 import threading
 import weakref
-from typing import NamedTuple, Tuple
+from typing import NamedTuple, Tuple, Union
 
 import numpy as np
 
 from ._errors import AotcError
 
-__all__ = ["load", "Model", "TensorSpec"]
+__all__ = ["load", "Model", "TensorSpec", "DimRange"]
 
 ABI_VERSION = 1
 
@@ -61,10 +68,51 @@ _MAX_RANK = 8
 
 class TensorSpec(NamedTuple):
     """One input or output of a model: its name, dtype ("float32", "float16", "bfloat16",
-    "int64", "int32" or "bool") and shape (a tuple of ints; () for a scalar)."""
+    "int64", "int32" or "bool") and shape (a tuple of ints; () for a scalar).
+
+    In a model compiled with dynamic dims (aotc --dim), a dim that varies is its name
+    instead of an int: ("B", "S") for an input ids:BxS, and for an output the size it has
+    in the named dims, e.g. ("B", "S", 64) or ("B*S", 64). Model.dims gives each name's
+    range. A static model's shapes are all ints."""
     name: str
     dtype: str
-    shape: Tuple[int, ...]
+    shape: Tuple[Union[int, str], ...]
+
+    @property
+    def dynamic(self):
+        """True when a dim of the shape varies between runs (is a name, not an int)."""
+        return any(type(d) is str for d in self.shape)
+
+
+class DimRange(tuple):
+    """The sizes a named dim takes: a (min, max) tuple, both included, with the attributes
+    min, max and multiple_of (1, or the step a size must be a multiple of, which some ops
+    of the model need, e.g. a reshape that splits the dim in two)."""
+
+    def __new__(cls, min, max, multiple_of=1):
+        self = super().__new__(cls, (min, max))
+        self.multiple_of = multiple_of
+        return self
+
+    @property
+    def min(self):
+        return self[0]
+
+    @property
+    def max(self):
+        return self[1]
+
+    def __repr__(self):
+        if self.multiple_of == 1:
+            return f"({self[0]}, {self[1]})"
+        return f"DimRange(min={self[0]}, max={self[1]}, multiple_of={self.multiple_of})"
+
+    def __reduce__(self):
+        return (DimRange, (self[0], self[1], self.multiple_of))
+
+    def describe(self):
+        """'1..8', or '2..64 (multiples of 2)'."""
+        return f"{self[0]}..{self[1]}" + (f" (multiples of {self.multiple_of})" if self.multiple_of > 1 else "")
 
 
 # ---- the C ABI's structs (aotc.h; the sizes are checked below) ----
@@ -98,11 +146,22 @@ class _ModelOptions(ctypes.Structure):
                 ("weights_size", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 5)]
 
 
+class _DimRange(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("min", ctypes.c_int64), ("max", ctypes.c_int64),
+                ("multiple_of", ctypes.c_int64), ("reserved", ctypes.c_uint64 * 4)]
+
+
 assert ctypes.sizeof(_Tensor) == 64 and ctypes.sizeof(_ContextOptions) == 48
 assert ctypes.sizeof(_ModelOptions) == 64 and ctypes.sizeof(_TensorInfo) == 64
+assert ctypes.sizeof(_DimRange) == 64
 # A call writes input i's data pointer as word _WORDS_PER_TENSOR * i of the context's
-# aotc_tensor array seen as 64-bit words (data is a tensor's first field).
+# aotc_tensor array seen as 64-bit words (data is a tensor's first field); a model with
+# dynamic dims also its size_bytes, word _SIZE_WORD after it.
 _WORDS_PER_TENSOR = ctypes.sizeof(_Tensor) // 8
+_SIZE_WORD = _Tensor.size_bytes.offset // 8
+# Input shapes -> output shapes (and byte sizes) of a model with dynamic dims: at most this
+# many distinct input shapes are remembered (then the cache starts again).
+_MAX_PLANS = 1024
 
 _p = ctypes.c_void_p
 _status = ctypes.c_int
@@ -127,6 +186,10 @@ _PROTOTYPES = {
     "aotc_context_set_cuda_stream": (_status, [_p, _p], False),
     # minor version 3
     "aotc_compiler_version": (ctypes.c_char_p, [], False),
+    # minor version 4: dynamic dims
+    "aotc_model_input_dim_range": (_status, [_p, ctypes.c_size_t, ctypes.c_int32, _p], False),
+    "aotc_model_output_dim_range": (_status, [_p, ctypes.c_size_t, ctypes.c_int32, _p], False),
+    "aotc_model_output_dims": (_status, [_p, _p, ctypes.c_size_t, ctypes.c_size_t, _p], False),
 }
 
 
@@ -341,7 +404,7 @@ class _Context:
     Lives in the Model's threading.local; when its thread ends it is collected and its
     finalizer destroys the context."""
     __slots__ = ("slot", "inputs", "outputs", "in_words", "out_words", "in_addr", "out_addr", "stream",
-                 "__weakref__")
+                 "in_dims", "out_dims", "last_shapes", "__weakref__")
 
 
 def _describe(dtype, shape):
@@ -355,15 +418,19 @@ class Model:
     threads: threads per run of each thread's context. weights: the external weights file,
     or None when the library embeds its weights. aotc_version: the version of the aotc that
     built the library (as aotc --version prints it, without "aotc "), None for a library
-    built before aotc recorded it.
+    built before aotc recorded it. dims: the named dims of a model compiled with aotc --dim,
+    name -> DimRange, a (min, max) tuple ({"B": (1, 8), "S": (1, 128)}), in the order the
+    inputs first use them; {} for a model whose shapes are fixed.
 
     m(*args, **kwargs) runs it: inputs positionally in input order and/or by name. Returns
     the output (one output) or a tuple of outputs, as numpy arrays for numpy inputs and
     torch tensors for torch inputs. m.run(list) returns a list. A wrong count, dtype, shape
-    or device raises AotcError before the run; a keyword that names no input, an input given
-    twice or a missing one raises TypeError. close() (or a with block) releases the model;
-    so does garbage collection. numpy has no bfloat16: such tensors are uint16 arrays of the
-    raw bits on the numpy side (torch tensors are torch.bfloat16).
+    or device raises AotcError before the run (for dynamic dims: a size out of its range, or
+    a name with two sizes; outputs come back at the shape the inputs give them); a keyword
+    that names no input, an input given twice or a missing one raises TypeError. close() (or
+    a with block) releases the model; so does garbage collection. numpy has no bfloat16:
+    such tensors are uint16 arrays of the raw bits on the numpy side (torch tensors are
+    torch.bfloat16).
     """
 
     def __init__(self, path, *, threads=None, weights=None):
@@ -484,10 +551,13 @@ class Model:
         state.model = handle.value
 
     def _read_signature(self, lib, model):
-        def read(count_fn, info_fn, what):
+        self.dims = {}  # name -> DimRange, for the named dims of the inputs
+
+        def read(count_fn, info_fn, range_fn, what):
             count = ctypes.c_size_t()
             lib.check(count_fn(model, ctypes.byref(count)), f"aotc_model_num_{what}s")
             specs = []
+            largest = []  # the largest shape of each: what _tensor_array starts with
             for i in range(count.value):
                 info = _TensorInfo()
                 lib.check(info_fn(model, i, ctypes.byref(info)), f"aotc_model_{what}_info")
@@ -495,25 +565,53 @@ class Model:
                 if dtype is None or not 0 <= info.rank <= _MAX_RANK or (info.rank and not info.dims):
                     raise AotcError("AOTC_ERR_INTERNAL", f"model '{self.path}' reports an invalid {what} {i}")
                 name = (info.name or b"").decode("utf-8", "backslashreplace")
-                specs.append(TensorSpec(name, dtype, tuple(int(info.dims[d]) for d in range(info.rank))))
-            return specs
+                shape = [int(info.dims[d]) for d in range(info.rank)]
+                big = list(shape)
+                for d in range(info.rank):
+                    if shape[d] >= 0:
+                        continue
+                    # -1: a dynamic dim (minor version 4), named by its range.
+                    if range_fn is None:
+                        raise AotcError("AOTC_ERR_INTERNAL", f"model '{self.path}' reports a dynamic dim in {what} "
+                                                             f"{i} but has no aotc_model_{what}_dim_range")
+                    r = _DimRange()
+                    lib.check(range_fn(model, i, d, ctypes.byref(r)), f"aotc_model_{what}_dim_range")
+                    if not r.name or not 0 <= r.min <= r.max or r.multiple_of < 1:
+                        raise AotcError("AOTC_ERR_INTERNAL", f"model '{self.path}' reports an invalid range for "
+                                                             f"dim {d} of {what} {i}")
+                    dim_name = r.name.decode("utf-8", "backslashreplace")
+                    shape[d] = dim_name
+                    big[d] = int(r.max)
+                    if what == "input" and dim_name not in self.dims:
+                        self.dims[dim_name] = DimRange(int(r.min), int(r.max), int(r.multiple_of))
+                specs.append(TensorSpec(name, dtype, tuple(shape)))
+                largest.append((tuple(big), int(info.size_bytes)))
+            return specs, largest
 
-        self.inputs = read(lib.model_num_inputs, lib.model_input_info, "input")
-        self.outputs = read(lib.model_num_outputs, lib.model_output_info, "output")
+        self.inputs, in_largest = read(lib.model_num_inputs, lib.model_input_info, lib.model_input_dim_range,
+                                       "input")
+        self.outputs, out_largest = read(lib.model_num_outputs, lib.model_output_info, lib.model_output_dim_range,
+                                         "output")
         self._input_index = {spec.name: i for i, spec in enumerate(self.inputs)}
+        self._dynamic = bool(self.dims) or any(spec.dynamic for spec in self.outputs)
+        if self._dynamic and lib.model_output_dims is None:
+            raise AotcError("AOTC_ERR_INTERNAL", f"model '{self.path}' has dynamic dims but no aotc_model_output_dims")
+        self._plans = {}  # dynamic dims: input shapes -> what _plan works out for them
+        self._in_largest = [shape for shape, _ in in_largest]
+        self._out_largest = [shape for shape, _ in out_largest]
         # Filled-in aotc_tensor fields, shared by every context's arrays.
         memory = _MEMORY_DEVICE if self.device == "cuda" else _MEMORY_HOST
         dtype_codes = {name: code for code, name in _DTYPE_NAMES.items()}
 
-        def fields(spec):
-            dims = (ctypes.c_int64 * max(len(spec.shape), 1))(*spec.shape)
+        def fields(spec, shape):  # shape: the spec's, or for dynamic dims the largest
+            dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
             count = 1
-            for d in spec.shape:
+            for d in shape:
                 count *= d
-            return (dims, dtype_codes[spec.dtype], len(spec.shape), count * _DTYPE_SIZES[spec.dtype], memory)
+            return (dims, dtype_codes[spec.dtype], len(shape), count * _DTYPE_SIZES[spec.dtype], memory)
 
-        self._in_fields = [fields(s) for s in self.inputs]
-        self._out_fields = [fields(s) for s in self.outputs]
+        self._in_fields = [fields(s, shape) for s, shape in zip(self.inputs, self._in_largest)]
+        self._out_fields = [fields(s, shape) for s, shape in zip(self.outputs, self._out_largest)]
         self._in_shapes = [s.shape for s in self.inputs]
         self._in_np = [_NUMPY_DTYPES[s.dtype] for s in self.inputs]
         self._out_np = [(s.shape, _NUMPY_DTYPES[s.dtype]) for s in self.outputs]
@@ -541,8 +639,9 @@ class Model:
     def __repr__(self):
         ins = ", ".join(f"{s.name}: {_describe(s.dtype, s.shape)}" for s in self.inputs)
         outs = ", ".join(f"{s.name}: {_describe(s.dtype, s.shape)}" for s in self.outputs)
+        dims = "".join(f", {name}={r.describe()}" for name, r in self.dims.items())
         return (f"<aotc.Model '{self.path}' {self.device}, threads={self.threads}"
-                f"{', closed' if self.closed else ''}: ({ins}) -> ({outs})>")
+                f"{', closed' if self.closed else ''}: ({ins}) -> ({outs}){dims}>")
 
     def __call__(self, *args, **kwargs):
         """Runs the model; see the class docstring."""
@@ -600,9 +699,23 @@ class Model:
         ctx.stream = None
         ctx.inputs, ctx.in_words, ctx.in_addr = self._tensor_array(self._in_fields)
         ctx.outputs, ctx.out_words, ctx.out_addr = self._tensor_array(self._out_fields)
+        ctx.in_dims = ctx.out_dims = ctx.last_shapes = None
+        if self._dynamic:
+            # The dims vary by call: each context has its own arrays of them.
+            ctx.in_dims = self._own_dims(ctx.inputs, self._in_largest)
+            ctx.out_dims = self._own_dims(ctx.outputs, self._out_largest)
         weakref.finalize(ctx, state.drop, slot).atexit = False
         self._tls.ctx = ctx
         return ctx
+
+    @staticmethod
+    def _own_dims(array, shapes):
+        own = []
+        for t, shape in zip(array, shapes):
+            dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+            t.dims = ctypes.addressof(dims)
+            own.append(dims)
+        return own
 
     @staticmethod
     def _tensor_array(fields):
@@ -625,7 +738,10 @@ class Model:
         words = ctx.in_words
         shapes = self._in_shapes
         keep = None  # the contiguous copies, alive until the run is done
-        if self._cuda_index is None and (not n or isinstance(inputs[0], np.ndarray)):
+        if self._dynamic:
+            outputs, keep = self._dynamic_inputs(ctx, inputs)
+            torch = sys.modules.get("torch")
+        elif self._cuda_index is None and (not n or isinstance(inputs[0], np.ndarray)):
             np_dtypes = self._in_np
             for i in range(n):
                 a = inputs[i]
@@ -701,6 +817,153 @@ class Model:
         ctx = self._tls.ctx
         return [ctx.inputs[i].data or 0 for i in range(self._n_in)]
 
+    # ---- dynamic dims (aotc --dim) ----
+
+    def _dynamic_inputs(self, ctx, inputs):
+        """_run's input side for a model with dynamic dims: the inputs checked and passed
+        (by pointer when they are dense and of the right dtype, as for fixed shapes), their
+        dims and sizes written into the context's arrays, the outputs allocated at the shape
+        these inputs give them. Returns (outputs, the copies to keep alive or None)."""
+        n = self._n_in
+        keep = None
+        words = ctx.in_words
+        shapes = []
+        if self._cuda_index is None and (not n or isinstance(inputs[0], np.ndarray)):
+            torch = None
+            np_dtypes = self._in_np
+            for i in range(n):
+                a = inputs[i]
+                if not (type(a) is np.ndarray and a.dtype is np_dtypes[i] and a.flags.c_contiguous):
+                    a = self._numpy_input(i, a)
+                    keep = [a] if keep is None else keep + [a]
+                shapes.append(a.shape)
+                words[_WORDS_PER_TENSOR * i] = a.ctypes.data
+        else:
+            torch = sys.modules.get("torch")
+            if torch is None:  # neither numpy nor torch: not imported, so no tensor either
+                self._input_type_error(0, inputs[0])
+            if self._in_torch is None:
+                self._set_torch_dtypes(torch)
+            torch_dtypes = self._in_torch
+            cuda = self._cuda_index is not None
+            for i in range(n):
+                t = inputs[i]
+                if not (type(t) is torch.Tensor and t.dtype is torch_dtypes[i]
+                        and (t.is_cuda and t.get_device() == self._cuda_index if cuda else t.is_cpu)
+                        and t.is_contiguous()):
+                    t = self._torch_input(i, t, torch)
+                    keep = [t] if keep is None else keep + [t]
+                shapes.append(t.shape)  # a torch.Size: a tuple, equal to and hashed as one
+                words[_WORDS_PER_TENSOR * i] = t.data_ptr()
+        shapes = tuple(shapes)
+        plan = self._plans.get(shapes)
+        if plan is None:
+            plan = self._plan(ctx, shapes)  # checks the shapes; raises with the reason
+        if ctx.last_shapes != shapes:
+            self._write_dims(ctx, shapes, plan)
+        out_words = ctx.out_words
+        if torch is None:
+            outputs = [np.empty(shape, dtype) for shape, dtype in plan[3]]
+            for i in range(self._n_out):
+                out_words[_WORDS_PER_TENSOR * i] = outputs[i].ctypes.data
+        else:
+            device = self._torch_device
+            outputs = [torch.empty(shape, dtype=dtype, device=device)
+                       for shape, (_, dtype) in zip(plan[0], self._out_torch)]
+            for i in range(self._n_out):
+                out_words[_WORDS_PER_TENSOR * i] = outputs[i].data_ptr()
+        return outputs, keep
+
+    @staticmethod
+    def _write_dims(ctx, shapes, plan):
+        """The context's aotc_tensor dims and size_bytes for these input shapes."""
+        out_shapes, in_bytes, out_bytes = plan[:3]
+        ctx.last_shapes = None
+        words = ctx.in_words
+        for i, shape in enumerate(shapes):
+            ctx.in_dims[i][:len(shape)] = shape
+            words[_WORDS_PER_TENSOR * i + _SIZE_WORD] = in_bytes[i]
+        words = ctx.out_words
+        for i, shape in enumerate(out_shapes):
+            ctx.out_dims[i][:len(shape)] = shape
+            words[_WORDS_PER_TENSOR * i + _SIZE_WORD] = out_bytes[i]
+        ctx.last_shapes = shapes
+
+    def _plan(self, ctx, shapes):
+        """For input shapes not seen before: checks them against the specs and ranges, then
+        asks the library for the outputs' shapes (the authority on them) and caches them
+        with every tensor's byte size."""
+        self._check_shapes(shapes)
+        n = self._n_in
+        ctx.last_shapes = None
+        for i in range(n):
+            ctx.in_dims[i][:len(shapes[i])] = shapes[i]
+        lib = self._state.lib
+        out_dims = (ctypes.c_int64 * _MAX_RANK)()
+        out_shapes = []
+        slot = ctx.slot
+        # Under the context's lock, as a run: close() does not destroy the model meanwhile.
+        if slot.handle is None:
+            raise _closed_error(self.path, self._state.closed_why or "is closed")
+        with slot.lock:
+            if slot.handle is None:
+                raise _closed_error(self.path, self._state.closed_why or "is closed")
+            for j, spec in enumerate(self.outputs):
+                lib.check(lib.model_output_dims(self._model_handle, ctx.in_addr, n, j, out_dims),
+                          "aotc_model_output_dims")
+                out_shapes.append(tuple(out_dims[d] for d in range(len(spec.shape))))
+
+        def nbytes(shape, spec):
+            count = _DTYPE_SIZES[spec.dtype]
+            for d in shape:
+                count *= d
+            return count
+        # (output shapes, input bytes, output bytes, (output shape, numpy dtype) pairs)
+        plan = (tuple(out_shapes), tuple(nbytes(s, spec) for s, spec in zip(shapes, self.inputs)),
+                tuple(nbytes(s, spec) for s, spec in zip(out_shapes, self.outputs)),
+                tuple((shape, dtype) for shape, (_, dtype) in zip(out_shapes, self._out_np)))
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        self._plans[shapes] = plan
+        return plan
+
+    def _check_shapes(self, shapes):
+        """The inputs' shapes against their specs: rank, fixed sizes, each named dim in its
+        range, and a name the same size everywhere. AotcError (AOTC_ERR_WRONG_SHAPE) naming
+        the input, the dim, the size and the range."""
+        seen = {}  # dim name -> (size, input index, dim index)
+        for i, (spec, shape) in enumerate(zip(self.inputs, shapes)):
+            got = tuple(int(d) for d in shape)
+            if len(got) != len(spec.shape):
+                raise self._mismatch("AOTC_ERR_WRONG_SHAPE", i, spec.dtype, got,
+                                     f" (rank {len(got)}, expected rank {len(spec.shape)})")
+            for d, (want, size) in enumerate(zip(spec.shape, got)):
+                if type(want) is not str:
+                    if size != want:
+                        raise self._mismatch("AOTC_ERR_WRONG_SHAPE", i, spec.dtype, got,
+                                             f" (dim {d} is fixed at {want})")
+                    continue
+                r = self.dims[want]
+                where = f"input '{spec.name}': {want} = {size}"
+                shown = f"expected {_describe(spec.dtype, spec.shape)}, got {_describe(spec.dtype, got)}"
+                earlier = seen.get(want)
+                if earlier is not None:
+                    if size != earlier[0]:
+                        other = f"in dim {earlier[2]} of the same input" if earlier[1] == i else \
+                            f"in input '{self.inputs[earlier[1]].name}'"
+                        raise AotcError("AOTC_ERR_WRONG_SHAPE",
+                                        f"{where} (dim {d}), but {want} = {earlier[0]} {other}: a dim name is one "
+                                        f"size in every input ({shown})")
+                    continue
+                if not r[0] <= size <= r[1]:
+                    raise AotcError("AOTC_ERR_WRONG_SHAPE",
+                                    f"{where} (dim {d}) is outside its range {r[0]}..{r[1]} ({shown})")
+                if size % r.multiple_of:
+                    raise AotcError("AOTC_ERR_WRONG_SHAPE",
+                                    f"{where} (dim {d}) is not a multiple of {r.multiple_of}, which the model "
+                                    f"needs ({want}: {r[0]}..{r[1]}, multiples of {r.multiple_of}; {shown})")
+                seen[want] = (size, i, d)
+
     # ---- the slow paths: conversions and errors ----
 
     def _input_type_error(self, i, x):
@@ -733,7 +996,7 @@ class Model:
                 raise self._mismatch("AOTC_ERR_WRONG_DTYPE", i, dtype.name, a.shape,
                                      " (bfloat16 inputs are uint16 arrays of the raw bits)"
                                      if spec.dtype == "bfloat16" else "")
-        if a.shape != spec.shape:
+        if a.shape != spec.shape and not self._dynamic:  # dynamic dims: _check_shapes
             raise self._mismatch("AOTC_ERR_WRONG_SHAPE", i, spec.dtype, a.shape)
         if not (a.flags.c_contiguous and a.flags.aligned):
             a = np.ascontiguousarray(a)  # a copy
@@ -760,7 +1023,7 @@ class Model:
         got_dtype = str(t.dtype).replace("torch.", "")
         if t.dtype is not self._in_torch[i]:
             raise self._mismatch("AOTC_ERR_WRONG_DTYPE", i, got_dtype, tuple(t.shape))
-        if tuple(t.shape) != spec.shape:
+        if tuple(t.shape) != spec.shape and not self._dynamic:  # dynamic dims: _check_shapes
             raise self._mismatch("AOTC_ERR_WRONG_SHAPE", i, got_dtype, tuple(t.shape))
         if self._cuda_index is not None:
             if not t.is_cuda or t.get_device() != self._cuda_index:

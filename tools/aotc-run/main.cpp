@@ -38,8 +38,8 @@ namespace npy = aotc::npy;
 constexpr const char* kUsage =
     "usage: aotc-run MODEL.so --info [--json] [--weights FILE]\n"
     "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N] [--weights FILE]\n"
-    "       aotc-run MODEL.so --bench [--input NAME=FILE.npy ...] [--threads N] [--iters N]\n"
-    "                [--warmup N] [--json] [--weights FILE]\n"
+    "       aotc-run MODEL.so --bench [--input NAME=FILE.npy ...] [--shape NAME=DIMS ...]\n"
+    "                [--threads N] [--iters N] [--warmup N] [--json] [--weights FILE]\n"
     "       aotc-run --help | --version\n"
     "\n"
     "Loads a model library built by aotc through its C ABI (aotc.h) and describes it, runs\n"
@@ -47,8 +47,13 @@ constexpr const char* kUsage =
     "\n"
     "  --info               print the inputs, outputs (names, dtypes, shapes), arena size,\n"
     "                       where the weights live, the version of the aotc that built the\n"
-    "                       library and of the runtime inside it\n"
-    "  --json               with --info or --bench: print the same as one JSON object\n"
+    "                       library and of the runtime inside it. A dynamic dim (aotc --dim)\n"
+    "                       shows by name, an input's with its range, e.g.\n"
+    "                       ids: int64 [B, S] with B in 1..8, S in 1..128, and an output's\n"
+    "                       as its size in them, e.g. float32 [B, S, 64]\n"
+    "  --json               with --info or --bench: print the same as one JSON object (a\n"
+    "                       tensor with dynamic dims adds \"dims\": each dim's name or null,\n"
+    "                       min, max and multiple_of; --bench adds the \"shapes\" timed)\n"
     "  --input NAME=FILE    the .npy file for the model input NAME; give every input once\n"
     "  --output-dir DIR     where to write out0.npy, out1.npy, ... (created if missing)\n"
     "  --threads N          threads for the run, 1 to 1024 (default 1)\n"
@@ -56,6 +61,9 @@ constexpr const char* kUsage =
     "                       print min, median, p90 and mean latency in ms and the peak RSS.\n"
     "                       Inputs not given are filled with fixed pseudo-random values:\n"
     "                       floats in [-1, 1), integers 0, booleans true\n"
+    "  --shape NAME=DIMS    with --bench, a model with dynamic dims: the shape of the\n"
+    "                       synthetic input NAME, e.g. --shape ids=4x77. Every input with\n"
+    "                       dynamic dims needs --input or --shape: there is no default\n"
     "  --iters N            timed runs for --bench, 1 to 1000000 (default 50)\n"
     "  --warmup N           untimed runs before them, 0 to 1000000 (default 5)\n"
     "  --weights FILE       the weights file of a model compiled with aotc --weights file\n"
@@ -63,8 +71,10 @@ constexpr const char* kUsage =
     "  --help, --version\n"
     "\n"
     "Input files must match the model input exactly: dtype and shape, little-endian,\n"
-    "C order (.npy format 1.0, 2.0 or 3.0). bfloat16 tensors, which .npy cannot name, are\n"
-    "read and written as uint16 arrays holding the raw bits.\n"
+    "C order (.npy format 1.0, 2.0 or 3.0). A dynamic dim may have any size in its range\n"
+    "(and the same size wherever its name appears); outputs are written at the shape of\n"
+    "the run. bfloat16 tensors, which .npy cannot name, are read and written as uint16\n"
+    "arrays holding the raw bits.\n"
     "Exit status: 0 success, 1 error, 2 usage error.\n";
 
 // A mistake in the command line itself (exit status 2).
@@ -84,6 +94,13 @@ struct InputArg {
   std::string path;
 };
 
+// --shape NAME=DIMS: the shape of a synthetic --bench input with dynamic dims.
+struct ShapeArg {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::string text;  // DIMS as given, for messages
+};
+
 struct Options {
   bool help = false;
   bool version = false;
@@ -91,6 +108,7 @@ struct Options {
   bool info = false;
   bool json = false;
   std::vector<InputArg> inputs;
+  std::vector<ShapeArg> shapes;
   std::optional<std::string> output_dir;
   int threads = 1;
   std::optional<std::string> weights;  // --weights FILE
@@ -108,6 +126,29 @@ long parse_count(const std::string& option, const std::string& text, long low, l
     throw UsageError(option + " needs an integer from " + std::to_string(low) + " to " +
                      std::to_string(high) + ", got '" + text + "'");
   return n;
+}
+
+// --shape NAME=DIMS with DIMS as aotc's --input writes sizes: "4x77". Whether the sizes
+// fit the model is the model's to say (aotc_model_output_dims), not the command line's.
+ShapeArg parse_shape(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw UsageError("--shape needs NAME=DIMS, e.g. ids=4x77, got '" + spec + "'");
+  ShapeArg shape{spec.substr(0, eq), {}, spec.substr(eq + 1)};
+  const std::string& dims = shape.text;
+  for (size_t pos = 0;;) {
+    const size_t x = dims.find('x', pos);
+    const std::string part = dims.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    // At most 12 digits: any size a model takes, and no overflow.
+    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--shape " + spec + ": '" + dims + "' is not a list of sizes like 4x77");
+    shape.dims.push_back(std::stoll(part));
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  if (shape.dims.size() > AOTC_MAX_RANK)
+    throw UsageError("--shape " + spec + ": at most " + std::to_string(AOTC_MAX_RANK) + " dims");
+  return shape;
 }
 
 Options parse_args(int argc, char** argv) {
@@ -148,6 +189,8 @@ Options parse_args(int argc, char** argv) {
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
         throw UsageError("--input needs NAME=FILE.npy, got '" + spec + "'");
       options.inputs.push_back({spec.substr(0, eq), spec.substr(eq + 1)});
+    } else if (arg == "--shape") {
+      options.shapes.push_back(parse_shape(value()));
     } else if (arg == "--output-dir") {
       options.output_dir = value();
       if (options.output_dir->empty()) throw UsageError("--output-dir needs a directory");
@@ -178,10 +221,12 @@ Options parse_args(int argc, char** argv) {
   if (options.bench) {
     if (options.output_dir) throw UsageError("--bench writes no outputs: drop --output-dir");
   } else if (options.info) {
-    if (!options.inputs.empty() || options.output_dir)
-      throw UsageError("--info does not run the model: drop --input/--output-dir");
+    if (!options.inputs.empty() || !options.shapes.empty() || options.output_dir)
+      throw UsageError("--info does not run the model: drop --input/--shape/--output-dir");
   } else {
     if (!options.output_dir) throw UsageError("missing --output-dir (or use --info)");
+    if (!options.shapes.empty())
+      throw UsageError("--shape goes with --bench: a run takes each input's shape from its .npy file");
   }
   return options;
 }
@@ -214,6 +259,11 @@ struct Api {
   // Minor version 3 (nullptr in libraries built before aotc recorded versions).
   const char* (*runtime_version)(void);
   const char* (*compiler_version)(void);
+  // Minor version 4 (nullptr in older libraries, whose shapes are all fixed).
+  aotc_status (*model_input_dim_range)(const aotc_model*, size_t, int32_t, aotc_dim_range*);
+  aotc_status (*model_output_dim_range)(const aotc_model*, size_t, int32_t, aotc_dim_range*);
+  aotc_status (*model_output_dims)(const aotc_model*, const aotc_tensor*, size_t, size_t, int64_t*);
+  aotc_status (*context_output_dims)(const aotc_context*, size_t, int64_t*);
 };
 
 // The version of the aotc that generated the library and of the runtime linked into it,
@@ -301,6 +351,10 @@ class Library {
     resolve_optional("aotc_model_device", api_.model_device);
     resolve_optional("aotc_runtime_version", api_.runtime_version);
     resolve_optional("aotc_compiler_version", api_.compiler_version);
+    resolve_optional("aotc_model_input_dim_range", api_.model_input_dim_range);
+    resolve_optional("aotc_model_output_dim_range", api_.model_output_dim_range);
+    resolve_optional("aotc_model_output_dims", api_.model_output_dims);
+    resolve_optional("aotc_context_output_dims", api_.context_output_dims);
     aotc_weights_info info{};
     if (api_.model_weights_info) {
       check(api_.model_weights_info(&info), "aotc_model_weights_info");
@@ -390,16 +444,32 @@ class Library {
   aotc_context* context_ = nullptr;
 };
 
+// One dim of a tensor as aotc_model_{input,output}_dim_range reports it.
+struct DimRange {
+  std::optional<std::string> name;  // a dynamic dim's name ("S") or size ("B*S"); nullopt: fixed
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t multiple_of = 1;
+};
+
 struct TensorSig {
   std::string name;
   aotc_dtype dtype;
-  std::vector<int64_t> dims;
-  uint64_t size_bytes;
+  std::vector<int64_t> dims;  // as the info gives them: -1 for a dynamic dim
+  uint64_t size_bytes;        // of the largest shape
+  // One per dim; empty for a library older than minor version 4 (every dim fixed).
+  std::vector<DimRange> ranges;
+
+  bool dynamic() const {
+    return std::any_of(ranges.begin(), ranges.end(), [](const DimRange& r) { return r.name.has_value(); });
+  }
 };
 
 struct Signature {
   std::vector<TensorSig> inputs;
   std::vector<TensorSig> outputs;
+  // Some tensor has a dynamic dim (aotc --dim): shapes come from the inputs of each run.
+  bool dynamic = false;
   uint64_t arena_bytes = 0;
   // Memory of a 1-thread context and the scratch each further thread adds (when the
   // library reports them: minor version 1).
@@ -415,16 +485,45 @@ Signature read_signature(const Library& lib) {
     lib.check(input ? api.model_input_info(lib.model(), index, &info)
                     : api.model_output_info(lib.model(), index, &info),
               input ? "aotc_model_input_info" : "aotc_model_output_info");
+    const std::string what = (input ? "input " : "output ") + std::to_string(index);
     if (info.rank < 0 || info.rank > AOTC_MAX_RANK || (info.rank > 0 && !info.dims))
-      throw RunError("the model reports an invalid rank for " + std::string(input ? "input " : "output ") +
-                     std::to_string(index));
-    return TensorSig{info.name ? info.name : "", info.dtype,
-                     std::vector<int64_t>(info.dims, info.dims + info.rank), info.size_bytes};
+      throw RunError("the model reports an invalid rank for " + what);
+    TensorSig t{info.name ? info.name : "",
+                info.dtype,
+                std::vector<int64_t>(info.dims, info.dims + info.rank),
+                info.size_bytes,
+                {}};
+    const auto dim_range = input ? api.model_input_dim_range : api.model_output_dim_range;
+    for (int32_t d = 0; dim_range && d < info.rank; ++d) {
+      aotc_dim_range range{};
+      lib.check(dim_range(lib.model(), index, d, &range),
+                input ? "aotc_model_input_dim_range" : "aotc_model_output_dim_range");
+      DimRange& r = t.ranges.emplace_back();
+      if (range.name) r.name = range.name;
+      r.min = range.min;
+      r.max = range.max;
+      r.multiple_of = range.multiple_of;
+      if (r.min < 0 || r.max < r.min || r.multiple_of < 1 || (!r.name && t.dims[d] != r.min))
+        throw RunError("the model reports an invalid range for dim " + std::to_string(d) + " of " + what);
+    }
+    // Only a named dim may be unknown (-1) before a run; anything else negative is garbage
+    // (or a dynamic model in a library without the functions that say its sizes).
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      if (t.dims[d] < 0 && !(d < t.ranges.size() && t.ranges[d].name))
+        throw RunError("the model reports dim " + std::to_string(d) + " of " + what + " as " +
+                       std::to_string(t.dims[d]) + " without naming it (aotc_model_*_dim_range)");
+    return t;
   };
   lib.check(api.model_num_inputs(lib.model(), &count), "aotc_model_num_inputs");
   for (size_t i = 0; i < count; ++i) sig.inputs.push_back(read(true, i));
   lib.check(api.model_num_outputs(lib.model(), &count), "aotc_model_num_outputs");
   for (size_t i = 0; i < count; ++i) sig.outputs.push_back(read(false, i));
+  const auto dynamic = [](const std::vector<TensorSig>& list) {
+    return std::any_of(list.begin(), list.end(), [](const TensorSig& t) { return t.dynamic(); });
+  };
+  sig.dynamic = dynamic(sig.inputs) || dynamic(sig.outputs);
+  if (sig.dynamic && !api.model_output_dims)
+    throw RunError("the model has dynamic dims but does not export aotc_model_output_dims");
   lib.check(api.model_arena_size(lib.model(), &sig.arena_bytes), "aotc_model_arena_size");
   if (api.model_arena_requirements) {
     uint64_t one = 0, two = 0;
@@ -525,6 +624,48 @@ std::string display_name(const std::string& name) {
   return text + "'";
 }
 
+// A dim's name or size expression from the model for human-readable text: control
+// characters escaped (a library not built by aotc could name its dims anything).
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// A tensor's shape, its dynamic dims by name: "[B, S, 64]"; "[2, 3]" when all are fixed.
+std::string shape_text(const TensorSig& t) {
+  std::string out = "[";
+  for (size_t d = 0; d < t.dims.size(); ++d) {
+    if (d) out += ", ";
+    const bool named = d < t.ranges.size() && t.ranges[d].name;
+    out += named ? printable(*t.ranges[d].name) : std::to_string(t.dims[d]);
+  }
+  return out + "]";
+}
+
+// The ranges of an input's dynamic dims, each name once: "B in 1..8, S in 8..512 (multiple
+// of 8)"; "" for an input of fixed shape.
+std::string ranges_text(const TensorSig& t) {
+  std::string out;
+  std::vector<std::string> shown;
+  for (const DimRange& r : t.ranges) {
+    if (!r.name || std::find(shown.begin(), shown.end(), *r.name) != shown.end()) continue;
+    shown.push_back(*r.name);
+    out += (out.empty() ? "" : ", ") + printable(*r.name) + " in " + std::to_string(r.min) + ".." +
+           std::to_string(r.max);
+    if (r.multiple_of > 1) out += " (multiple of " + std::to_string(r.multiple_of) + ")";
+  }
+  return out;
+}
+
 void print_info(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   const WeightsSource& weights = lib.weights();
@@ -538,7 +679,20 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
         for (size_t d = 0; d < t.dims.size(); ++d) dims += (d ? ", " : "") + std::to_string(t.dims[d]);
         text += std::string(i ? ", " : "") + "{\"name\": " + json_string(t.name) +
                 ", \"dtype\": " + json_string(api.dtype_name(t.dtype)) + ", \"shape\": [" + dims +
-                "], \"size_bytes\": " + std::to_string(t.size_bytes) + "}";
+                "], \"size_bytes\": " + std::to_string(t.size_bytes);
+        // A tensor with dynamic dims (shape -1 there, size_bytes of the largest shape) adds
+        // every dim's range; tensors of fixed shape keep the object they always had.
+        if (t.dynamic()) {
+          text += ", \"dims\": [";
+          for (size_t d = 0; d < t.ranges.size(); ++d) {
+            const DimRange& r = t.ranges[d];
+            text += std::string(d ? ", " : "") + "{\"name\": " + (r.name ? json_string(*r.name) : "null") +
+                    ", \"min\": " + std::to_string(r.min) + ", \"max\": " + std::to_string(r.max) +
+                    ", \"multiple_of\": " + std::to_string(r.multiple_of) + "}";
+          }
+          text += "]";
+        }
+        text += "}";
       }
       return text + "]";
     };
@@ -568,8 +722,14 @@ void print_info(const Options& options, const Library& lib, const Signature& sig
       std::string text = std::string(title) + ":\n";
       for (size_t i = 0; i < list.size(); ++i) {
         const TensorSig& t = list[i];
+        // Dynamic dims by name; an input's with their ranges (an output's sizes follow from
+        // them: "B*S"), and the bytes of the largest shape.
+        const std::string ranges = &list == &sig.inputs ? ranges_text(t) : "";
         text += "  " + std::to_string(i) + " " + display_name(t.name) + ": " + api.dtype_name(t.dtype) + " " +
-                npy::shape_string(t.dims) + (t.dims.empty() ? " (a scalar, " : " (") +
+                shape_text(t) + (ranges.empty() ? "" : " with " + ranges) +
+                (t.dims.empty() ? " (a scalar, "
+                 : t.dynamic()  ? " (at most "
+                                : " (") +
                 std::to_string(t.size_bytes) + " bytes)\n";
       }
       return text;
@@ -605,20 +765,45 @@ std::string describe(const char* dtype_name, const std::vector<int64_t>& shape) 
   return std::string(dtype_name) + " " + npy::shape_string(shape);
 }
 
+// A model tensor as its info says: "int64 [B, S]", "float32 [2, 3]".
+std::string describe(const Api& api, const TensorSig& t) {
+  return std::string(api.dtype_name(t.dtype)) + " " + shape_text(t);
+}
+
 std::string input_names(const Signature& sig) {
   std::string names;
   for (const TensorSig& t : sig.inputs) names += (names.empty() ? "" : ", ") + t.name;
   return names.empty() ? "(none)" : names;
 }
 
+// "4x77": a shape as --shape takes it.
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text;
+  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "x" : "") + std::to_string(dims[d]);
+  return text;
+}
+
+// The largest shape an input with dynamic dims takes, for the example in an error message.
+std::vector<int64_t> largest_shape(const TensorSig& t) {
+  std::vector<int64_t> dims = t.dims;
+  for (size_t d = 0; d < dims.size() && d < t.ranges.size(); ++d)
+    if (t.ranges[d].name) dims[d] = t.ranges[d].max / t.ranges[d].multiple_of * t.ranges[d].multiple_of;
+  return dims;
+}
+
 // Fixed pseudo-random contents for an input that --bench was not given: floats in [-1, 1)
 // (float16/bfloat16: 0.5, exact in both), integers 0 (a valid index for any embedding or
-// gather), booleans true (a mask that hides nothing).
-npy::Array synthetic_input(const TensorSig& t) {
+// gather), booleans true (a mask that hides nothing). shape: the info's, or --shape's.
+npy::Array synthetic_input(const TensorSig& t, const std::vector<int64_t>& shape) {
   npy::Array array;
   array.dtype = *npy_dtype_of(t.dtype);
-  array.shape = t.dims;
-  array.data = npy::AlignedBytes(static_cast<size_t>(t.size_bytes));  // zero-filled
+  array.shape = shape;
+  const uint64_t bytes = npy::byte_count(array.dtype, shape);  // the model checked the shape
+  try {
+    array.data = npy::AlignedBytes(static_cast<size_t>(bytes));  // zero-filled
+  } catch (const std::bad_alloc&) {
+    throw RunError("out of memory allocating input '" + t.name + "' (" + std::to_string(bytes) + " bytes)");
+  }
   unsigned char* data = array.data.data();
   if (t.dtype == AOTC_DTYPE_FLOAT32) {
     uint32_t state = 0x9e3779b9u;
@@ -636,63 +821,6 @@ npy::Array synthetic_input(const TensorSig& t) {
   return array;
 }
 
-// Reads the file given for each model input, in model order, checking it matches. With
-// --bench, inputs not given get synthetic_input().
-std::vector<npy::Array> load_inputs(const Options& options, const Library& lib, const Signature& sig) {
-  const Api& api = lib.api();
-  std::vector<const InputArg*> given(sig.inputs.size(), nullptr);
-  for (const InputArg& arg : options.inputs) {
-    size_t index = 0;
-    while (index < sig.inputs.size() && sig.inputs[index].name != arg.name) ++index;
-    if (index == sig.inputs.size())
-      throw RunError("unknown input '" + arg.name + "' (in --input " + arg.name + "=" + arg.path +
-                     "); the model's inputs are: " + input_names(sig));
-    if (given[index])
-      throw RunError("input '" + arg.name + "' is given twice (" + given[index]->path + " and " + arg.path +
-                     ")");
-    given[index] = &arg;
-  }
-  for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    if (!given[i] && !npy_dtype_of(sig.inputs[i].dtype))
-      throw RunError("input '" + sig.inputs[i].name + "' has dtype " + api.dtype_name(sig.inputs[i].dtype) +
-                     ", which aotc-run cannot feed");
-    if (!given[i] && !options.bench) {
-      const TensorSig& t = sig.inputs[i];
-      throw RunError("missing input '" + t.name + "' (" + describe(api.dtype_name(t.dtype), t.dims) +
-                     "): give --input " + t.name + "=FILE.npy");
-    }
-  }
-  std::vector<npy::Array> arrays;
-  for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    const TensorSig& t = sig.inputs[i];
-    if (!given[i]) {
-      arrays.push_back(synthetic_input(t));
-      continue;
-    }
-    const std::string& path = given[i]->path;
-    npy::Array array;
-    try {
-      array = npy::read_file(path);
-    } catch (const npy::Error& e) {
-      throw RunError("input '" + t.name + "': " + e.what());
-    }
-    const std::optional<npy::DType> want = npy_dtype_of(t.dtype);
-    if (!want)
-      throw RunError("input '" + t.name + "' has dtype " + api.dtype_name(t.dtype) +
-                     ", which aotc-run cannot feed");
-    const bool dtype_ok = array.dtype == *want;
-    if (!dtype_ok || array.shape != t.dims) {
-      // Name the expected type in numpy's terms when they differ (bfloat16 as uint16 bits).
-      std::string expected = describe(api.dtype_name(t.dtype), t.dims);
-      if (t.dtype == AOTC_DTYPE_BFLOAT16) expected += " (as uint16 bits)";
-      throw RunError("input '" + t.name + "': expected " + expected + ", got " +
-                     describe(npy::dtype_name(array.dtype), array.shape) + " in " + path);
-    }
-    arrays.push_back(std::move(array));
-  }
-  return arrays;
-}
-
 // Removes temporary output files that were not renamed into place.
 struct TempFiles {
   std::vector<std::string> paths;
@@ -705,45 +833,165 @@ struct TempFiles {
 struct RunBuffers {
   std::vector<npy::Array> inputs;
   std::vector<aotc_tensor> in_tensors;
+  std::vector<std::vector<int64_t>> output_dims;  // this run's: the info's, or for its inputs
   std::vector<npy::AlignedBytes> outputs;
   std::vector<aotc_tensor> out_tensors;
 };
 
+// What an --input or --shape gives, for messages: the file, or the dims as written.
+const std::string& arg_value(const InputArg& arg) { return arg.path; }
+const std::string& arg_value(const ShapeArg& arg) { return arg.text; }
+
+// For each input, in model order, the --input or --shape that gives it (nullptr: none),
+// after checking that every name is a model input given once.
+template <class Arg>
+std::vector<const Arg*> match_args(const std::vector<Arg>& args, const char* option, const Signature& sig) {
+  std::vector<const Arg*> given(sig.inputs.size(), nullptr);
+  for (const Arg& arg : args) {
+    size_t index = 0;
+    while (index < sig.inputs.size() && sig.inputs[index].name != arg.name) ++index;
+    if (index == sig.inputs.size())
+      throw RunError("unknown input '" + arg.name + "' (in " + option + " " + arg.name + "=" +
+                     arg_value(arg) + "); the model's inputs are: " + input_names(sig));
+    if (given[index])
+      throw RunError("input '" + arg.name + "' is given twice (" + arg_value(*given[index]) + " and " +
+                     arg_value(arg) + ")");
+    given[index] = &arg;
+  }
+  return given;
+}
+
+// Reads the file given for each model input, in model order, checking its dtype, and its
+// shape where the input's is fixed; a dim of dynamic size is the model's to check (with
+// the other inputs' shapes: a dim name means one size). With --bench, inputs not given
+// get synthetic_input() at their info's shape or --shape's. Then every output's buffer,
+// sized for this run's shapes.
 RunBuffers prepare_run(const Options& options, const Library& lib, const Signature& sig) {
   const Api& api = lib.api();
+  const std::vector<const InputArg*> given = match_args(options.inputs, "--input", sig);
+  const std::vector<const ShapeArg*> shaped = match_args(options.shapes, "--shape", sig);
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSig& t = sig.inputs[i];
+    if (given[i] && shaped[i])
+      throw RunError("input '" + t.name + "' is given both as a file (--input) and a shape (--shape)");
+    if (!given[i] && !npy_dtype_of(t.dtype))
+      throw RunError("input '" + t.name + "' has dtype " + api.dtype_name(t.dtype) +
+                     ", which aotc-run cannot feed");
+    if (!given[i] && !options.bench)
+      throw RunError("missing input '" + t.name + "' (" + describe(api, t) + "): give --input " + t.name +
+                     "=FILE.npy");
+    if (!given[i] && !shaped[i] && t.dynamic())
+      throw RunError("input '" + t.name + "' (" + describe(api, t) + " with " + ranges_text(t) +
+                     ") has dynamic dims: give the shape to time it at with --shape " + t.name +
+                     "=DIMS, e.g. --shape " + t.name + "=" + dims_text(largest_shape(t)) +
+                     ", or a file with --input");
+    if (shaped[i] && !t.dynamic() && shaped[i]->dims != t.dims)
+      throw RunError("input '" + t.name + "' has the fixed shape " + shape_text(t) + ": --shape " + t.name +
+                     "=" + shaped[i]->text + " does not match (--shape is for inputs with dynamic dims)");
+  }
   RunBuffers buffers;
   std::vector<npy::Array>& inputs = buffers.inputs;
-  inputs = load_inputs(options, lib, sig);
+  inputs.resize(sig.inputs.size());
+  std::vector<std::vector<int64_t>> shapes(sig.inputs.size());
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSig& t = sig.inputs[i];
+    if (!given[i]) {
+      shapes[i] = shaped[i] ? shaped[i]->dims : t.dims;
+      continue;
+    }
+    const std::string& path = given[i]->path;
+    npy::Array& array = inputs[i];
+    try {
+      array = npy::read_file(path);
+    } catch (const npy::Error& e) {
+      throw RunError("input '" + t.name + "': " + e.what());
+    }
+    const std::optional<npy::DType> want = npy_dtype_of(t.dtype);
+    if (!want)
+      throw RunError("input '" + t.name + "' has dtype " + api.dtype_name(t.dtype) +
+                     ", which aotc-run cannot feed");
+    const bool dtype_ok = array.dtype == *want;
+    if (!dtype_ok || (!t.dynamic() && array.shape != t.dims)) {
+      // Name the expected type in numpy's terms when they differ (bfloat16 as uint16 bits).
+      std::string expected = describe(api, t);
+      if (t.dtype == AOTC_DTYPE_BFLOAT16) expected += " (as uint16 bits)";
+      throw RunError("input '" + t.name + "': expected " + expected + ", got " +
+                     describe(npy::dtype_name(array.dtype), array.shape) + " in " + path);
+    }
+    shapes[i] = array.shape;
+  }
 
+  // The shapes of the inputs, only ranks and dims read: what aotc_model_output_dims takes.
   std::vector<aotc_tensor>& in_tensors = buffers.in_tensors;
-  in_tensors.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  in_tensors.resize(sig.inputs.size());
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    aotc_tensor& t = in_tensors[i];
+    t.dtype = sig.inputs[i].dtype;
+    t.rank = static_cast<int32_t>(shapes[i].size());
+    t.dims = shapes[i].data();
+  }
+  std::vector<std::vector<int64_t>>& output_dims = buffers.output_dims;
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    std::vector<int64_t>& dims = output_dims.emplace_back(sig.outputs[i].dims);
+    if (!sig.dynamic) continue;  // the info's shapes, as before minor version 4
+    // This is also where the model checks the inputs' shapes (ranges, multiples, one size
+    // per dim name) and says what is wrong: before any --shape input, of whatever size was
+    // asked, is allocated.
+    // A buffer of the most dims: a scalar output's empty vector has no data() to give.
+    int64_t out_dims[AOTC_MAX_RANK] = {};
+    const aotc_status status =
+        api.model_output_dims(lib.model(), in_tensors.data(), in_tensors.size(), i, out_dims);
+    if (status != AOTC_OK) {
+      std::string shapes_given;
+      for (size_t k = 0; k < sig.inputs.size(); ++k)
+        shapes_given += (k ? ", " : "") + display_name(sig.inputs[k].name) + " " +
+                        npy::shape_string(shapes[k]) +
+                        (given[k]    ? " from " + given[k]->path
+                         : shaped[k] ? " (--shape)"
+                                     : "");
+      throw RunError(std::string("the inputs' shapes do not fit the model (") + api.status_name(status) +
+                     "): " + api.last_error() + "; inputs: " + shapes_given);
+    }
+    std::copy(out_dims, out_dims + dims.size(), dims.begin());
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    if (!given[i]) inputs[i] = synthetic_input(sig.inputs[i], shapes[i]);
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
     aotc_tensor& t = in_tensors[i];
     t.data = inputs[i].data.data();
-    t.dtype = sig.inputs[i].dtype;
-    t.rank = static_cast<int32_t>(sig.inputs[i].dims.size());
-    t.dims = sig.inputs[i].dims.data();
+    t.dims = inputs[i].shape.data();  // shapes[i] is going away
     t.size_bytes = inputs[i].data.size();
   }
+
   std::vector<npy::AlignedBytes>& outputs = buffers.outputs;
   std::vector<aotc_tensor>& out_tensors = buffers.out_tensors;
   out_tensors.resize(sig.outputs.size());
   for (size_t i = 0; i < sig.outputs.size(); ++i) {
     const TensorSig& sig_out = sig.outputs[i];
-    if (!npy_dtype_of(sig_out.dtype))
+    const std::optional<npy::DType> dtype = npy_dtype_of(sig_out.dtype);
+    if (!dtype)
       throw RunError("output '" + sig_out.name + "' has dtype " + api.dtype_name(sig_out.dtype) +
                      ", which aotc-run cannot write");
+    // A dynamic model's output takes the bytes of this run's shape, not the largest's.
+    uint64_t bytes = sig_out.size_bytes;
+    if (sig.dynamic) {
+      try {
+        bytes = npy::byte_count(*dtype, output_dims[i]);
+      } catch (const npy::Error& e) {
+        throw RunError("output '" + sig_out.name + "': the model gives an invalid shape: " + e.what());
+      }
+    }
     try {
-      outputs.emplace_back(static_cast<size_t>(sig_out.size_bytes));
+      outputs.emplace_back(static_cast<size_t>(bytes));
     } catch (const std::bad_alloc&) {
-      throw RunError("out of memory allocating output '" + sig_out.name + "' (" +
-                     std::to_string(sig_out.size_bytes) + " bytes)");
+      throw RunError("out of memory allocating output '" + sig_out.name + "' (" + std::to_string(bytes) +
+                     " bytes)");
     }
     aotc_tensor& t = out_tensors[i];
     t.data = outputs[i].data();
     t.dtype = sig_out.dtype;
-    t.rank = static_cast<int32_t>(sig_out.dims.size());
-    t.dims = sig_out.dims.data();
+    t.rank = static_cast<int32_t>(output_dims[i].size());
+    t.dims = output_dims[i].data();
     t.size_bytes = outputs[i].size();
   }
   return buffers;
@@ -778,6 +1026,18 @@ void bench_model(const Options& options, Library& lib, const Signature& sig) {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   const long peak_rss_kb = usage.ru_maxrss;  // Linux: kilobytes
+  // A dynamic model's latency depends on the shapes: name those of its dynamic inputs
+  // (a model of fixed shapes prints what it always printed).
+  std::string shapes_text, shapes_json;
+  for (size_t i = 0; sig.dynamic && i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].dynamic()) continue;
+    const std::vector<int64_t>& shape = buffers.inputs[i].shape;
+    shapes_text +=
+        (shapes_text.empty() ? " at " : ", ") + display_name(sig.inputs[i].name) + "=" + dims_text(shape);
+    std::string dims;
+    for (size_t d = 0; d < shape.size(); ++d) dims += (d ? ", " : "") + std::to_string(shape[d]);
+    shapes_json += (shapes_json.empty() ? "" : ", ") + json_string(sig.inputs[i].name) + ": [" + dims + "]";
+  }
   // Numbers are formatted into a fixed buffer; the model path, of any length, is not.
   char numbers[400];
   std::string line;
@@ -788,14 +1048,15 @@ void bench_model(const Options& options, Library& lib, const Signature& sig) {
         "\"p90_ms\": %.4f, \"mean_ms\": %.4f, \"max_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
         options.threads, options.warmup, options.iters, sorted.front(), median, p90, mean, sorted.back(),
         peak_rss_kb);
-    line = "{\"model\": " + json_string(options.model_path) + numbers;
+    line = "{\"model\": " + json_string(options.model_path) +
+           (sig.dynamic ? ", \"shapes\": {" + shapes_json + "}" : "") + numbers;
   } else {
     std::snprintf(numbers, sizeof numbers,
                   ": %ld runs after %ld warm-up, %d thread%s: min %.3f ms, median %.3f ms, p90 %.3f ms, "
                   "mean %.3f ms; peak RSS %.1f MiB\n",
                   options.iters, options.warmup, options.threads, options.threads == 1 ? "" : "s",
                   sorted.front(), median, p90, mean, static_cast<double>(peak_rss_kb) / 1024.0);
-    line = options.model_path + numbers;
+    line = options.model_path + shapes_text + numbers;
   }
   if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0)
     throw RunError(std::string("cannot write to stdout: ") + std::strerror(errno));
@@ -805,7 +1066,19 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
   const Api& api = lib.api();
   RunBuffers buffers = prepare_run(options, lib, sig);
   std::vector<npy::AlignedBytes>& outputs = buffers.outputs;
-  run_once(lib, lib.context(options.threads), buffers);
+  aotc_context* context = lib.context(options.threads);
+  run_once(lib, context, buffers);
+  // The shape the run wrote (aotc_context_output_dims) must be the one the buffers were
+  // sized for: anything else is a bug in the library, not something to write to a file.
+  for (size_t i = 0; sig.dynamic && api.context_output_dims && i < sig.outputs.size(); ++i) {
+    int64_t dims[AOTC_MAX_RANK] = {};
+    lib.check(api.context_output_dims(context, i, dims), "aotc_context_output_dims");
+    const std::vector<int64_t> written(dims, dims + buffers.output_dims[i].size());
+    if (written != buffers.output_dims[i])
+      throw RunError("output '" + sig.outputs[i].name + "': the run wrote shape " +
+                     npy::shape_string(written) + ", but aotc_model_output_dims said " +
+                     npy::shape_string(buffers.output_dims[i]));
+  }
 
   const std::filesystem::path dir = *options.output_dir;
   std::error_code error;
@@ -820,7 +1093,7 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
     for (size_t i = 0; i < sig.outputs.size(); ++i) {
       const std::string path = (dir / ("out" + std::to_string(i) + ".npy")).string();
       temps.paths.push_back(npy::write_temp_file(path, *npy_dtype_of(sig.outputs[i].dtype),
-                                                 sig.outputs[i].dims,
+                                                 buffers.output_dims[i],
                                                  {outputs[i].data(), outputs[i].size()}));
       finals.push_back(path);
     }
@@ -833,7 +1106,7 @@ void run_model(const Options& options, Library& lib, const Signature& sig) {
   }
   for (size_t i = 0; i < finals.size(); ++i) {
     std::printf("wrote %s (%s: %s)\n", finals[i].c_str(), sig.outputs[i].name.c_str(),
-                describe(api.dtype_name(sig.outputs[i].dtype), sig.outputs[i].dims).c_str());
+                describe(api.dtype_name(sig.outputs[i].dtype), buffers.output_dims[i]).c_str());
   }
   std::fflush(stdout);
 }
