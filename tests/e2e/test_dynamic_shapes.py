@@ -1,0 +1,164 @@
+"""Models compiled once for a range of sizes (aotc --dim), run by aotc-run at many sizes and
+compared with torch there:
+- a BERT-style encoder (ids and an attention mask, both [B, S]) for B=1..32, S=1..512, at
+  (1, 1), (1, 7), (3, 128), (8, 384) and (32, 512);
+- resnet18 and mobilenet_v2 for N=1..64 at N = 1, 3, 17 and 64;
+- an LSTM over a sequence of T=1..40 steps;
+- a view that needs S to be a multiple of 4: a clear run-time error for another S;
+- sizes out of range refused, naming the dim;
+- compile errors: a branch on a dim (naming the line and the dim), a dim without --dim.
+
+Exit status 77 (meson's skip) without numpy or torchvision."""
+import argparse
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_run_dynamic as harness  # noqa: E402  (Runner, expect, failures)
+from models_sequence import BertLayer  # noqa: E402
+
+SKIP = 77
+
+
+class BertStyle(nn.Module):
+    """Word and learned position embeddings (positions 0..S-1), LayerNorm, 2 post-norm
+    layers whose attention takes the [B, S] mask (True = attend)."""
+
+    def __init__(self, vocab=100, d=48, heads=4, ff=96, layers=2, max_len=512):
+        super().__init__()
+        self.word = nn.Embedding(vocab, d)
+        self.position = nn.Embedding(max_len, d)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList([BertLayer(d, heads, ff) for _ in range(layers)])
+
+    def forward(self, ids, mask):
+        positions = torch.arange(ids.size(1), device=ids.device).unsqueeze(0)
+        x = self.ln(self.word(ids) + self.position(positions))
+        attn_mask = mask.view(mask.size(0), 1, 1, mask.size(1))
+        for layer in self.layers:
+            x = layer(x, attn_mask)
+        return x
+
+
+class Lstm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 24, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(24, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1]), y
+
+
+class Quads(nn.Module):
+    """Takes the S rows 4 at a time: S must be a multiple of 4."""
+
+    def forward(self, x):
+        b, s, d = x.shape
+        return x.view(b, s // 4, 4 * d).sum(1)
+
+
+class Branch(nn.Module):
+    def forward(self, x):
+        if x.size(1) > 40:
+            return x * 2.0
+        return x + 1.0
+
+
+def bert_inputs(batch, seq, generator):
+    ids = torch.randint(1, 100, (batch, seq), generator=generator)
+    mask = torch.rand(batch, seq, generator=generator) > 0.3
+    mask[:, 0] = True  # every row attends somewhere
+    return {"ids": ids.numpy(), "mask": mask.numpy()}
+
+
+def compile_fails(runner, name, module, inputs, dims, words):
+    pt, so = runner.path(name + ".pt"), runner.path(name + ".so")
+    torch.jit.save(torch.jit.script(module.eval()), pt)
+    command = [runner.aotc, pt, "-o", so]
+    for spec in inputs:
+        command += ["--input", spec]
+    for dim in dims:
+        command += ["--dim", dim]
+    result = subprocess.run(command, capture_output=True, text=True)
+    ok = result.returncode != 0 and all(w in result.stderr for w in words) and not os.path.exists(so)
+    harness.expect(name, ok, (result.returncode, result.stderr))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--aotc-run", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    if harness.np is None:
+        print("numpy is not installed: skipped")
+        return SKIP
+    try:
+        import torchvision
+    except ImportError:
+        print("torchvision is not installed: skipped")
+        return SKIP
+    np = harness.np
+    os.makedirs(args.workdir, exist_ok=True)
+    runner = harness.Runner(args)
+    generator = torch.Generator().manual_seed(35)
+
+    torch.manual_seed(35)
+    bert = BertStyle().eval()
+    so = runner.compile("bert", bert, ["ids:BxS:int64", "mask:BxS:bool"], ["B=1..32", "S=1..512"])
+    info = runner.info(so)
+    harness.expect("bert --info names B and S with their ranges",
+                   "ids: int64 [B, S] with B in 1..32, S in 1..512" in info and "[B, S, 48]" in info, info)
+    for batch, seq in [(1, 1), (1, 7), (3, 128), (8, 384), (32, 512)]:
+        runner.check_run(f"bert at B={batch}, S={seq}", so, bert, bert_inputs(batch, seq, generator),
+                         f"bert_{batch}_{seq}")
+    runner.check_fails("bert refuses B=33", so, bert_inputs(33, 4, generator), ["B = 33", "1..32"], "bert_b33")
+    runner.check_fails("bert refuses S=513", so, bert_inputs(1, 513, generator), ["S = 513", "1..512"],
+                       "bert_s513")
+    mismatch = bert_inputs(2, 5, generator)
+    mismatch["mask"] = bert_inputs(2, 6, generator)["mask"]
+    runner.check_fails("bert refuses ids and mask of two lengths", so, mismatch, ["S = 6", "S = 5"], "bert_s56")
+
+    for name in ["resnet18", "mobilenet_v2"]:
+        torch.manual_seed(36)
+        model = getattr(torchvision.models, name)(weights=None).eval()
+        so = runner.compile(name, model, ["x:Nx3x112x112"], ["N=1..64"])
+        for n in [1, 3, 17, 64]:
+            x = torch.randn(n, 3, 112, 112, generator=generator).numpy()
+            runner.check_run(f"{name} at N={n}", so, model, {"x": x}, f"{name}_{n}")
+
+    torch.manual_seed(37)
+    lstm = Lstm().eval()
+    so = runner.compile("lstm", lstm, ["x:2xTx16"], ["T=1..40"])
+    for steps in [1, 2, 9, 40]:
+        x = torch.randn(2, steps, 16, generator=generator).numpy()
+        runner.check_run(f"lstm at T={steps}", so, lstm, {"x": x}, f"lstm_{steps}")
+
+    quads = Quads().eval()
+    so = runner.compile("quads", quads, ["x:BxSx8"], ["B=1..4", "S=1..64"])
+    info = runner.info(so)
+    harness.expect("quads --info says S is a multiple of 4", "multiple of 4" in info, info)
+    for batch, seq in [(1, 4), (3, 12), (4, 64)]:
+        x = torch.randn(batch, seq, 8, generator=generator).numpy()
+        runner.check_run(f"quads at B={batch}, S={seq}", so, quads, {"x": x}, f"quads_{batch}_{seq}")
+    runner.check_fails("quads refuses S=6", so, {"x": np.zeros((2, 6, 8), np.float32)},
+                       ["S = 6", "multiple of 4", "aten::view"], "quads_6")
+
+    compile_fails(runner, "branch on a dim", Branch(), ["x:2xT"], ["T=1..64"],
+                  ["if x.size(1) > 40", "T"])
+    compile_fails(runner, "dim without --dim", Branch(), ["x:2xT"], [], ["--dim T=MIN..MAX"])
+    if harness.failures:
+        print(f"{len(harness.failures)} check(s) failed: {harness.failures}")
+        return 1
+    print("every dynamic model matches torch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
