@@ -71,11 +71,16 @@ std::string token_text(const std::string& s, const Token& t) { return s.substr(t
 
 // The op whose generated block holds offset: the "// kind at file:line" that opens it.
 std::string op_at(const std::string& text, size_t offset) {
-  size_t line = text.rfind("\n  {  // ", offset);
-  if (line == std::string::npos) return "the model's generated code";
-  line += 8;
+  const std::string opening = "  {  // ";
+  size_t line = text.rfind("\n" + opening, offset);
+  if (line != std::string::npos)
+    line += 1 + opening.size();
+  else if (text.compare(0, opening.size(), opening) == 0)
+    line = opening.size();
+  else
+    return "the model's generated code";
   const size_t end = text.find('\n', line);
-  return "`" + text.substr(line, end - line) + "`";
+  return "`" + text.substr(line, end - line) + "`";  // "conv2d at model.py:12"
 }
 
 int64_t literal_value(const std::string& s, const Token& t) {
