@@ -60,7 +60,7 @@ struct DimSizes {
   // from the smallest may be 1 (S / 2 at S = 2), special again; the smallest is a check point.
   std::vector<int64_t> grid() const {
     std::vector<int64_t> sizes{hi};
-    const int64_t low = hi >= lo + 6 * step ? lo + 2 * step : lo;
+    const int64_t low = hi >= lo + 6 * step ? lo + 2 * step : hi >= lo + 3 * step ? lo + step : lo;
     const int64_t mid = (low + (hi - low) / 2) / step * step;
     for (int64_t v : {low, mid})
       if (v >= lo && v <= hi && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
@@ -105,12 +105,13 @@ struct Bucket {
 class DynamicBuilder {
  public:
   DynamicBuilder(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build,
-                 std::vector<std::vector<int64_t>> singles)
+                 std::vector<std::vector<int64_t>> singles, std::vector<DimSizes>* steps)
       : lower_(lower),
         signature_(signature),
         build_(build),
         names_(dim_names(signature)),
-        singles_(std::move(singles)) {
+        singles_(std::move(singles)),
+        steps_(steps) {
     quiet_ = build;
     quiet_.verbose = false;
     for (const DimRange& d : signature.dims) dims_.push_back(sizes_of(d, 1, ""));
@@ -154,6 +155,7 @@ class DynamicBuilder {
   std::vector<DimSizes> dims_;
   // Per dim, the smallest sizes that get buckets of their own (found by SplitRequest).
   std::vector<std::vector<int64_t>> singles_;
+  std::vector<DimSizes>* steps_;               // the dims' steps, found once for every restart
   std::vector<int64_t> weights_sizes_;         // where the weights come from: the largest sizes
   std::vector<std::vector<uint8_t>> weights_;  // their constants, moved out after their layout
                                                // (empty: not in the blob)
@@ -370,14 +372,17 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
   auto add_check = [&](std::vector<int64_t> sizes) {
     if (seen.insert(sizes).second) check_sizes.push_back(std::move(sizes));
   };
+  // Each dim at its three smallest sizes first (outside the grid: the special ones): a
+  // failure there names the dim to split off.
+  for (size_t d = 0; d < dims.size(); ++d)
+    for (int64_t k = 0; k < 3; ++k) {
+      std::vector<int64_t> one = bucket.base_sizes;
+      one[d] = dims[d].lo + k * dims[d].step;
+      if (one[d] <= dims[d].hi) add_check(one);
+    }
   std::vector<int64_t> smallest;
   for (const DimSizes& d : dims) smallest.push_back(d.lo);
   add_check(smallest);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    std::vector<int64_t> one = bucket.base_sizes;
-    one[d] = dims[d].lo;
-    add_check(one);
-  }
   uint64_t random = 0x9e3779b97f4a7c15ull;
   for (int r = 0; r < 2; ++r) {
     std::vector<int64_t> sizes;
@@ -390,10 +395,13 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
   }
   std::vector<CodeSample> grid(points), checks;
   std::vector<std::vector<ir::Shape>> grid_outputs(points), check_outputs;
-  // A failure at a dim's smallest size of the bucket splits that size off.
+  // A failure at one of a dim's smallest sizes splits the smallest off (singles stay the
+  // bottom of the range; the next start splits the next if it still fails).
   auto split_at = [&](const std::vector<int64_t>& sizes, const CompileError& e) {
     for (size_t d = 0; d < dims.size(); ++d)
-      if (sizes[d] == dims[d].lo && dims[d].hi > dims[d].lo) throw SplitRequest{d, sizes[d], e.what()};
+      if (sizes[d] < dims[d].lo + 3 * dims[d].step && sizes[d] < bucket.base_sizes[d] &&
+          dims[d].hi > dims[d].lo)
+        throw SplitRequest{d, dims[d].lo, e.what()};
   };
   auto compile = [&](const std::vector<int64_t>& sizes, std::vector<ir::Shape>& outputs) {
     log("compiling", sizes);
@@ -407,6 +415,11 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
     for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
     return run_part(generate(sample));
   };
+  // The check points first: a graph that changes at a smallest size is split off early.
+  for (const std::vector<int64_t>& sizes : check_sizes) {
+    check_outputs.emplace_back();
+    checks.push_back({sizes, compile(sizes, check_outputs.back())});
+  }
   size_t base_index = 0;
   for (size_t p = 0; p < points; ++p) {
     grid[p].sizes = grid_sizes[p];
@@ -417,10 +430,6 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
     } else {
       grid[p].text = compile(grid_sizes[p], grid_outputs[p]);
     }
-  }
-  for (const std::vector<int64_t>& sizes : check_sizes) {
-    check_outputs.emplace_back();
-    checks.push_back({sizes, compile(sizes, check_outputs.back())});
   }
   std::vector<int64_t> failed_at;
   try {
@@ -520,15 +529,15 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
 
 void DynamicBuilder::run() {
   const auto start = std::chrono::steady_clock::now();
-  find_steps();
-  // Buckets: the general one first, then one per combination of single sizes (1, where a
-  // dim's range holds it and more, and those SplitRequest found).
-  for (size_t d = 0; d < dims_.size(); ++d) {
-    std::vector<int64_t>& singles = singles_[d];
-    if (dims_[d].lo == 1 && dims_[d].hi > 1 && std::find(singles.begin(), singles.end(), 1) == singles.end())
-      singles.push_back(1);
-    std::sort(singles.begin(), singles.end());
+  if (steps_->empty()) {
+    find_steps();
+    *steps_ = dims_;
+  } else {
+    dims_ = *steps_;
   }
+  // Buckets: the general one first, then one per combination of the single sizes that
+  // SplitRequest found (most often 1).
+  for (std::vector<int64_t>& singles : singles_) std::sort(singles.begin(), singles.end());
   std::vector<Bucket> buckets;
   size_t combinations = 1;
   for (const auto& singles : singles_) combinations *= singles.size() + 1;
@@ -625,6 +634,18 @@ void DynamicBuilder::run() {
 
 }  // namespace
 
+namespace {
+
+// An --input as the user wrote it: "ids:BxS:int64".
+std::string input_text(const InputSignature& in) {
+  std::string dims;
+  for (size_t d = 0; d < in.spec.shape.size(); ++d)
+    dims += (d ? "x" : "") + (in.dim_names[d].empty() ? std::to_string(in.spec.shape[d]) : in.dim_names[d]);
+  return in.spec.name + ":" + dims + ":" + ir::dtype_name(in.spec.dtype);
+}
+
+}  // namespace
+
 void check_dynamic_signature(const DynamicSignature& signature) {
   std::set<std::string> given, used;
   for (const DimRange& d : signature.dims) {
@@ -635,7 +656,7 @@ void check_dynamic_signature(const DynamicSignature& signature) {
       if (name.empty()) continue;
       used.insert(name);
       if (!given.count(name))
-        throw std::invalid_argument("--input " + in.spec.name + " names dim " + name +
+        throw std::invalid_argument("--input '" + input_text(in) + "' names dim " + name +
                                     ", which has no range: add --dim " + name +
                                     "=MIN..MAX (the arena is planned for MAX)");
     }
@@ -675,9 +696,10 @@ void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signat
     throw CompileError("named dims (--dim) are for the CPU target so far; --target cuda needs fixed sizes");
   codegen::resolve_target(build.target_triple);
   std::vector<std::vector<int64_t>> singles(signature.dims.size());
+  std::vector<DimSizes> steps;
   for (;;) {
     try {
-      DynamicBuilder(lower, signature, build, singles).run();
+      DynamicBuilder(lower, signature, build, singles, &steps).run();
       return;
     } catch (const SplitRequest& split) {
       // At most a few special sizes per dim: beyond, the model changes with it too much.

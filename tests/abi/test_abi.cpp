@@ -58,6 +58,11 @@ struct Api {
   // Minor version 3.
   const char* (*runtime_version)(void);
   const char* (*compiler_version)(void);
+  // Minor version 4.
+  aotc_status (*model_input_dim_range)(const aotc_model*, size_t, int32_t, aotc_dim_range*);
+  aotc_status (*model_output_dim_range)(const aotc_model*, size_t, int32_t, aotc_dim_range*);
+  aotc_status (*model_output_dims)(const aotc_model*, const aotc_tensor*, size_t, size_t, int64_t*);
+  aotc_status (*context_output_dims)(const aotc_context*, size_t, int64_t*);
 };
 
 std::string env_or(const char* name, const char* fallback) {
@@ -108,6 +113,10 @@ Api load_api(const char* variable) {
   resolve(handle, "aotc_model_arena_requirements", a.model_arena_requirements);
   resolve(handle, "aotc_runtime_version", a.runtime_version);
   resolve(handle, "aotc_compiler_version", a.compiler_version);
+  resolve(handle, "aotc_model_input_dim_range", a.model_input_dim_range);
+  resolve(handle, "aotc_model_output_dim_range", a.model_output_dim_range);
+  resolve(handle, "aotc_model_output_dims", a.model_output_dims);
+  resolve(handle, "aotc_context_output_dims", a.context_output_dims);
   return a;
 }
 
@@ -944,6 +953,41 @@ TEST_CASE("runtime and compiler versions") {
   CHECK(api().compiler_version() == api().compiler_version());
 }
 
+// ---- minor version 4: dynamic dims, on a model whose dims are all fixed ----------------------
+
+TEST_CASE("dim ranges and output dims of a fixed-shape model") {
+  Fixture f;
+  aotc_dim_range range{};
+  REQUIRE(api().model_input_dim_range(f.model, 0, 1, &range) == AOTC_OK);
+  CHECK(range.name == nullptr);
+  CHECK(range.min == 3);
+  CHECK(range.max == 3);
+  CHECK(range.multiple_of == 1);
+  REQUIRE(api().model_output_dim_range(f.model, 0, 0, &range) == AOTC_OK);
+  CHECK(range.min == 2);
+  CHECK_FAILS(api().model_input_dim_range(f.model, 0, 2, &range), AOTC_ERR_INVALID_ARGUMENT, "rank 2",
+              "dim 2");
+  CHECK_FAILS(api().model_input_dim_range(f.model, 9, 0, &range), AOTC_ERR_INVALID_ARGUMENT, "index 9");
+  CHECK_FAILS(api().model_input_dim_range(f.model, 0, 0, nullptr), AOTC_ERR_NULL_POINTER, "out_range");
+  int64_t dims[2] = {-1, -1};
+  REQUIRE(api().model_output_dims(f.model, f.in, 2, 0, dims) == AOTC_OK);
+  CHECK(dims[0] == 2);
+  CHECK(dims[1] == 3);
+  f.x_dims[1] = 4;
+  CHECK_FAILS(api().model_output_dims(f.model, f.in, 2, 0, dims), AOTC_ERR_WRONG_SHAPE, "input 0", "[2, 3]");
+  f.x_dims[1] = 3;
+  CHECK_FAILS(api().model_output_dims(f.model, f.in, 1, 0, dims), AOTC_ERR_WRONG_COUNT, "expected 2 inputs");
+  // Before any run: the model's shape; after one, the run's (the same here).
+  dims[0] = dims[1] = -1;
+  REQUIRE(api().context_output_dims(f.context, 0, dims) == AOTC_OK);
+  CHECK(dims[0] == 2);
+  CHECK(dims[1] == 3);
+  REQUIRE(api().run(f.model, f.context, f.in, 2, f.out, 2) == AOTC_OK);
+  REQUIRE(api().context_output_dims(f.context, 1, dims) == AOTC_OK);
+  CHECK(dims[0] == 1);
+  CHECK_FAILS(api().context_output_dims(f.context, 2, dims), AOTC_ERR_INVALID_ARGUMENT, "index 2");
+}
+
 // ---- minor version 1: caller-provided arenas ----------------------------------------------
 
 TEST_CASE("arena requirements") {
@@ -1189,6 +1233,11 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
       // minor version 3 (versions)
       "aotc_runtime_version",
       "aotc_compiler_version",
+      // minor version 4 (dynamic dims)
+      "aotc_model_input_dim_range",
+      "aotc_model_output_dim_range",
+      "aotc_model_output_dims",
+      "aotc_context_output_dims",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);
