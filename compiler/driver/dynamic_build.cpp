@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -52,6 +53,7 @@ struct DimSizes {
   int64_t lo = 0;  // smallest valid size
   int64_t hi = 0;  // largest valid size
   int64_t step = 1;
+  int64_t first = 0;     // the range's smallest valid size, before any size is split off
   std::string step_why;  // the frontend's complaint about sizes that are not multiples
 
   // Up to three sizes for the grid, largest first: the largest, the smallest other than 1
@@ -59,8 +61,11 @@ struct DimSizes {
   // The lowest is kept a few steps above the smallest where the range allows: a size derived
   // from the smallest may be 1 (S / 2 at S = 2), special again; the smallest is a check point.
   std::vector<int64_t> grid() const {
+    // From the range's own smallest size, not the bucket's: the grid stays where it was when
+    // smaller sizes are split off, and the samples compiled before the split serve again.
     std::vector<int64_t> sizes{hi};
-    const int64_t low = hi >= lo + 6 * step ? lo + 2 * step : hi >= lo + 3 * step ? lo + step : lo;
+    int64_t low = hi >= first + 6 * step ? first + 2 * step : hi >= first + 3 * step ? first + step : first;
+    low = std::max(low, lo);
     const int64_t mid = (low + (hi - low) / 2) / step * step;
     for (int64_t v : {low, mid})
       if (v >= lo && v <= hi && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
@@ -73,6 +78,7 @@ DimSizes sizes_of(const DimRange& range, int64_t step, std::string why) {
   s.step = step;
   s.lo = (range.min + step - 1) / step * step;
   s.hi = range.max / step * step;
+  s.first = s.lo;
   s.step_why = std::move(why);
   return s;
 }
@@ -84,6 +90,12 @@ struct SplitRequest {
   int64_t size;
   std::string why;
 };
+
+// Samples already compiled, kept across restarts: a split leaves the other buckets'
+// largest sizes, memory plans and weights as they were. Key: (the bucket's largest sizes,
+// the sample's sizes); value: the run function's text and the outputs' shapes.
+using SampleCache = std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+                             std::pair<std::string, std::vector<ir::Shape>>>;
 
 // The sizes compiled as one piece of code. A size of 1 is often special (a transpose of
 // a size-1 dim is no copy, a broadcast takes another stride): a dim whose range holds 1
@@ -105,13 +117,14 @@ struct Bucket {
 class DynamicBuilder {
  public:
   DynamicBuilder(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build,
-                 std::vector<std::vector<int64_t>> singles, std::vector<DimSizes>* steps)
+                 std::vector<std::vector<int64_t>> singles, std::vector<DimSizes>* steps, SampleCache* cache)
       : lower_(lower),
         signature_(signature),
         build_(build),
         names_(dim_names(signature)),
         singles_(std::move(singles)),
-        steps_(steps) {
+        steps_(steps),
+        cache_(cache) {
     quiet_ = build;
     quiet_.verbose = false;
     for (const DimRange& d : signature.dims) dims_.push_back(sizes_of(d, 1, ""));
@@ -156,6 +169,7 @@ class DynamicBuilder {
   // Per dim, the smallest sizes that get buckets of their own (found by SplitRequest).
   std::vector<std::vector<int64_t>> singles_;
   std::vector<DimSizes>* steps_;               // the dims' steps, found once for every restart
+  SampleCache* cache_;                         // the samples compiled before a restart
   std::vector<int64_t> weights_sizes_;         // where the weights come from: the largest sizes
   std::vector<std::vector<uint8_t>> weights_;  // their constants, moved out after their layout
                                                // (empty: not in the blob)
@@ -388,8 +402,9 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
     std::vector<int64_t> sizes;
     for (const DimSizes& d : dims) {
       random = random * 6364136223846793005ull + 1442695040888963407ull;
-      const int64_t steps = (d.hi - d.lo) / d.step + 1;
-      sizes.push_back(d.lo + static_cast<int64_t>((random >> 33) % static_cast<uint64_t>(steps)) * d.step);
+      const int64_t steps = (d.hi - d.first) / d.step + 1;
+      sizes.push_back(std::max(
+          d.lo, d.first + static_cast<int64_t>((random >> 33) % static_cast<uint64_t>(steps)) * d.step));
     }
     add_check(sizes);
   }
@@ -404,6 +419,11 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
         throw SplitRequest{d, dims[d].lo, e.what()};
   };
   auto compile = [&](const std::vector<int64_t>& sizes, std::vector<ir::Shape>& outputs) {
+    auto cached = cache_->find({bucket.base_sizes, sizes});
+    if (cached != cache_->end()) {
+      outputs = cached->second.second;
+      return cached->second.first;
+    }
     log("compiling", sizes);
     ir::Graph sample = lower_at(sizes);
     try {
@@ -413,7 +433,9 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       throw;
     }
     for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
-    return run_part(generate(sample));
+    std::string text = run_part(generate(sample));
+    cache_->emplace(std::make_pair(bucket.base_sizes, sizes), std::make_pair(text, outputs));
+    return text;
   };
   // The check points first: a graph that changes at a smallest size is split off early.
   for (const std::vector<int64_t>& sizes : check_sizes) {
@@ -537,7 +559,11 @@ void DynamicBuilder::run() {
   }
   // Buckets: the general one first, then one per combination of the single sizes that
   // SplitRequest found (most often 1).
-  for (std::vector<int64_t>& singles : singles_) std::sort(singles.begin(), singles.end());
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    std::vector<int64_t>& singles = singles_[d];
+    std::erase_if(singles, [&](int64_t v) { return v < dims_[d].lo || v >= dims_[d].hi; });
+    std::sort(singles.begin(), singles.end());
+  }
   std::vector<Bucket> buckets;
   size_t combinations = 1;
   for (const auto& singles : singles_) combinations *= singles.size() + 1;
@@ -695,15 +721,24 @@ void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signat
   if (build.cuda)
     throw CompileError("named dims (--dim) are for the CPU target so far; --target cuda needs fixed sizes");
   codegen::resolve_target(build.target_triple);
+  // Size 1 gets code of its own from the start where the range holds it: it is special in
+  // most models (a broadcast's stride, a transpose that is no copy), and finding that out
+  // costs a restart.
   std::vector<std::vector<int64_t>> singles(signature.dims.size());
+  for (size_t d = 0; d < signature.dims.size(); ++d)
+    if (signature.dims[d].min == 1 && signature.dims[d].max > 1) singles[d].push_back(1);
   std::vector<DimSizes> steps;
+  SampleCache cache;
   for (;;) {
     try {
-      DynamicBuilder(lower, signature, build, singles, &steps).run();
+      DynamicBuilder(lower, signature, build, singles, &steps, &cache).run();
       return;
     } catch (const SplitRequest& split) {
       // At most a few special sizes per dim: beyond, the model changes with it too much.
-      if (singles[split.dim].size() >= kMaxSingleSizes) throw CompileError(split.why);
+      if (singles[split.dim].size() >= kMaxSingleSizes ||
+          std::find(singles[split.dim].begin(), singles[split.dim].end(), split.size) !=
+              singles[split.dim].end())
+        throw CompileError(split.why);
       if (build.verbose)
         std::fprintf(stderr, "aotc: dynamic: %s = %lld gets code of its own: %s\n",
                      signature.dims[split.dim].name.c_str(), static_cast<long long>(split.size),
