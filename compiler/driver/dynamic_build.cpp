@@ -604,6 +604,8 @@ void DynamicBuilder::run() {
   // The general bucket's base holds the weights and the model's desc.
   Bucket& general = buckets.front();
   general.base.arena_bytes = arena;
+  // The model's per-thread scratch is its ops' largest (generate_sources): make the general
+  // base's first op carry every bucket's largest, which no run function reads.
   if (!general.base.ops.empty())
     general.base.ops.front().thread_scratch_bytes =
         std::max(general.base.ops.front().thread_scratch_bytes, thread_scratch);

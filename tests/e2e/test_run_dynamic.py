@@ -74,16 +74,20 @@ class Runner:
     def path(self, name):
         return os.path.join(self.workdir, name)
 
-    def compile(self, name, module, inputs, dims):
-        pt, so = self.path(name + ".pt"), self.path(name + ".so")
+    def aotc_command(self, name, module, inputs, dims):
+        """Scripts and saves module as NAME.pt; the aotc command that compiles it to NAME.so."""
+        pt = self.path(name + ".pt")
         torch.jit.save(torch.jit.script(module.eval()), pt)
-        command = [self.aotc, pt, "-o", so]
+        command = [self.aotc, pt, "-o", self.path(name + ".so")]
         for spec in inputs:
             command += ["--input", spec]
         for dim in dims:
             command += ["--dim", dim]
-        subprocess.run(command, check=True)
-        return so
+        return command
+
+    def compile(self, name, module, inputs, dims):
+        subprocess.run(self.aotc_command(name, module, inputs, dims), check=True)
+        return self.path(name + ".so")
 
     def run(self, *args):
         return subprocess.run([self.aotc_run, *args], capture_output=True, text=True)
