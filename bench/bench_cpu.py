@@ -106,8 +106,9 @@ class AotcTensorInfo(ctypes.Structure):
 
 
 class AotcContextOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32), ("reserved_i", ctypes.c_int32 * 3),
-                ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 2)]
+    _fields_ = [("num_threads", ctypes.c_int32), ("cuda_graph_cache", ctypes.c_int32),
+                ("reserved_i", ctypes.c_int32 * 2), ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_uint64),
+                ("reserved", ctypes.c_uint64 * 2)]
 
 
 class AotcModel:

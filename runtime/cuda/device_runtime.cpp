@@ -8,6 +8,14 @@
 //   - run: copy the inputs into the staging buffers, replay the graph, copy the outputs
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
 //     buffers free to change from run to run while the graph stays the same.
+// A model with named dims (aotc --dim; ModelDesc::dynamic) sizes arena and staging for its
+// largest shape at context create and captures nothing there: a graph bakes in its
+// kernels' sizes, so each distinct shape gets its own, made (tuning run, then capture) in
+// the first run at that shape and kept in a small per-context cache of the most recently
+// used ones (aotc_context_options.cuda_graph_cache, evicting the least recently used). A
+// shape that repeats replays its graph and allocates nothing. Its runs copy only the bytes
+// of the inputs' and outputs' actual shapes, read and written densely at the start of
+// their staging buffers.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/model_cuda.h>
 
@@ -34,10 +42,25 @@ aotc_status cuda_fail(const char* what, cudaError_t e) {
   return fail(AOTC_ERR_SYSTEM, "CUDA: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-uint64_t dense_bytes(const TensorDesc& t) {
+uint64_t dense_bytes(aotc_dtype dtype, int32_t rank, const int64_t* dims) {
   uint64_t count = 1;
-  for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
-  return count * aotc_dtype_size(t.dtype);
+  for (int32_t d = 0; d < rank; ++d) count *= static_cast<uint64_t>(dims[d]);
+  return count * aotc_dtype_size(dtype);
+}
+
+uint64_t dense_bytes(const TensorDesc& t) { return dense_bytes(t.dtype, t.rank, t.dims); }
+
+// " for B=3, S=17": a shape of a model with named dims, for messages; "" without dims.
+void format_shape(const ModelDesc& desc, const int64_t* dims, char* buffer, size_t size) {
+  buffer[0] = '\0';
+  if (!dims) return;
+  size_t used = 0;
+  for (size_t k = 0; k < desc.dynamic->num_dims && used < size; ++k) {
+    const int n = std::snprintf(buffer + used, size - used, "%s%s=%lld", k ? ", " : " for ",
+                                desc.dynamic->dims[k].name, static_cast<long long>(dims[k]));
+    if (n < 0) break;
+    used += static_cast<size_t>(n);
+  }
 }
 
 // Makes `device` current for a scope and puts the caller's device back after it.
@@ -57,6 +80,17 @@ struct ModelState {
   unsigned char* weights = nullptr;  // device copy of the weights blob
 };
 
+// A graph of a model with named dims and the shape (dim sizes) it was captured for.
+struct CachedGraph {
+  int64_t dims[kMaxNamedDims];
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  uint64_t last_used;
+};
+
+// How many graphs a context of a model with named dims keeps when the caller says 0.
+constexpr int32_t kDefaultGraphCache = 8;
+
 struct ContextState {
   const ModelDesc* desc = nullptr;
   const CudaModelDesc* cuda = nullptr;
@@ -69,15 +103,26 @@ struct ContextState {
   size_t workspace_offset = 0;
   unsigned char* memory = nullptr;  // one cudaMalloc: arena, staging, cuBLAS workspace
   std::vector<void*> inputs, outputs;
-  std::vector<uint64_t> input_bytes, output_bytes;
+  std::vector<uint64_t> input_bytes, output_bytes;  // at the largest shape
+  // A model without named dims: its one graph, captured at create.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  // A model with named dims: a graph per shape, at most graph_cache of them.
+  std::vector<CachedGraph> graphs;
+  size_t graph_cache = 0;
+  uint64_t clock = 0;  // counts runs; a graph's last_used is the clock of its last run
 };
+
+void destroy_graph(cudaGraph_t graph, cudaGraphExec_t exec) {
+  // A replay still in flight is not cut short: CUDA frees the exec when it completes.
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+}
 
 void destroy_context_state(ContextState* s) {
   DeviceScope scope(s->model->device);
-  if (s->exec) cudaGraphExecDestroy(s->exec);
-  if (s->graph) cudaGraphDestroy(s->graph);
+  destroy_graph(s->graph, s->exec);
+  for (const CachedGraph& g : s->graphs) destroy_graph(g.graph, g.exec);
   gemm_tuning_destroy(s->tuning);
   if (s->lt) cublasLtDestroy(s->lt);
   if (s->blas) cublasDestroy(s->blas);
@@ -135,8 +180,10 @@ Exec exec_of(const ContextState* s, bool tune) {
 
 // The tuning run: the model once on the context's own stream, not captured, over zeroed
 // buffers (every index a gather reads is then valid), so that each GEMM shape can time its
-// candidate algorithms; the capture then finds them chosen.
-aotc_status tune_gemms(ContextState* s, unsigned char* arena) {
+// candidate algorithms; the capture then finds them chosen. dims: the shape of a model with
+// named dims (shapes tuned before are not timed again), nullptr for one without; shape is
+// format_shape's for messages.
+aotc_status tune_gemms(ContextState* s, unsigned char* arena, const int64_t* dims, const char* shape) {
   forget_error();
   if (cudaError_t e = cudaMemsetAsync(s->memory, 0, s->workspace_offset, s->own_stream))
     return cuda_fail("clearing the context's memory", e);
@@ -155,47 +202,136 @@ aotc_status tune_gemms(ContextState* s, unsigned char* arena) {
     flush = nullptr;
   }
   gemm_tuning_set_flush(s->tuning, flush, flush_bytes);
-  const CudaRunArgs args{exec_of(s, true), arena, s->model->weights, s->inputs.data(), s->outputs.data()};
+  const CudaRunArgs args{exec_of(s, true),  arena, s->model->weights, s->inputs.data(),
+                         s->outputs.data(), dims};
   s->cuda->run(args);
   const cudaError_t synced = cudaStreamSynchronize(s->own_stream);
   gemm_tuning_set_flush(s->tuning, nullptr, 0);
   if (flush) cudaFree(flush);
-  if (synced != cudaSuccess) return cuda_fail("the GEMM tuning run", synced);
-  if (first_error()[0]) return fail(AOTC_ERR_SYSTEM, "CUDA: the GEMM tuning run failed: %s", first_error());
+  if (synced != cudaSuccess)
+    return fail(AOTC_ERR_SYSTEM, "CUDA: the GEMM tuning run%s: %s (%s)", shape, cudaGetErrorString(synced),
+                cudaGetErrorName(synced));
+  if (first_error()[0])
+    return fail(AOTC_ERR_SYSTEM, "CUDA: the GEMM tuning run%s failed: %s", shape, first_error());
   // The weights' fp16 splits that no product chose (gemm_f16x2 slower there than another
   // kernel) give their device memory back.
   const int64_t freed = gemm_tuning_free_unused_splits(s->tuning);
   if (std::getenv("AOTC_CUDA_TRACE")) {
     int64_t shapes = 0, candidates = 0;
     gemm_tuning_counts(s->tuning, &shapes, &candidates);
-    std::fprintf(
-        stderr, "aotc: GEMM tuning: %lld shapes, %lld candidates timed, %lld unused weight splits freed\n",
-        static_cast<long long>(shapes), static_cast<long long>(candidates), static_cast<long long>(freed));
+    std::fprintf(stderr,
+                 "aotc: GEMM tuning%s: %lld shapes, %lld candidates timed, %lld unused weight splits freed\n",
+                 shape, static_cast<long long>(shapes), static_cast<long long>(candidates),
+                 static_cast<long long>(freed));
   }
   return AOTC_OK;
 }
 
-// Captures the model's run on the context's own stream into a graph and instantiates it.
-aotc_status capture(ContextState* s, unsigned char* arena) {
+// Captures the model's run (for dims, nullptr without named dims) on the context's own
+// stream into a graph and instantiates it. On failure nothing is left to destroy and the
+// context stays usable (no capture left open, CUDA's last error cleared).
+aotc_status capture(ContextState* s, unsigned char* arena, const int64_t* dims, const char* shape,
+                    cudaGraph_t* out_graph, cudaGraphExec_t* out_exec) {
   forget_error();
-  if (cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal))
-    return cuda_fail("starting the graph capture", e);
-  const Exec exec = exec_of(s, false);
-  const CudaRunArgs args{exec, arena, s->model->weights, s->inputs.data(), s->outputs.data()};
-  s->cuda->run(args);
-  const cudaError_t end = cudaStreamEndCapture(s->own_stream, &s->graph);
-  if (first_error()[0])
-    return fail(AOTC_ERR_SYSTEM, "CUDA: capturing the model's run failed: %s", first_error());
-  if (end != cudaSuccess) return cuda_fail("capturing the model's run", end);
-  if (cudaError_t e = cudaGraphInstantiate(&s->exec, s->graph, 0))
-    return cuda_fail("instantiating the graph", e);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const char* what = "starting the graph capture";
+  cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal);
+  if (e == cudaSuccess) {
+    const CudaRunArgs args{exec_of(s, false), arena, s->model->weights, s->inputs.data(),
+                           s->outputs.data(), dims};
+    s->cuda->run(args);
+    what = "capturing the model's run";
+    e = cudaStreamEndCapture(s->own_stream, &graph);
+    if (first_error()[0]) {
+      destroy_graph(graph, nullptr);
+      cudaGetLastError();
+      return fail(AOTC_ERR_SYSTEM, "CUDA: capturing the model's run%s failed: %s", shape, first_error());
+    }
+  }
+  if (e == cudaSuccess) {
+    what = "instantiating the graph";
+    e = cudaGraphInstantiate(&exec, graph, 0);
+  }
   // The first replay loads the kernels' modules; do it now rather than in the first run.
-  if (cudaError_t e = cudaGraphUpload(s->exec, s->own_stream)) return cuda_fail("uploading the graph", e);
-  if (cudaError_t e = cudaStreamSynchronize(s->own_stream)) return cuda_fail("uploading the graph", e);
+  if (e == cudaSuccess) {
+    what = "uploading the graph";
+    e = cudaGraphUpload(exec, s->own_stream);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s->own_stream);
+  if (e != cudaSuccess) {
+    destroy_graph(graph, exec);
+    cudaGetLastError();
+    return fail(AOTC_ERR_SYSTEM, "CUDA: %s%s: %s (%s)", what, shape, cudaGetErrorString(e),
+                cudaGetErrorName(e));
+  }
+  *out_graph = graph;
+  *out_exec = exec;
   return AOTC_OK;
 }
 
-aotc_status context_create(const ModelDesc& desc, void* model_state, void* stream, void** state) {
+// The graph for this run's dims (a model with named dims): the cached one, or one made now
+// (tuning run and capture for these dims), evicting the least recently used graph when the
+// cache is full. Called before the run's inputs are copied: the tuning run clears arena and
+// staging. A hit allocates nothing.
+aotc_status graph_for(ContextState* s, const int64_t* dims, cudaGraphExec_t* out_exec) {
+  const size_t num_dims = s->desc->dynamic->num_dims;
+  const uint64_t now = ++s->clock;
+  for (CachedGraph& g : s->graphs) {
+    if (std::memcmp(g.dims, dims, num_dims * sizeof(int64_t)) != 0) continue;
+    g.last_used = now;
+    *out_exec = g.exec;
+    return AOTC_OK;
+  }
+  char shape[256];
+  format_shape(*s->desc, dims, shape, sizeof shape);
+  // The tuning run writes arena and staging on the own stream: a replay still running on
+  // the caller's stream may be reading them. (On the own stream it is queued behind it.)
+  if (s->stream != s->own_stream) {
+    if (cudaError_t e = cudaStreamSynchronize(s->stream))
+      return fail(AOTC_ERR_SYSTEM, "CUDA: waiting for the context's stream before capturing%s: %s (%s)",
+                  shape, cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  // Room for the new entry first, so that a capture is never left without a place.
+  if (s->graphs.size() < s->graph_cache) {
+    try {
+      s->graphs.reserve(s->graphs.size() + 1);
+    } catch (...) {
+      return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory capturing the model's run%s", shape);
+    }
+  }
+  if (s->tuning) {
+    if (aotc_status st = tune_gemms(s, s->memory, dims, shape)) return st;
+  }
+  CachedGraph entry{};
+  std::memcpy(entry.dims, dims, num_dims * sizeof(int64_t));
+  entry.last_used = now;
+  if (aotc_status st = capture(s, s->memory, dims, shape, &entry.graph, &entry.exec)) return st;
+  const bool trace = std::getenv("AOTC_CUDA_TRACE") != nullptr;
+  if (s->graphs.size() < s->graph_cache) {
+    s->graphs.push_back(entry);  // no allocation: reserved above
+  } else {
+    CachedGraph* oldest = &s->graphs[0];
+    for (CachedGraph& g : s->graphs)
+      if (g.last_used < oldest->last_used) oldest = &g;
+    if (trace) {
+      char old_shape[256];
+      format_shape(*s->desc, oldest->dims, old_shape, sizeof old_shape);
+      std::fprintf(stderr, "aotc: CUDA graph%s evicted (least recently used of %zu kept)\n", old_shape,
+                   s->graphs.size());
+    }
+    destroy_graph(oldest->graph, oldest->exec);
+    *oldest = entry;
+  }
+  if (trace)
+    std::fprintf(stderr, "aotc: CUDA graph captured%s (%zu of %zu kept)\n", shape, s->graphs.size(),
+                 s->graph_cache);
+  *out_exec = entry.exec;
+  return AOTC_OK;
+}
+
+aotc_status context_create(const ModelDesc& desc, void* model_state, void* stream, int32_t graph_cache,
+                           void** state) {
   auto* model = static_cast<ModelState*>(model_state);
   DeviceScope scope(model->device);
   auto* s = new (std::nothrow) ContextState();
@@ -203,6 +339,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   s->desc = &desc;
   s->cuda = static_cast<const CudaModelDesc*>(desc.device_desc);
   s->model = model;
+  s->graph_cache = static_cast<size_t>(graph_cache > 0 ? graph_cache : kDefaultGraphCache);
   try {
     for (size_t i = 0; i < desc.num_inputs; ++i) s->input_bytes.push_back(dense_bytes(desc.inputs[i]));
     for (size_t i = 0; i < desc.num_outputs; ++i) s->output_bytes.push_back(dense_bytes(desc.outputs[i]));
@@ -257,14 +394,15 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
       destroy_context_state(s);
       return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
     }
-    if (aotc_status st = tune_gemms(s, s->memory)) {
+  }
+  // A model with named dims tunes and captures per shape, in its runs (graph_for).
+  if (!desc.dynamic) {
+    aotc_status st = s->tuning ? tune_gemms(s, s->memory, nullptr, "") : AOTC_OK;
+    if (st == AOTC_OK) st = capture(s, s->memory, nullptr, "", &s->graph, &s->exec);
+    if (st != AOTC_OK) {
       destroy_context_state(s);
       return st;
     }
-  }
-  if (aotc_status st = capture(s, s->memory)) {
-    destroy_context_state(s);
-    return st;
   }
   *state = s;
   return AOTC_OK;
@@ -280,26 +418,39 @@ aotc_status set_stream(void* state, void* stream) {
 
 void* get_stream(const void* state) { return static_cast<const ContextState*>(state)->stream; }
 
-aotc_status run(void* state, const aotc_tensor* inputs, const aotc_tensor* outputs) {
+aotc_status run(void* state, const aotc_tensor* inputs, const aotc_tensor* outputs, const int64_t* dims,
+                const int64_t (*out_dims)[AOTC_MAX_RANK]) {
   auto* s = static_cast<ContextState*>(state);
   DeviceScope scope(s->model->device);
+  cudaGraphExec_t exec = s->exec;
+  // Before the input copies: a new shape's tuning run clears the staging buffers.
+  if (dims) {
+    if (aotc_status st = graph_for(s, dims, &exec)) return st;
+  }
   bool host = false;
   for (size_t i = 0; i < s->desc->num_inputs; ++i) {
-    if (!s->input_bytes[i]) continue;
+    // With named dims, only the bytes of this run's shape (the graph reads them densely).
+    const uint64_t bytes =
+        dims ? dense_bytes(s->desc->inputs[i].dtype, s->desc->inputs[i].rank, inputs[i].dims)
+             : s->input_bytes[i];
+    if (!bytes) continue;
     const bool from_host = inputs[i].memory == AOTC_MEMORY_HOST;
     host = host || from_host;
     if (cudaError_t e =
-            cudaMemcpyAsync(s->inputs[i], inputs[i].data, s->input_bytes[i],
+            cudaMemcpyAsync(s->inputs[i], inputs[i].data, bytes,
                             from_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice, s->stream))
       return cuda_fail("copying an input to the GPU", e);
   }
-  if (cudaError_t e = cudaGraphLaunch(s->exec, s->stream)) return cuda_fail("launching the model's graph", e);
+  if (cudaError_t e = cudaGraphLaunch(exec, s->stream)) return cuda_fail("launching the model's graph", e);
   for (size_t i = 0; i < s->desc->num_outputs; ++i) {
-    if (!s->output_bytes[i]) continue;
+    const uint64_t bytes = out_dims
+                               ? dense_bytes(s->desc->outputs[i].dtype, s->desc->outputs[i].rank, out_dims[i])
+                               : s->output_bytes[i];
+    if (!bytes) continue;
     const bool to_host = outputs[i].memory == AOTC_MEMORY_HOST;
     host = host || to_host;
     if (cudaError_t e =
-            cudaMemcpyAsync(outputs[i].data, s->outputs[i], s->output_bytes[i],
+            cudaMemcpyAsync(outputs[i].data, s->outputs[i], bytes,
                             to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice, s->stream))
       return cuda_fail("copying an output from the GPU", e);
   }

@@ -40,6 +40,10 @@ static_assert(sizeof(void*) != 8 || sizeof(aotc_model_options) == 64);
 static_assert(sizeof(void*) != 8 || (offsetof(aotc_context_options, cuda_stream) == 32 &&
                                      offsetof(aotc_context_options, reserved) == 40));
 static_assert(sizeof(void*) != 8 || (sizeof(aotc_tensor) == 64 && offsetof(aotc_tensor, memory) == 32));
+// Minor version 5 named the first of the context options' three reserved int32s.
+static_assert(offsetof(aotc_context_options, cuda_graph_cache) == 4 &&
+              offsetof(aotc_context_options, reserved_i) == 8 &&
+              sizeof(aotc_context_options::reserved_i) == 2 * sizeof(int32_t));
 static_assert(sizeof(aotc_weights_info) == 56);
 
 // Weights of a model whose blob is empty: any 64-byte aligned address will do.
@@ -614,6 +618,12 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     for (const int32_t r : options->reserved_i) reserved_zero = reserved_zero && r == 0;
     if (!reserved_zero)
       return fail(AOTC_ERR_INVALID_ARGUMENT, "aotc_context_options: the reserved fields must be zero");
+    // Any count is valid for every model: CPU models and CUDA ones without named dims ignore it.
+    if (options->cuda_graph_cache < 0)
+      return fail(AOTC_ERR_INVALID_ARGUMENT,
+                  "aotc_context_options: cuda_graph_cache is %d; it is a number of CUDA graphs to keep "
+                  "(0: the default)",
+                  options->cuda_graph_cache);
     caller_arena = static_cast<unsigned char*>(options->arena);
     if (!caller_arena && options->arena_size)
       return fail(AOTC_ERR_INVALID_ARGUMENT, "arena is NULL but arena_size is %llu",
@@ -662,8 +672,9 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
   }
   if (desc->device) {
-    if (aotc_status s = desc->device->context_create(
-            *desc, model->device_state, options ? options->cuda_stream : nullptr, &ctx->device_state)) {
+    if (aotc_status s =
+            desc->device->context_create(*desc, model->device_state, options ? options->cuda_stream : nullptr,
+                                         options ? options->cuda_graph_cache : 0, &ctx->device_state)) {
       delete ctx->pool;
       if (ctx->owns_arena) std::free(ctx->arena);
       std::free(ctx->input_ptrs);
@@ -762,19 +773,26 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
           is_input ? "input" : "output", index);
   }
   if (desc->device) {
+    // The device copies only this run's bytes of each input and output (out_dims).
     try {
-      return desc->device->run(context->device_state, inputs, outputs);
+      if (aotc_status s =
+              desc->device->run(context->device_state, inputs, outputs,
+                                desc->dynamic ? context->dims : nullptr, desc->dynamic ? out_dims : nullptr))
+        return s;
+    } catch (...) {
+      return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
+    }
+  } else {
+    aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs,
+                           context->arena,      model->weights,
+                           context->pool,       desc->dynamic ? context->dims : nullptr};
+    try {
+      desc->run(args);
     } catch (...) {
       return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
     }
   }
-  aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs, context->arena,
-                         model->weights,      context->pool,        desc->dynamic ? context->dims : nullptr};
-  try {
-    desc->run(args);
-  } catch (...) {
-    return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
-  }
+  // A successful run, on either side: aotc_context_output_dims reports its shapes.
   if (desc->dynamic) std::memcpy(context->output_dims, out_dims, num_outputs * sizeof *out_dims);
   return AOTC_OK;
 }

@@ -430,6 +430,26 @@ TEST_CASE("context options") {
     REQUIRE(api().context_create(model, &options, &context) == AOTC_OK);
     CHECK(api().context_destroy(context) == AOTC_OK);
   }
+  // Minor version 5: cuda_graph_cache is a count, never negative; a CPU model ignores it.
+  for (const int32_t bad : {-1, INT32_MIN}) {
+    CAPTURE(bad);
+    aotc_context_options options{};
+    options.cuda_graph_cache = bad;
+    context = reinterpret_cast<aotc_context*>(&options);
+    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT,
+                "cuda_graph_cache", std::to_string(bad));
+    CHECK(context == nullptr);
+  }
+  for (const int32_t good : {1, 8, 1000, INT32_MAX}) {
+    CAPTURE(good);
+    aotc_context_options options{};
+    options.cuda_graph_cache = good;
+    aotc_model* made = nullptr;
+    REQUIRE(api().model_create(&made) == AOTC_OK);
+    Fixture f(api(), made, options);
+    REQUIRE(f.run() == AOTC_OK);
+    CHECK(f.results_correct());
+  }
   CHECK(api().model_destroy(model) == AOTC_OK);
 }
 
@@ -1088,8 +1108,13 @@ TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
   options.reserved[0] = 1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
   options.reserved[0] = 0;
-  options.reserved_i[2] = -1;
-  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+  // Minor version 5 named the first int32 (cuda_graph_cache): the other two stay reserved.
+  for (const int which : {0, 1}) {
+    CAPTURE(which);
+    options.reserved_i[which] = -1;
+    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
+    options.reserved_i[which] = 0;
+  }
   CHECK(context == nullptr);
   // No context was left behind: the model can go.
   CHECK(api().model_destroy(model) == AOTC_OK);

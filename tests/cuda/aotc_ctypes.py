@@ -24,7 +24,8 @@ class Tensor(ctypes.Structure):
 
 
 class ContextOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32), ("reserved_i", ctypes.c_int32 * 3), ("arena", ctypes.c_void_p),
+    _fields_ = [("num_threads", ctypes.c_int32), ("cuda_graph_cache", ctypes.c_int32),
+                ("reserved_i", ctypes.c_int32 * 2), ("arena", ctypes.c_void_p),
                 ("arena_size", ctypes.c_uint64), ("cuda_stream", ctypes.c_void_p),
                 ("reserved", ctypes.c_uint64 * 1)]
 

@@ -440,13 +440,16 @@ void do_context(FuzzedDataProvider& in) {
   if (how & 4) {
     const int which = in.ConsumeIntegralInRange<int>(0, 4);
     const uint64_t v = in.ConsumeIntegral<uint64_t>();
-    if (which < 3)
-      options.reserved_i[which] = static_cast<int32_t>(v);
+    if (which == 0)  // minor version 5 named the first int32: a CPU model ignores all but a negative one
+      options.cuda_graph_cache = static_cast<int32_t>(v);
+    else if (which < 3)
+      options.reserved_i[which - 1] = static_cast<int32_t>(v);
     else if (which == 3)
       options.reserved[0] = v;
     else  // minor version 2 named the word: a stream on a CPU model fails like a reserved word
       options.cuda_stream = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
-    reserved_zero = v == 0 || (which < 3 && static_cast<int32_t>(v) == 0);
+    reserved_zero =
+        which == 0 ? static_cast<int32_t>(v) >= 0 : v == 0 || (which < 3 && static_cast<int32_t>(v) == 0);
   }
   // The arena the model needs for this thread count (as a caller would ask for it).
   uint64_t need = 0, alignment = 0;

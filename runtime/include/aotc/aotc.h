@@ -15,7 +15,9 @@
  *     through its own context (activation arena, scratch, thread pool).
  *   - Inputs are validated on every run: count, dtype, rank, dims, null pointers, sizes.
  *   - A run allocates no memory: the weights are bound at model creation, the arena and
- *     threads at context creation (either may be memory the caller provides).
+ *     threads at context creation (either may be memory the caller provides). The one
+ *     exception: a CUDA model with dynamic dims captures a CUDA graph in its first run at
+ *     each new shape (aotc_context_options.cuda_graph_cache).
  */
 #ifndef AOTC_AOTC_H
 #define AOTC_AOTC_H
@@ -43,8 +45,10 @@ extern "C" {
  *      aotc_context_set_cuda_stream, aotc_context_cuda_stream).
  *   3: versions: aotc_runtime_version, aotc_compiler_version.
  *   4: dynamic shapes (aotc --dim): aotc_model_input_dim_range,
- *      aotc_model_output_dim_range, aotc_model_output_dims, aotc_context_output_dims. */
-#define AOTC_ABI_MINOR_VERSION 4u
+ *      aotc_model_output_dim_range, aotc_model_output_dims, aotc_context_output_dims.
+ *   5: CUDA models with dynamic dims: a CUDA graph per distinct shape, kept in a cache
+ *      per context whose size is aotc_context_options.cuda_graph_cache. */
+#define AOTC_ABI_MINOR_VERSION 5u
 #define AOTC_MAX_RANK 8
 /* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
 #define AOTC_MEMORY_ALIGNMENT 64u
@@ -132,7 +136,15 @@ typedef struct aotc_tensor {
 typedef struct aotc_context_options {
   /* Threads a run may use, the calling thread included; 0 means 1. */
   int32_t num_threads;
-  int32_t reserved_i[3]; /* must be zero */
+  /* Minor version 5: a CUDA model with named dims (aotc --dim) captures a CUDA graph per
+   * distinct shape on its first run at that shape and keeps the most recently used ones
+   * (a shape that repeats replays its graph; one evicted is captured again); this is how
+   * many it keeps. 0: the default, 8. Negative fails with AOTC_ERR_INVALID_ARGUMENT.
+   * Other models ignore it (a CUDA model without named dims has one graph, captured at
+   * aotc_context_create). (cuda_graph_cache took the place of the first of three zero
+   * reserved words.) */
+  int32_t cuda_graph_cache;
+  int32_t reserved_i[2]; /* must be zero */
   /* Minor version 1: memory the context uses as its arena (activations and each
    * thread's kernel scratch) instead of allocating one. It must hold at least the
    * bytes aotc_model_arena_requirements gives for num_threads, be aligned to
@@ -306,7 +318,9 @@ AOTC_API aotc_status aotc_context_output_dims(const aotc_context* context, size_
  * and its dims are read only where they are fixed. aotc_context_output_dims says the
  * shape written.
  * A CUDA model runs as one CUDA graph captured at aotc_context_create and replayed on
- * the context's stream; see aotc_memory_kind for when the call returns. */
+ * the context's stream; one with dynamic dims captures a graph for each new shape in
+ * the first run at that shape, a slower run (aotc_context_options.cuda_graph_cache); see
+ * aotc_memory_kind for when the call returns. */
 AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, const aotc_tensor* inputs,
                               size_t num_inputs, aotc_tensor* outputs, size_t num_outputs);
 

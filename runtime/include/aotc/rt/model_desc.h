@@ -22,12 +22,19 @@ struct DeviceHooks {
   aotc_status (*model_create)(const ModelDesc& desc, const unsigned char* weights, void** state);
   void (*model_destroy)(void* state);
   // stream: the caller's (aotc_context_options.cuda_stream) or nullptr for the context's own.
-  aotc_status (*context_create)(const ModelDesc& desc, void* model_state, void* stream, void** state);
+  // graph_cache: aotc_context_options.cuda_graph_cache, checked not negative (0: the default);
+  // how many graphs a model with dynamic dims keeps, one per shape.
+  aotc_status (*context_create)(const ModelDesc& desc, void* model_state, void* stream, int32_t graph_cache,
+                                void** state);
   void (*context_destroy)(void* state);
   aotc_status (*set_stream)(void* state, void* stream);
   void* (*stream)(const void* state);
-  // Inputs and outputs are validated (dtype, shape, size, memory kind) before this.
-  aotc_status (*run)(void* state, const aotc_tensor* inputs, const aotc_tensor* outputs);
+  // Inputs and outputs are validated (dtype, shape, size, memory kind) before this. A model
+  // with dynamic dims: dims are this run's sizes of the named dims (DynamicDesc::dims order)
+  // and out_dims every output's dims at them, both checked (inputs' dims are their actual
+  // shapes); nullptr for a model without dynamic dims.
+  aotc_status (*run)(void* state, const aotc_tensor* inputs, const aotc_tensor* outputs, const int64_t* dims,
+                     const int64_t (*out_dims)[AOTC_MAX_RANK]);
 };
 
 struct TensorDesc {

@@ -21,6 +21,16 @@ struct CudaRunArgs {
   const unsigned char* weights;
   const void* const* inputs;  // one device buffer per model input
   void* const* outputs;       // one device buffer per model output
+  // A model with named dims (aotc --dim): the sizes this run is captured for
+  // (DynamicDesc::dims order); nullptr for a model without them.
+  const int64_t* dims = nullptr;
+};
+
+// The named dims' sizes as a kernel argument: the kernels aotc generates for a model with
+// named dims compute their extents from them (every generated kernel takes one; a model
+// without named dims passes zeros).
+struct KernelDims {
+  int64_t size[kMaxNamedDims];
 };
 
 struct CudaModelDesc {
