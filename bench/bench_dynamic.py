@@ -4,6 +4,7 @@ exactly that shape, in alternating rounds of aotc-run --bench (one process each,
 threads); prints the median of the rounds' medians and their spread, and the compile times.
 
     python bench/bench_dynamic.py [--rounds 3] [--threads 2] [--models resnet50,bert_base]
+    python bench/bench_dynamic.py --target cuda --iters 200     # on the GPU machine
 
 Targets (issue 35): dynamic time <= 1.10x static at each shape; dynamic compile time <=
 2x the static one. Needs torchvision; compiles into --workdir (default /tmp/aotc-bench-dynamic)."""
@@ -30,8 +31,8 @@ CASES = {
 }
 
 
-def compile_model(aotc, pt, so, inputs, dims):
-    command = [aotc, pt, "-o", so] + [a for i in inputs for a in ("--input", i)]
+def compile_model(aotc, pt, so, inputs, dims, target):
+    command = [aotc, pt, "-o", so, "--target", target] + [a for i in inputs for a in ("--input", i)]
     command += [a for d in dims for a in ("--dim", d)]
     start = time.perf_counter()
     subprocess.run(command, check=True)
@@ -55,6 +56,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--models", default="resnet50,bert_base")
+    ap.add_argument("--target", choices=["cpu", "cuda"], default="cpu")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     rows = []
@@ -65,10 +67,10 @@ def main():
         with torch.no_grad():
             torch.jit.trace(model, tuple(x for _, x in example), check_trace=False).save(pt)
         dyn_so = os.path.join(args.workdir, name + "_dynamic.so")
-        t_dynamic = compile_model(args.aotc, pt, dyn_so, [dyn_input], dims)
+        t_dynamic = compile_model(args.aotc, pt, dyn_so, [dyn_input], dims, args.target)
         for static_input, shape in shapes:
             static_so = os.path.join(args.workdir, f"{name}_{shape.split('=')[1]}.so")
-            t_static = compile_model(args.aotc, pt, static_so, [static_input], [])
+            t_static = compile_model(args.aotc, pt, static_so, [static_input], [], args.target)
             static_ms, dynamic_ms = [], []
             for _ in range(args.rounds):  # alternating: the machine's drift hits both alike
                 static_ms.append(bench(args.aotc_run, static_so, None, args.threads, args.iters))
@@ -77,7 +79,8 @@ def main():
             rows.append((name, shape.split("=")[1], statistics.median(static_ms), statistics.median(dynamic_ms),
                          statistics.median(ratios), min(ratios), max(ratios), t_static, t_dynamic))
             print(f"{name} {shape}: static {static_ms} ms, dynamic {dynamic_ms} ms", flush=True)
-    print(f"\n{args.rounds} alternating rounds of {args.iters} runs, {args.threads} threads; medians of the rounds")
+    where = "CUDA" if args.target == "cuda" else f"{args.threads} threads"
+    print(f"\n{args.rounds} alternating rounds of {args.iters} runs, {where}; medians of the rounds")
     print("| model | shape | static ms | dynamic ms | dynamic / static (min..max) | compile static s | "
           "compile dynamic s (ratio) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

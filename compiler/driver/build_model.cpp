@@ -43,21 +43,29 @@ void run_cpu_passes(ir::Graph& graph, const ModelBuild& build) {
   passes::prepack_gemm_weights(graph);
 }
 
+void run_cuda_passes(ir::Graph& graph, const ModelBuild& build) {
+  const bool verbose = build.verbose;
+  if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
+  passes::run_default_passes(graph, verbose);
+  if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
+  // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
+  ops::cuda::check_cuda_support(graph);
+  ops::cuda::prepare_graph_for_cuda(graph, codegen::cuda::parse_precision(build.cuda_options.precision));
+  if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
+}
+
+codegen::Sources generate_target_sources(ir::Graph& graph, const ModelBuild& build) {
+  if (build.cuda)
+    return codegen::cuda::generate_cuda_sources(graph, build.source_name, build.weights, build.cuda_options);
+  return codegen::generate_sources(graph, build.source_name, build.weights);
+}
+
 void build_model(ir::Graph graph, const ModelBuild& build) {
   const bool verbose = build.verbose;
   const auto start = std::chrono::steady_clock::now();
   codegen::resolve_target(build.target_triple);  // an unknown or unbuilt target fails before the work
-  if (build.cuda && verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
-  codegen::Sources sources;
   if (build.cuda) {
-    passes::run_default_passes(graph, verbose);
-    if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
-    // The CUDA generators replace the CPU ones; their scratch needs another memory plan.
-    ops::cuda::check_cuda_support(graph);
-    ops::cuda::prepare_graph_for_cuda(graph, codegen::cuda::parse_precision(build.cuda_options.precision));
-    if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
-    sources =
-        codegen::cuda::generate_cuda_sources(graph, build.source_name, build.weights, build.cuda_options);
+    run_cuda_passes(graph, build);
   } else {
     run_cpu_passes(graph, build);
     passes::plan_memory(graph);
@@ -65,8 +73,8 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
       std::fprintf(stderr,
                    "aotc: memory planned again after select_winograd, fuse_gemm_gelu, fuse_conv_residual, "
                    "fuse_activation, fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
-    sources = codegen::generate_sources(graph, build.source_name, build.weights);
   }
+  const codegen::Sources sources = generate_target_sources(graph, build);
   const double t_codegen = seconds_since(start);
   build_sources(sources, build);
   if (verbose) {

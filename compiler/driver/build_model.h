@@ -30,6 +30,12 @@ void build_model(ir::Graph graph, const ModelBuild& build);
 // The CPU target's passes after lowering, up to (not including) the memory plan.
 void run_cpu_passes(ir::Graph& graph, const ModelBuild& build);
 
+// The CUDA target's passes after lowering, the memory plan included.
+void run_cuda_passes(ir::Graph& graph, const ModelBuild& build);
+
+// The model's sources for build's target from a graph that ran its passes and memory plan.
+codegen::Sources generate_target_sources(ir::Graph& graph, const ModelBuild& build);
+
 // Builds generated sources into build.output (atomically) with build's target and options.
 void build_sources(const codegen::Sources& sources, const ModelBuild& build);
 

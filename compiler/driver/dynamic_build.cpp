@@ -12,6 +12,7 @@
 
 #include "../../runtime/include/aotc/rt/model_desc.h"
 #include "../ir/error.h"
+#include "../ops/cuda/cuda_registry.h"
 #include "../passes/passes.h"
 #include "dim_polynomial.h"
 #include "fit_generated_code.h"
@@ -136,7 +137,10 @@ class DynamicBuilder {
   ir::Graph lower_at(const std::vector<int64_t>& sizes) {
     ir::Graph graph = lower_(specs_at(signature_, sizes));
     graph.sizes_vary = true;
-    run_cpu_passes(graph, quiet_);
+    if (build_.cuda)
+      run_cuda_passes(graph, quiet_);
+    else
+      run_cpu_passes(graph, quiet_);
     return graph;
   }
   void find_steps();
@@ -145,6 +149,9 @@ class DynamicBuilder {
   std::string generate(ir::Graph& sample);
   void fit_bucket(Bucket& bucket);
   std::string dynamic_desc(const std::vector<Bucket>& buckets);
+  std::string bucket_prologue(const Bucket& bucket) const;
+  std::string cpu_source(const std::string& base_text, const std::vector<Bucket>& buckets) const;
+  std::string cuda_source(const std::string& base_text, const std::vector<Bucket>& buckets) const;
   void log(const char* what, const std::vector<int64_t>& sizes) const {
     if (build_.verbose)
       std::fprintf(stderr, "aotc: dynamic: %s at %s\n", what, describe_sizes(names_, sizes).c_str());
@@ -345,22 +352,30 @@ void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::v
 
 // The sample's generated source (its weights placed by check_weights).
 std::string DynamicBuilder::generate(ir::Graph& sample) {
-  return codegen::generate_sources(sample, build_.source_name, build_.weights).model_cpp;
+  return generate_target_sources(sample, build_).model_cpp;
 }
 
-// The part of a generated source that varies: the run function's body.
-std::string run_part(const std::string& text, size_t* begin, size_t* end) {
-  const std::string open = "void run_model(const aotc::rt::RunArgs& args) {\n";
-  *begin = text.find(open);
-  if (*begin == std::string::npos) throw CompileError("internal: generated code has no run_model");
-  *begin += open.size();
-  *end = text.find("\n}\n", *begin);
+// The generated run function's first line, per target.
+constexpr const char* kCpuRunOpen = "void run_model(const aotc::rt::RunArgs& args) {\n";
+constexpr const char* kCudaRunOpen = "void run_model(const aotc::rt::cuda::CudaRunArgs& args) {\n";
+// Where the generated CUDA kernels start (templates/model.cu.in).
+constexpr const char* kCudaKernelsStart = "// Kernels generated for this model's ops";
+
+// The part of a generated source that varies with the sizes: on the CPU the run
+// function's body; on CUDA the generated kernels and the whole run function.
+std::string run_part(const std::string& text, bool cuda, size_t* begin, size_t* end) {
+  const std::string open = cuda ? kCudaRunOpen : kCpuRunOpen;
+  const size_t run = text.find(open);
+  *begin = cuda ? text.find(kCudaKernelsStart) : run + open.size();
+  if (run == std::string::npos || *begin == std::string::npos)
+    throw CompileError("internal: generated code has no run_model");
+  *end = text.find("\n}\n", run) + (cuda ? 3 : 0);
   return text.substr(*begin, *end - *begin);
 }
 
-std::string run_part(const std::string& text) {
+std::string run_part(const std::string& text, bool cuda) {
   size_t b = 0, e = 0;
-  return run_part(text, &b, &e);
+  return run_part(text, cuda, &b, &e);
 }
 
 // Compiles the bucket's grid and check points and fits its run function and output dims.
@@ -433,7 +448,7 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       throw;
     }
     for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
-    std::string text = run_part(generate(sample));
+    std::string text = run_part(generate(sample), build_.cuda);
     cache_->emplace(std::make_pair(bucket.base_sizes, sizes), std::make_pair(text, outputs));
     return text;
   };
@@ -447,7 +462,7 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
     grid[p].sizes = grid_sizes[p];
     if (grid_sizes[p] == bucket.base_sizes) {
       base_index = p;
-      grid[p].text = run_part(bucket.base_text);
+      grid[p].text = run_part(bucket.base_text, build_.cuda);
       grid_outputs[p] = bucket.base_outputs;
     } else {
       grid[p].text = compile(grid_sizes[p], grid_outputs[p]);
@@ -549,6 +564,74 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
   return code;
 }
 
+// A comment on the sizes a bucket's code is for, then the dims' variables from args.dims.
+std::string DynamicBuilder::bucket_prologue(const Bucket& bucket) const {
+  std::string prologue;
+  for (size_t d = 0; d < names_.size(); ++d) {
+    const DimSizes& r = bucket.dims[d];
+    prologue += "  // " + names_[d] + " in " + std::to_string(r.lo) + ".." + std::to_string(r.hi) +
+                (r.step > 1 ? ", a multiple of " + std::to_string(r.step) : "") + "\n";
+  }
+  return prologue + dim_variables(names_, "args.dims");
+}
+
+// The run function dispatching to the buckets' (the general one last).
+std::string dispatch_body(const std::vector<Bucket>& buckets, const std::vector<std::string>& names,
+                          const std::string& run_of_bucket) {
+  std::string dispatch = dim_variables(names, "args.dims");
+  for (size_t b = buckets.size(); b-- > 1;) {
+    std::string call = run_of_bucket;
+    call.replace(call.find('#'), 1, std::to_string(b));
+    dispatch += "  if (" + buckets[b].condition + ") return " + call + "(args);\n";
+  }
+  std::string general = run_of_bucket;
+  general.replace(general.find('#'), 1, "0");
+  return dispatch + "  " + general + "(args);";
+}
+
+// CPU: a run function per bucket (run_model_<b>) before the dispatching run_model.
+std::string DynamicBuilder::cpu_source(const std::string& base_text,
+                                       const std::vector<Bucket>& buckets) const {
+  std::string functions;
+  for (size_t b = 0; b < buckets.size(); ++b)
+    functions += "void run_model_" + std::to_string(b) + "(const aotc::rt::RunArgs& args) {\n" +
+                 bucket_prologue(buckets[b]) + buckets[b].body + "\n}\n\n";
+  size_t begin = 0, end = 0;
+  run_part(base_text, false, &begin, &end);
+  const std::string open = kCpuRunOpen;
+  return base_text.substr(0, begin - open.size()) + functions + open +
+         dispatch_body(buckets, names_, "run_model_#") + base_text.substr(end);
+}
+
+// CUDA: each bucket's kernels and run function in a namespace of its own (bucket_<b>),
+// then the dispatching run_model. The kernels read the dims from their KernelDims argument.
+std::string DynamicBuilder::cuda_source(const std::string& base_text,
+                                        const std::vector<Bucket>& buckets) const {
+  std::string kernel_dims = "{{";
+  for (size_t d = 0; d < names_.size(); ++d)
+    kernel_dims += (d ? ", " : "") + std::string(kDimPrefix) + names_[d];
+  kernel_dims += "}}";
+  const std::string kernel_open = std::string(ops::cuda::kKernelDimsParam) + ") {\n";
+  const std::string kernel_variables = dim_variables(names_, "aotc_dims.size");
+  std::string namespaces;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    std::string code = buckets[b].body;
+    auto replace_all = [&](const std::string& from, const std::string& to) {
+      for (size_t at = code.find(from); at != std::string::npos; at = code.find(from, at + to.size()))
+        code.replace(at, from.size(), to);
+    };
+    replace_all(kernel_open, kernel_open + kernel_variables);
+    replace_all(kCudaRunOpen, kCudaRunOpen + bucket_prologue(buckets[b]));
+    replace_all("{/*named dims*/}", kernel_dims);
+    namespaces += "namespace bucket_" + std::to_string(b) + " {\n\n" + code + "\n}  // namespace bucket_" +
+                  std::to_string(b) + "\n\n";
+  }
+  size_t begin = 0, end = 0;
+  run_part(base_text, true, &begin, &end);
+  return base_text.substr(0, begin) + namespaces + kCudaRunOpen +
+         dispatch_body(buckets, names_, "bucket_#::run_model") + "\n}\n" + base_text.substr(end);
+}
+
 void DynamicBuilder::run() {
   const auto start = std::chrono::steady_clock::now();
   if (steps_->empty()) {
@@ -609,7 +692,7 @@ void DynamicBuilder::run() {
   if (!general.base.ops.empty())
     general.base.ops.front().thread_scratch_bytes =
         std::max(general.base.ops.front().thread_scratch_bytes, thread_scratch);
-  codegen::Sources sources = codegen::generate_sources(general.base, build_.source_name, build_.weights);
+  codegen::Sources sources = generate_target_sources(general.base, build_);
   general.base_text = sources.model_cpp;
   weights_sizes_ = general.base_sizes;
   weights_graph_ = &general.base;
@@ -625,26 +708,8 @@ void DynamicBuilder::run() {
   for (Bucket& bucket : buckets) fit_bucket(bucket);
 
   // The model source: the general one's, its run function dispatching to the buckets'.
-  std::string functions;
-  for (size_t b = 0; b < buckets.size(); ++b) {
-    std::string prologue;
-    for (size_t d = 0; d < names_.size(); ++d) {
-      const DimSizes& r = buckets[b].dims[d];
-      prologue += "  // " + names_[d] + " in " + std::to_string(r.lo) + ".." + std::to_string(r.hi) +
-                  (r.step > 1 ? ", a multiple of " + std::to_string(r.step) : "") + "\n";
-    }
-    functions += "void run_model_" + std::to_string(b) + "(const aotc::rt::RunArgs& args) {\n" + prologue +
-                 dim_variables(names_, "args.dims") + buckets[b].body + "\n}\n\n";
-  }
-  std::string dispatch = dim_variables(names_, "args.dims");
-  for (size_t b = buckets.size(); b-- > 1;)
-    dispatch += "  if (" + buckets[b].condition + ") return run_model_" + std::to_string(b) + "(args);\n";
-  dispatch += "  run_model_0(args);";
-  size_t b = 0, e = 0;
-  run_part(general.base_text, &b, &e);
-  const std::string open = "void run_model(const aotc::rt::RunArgs& args) {\n";
-  std::string text = general.base_text.substr(0, b - open.size()) + functions + open + dispatch +
-                     general.base_text.substr(e);
+  std::string text =
+      build_.cuda ? cuda_source(general.base_text, buckets) : cpu_source(general.base_text, buckets);
   const std::string desc_at = "const aotc::rt::ModelDesc kModel = {";
   const size_t at = text.find(desc_at);
   const std::string marker = "/*dynamic=*/nullptr";
@@ -720,8 +785,6 @@ std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature,
 
 void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signature,
                          const ModelBuild& build) {
-  if (build.cuda)
-    throw CompileError("named dims (--dim) are for the CPU target so far; --target cuda needs fixed sizes");
   codegen::resolve_target(build.target_triple);
   // Size 1 gets code of its own from the start where the range holds it: it is special in
   // most models (a broadcast's stride, a transpose that is no copy), and finding that out

@@ -12,6 +12,8 @@
 // choice that changes with a dim, a size folded into a float) is a compile error naming
 // the op, its source line and the dim. A dim that only some sizes allow (a view that
 // splits it evenly) is restricted to multiples of the step the op needs, checked at run time.
+// On CUDA the generated kernels are fitted too (they take the sizes as a KernelDims
+// argument), and the runtime captures a CUDA graph per shape (runtime/cuda/device_runtime.cpp).
 #pragma once
 
 #include <functional>
@@ -41,7 +43,7 @@ std::vector<frontend::InputSpec> specs_at(const DynamicSignature& signature,
 // Lowers the model for concrete input shapes (the frontend; called once per sample).
 using LowerModel = std::function<ir::Graph(const std::vector<frontend::InputSpec>&)>;
 
-// Compiles the model for every size of its named dims into build.output. CPU only.
+// Compiles the model for every size of its named dims into build.output (CPU or CUDA).
 // Throws CompileError on any problem; nothing is left at build.output then.
 void build_dynamic_model(const LowerModel& lower, const DynamicSignature& signature, const ModelBuild& build);
 

@@ -180,7 +180,8 @@ std::string fit_generated_code(const std::vector<std::vector<int64_t>>& grid_val
     }
     out += base.text.substr(copied, t.begin - copied);
     const std::string suffix = literal_suffix(base.text, t);
-    const std::string type = suffix.empty() ? "int64_t" : "unsigned long long";
+    const bool is_unsigned = suffix.find_first_of("uU") != std::string::npos;
+    const std::string type = is_unsigned ? "unsigned long long" : "int64_t";
     out += "static_cast<" + type + ">(" + poly->expression(dim_names, prefix) + ")";
     copied = t.end;
   }

@@ -46,7 +46,7 @@ is needed to run it.
   --dim NAME=MIN..MAX      a dim that varies between runs: DIMS in --input may name it in
                            place of a size (ids:BxS:int64 with --dim B=1..32 --dim S=1..512;
                            names have no 'x'); the library runs every size in range, the
-                           same name is the same size; MAX sizes the memory. CPU target
+                           same name is the same size; MAX sizes the memory. CPU and CUDA
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)

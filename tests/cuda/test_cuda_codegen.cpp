@@ -99,7 +99,7 @@ TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float"
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
   CHECK(src.model_cpp.find("compare_apply<static_cast<aotc::rt::BinaryOp>(36)>") != std::string::npos);
-  CHECK(src.model_cpp.find("const float* __restrict__ b, bool* y)") != std::string::npos);
+  CHECK(src.model_cpp.find("const float* __restrict__ b, bool* y, ") != std::string::npos);
   CHECK(src.model_cpp.find("binary_apply<static_cast<aotc::rt::BinaryOp>(10)>") != std::string::npos);
   CHECK(src.model_cpp.find("unary_apply<static_cast<aotc::rt::UnaryOp>(16)>") != std::string::npos);
 }
@@ -119,9 +119,9 @@ TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
   ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
-  CHECK(src.model_cpp.find("const int64_t* __restrict__ a, const int64_t* __restrict__ b, bool* y)") !=
+  CHECK(src.model_cpp.find("const int64_t* __restrict__ a, const int64_t* __restrict__ b, bool* y, ") !=
         std::string::npos);
-  CHECK(src.model_cpp.find("(const bool* __restrict__ x, float* y)") != std::string::npos);
+  CHECK(src.model_cpp.find("(const bool* __restrict__ x, float* y, ") != std::string::npos);
   CHECK(src.model_cpp.find("cast_apply<float>") != std::string::npos);
   ir::Graph bad;
   const int i2 = bad.add_input(ir::DType::Int64, {4}, "ids");

@@ -70,6 +70,7 @@ class Runner:
         self.aotc = args.aotc
         self.aotc_run = args.aotc_run
         self.workdir = args.workdir
+        self.target = getattr(args, "target", "cpu")  # --target of every compile
 
     def path(self, name):
         return os.path.join(self.workdir, name)
@@ -78,7 +79,7 @@ class Runner:
         """Scripts and saves module as NAME.pt; the aotc command that compiles it to NAME.so."""
         pt = self.path(name + ".pt")
         torch.jit.save(torch.jit.script(module.eval()), pt)
-        command = [self.aotc, pt, "-o", self.path(name + ".so")]
+        command = [self.aotc, pt, "-o", self.path(name + ".so"), "--target", self.target]
         for spec in inputs:
             command += ["--input", spec]
         for dim in dims:

@@ -65,7 +65,8 @@ TEST_CASE("a size that is not a polynomial fails at a check point") {
 TEST_CASE("generated code is fitted literal by literal, and refused where it changes otherwise") {
   auto code = [](int64_t s, const char* kernel) {
     return "  {  // gemm at m.py:3\n    p.m = " + std::to_string(s * 8) + "; p.k = 64; " + kernel +
-           "(pool, p, arena + 128, " + std::to_string(s * 256) + "ull);\n  }\n";
+           "(pool, p, arena + 128, " + std::to_string(s * 256) +
+           "ull);\n    if (i >= " + std::to_string(s * 4) + "ll) return;\n  }\n";
   };
   const std::vector<std::vector<int64_t>> grid_values{{64, 6, 35}};
   std::vector<driver::CodeSample> grid;
@@ -76,6 +77,7 @@ TEST_CASE("generated code is fitted literal by literal, and refused where it cha
   CHECK(fitted.find("p.k = 64;") != std::string::npos);
   CHECK(fitted.find("arena + 128,") != std::string::npos);
   CHECK(fitted.find("static_cast<unsigned long long>(d_S*256)") != std::string::npos);
+  CHECK(fitted.find("if (i >= static_cast<int64_t>(d_S*4)) return;") != std::string::npos);
 
   const std::vector<driver::CodeSample> other{{{1}, code(1, "gemv_f32")}};
   std::vector<int64_t> failed;

@@ -52,16 +52,17 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
   CudaCode code;
   code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + in_type +
                  "* __restrict__ a, const " + in_type + "* __restrict__ b, " + (to_bool ? "bool" : "float") +
-                 "* y) {\n"
+                 "* y, " + kKernelDimsParam +
+                 ") {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
                  "  if (i >= " +
                  std::to_string(count) + "ll) return;\n" + body + "  y[i] = " + value + ";\n}\n";
   if (count > 0)
     code.launch =
         kernel_call(op, "",
-                    name + "<<<" + std::to_string((count + 255) / 256) + ", 256, 0, stream>>>(" +
-                        e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.out(op.outputs[0]) +
-                        "); aotc::rt::cuda::check_launch(\"" + name + "\");");
+                    name + "<<<" + blocks_of_256(count) + ", 256, 0, stream>>>(" + e.in(op.inputs[0]) + ", " +
+                        e.in(op.inputs[1]) + ", " + e.out(op.outputs[0]) +
+                        ", aotc_dims); aotc::rt::cuda::check_launch(\"" + name + "\");");
   return code;
 }
 

@@ -71,17 +71,21 @@ CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index
   const std::string name = kernel_name(op_index);
   CudaCode code;
   code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + EmitContext::c_type(x.dtype) +
-                 "* __restrict__ x, " + EmitContext::c_type(y.dtype) +
-                 "* y) {\n"
+                 "* __restrict__ x, " + EmitContext::c_type(y.dtype) + "* y, " + kKernelDimsParam +
+                 ") {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
                  "  if (i >= " +
                  std::to_string(count) + "ll) return;\n  y[i] = " + value + ";\n}\n";
   if (count > 0)
     code.launch = kernel_call(op, "",
-                              name + "<<<" + std::to_string((count + 255) / 256) + ", 256, 0, stream>>>(" +
+                              name + "<<<" + blocks_of_256(count) + ", 256, 0, stream>>>(" +
                                   e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) +
-                                  "); aotc::rt::cuda::check_launch(\"" + name + "\");");
+                                  ", aotc_dims); aotc::rt::cuda::check_launch(\"" + name + "\");");
   return code;
+}
+
+std::string blocks_of_256(int64_t count) {
+  return "static_cast<unsigned>((" + std::to_string(count) + "ll + 255) / 256)";
 }
 
 namespace {

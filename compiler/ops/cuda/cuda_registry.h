@@ -66,6 +66,14 @@ void register_where_cuda(CudaRegistry& r);
 void register_cast_cuda(CudaRegistry& r);
 void register_im2col_nhwc_cuda(CudaRegistry& r);
 
+// Every kernel a generator writes takes this last parameter, and its launch passes the run
+// function's `aotc_dims`: with named dims (aotc --dim) the kernel's sizes are expressions in
+// them (compiler/driver/dynamic_build.cpp), with fixed sizes it is unused.
+inline constexpr const char* kKernelDimsParam = "const aotc::rt::cuda::KernelDims aotc_dims";
+// The launch's grid for `count` threads in blocks of 256, written so that count is one
+// literal of the generated code (a size the dynamic build fits).
+std::string blocks_of_256(int64_t count);
+
 // Shared by the generators: "{ // kind at file:line\n  <params> <call> }" like kernel_call,
 // and the name of the op's generated kernel.
 std::string kernel_name(size_t op_index, const std::string& suffix = "");
