@@ -10,45 +10,25 @@ through the C ABI on device memory
 (torch's CUDA tensors, torch's current stream), on host memory, and through aotc-run (.npy
 files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
 the compile checks still run and the test reports SKIP (exit status 77) for the rest."""
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
 
-import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 from aotc_ctypes import DEVICE_CUDA, Context, Library, Model  # noqa: E402
+from common import (SKIP, TOLERANCE, arg_parser, failures, finish, flatten, needed_libraries,  # noqa: E402
+                    read_outputs, rel_l2, run_aotc, run_aotc_run, write_inputs)
 from gpu_models import GPU_MODELS  # noqa: E402
 
-SKIP = 77
-TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-2, "bf16": 2e-2}
+PRECISION_TOLERANCE = {"fp32": TOLERANCE, "tf32": 5e-3, "fp16": 2e-2, "bf16": 2e-2}
 ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
                   "libcublas.so.13", "libcublasLt.so.13"}
-DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
-
-
-def flatten(value, out):
-    if isinstance(value, torch.Tensor):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            flatten(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            flatten(v, out)
-    return out
-
-
-def rel_l2(got, want):
-    got, want = got.double().cpu(), want.double().cpu()
-    norm = torch.linalg.vector_norm(want).item()
-    diff = torch.linalg.vector_norm(got - want).item()
-    return diff / norm if norm > 0 else diff
 
 
 def gpu_available():
@@ -63,16 +43,13 @@ def compile_model(args, name, work):
     pt = os.path.join(work, "model.pt")
     torch.jit.save(module, pt)
     so = os.path.join(work, f"model_{args.precision}.so")
-    cmd = [args.aotc, pt, "-o", so, "--target", "cuda", "--cuda-arch", args.cuda_arch, "--precision", args.precision]
-    for n, t in inputs:
-        cmd += ["--input", f"{n}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
     start = time.monotonic()
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = run_aotc(args.aotc, pt, so, inputs, target="cuda",
+                      extra=["--cuda-arch", args.cuda_arch, "--precision", args.precision])
     seconds = time.monotonic() - start
     if result.returncode != 0:
         raise RuntimeError(f"aotc failed:\n{result.stderr[-4000:]}")
-    dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
-    needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
+    needed = needed_libraries(so)
     bad = [lib for lib in needed if lib not in ALLOWED_NEEDED]
     if bad:
         raise RuntimeError(f"the .so needs {bad}")
@@ -133,37 +110,28 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     info = subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True)
     if info.returncode != 0 or json.loads(info.stdout).get("device") != "cuda":
         raise RuntimeError(f"aotc-run --info --json does not say device cuda: {info.stdout} {info.stderr}")
-    run = [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
-    for n, t in inputs:
-        path = os.path.join(work, f"in_{n}.npy")
-        np.save(path, t.numpy())
-        run += ["--input", f"{n}={path}"]
-    result = subprocess.run(run, capture_output=True, text=True)
+    out = os.path.join(work, "out")
+    result = run_aotc_run(args.aotc_run, so, "--output-dir", out, *write_inputs(inputs, work))
     if result.returncode != 0:
         raise RuntimeError(f"aotc-run failed: {result.stderr}")
-    errors["aotc-run"] = max(
-        rel_l2(torch.from_numpy(np.load(os.path.join(work, "out", f"out{i}.npy"))), w)
-        for i, w in enumerate(expected))
+    errors["aotc-run"] = max(rel_l2(g, w) for g, w in zip(read_outputs(out, len(expected)), expected))
     return errors, per_output
 
 
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's own float32 result, reported beside
     torch.backends.cudnn.allow_tf32 = False
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
+    ap = arg_parser(aotc_run=True)
     ap.add_argument("--models", default="mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,"
                     "embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,"
                     "views_slicing_traced,views_permutes_traced,views_splits_traced,einsum_ops,pw_arith,pw_activations,"
                     "pw_composite_float,pw_activations_traced,pw_masks,mlp_gelu,encoder_pre_gelu")
-    ap.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
+    ap.add_argument("--precision", default="fp32", choices=sorted(PRECISION_TOLERANCE))
     ap.add_argument("--cuda-arch", default="sm_90")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
     gpu = gpu_available()
-    failed, results = False, []
+    results = []
     for name in args.models.split(","):
         work = os.path.join(args.workdir, name)
         os.makedirs(work, exist_ok=True)
@@ -175,7 +143,7 @@ def main():
             if gpu:
                 row["errors"], per_output = check_on_gpu(args, name, pt, so, inputs, work)
                 worst = max(v for k, v in row["errors"].items() if not k.startswith("torch-"))
-                row["ok"] = bool(worst <= TOLERANCE[args.precision])
+                row["ok"] = bool(worst <= PRECISION_TOLERANCE[args.precision])
                 status = "ok" if row["ok"] else "FAIL"
                 detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())
                 print(f"{status:4} {name} ({args.precision}): compiled in {seconds:.1f} s; rel L2 {detail}")
@@ -188,18 +156,17 @@ def main():
             row["ok"] = False
             row["error"] = str(e)
             print(f"FAIL {name} ({args.precision}): {e}")
-        failed |= not row["ok"]
+        if not row["ok"]:
+            failures.append(f"{name} ({args.precision})")
         results.append(row)
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    if failed:
-        return 1
-    if not gpu:
+    if not failures and not gpu:
         print("SKIP: no GPU here; the models compiled, their runs were skipped")
         return SKIP
-    return 0
+    return finish(f"all {len(results)} models match torch ({args.precision})")
 
 
 if __name__ == "__main__":

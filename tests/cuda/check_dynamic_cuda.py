@@ -12,7 +12,6 @@ ABI, on CUDA tensors, at shapes that come and go, each compared with torch on th
 
 Needs a GPU: scripts/gpu_dynamic.sh runs it.
 Usage: check_dynamic_cuda.py --aotc AOTC --workdir DIR"""
-import argparse
 import ctypes
 import os
 import subprocess
@@ -25,9 +24,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 from aotc_ctypes import AotcError, ContextOptions, Library, Model  # noqa: E402
 import aotc_ctypes  # noqa: E402
+from common import TOLERANCE, arg_parser, compile_module, expect, finish, rel_l2  # noqa: E402
 from test_dynamic_shapes import BertStyle  # noqa: E402
-
-TOLERANCE = 1e-4
 # (B, S): shapes that repeat, so that a cache of 2 drops one and captures it again.
 SEQUENCE = [(1, 7), (3, 64), (1, 7), (8, 33), (3, 64), (1, 7), (2, 1), (8, 64)]
 # The shape run once more after the refusals (a cache of 2 has dropped it by then).
@@ -90,7 +88,7 @@ def child(so, pt, graph_cache):
         got = torch.full_like(want, float("nan"))
         context.run([ids, mask], [got])
         torch.cuda.synchronize()
-        err = ((got - want).norm() / want.norm()).item()
+        err = rel_l2(got, want)
         dims = context.output_dims(0)
         if not err <= TOLERANCE or dims != list(want.shape):
             print(f"problem: B={batch}, S={seq}: relative L2 {err:.2e}, output dims {dims}", flush=True)
@@ -122,7 +120,7 @@ def child(so, pt, graph_cache):
     got = torch.empty_like(want)
     context.run([ids, mask], [got])
     torch.cuda.synchronize()
-    if not ((got - want).norm() / want.norm()).item() <= TOLERANCE:
+    if not rel_l2(got, want) <= TOLERANCE:
         print("problem: the context is wrong after the refusals", flush=True)
         problems += 1
     try:
@@ -139,9 +137,8 @@ def child(so, pt, graph_cache):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc")
-    ap.add_argument("--workdir", required=True)
+    ap = arg_parser(aotc=False)
+    ap.add_argument("--aotc", help="the compiler (not used with --child)")
     ap.add_argument("--child", nargs=3, metavar=("SO", "PT", "CACHE"))
     args = ap.parse_args()
     if args.child:
@@ -149,12 +146,9 @@ def main():
         return 0
     os.makedirs(args.workdir, exist_ok=True)
     torch.manual_seed(35)
-    pt = os.path.join(args.workdir, "bert_cuda.pt")
-    so = os.path.join(args.workdir, "bert_cuda.so")
-    torch.jit.save(torch.jit.script(BertStyle(max_len=64).eval()), pt)
-    subprocess.run([args.aotc, pt, "-o", so, "--target", "cuda", "--input", "ids:BxS:int64", "--input",
-                    "mask:BxS:bool", "--dim", "B=1..8", "--dim", "S=1..64"], check=True)
-    failures = []
+    so = compile_module(args.aotc, BertStyle(max_len=64), os.path.join(args.workdir, "bert_cuda.so"),
+                        ["ids:BxS:int64", "mask:BxS:bool"], ["B=1..8", "S=1..64"], target="cuda")
+    pt = os.path.join(args.workdir, "bert_cuda.pt")  # compile_module saved the module there
     for cache in [0, 2]:
         env = dict(os.environ, AOTC_CUDA_TRACE="1")
         result = subprocess.run([sys.executable, __file__, "--workdir", args.workdir, "--child", so, pt, str(cache)],
@@ -162,15 +156,12 @@ def main():
         print(result.stdout + result.stderr)
         captures = sum("CUDA graph captured" in line for line in result.stderr.splitlines())
         want = captures_expected(cache or 8)
-        if result.returncode != 0 or "ok 0" not in result.stdout:
-            failures.append(f"cache {cache}: exit {result.returncode}, see above")
-        if captures != want:
-            failures.append(f"cache {cache}: {captures} graphs captured over {len(SEQUENCE) + 1} runs, expected {want}")
-        print(f"cache {cache or 8}: {captures} captures over {len(SEQUENCE) + 1} runs (expected {want})")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{2 - len({f.split(':')[0] for f in failures})} passed, {len({f.split(':')[0] for f in failures})} failed")
-    return 1 if failures else 0
+        label = f"cache {cache}" if cache else "the default cache (8)"
+        expect(f"{label}: every run matches torch, refusals leave the context usable",
+               result.returncode == 0 and "ok 0" in result.stdout, f"exit {result.returncode}, see above")
+        expect(f"{label}: {want} graphs captured over {len(SEQUENCE) + 1} runs", captures == want,
+               f"{captures} captured")
+    return finish("a CUDA graph per shape, cached and replayed, with every run matching torch")
 
 
 if __name__ == "__main__":

@@ -15,29 +15,30 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 from aotc_ctypes import (DEVICE_CPU, DEVICE_CUDA, AotcError, Context, Library,  # noqa: E402
                          Model)
+from common import expect, finish, run_aotc  # noqa: E402
 
 ERR_INVALID_ARGUMENT, ERR_SYSTEM = 2, 21
-failures = []
 
 
 def expect_error(fn, status, *words):
+    name = f"refused with status {status} and {', '.join(words)}"
     try:
         fn()
     except AotcError as e:
-        if e.status != status or not all(w in e.message for w in words):
-            failures.append(f"expected status {status} with {words}, got {e}")
+        expect(name, e.status == status and all(w in e.message for w in words), str(e))
         return
-    failures.append(f"expected status {status} with {words}, the call succeeded")
+    expect(name, False, "the call succeeded")
 
 
 def fixture_checks(path):
     lib = Library(path)
     assert lib.lib.aotc_abi_minor_version() >= 2, "minor version"
-    if lib.device() != DEVICE_CPU:
-        failures.append("the CPU fixture does not say AOTC_DEVICE_CPU")
+    expect("the CPU fixture says AOTC_DEVICE_CPU", lib.device() == DEVICE_CPU, lib.device())
     model = Model(lib)
     ctx = Context(model)
     inputs = [torch.ones(i["shape"], dtype=getattr(torch, i["dtype"])) for i in model.inputs]
@@ -65,19 +66,19 @@ def cuda_model_checks(aotc, workdir):
     module = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval())
     pt, so = os.path.join(workdir, "tiny.pt"), os.path.join(workdir, "tiny_cuda.so")
     torch.jit.save(module, pt)
-    subprocess.run([aotc, pt, "-o", so, "--input", "input:3x8", "--target", "cuda"], check=True)
+    result = run_aotc(aotc, pt, so, ["input:3x8"], target="cuda")
+    if not expect("aotc --target cuda compiles the model", result.returncode == 0, result.stderr[-4000:]):
+        return
     symbols = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
     for name in ["aotc_model_device", "aotc_context_set_cuda_stream", "aotc_context_cuda_stream"]:
-        if name not in symbols:
-            failures.append(f"{so} does not export {name}")
+        expect(f"the --target cuda library exports {name}", name in symbols)
     lib = Library(so)
-    if lib.device() != DEVICE_CUDA:
-        failures.append("a --target cuda model does not say AOTC_DEVICE_CUDA")
+    expect("a --target cuda model says AOTC_DEVICE_CUDA", lib.device() == DEVICE_CUDA, lib.device())
     try:
         model = Model(lib)
     except AotcError as e:
-        if e.status != ERR_SYSTEM or "CUDA" not in e.message:
-            failures.append(f"without a GPU, create must fail with AOTC_ERR_SYSTEM and CUDA's reason: {e}")
+        expect("without a GPU, aotc_model_create fails with AOTC_ERR_SYSTEM and CUDA's reason",
+               e.status == ERR_SYSTEM and "CUDA" in e.message, str(e))
         print(f"no GPU: aotc_model_create says: {e.message}")
         return
     ctx = Context(model)
@@ -85,8 +86,7 @@ def cuda_model_checks(aotc, workdir):
     y = torch.full((3, 4), float("nan"))
     ctx.run([x], [y])
     want = module(x)
-    if not torch.allclose(y, want, rtol=1e-5, atol=1e-6):
-        failures.append(f"the CUDA model's output differs from torch's: {y} vs {want}")
+    expect("the CUDA model's output matches torch's", torch.allclose(y, want, rtol=1e-5, atol=1e-6), f"{y} vs {want}")
     ctx.destroy()
     model.destroy()
 
@@ -107,8 +107,9 @@ def cli_checks(aotc, workdir):
     ]
     for extra, words, status in cases:
         result = subprocess.run(base + extra, capture_output=True, text=True)
-        if result.returncode != status or words not in result.stderr or os.path.exists(so):
-            failures.append(f"aotc {' '.join(extra)}: status {result.returncode}, {result.stderr.strip()!r}")
+        expect(f"aotc {' '.join(extra)}: status {status}, {words!r}, no output",
+               result.returncode == status and words in result.stderr and not os.path.exists(so),
+               f"status {result.returncode}, {result.stderr.strip()}")
 
 
 def main():
@@ -116,10 +117,7 @@ def main():
     fixture_checks(fixture)
     cuda_model_checks(aotc, workdir)
     cli_checks(aotc, workdir)
-    for f in failures:
-        print("FAIL", f)
-    print("PASS" if not failures else f"{len(failures)} failures")
-    return 1 if failures else 0
+    return finish("the C ABI's CUDA additions behave")
 
 
 if __name__ == "__main__":

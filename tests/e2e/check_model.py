@@ -6,7 +6,6 @@ Cross targets: --target-triple aarch64-linux-gnu builds the .so for 64-bit Arm, 
 --emulator "qemu-aarch64 -L /usr/aarch64-linux-gnu" runs the aarch64 aotc-run (given with
 --aotc-run) under qemu-user; torch's outputs are still computed on this machine. The test
 skips (exit status 77) when the emulator, a --require'd file or the cross build is missing."""
-import argparse
 import os
 import shlex
 import shutil
@@ -18,43 +17,16 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (GLIBC_LIBRARIES, SKIP, TOLERANCE, arg_parser, flatten, needed_libraries, read_outputs,  # noqa: E402
+                    rel_l2, run_aotc, run_aotc_run, write_inputs)
 from models import MODELS  # noqa: E402
 
-TOLERANCE = 1e-4
-SKIP = 77  # meson's exit status for a skipped test
 ELF_MACHINES = {"aarch64-linux-gnu": "AArch64"}  # readelf -h "Machine:" for --target-triple
-ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-linux-x86-64.so.2",
-                  "ld-linux-aarch64.so.1"}
-DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
-
-
-def flatten(value, out):
-    if isinstance(value, torch.Tensor):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            flatten(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            flatten(v, out)
-    else:
-        raise TypeError(f"unexpected output type {type(value)}")
-    return out
-
-
-def rel_l2(got, want):
-    want = want.astype(np.float64)
-    diff = np.linalg.norm(got.astype(np.float64) - want)
-    norm = np.linalg.norm(want)
-    return diff / norm if norm > 0 else diff
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = arg_parser(aotc_run=True)
     ap.add_argument("--model", required=True, choices=sorted(MODELS))
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
     ap.add_argument("--target-triple", default="", help="passed to aotc; default: the host")
     ap.add_argument("--emulator", default="", help="command prefix that runs --aotc-run, e.g. qemu-aarch64 -L DIR")
     ap.add_argument("--require", action="append", default=[], help="skip unless this file exists")
@@ -91,13 +63,9 @@ def main():
     so = os.path.join(work, "model.so")
     if os.path.exists(so):
         os.remove(so)
-    cmd = [args.aotc, pt, "-o", so, "-v"]
-    if args.target_triple:
-        cmd += ["--target-triple", args.target_triple]
-    for name, t in inputs:
-        cmd += ["--input", f"{name}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
+    extra = ["-v"] + (["--target-triple", args.target_triple] if args.target_triple else [])
     start = time.monotonic()
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = run_aotc(args.aotc, pt, so, inputs, extra=extra)
     compile_s = time.monotonic() - start
     if result.returncode != 0:
         print(result.stderr[-6000:])
@@ -114,20 +82,14 @@ def main():
             return 1
 
     # A model .so needs only glibc and the loader: no LibTorch, and not even libstdc++.
-    dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
-    needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
-    bad = [lib for lib in needed if lib not in ALLOWED_NEEDED]
+    bad = [lib for lib in needed_libraries(so) if lib not in GLIBC_LIBRARIES]
     if bad:
         print(f"FAIL {args.model}: the .so needs {bad} (allowed: glibc and the loader only)")
         return 1
 
-    run = emulator + [args.aotc_run, so, "--output-dir", os.path.join(work, "out")]
-    for name, t in inputs:
-        path = os.path.join(work, f"in_{name}.npy")
-        np.save(path, t.numpy())
-        run += ["--input", f"{name}={path}"]
+    run_args = ["--output-dir", os.path.join(work, "out")] + write_inputs(inputs, work)
     start = time.monotonic()
-    result = subprocess.run(run, capture_output=True, text=True)
+    result = run_aotc_run(args.aotc_run, so, *run_args, emulator=emulator)
     run_s = time.monotonic() - start
     if result.returncode != 0:
         print(result.stdout, result.stderr)
@@ -136,8 +98,7 @@ def main():
     print(f"{args.model}: ran in {run_s:.2f} s{' under ' + emulator[0] if emulator else ''}")
 
     failed = False
-    for i, want in enumerate(expected):
-        got = np.load(os.path.join(work, "out", f"out{i}.npy"))
+    for i, (got, want) in enumerate(zip(read_outputs(os.path.join(work, "out"), len(expected)), expected)):
         want = want.detach().numpy()
         if got.shape != want.shape:
             print(f"FAIL {args.model}: output {i} has shape {got.shape}, torch gives {want.shape}")

@@ -1,6 +1,13 @@
 """Test models for the end-to-end suite: each builder returns (module, inputs), where
 module is a scripted or traced TorchScript module in eval mode and inputs is a list of
-(name, tensor) in forward()'s order. Weights and inputs are seeded: runs are repeatable."""
+(name, tensor) in forward()'s order. Weights and inputs are seeded: runs are repeatable.
+
+MODELS holds every model: this file's (CORE_MODELS) and those of models_*.py. The meson suite
+(tests/meson.build) makes one test e2e_NAME per model of each table, in the table's order,
+from `models.py --list` (see GROUPS, NOT_IN_GROUP and AARCH64 at the end): a model added to a
+table is a test without a change to tests/meson.build."""
+import sys
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -297,22 +304,23 @@ def expand_depthwise_shapes():
     return torch.jit.trace(m, x), [("x", x)]
 
 
-MODELS = {
+CORE_MODELS = {
     "mlp": mlp,
-    "pointwise_rows_shapes": pointwise_rows_shapes,
-    "winograd_shapes": winograd_shapes,
-    "conv_shapes": conv_shapes,
-    "expand_depthwise_shapes": expand_depthwise_shapes,
     "small_cnn": small_cnn,
+    "conv_shapes": conv_shapes,
+    "winograd_shapes": winograd_shapes,
+    "expand_depthwise_shapes": expand_depthwise_shapes,
+    "pointwise_rows_shapes": pointwise_rows_shapes,
     "two_inputs": two_inputs,
     "activations": activations,
     "dict_out": dict_out,
     "resnet18": resnet18,
-    "mobilenet_v2": mobilenet_v2,
     "resnet18_scripted": resnet18_scripted,
+    "mobilenet_v2": mobilenet_v2,
     "mobilenet_v2_traced": mobilenet_v2_traced,
     "mobilenet_v2_64": mobilenet_v2_64,
 }
+MODELS = dict(CORE_MODELS)
 from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)
 MODELS.update(MODELS_VIEWS)
 
@@ -325,3 +333,45 @@ MODELS.update(MODELS_SEQUENCE)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
 from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
 MODELS.update(MODELS_POINTWISE)
+
+# ---- the meson suite's lists (tests/meson.build reads `models.py --list`) ----
+# A group per table: tests/meson.build gives each group its suites and time limit.
+GROUPS = {
+    "core": CORE_MODELS,
+    "vision": MODELS_VISION,
+    "sequence": MODELS_SEQUENCE,
+    "views": MODELS_VIEWS,
+    "pointwise": MODELS_POINTWISE,
+    "frontend": MODELS_FRONTEND,
+}
+# Models of those tables that are not a test e2e_NAME of their group, and what runs them.
+NOT_IN_GROUP = {
+    "mobilenet_v2_64": "the aarch64 group (AARCH64)",
+    "pw_composite_float": "the GPU suite (tests/cuda/gpu_models.py)",
+    "inplace_slice_views": "its own test e2e_inplace_slice_views (check_model_needing.py: it needs lowerings)",
+}
+# Cross-compiled for aarch64 and run under qemu (tests aarch64_NAME, NAME without "_64"):
+# activations and two_inputs run the kernels' portable (non-AVX) paths, used on aarch64.
+AARCH64 = ["mlp", "small_cnn", "activations", "two_inputs", "mobilenet_v2_64"]
+
+
+def suite_lists():
+    """(group, model name) of every meson test made from the tables, in the tables' order."""
+    unknown = [name for name in list(NOT_IN_GROUP) + AARCH64 if name not in MODELS]
+    if unknown:
+        raise KeyError(f"not in the model tables: {unknown}")
+    for group, table in GROUPS.items():
+        for name in table:
+            if name not in NOT_IN_GROUP:
+                yield group, name
+    for name in AARCH64:
+        yield "aarch64", name
+
+
+if __name__ == "__main__":
+    # models.py --list [TABLE.py...]: one line "GROUP NAME" per test. meson passes the table
+    # files too, only so that it configures again when one of them changes.
+    if sys.argv[1:2] != ["--list"]:
+        sys.exit("usage: models.py --list [TABLE.py...]")
+    for group, name in suite_lists():
+        print(group, name)

@@ -491,7 +491,7 @@ MODELS_SEQUENCE = {
     "gru": gru,
     "gru_scripted": gru_scripted,
     "vit_b_16": vit_b_16,
-    "convnext_tiny": convnext_tiny,
     "vit_b_16_scripted": vit_b_16_scripted,
+    "convnext_tiny": convnext_tiny,
     "convnext_tiny_scripted": convnext_tiny_scripted,
 }

@@ -253,6 +253,8 @@ MODELS_VISION = {
     "vision3d_scripted": lambda: _vision3d(True),
     "pool_indices": lambda: _pool_indices(False),
     "pool_indices_scripted": lambda: _pool_indices(True),
+    "grid_sample": lambda: _grid_sample(False),  # defined below
+    "grid_sample_scripted": lambda: _grid_sample(True),
 }
 
 
@@ -383,7 +385,3 @@ def _grid_sample(script):
     x = torch.randn(2, 3, 9, 11)
     grid = torch.rand(2, 6, 8, 2) * 2.6 - 1.3
     return (torch.jit.script(m) if script else torch.jit.trace(m, (x, grid))), [("x", x), ("grid", grid)]
-
-
-MODELS_VISION["grid_sample"] = lambda: _grid_sample(False)
-MODELS_VISION["grid_sample_scripted"] = lambda: _grid_sample(True)

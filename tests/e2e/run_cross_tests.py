@@ -5,11 +5,13 @@ build is missing (see refresh_cross_build.py, which writes --cross-status) or th
 is not installed.
 Usage: run_cross_tests.py --cross-status FILE --cross-dir DIR --emulator PROGRAM -- ARGS..."""
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import SKIP  # noqa: E402
 
 
 def main():

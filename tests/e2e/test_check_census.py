@@ -1,7 +1,6 @@
 """aotc --check MODEL.pt --input ...: prints the model's op census (every op reached for
 these input shapes, its count, supported or not; what was evaluated at compile time
 separately), exits 0 when the model can be compiled and 1 when not, and writes no file."""
-import argparse
 import inspect
 import os
 import re
@@ -12,7 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, expect, finish  # noqa: E402
 
 
 class Supported(nn.Module):
@@ -63,17 +63,8 @@ def census_rows(text, section):
     return rows
 
 
-def expect(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail}"))
-    if not ok:
-        failures.append(name)
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     w = args.workdir
     os.makedirs(w, exist_ok=True)
     before = set(os.listdir(w))
@@ -152,8 +143,7 @@ def main():
 
     left = set(os.listdir(w)) - before - {f"{n}.pt" for n in ("supported", "mixed", "bad", "lstm", "mha", "encoder")}
     expect("no file written", not left, left)
-    print(f"{len(failures)} failure(s)" if failures else "aotc --check behaves")
-    return 1 if failures else 0
+    return finish("aotc --check behaves")
 
 
 if __name__ == "__main__":

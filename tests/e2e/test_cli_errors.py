@@ -1,7 +1,6 @@
 """Every documented error path of the aotc command line: each must exit with status 1
 (2 for usage mistakes), print one clear 'aotc: error:' message that names the problem,
 and leave no output file behind (an existing file at the -o path stays untouched)."""
-import argparse
 import inspect
 import os
 import subprocess
@@ -11,7 +10,8 @@ import zipfile
 import torch
 import torch.nn as nn
 
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, expect, failures, finish  # noqa: E402
 
 
 def check(name, cmd, want_status, *needles, out=None, keep=None, env=None):
@@ -129,10 +129,7 @@ class Checks(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     aotc = args.aotc
     w = args.workdir
     os.makedirs(w, exist_ok=True)
@@ -256,14 +253,8 @@ def main():
 
     # And the success path writes the file.
     ok = subprocess.run([aotc, add, "-o", out] + good, capture_output=True, text=True)
-    if ok.returncode != 0 or not os.path.exists(out):
-        failures.append("success path")
-        print("FAIL success path:", ok.stderr[-2000:])
-    else:
-        print("ok   success path")
-
-    print(f"{len(failures)} failure(s)" if failures else "all CLI error paths behave")
-    return 1 if failures else 0
+    expect("success path", ok.returncode == 0 and os.path.exists(out), ok.stderr[-2000:])
+    return finish("all CLI error paths behave")
 
 
 if __name__ == "__main__":

@@ -1,32 +1,22 @@
 """One model run from many threads at once, each with its own context: every output must
 be bit-identical to a serial run (8 threads x 200 runs, then 4 threads x 50 runs with 2
 worker threads per context)."""
-import argparse
 import os
 import subprocess
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, compile_module  # noqa: E402
 from models import MODELS  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
+    ap = arg_parser()
     ap.add_argument("--runner", required=True)
-    ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     module, inputs = MODELS["small_cnn"]()
-    pt = os.path.join(args.workdir, "small_cnn.pt")
-    so = os.path.join(args.workdir, "small_cnn.so")
-    torch.jit.save(module, pt)
-    cmd = [args.aotc, pt, "-o", so]
-    for name, t in inputs:
-        cmd += ["--input", f"{name}:{'x'.join(map(str, t.shape))}"]
-    subprocess.run(cmd, check=True)
+    so = compile_module(args.aotc, module, os.path.join(args.workdir, "small_cnn.so"), inputs)
     failed = False
     for threads, runs, per_context in [(8, 200, 1), (4, 50, 2)]:
         r = subprocess.run([args.runner, so, str(threads), str(runs), str(per_context)], capture_output=True, text=True)

@@ -11,7 +11,6 @@ compared with torch there:
 --target cuda (on a GPU machine: scripts/gpu_dynamic.sh) compiles the same models for CUDA
 and runs them there, but for the LSTM (the CUDA target has no recurrent op yet).
 Exit status 77 (meson's skip) without numpy or torchvision."""
-import argparse
 import os
 import subprocess
 import sys
@@ -20,10 +19,9 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_run_dynamic as harness  # noqa: E402  (Runner, expect, failures)
+import test_run_dynamic as harness  # noqa: E402  (Runner, np)
+from common import SKIP, arg_parser, expect, finish  # noqa: E402
 from models_sequence import BertLayer  # noqa: E402
-
-SKIP = 77
 
 
 class BertStyle(nn.Module):
@@ -84,14 +82,11 @@ def compile_fails(runner, name, module, inputs, dims, words):
     result = subprocess.run(runner.aotc_command(name, module, inputs, dims), capture_output=True, text=True)
     ok = result.returncode != 0 and all(w in result.stderr for w in words) and \
         not os.path.exists(runner.path(name + ".so"))
-    harness.expect(name, ok, (result.returncode, result.stderr))
+    expect(name, ok, (result.returncode, result.stderr))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
+    ap = arg_parser(aotc_run=True)
     ap.add_argument("--target", choices=["cpu", "cuda"], default="cpu")
     args = ap.parse_args()
     if harness.np is None:
@@ -111,8 +106,8 @@ def main():
     bert = BertStyle().eval()
     so = runner.compile("bert", bert, ["ids:BxS:int64", "mask:BxS:bool"], ["B=1..32", "S=1..512"])
     info = runner.info(so)
-    harness.expect("bert --info names B and S with their ranges",
-                   "ids: int64 [B, S] with B in 1..32, S in 1..512" in info and "[B, S, 48]" in info, info)
+    expect("bert --info names B and S with their ranges",
+           "ids: int64 [B, S] with B in 1..32, S in 1..512" in info and "[B, S, 48]" in info, info)
     for batch, seq in [(1, 1), (1, 7), (3, 128), (8, 384), (32, 512)]:
         runner.check_run(f"bert at B={batch}, S={seq}", so, bert, bert_inputs(batch, seq, generator),
                          f"bert_{batch}_{seq}")
@@ -144,7 +139,7 @@ def main():
     quads = Quads().eval()
     so = runner.compile("quads", quads, ["x:BxSx8"], ["B=1..4", "S=1..64"])
     info = runner.info(so)
-    harness.expect("quads --info says S is a multiple of 4", "multiple of 4" in info, info)
+    expect("quads --info says S is a multiple of 4", "multiple of 4" in info, info)
     for batch, seq in [(1, 4), (3, 12), (4, 64)]:
         x = torch.randn(batch, seq, 8, generator=generator).numpy()
         runner.check_run(f"quads at B={batch}, S={seq}", so, quads, {"x": x}, f"quads_{batch}_{seq}")
@@ -154,11 +149,7 @@ def main():
     compile_fails(runner, "branch on a dim", Branch(), ["x:2xT"], ["T=1..64"],
                   ["if x.size(1) > 40", "T"])
     compile_fails(runner, "dim without --dim", Branch(), ["x:2xT"], [], ["--dim T=MIN..MAX"])
-    if harness.failures:
-        print(f"{len(harness.failures)} check(s) failed: {harness.failures}")
-        return 1
-    print("every dynamic model matches torch")
-    return 0
+    return finish("every dynamic model matches torch")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ error, but the summary lists them. Exits non-zero on any failure; prints one lin
 variant and a summary. --flips/--truncations/--seed make larger corpora; --only-flip
 POS:MASK reproduces single flips (offsets into the model this file generates: they move
 when this file's path or source lines change, as the model's debug info records them)."""
-import argparse
 import concurrent.futures
 import os
 import random
@@ -40,6 +39,9 @@ from typing import List
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, failures, finish  # noqa: E402
 
 TIMEOUT_S = 60
 # aotc runs with its address space limited to this (ulimit -v, KiB): a corrupt file that makes
@@ -369,9 +371,7 @@ def check(aotc, w, index, variant, label=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
+    ap = arg_parser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=6)
     ap.add_argument("--truncations", type=int, default=40)
@@ -388,7 +388,6 @@ def main():
 
     only = [(int(p, 0), int(m, 0)) for p, m in (f.split(":") for f in args.only_flip)]
     good, control, variants = build_corpus(w, args.seed, args.truncations, args.flips, only)
-    failures = []
 
     # Controls: the original file and the record-by-record rebuilt copy compile.
     for index, name, path in ((0, "control: the valid model", good), (1, "control: the rebuilt archive", control)):
@@ -432,9 +431,7 @@ def main():
           f"{counts['loaded']} loaded (valid after the mutation), {len(failures)} failed; {elapsed:.1f} s")
     if crashes:
         print("crashes caught: " + ", ".join(crashes))
-    if failures:
-        print("failed: " + ", ".join(failures))
-    return 1 if failures else 0
+    return finish("every hostile file was refused cleanly or compiled")
 
 
 def aotc_abs(path):

@@ -23,7 +23,6 @@ preprocessor lines are the template's); the output-name literals decode to the d
 byte for byte; aotc-run's outputs match torch (relative L2 <= 1e-4); 'aotc-run --info
 --json' gives the names byte-identical to the keys; an error on a hostile source line is
 reported cleanly; and no file named PWNED appears anywhere under the work directory."""
-import argparse
 import json
 import os
 import re
@@ -34,7 +33,8 @@ import textwrap
 
 import numpy as np
 
-TOLERANCE = 1e-4
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import TOLERANCE, arg_parser, expect, finish, rel_l2  # noqa: E402
 
 KEYS = [
     'plain',
@@ -136,16 +136,6 @@ BUILDER = textwrap.dedent(r'''
     json.dump({"module_names": names}, open(spec["report"], "w"), ensure_ascii=True)
 ''')
 
-failures = []
-
-
-def report(ok, name, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else ""))
-    if not ok:
-        failures.append(name)
-    return ok
-
-
 def c_unescape(body):
     """The bytes of a C++ narrow string literal's body (the escapes aotc writes, and the
     usual ones)."""
@@ -222,13 +212,6 @@ def lex_cpp(text):
     return "".join(code), literals, comments, problems
 
 
-def rel_l2(got, want):
-    want = want.astype(np.float64)
-    diff = np.linalg.norm(got.astype(np.float64) - want)
-    norm = np.linalg.norm(want)
-    return diff / norm if norm > 0 else diff
-
-
 def find_pwned(root):
     hits = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -242,11 +225,7 @@ def make_dir(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc_run=True).parse_args()
     aotc = os.path.abspath(args.aotc)
     aotc_run = os.path.abspath(args.aotc_run)
     w = os.path.abspath(args.workdir)
@@ -281,7 +260,7 @@ def main():
             builder = path
             break
         print(f"note: building from {path!r} failed, trying a tamer path:\n{result.stderr[-1500:]}")
-    if not report(builder is not None, "build the model with torch"):
+    if not expect("build the model with torch", builder is not None):
         return 1
     kept = json.load(open(spec["report"]))["module_names"]
     print(f"ok   model built by {builder!r}")
@@ -295,41 +274,41 @@ def main():
     cmd = [aotc, spec["model"], "-o", so, "--input", "x:3x4", "--emit-source", emit, "-v"]
     result = subprocess.run(cmd, capture_output=True, cwd=w, env=env)
     stderr = result.stderr.decode(errors="replace")
-    if not report(result.returncode == 0 and os.path.exists(so), "aotc compiles the model (model.cpp compiles)",
+    if not expect("aotc compiles the model (model.cpp compiles)", result.returncode == 0 and os.path.exists(so),
                   f"exit {result.returncode}" + ("" if result.returncode == 0 else "\n" + stderr[-3000:])):
-        return finish(w)
+        return final_checks(w)
 
     # 3. model.cpp: nothing escaped its literal or comment.
     with open(os.path.join(emit, "model.cpp"), encoding="utf-8", errors="surrogateescape") as f:
         cpp = f.read()
     code, literals, comments, problems = lex_cpp(cpp)
-    report(not problems, "model.cpp lexes cleanly", "; ".join(problems))
+    expect("model.cpp lexes cleanly", not problems, "; ".join(problems))
     leaked = [s for s in ("PWNED", "system", "touch", "trigraph", "stdlib", "<x>", "<y>", "héllo", "not C")
               if s in code]
-    report(not leaked, "no model text outside literals and comments in model.cpp", f"found {leaked}")
+    expect("no model text outside literals and comments in model.cpp", not leaked, f"found {leaked}")
     directives = [line for line in cpp.splitlines() if line.lstrip().startswith("#")]
     unexpected = [d for d in directives if not re.fullmatch(r"#include <[a-z0-9_/.]+>", d.strip())]
-    report(not unexpected, f"only the template's preprocessor lines ({len(directives)})", f"{unexpected}")
+    expect(f"only the template's preprocessor lines ({len(directives)})", not unexpected, f"{unexpected}")
     trigraphs = [s for s in literals + comments if re.search(r"\?\?[=/'()!<>\-]", s)]
-    report(not trigraphs or "-trigraphs" not in open(os.path.join(emit, "build.ninja")).read(),
-           "no trigraphs where they would be read", f"{trigraphs[:3]}")
+    expect("no trigraphs where they would be read",
+           not trigraphs or "-trigraphs" not in open(os.path.join(emit, "build.ninja")).read(), f"{trigraphs[:3]}")
     # The output-name literals, in kOutputs order, decode to the keys byte for byte.
     block = cpp[cpp.index("kOutputs[]"):]
     block = block[:block.index("};")]
     names = [c_unescape(m) for m in re.findall(r'^\s*\{"((?:[^"\\]|\\.)*)",', block, flags=re.M)]
     want = [k.encode("utf-8") for k in KEYS]
-    report(names == want, f"the {len(KEYS)} output-name literals in model.cpp decode to the dict keys",
+    expect(f"the {len(KEYS)} output-name literals in model.cpp decode to the dict keys", names == want,
            "" if names == want else f"got {names[:4]}...")
     # Source locations went into comments only, on one line each.
     located = [c for c in comments if " at " in c and ".py:" in c]
-    report(bool(located), f"source locations appear in comments ({len(located)})",
+    expect(f"source locations appear in comments ({len(located)})", bool(located),
            "" if located else "no 'at FILE.py:LINE' comment found")
 
     # 4. Run it with aotc-run and compare with torch.
     run_out = make_dir(os.path.join(w, "run out"))
     result = subprocess.run([aotc_run, so, "--input", f"x={spec['input']}", "--output-dir", run_out],
                             capture_output=True, cwd=w, env=env)
-    if report(result.returncode == 0, "aotc-run runs the model",
+    if expect("aotc-run runs the model", result.returncode == 0,
               "" if result.returncode == 0 else result.stderr.decode(errors="replace")[-2000:]):
         worst = 0.0
         bad = []
@@ -340,7 +319,7 @@ def main():
             worst = max(worst, err)
             if err > TOLERANCE:
                 bad.append(f"output {i}: {err:.3e}")
-        report(not bad, f"all {len(KEYS)} outputs match torch (worst relative L2 {worst:.2e})", "; ".join(bad))
+        expect(f"all {len(KEYS)} outputs match torch (worst relative L2 {worst:.2e})", not bad, "; ".join(bad))
 
     # 5. aotc-run --info --json reports the names byte for byte.
     result = subprocess.run([aotc_run, so, "--info", "--json"], capture_output=True, cwd=w, env=env)
@@ -352,7 +331,7 @@ def main():
         detail = "" if ok else f"exit {result.returncode}; got {got_names!r}"
     except (ValueError, KeyError, UnicodeDecodeError) as e:
         ok, detail = False, f"not valid UTF-8 JSON ({e}): {result.stdout[:300]!r}"
-    report(ok, "aotc-run --info --json gives the output names exactly", detail)
+    expect("aotc-run --info --json gives the output names exactly", ok, detail)
 
     # 6. An error on a hostile source line, in a file at a hostile path, is reported cleanly.
     bad_out = os.path.join(out_dir, "unsupported.so")
@@ -362,8 +341,9 @@ def main():
     first = stderr.splitlines()[0] if stderr else ""
     ok = result.returncode == 1 and first.startswith("aotc: error:") and "lgamma" in stderr \
         and not os.path.exists(bad_out)
-    report(ok, "an unsupported op on a hostile source line is a clean error",
-           first[:160] if ok else f"exit {result.returncode}: {stderr[-1500:]}")
+    if expect("an unsupported op on a hostile source line is a clean error", ok,
+              f"exit {result.returncode}: {stderr[-1500:]}"):
+        print(f"     {first[:160]}")
 
     # 7. Paths with '$', backticks and '$(...)' for -o, --emit-source and TMPDIR: they reach
     # ninja and a shell; the build must work and run nothing.
@@ -383,18 +363,18 @@ def main():
         stderr = result.stderr.decode(errors="replace")
         ok = result.returncode == 0 and os.path.exists(out_path)
         leftovers = os.listdir(tmpdir) if tmpdir else []
-        report(ok and not leftovers, label,
+        expect(label, ok and not leftovers,
                "" if ok and not leftovers else f"exit {result.returncode}; TMPDIR leftovers {leftovers}; "
                + stderr.strip()[:600].replace("\n", " | "))
 
-    return finish(w)
+    return final_checks(w)
 
 
-def finish(w):
+def final_checks(w):
+    """No PWNED file anywhere; the summary and the exit status."""
     hits = find_pwned(w) + [p for p in (os.path.join(os.getcwd(), "PWNED"),) if os.path.exists(p)]
-    report(not hits, "no file named PWNED was created", f"{hits}")
-    print(f"{len(failures)} failure(s): {failures}" if failures else "no injection: all checks pass")
-    return 1 if failures else 0
+    expect("no file named PWNED was created", not hits, f"{hits}")
+    return finish("no injection: all checks pass")
 
 
 if __name__ == "__main__":

@@ -3,27 +3,19 @@ tests/data/old_torch/make_models.py with that torch) compile and match both the 
 the old torch computed and what this torch computes from the same file. Also: a file whose
 format version is newer than aotc's LibTorch reads, and a model calling an op that this
 LibTorch does not know, fail with messages that say so."""
-import argparse
 import glob
 import io
 import os
 import re
-import subprocess
 import sys
 import zipfile
 
 import numpy as np
 import torch
 
-TOLERANCE = 1e-4
-failures = []
-
-
-def rel_l2(got, want):
-    want = want.astype(np.float64)
-    norm = np.linalg.norm(want)
-    diff = np.linalg.norm(got.astype(np.float64) - want)
-    return diff / norm if norm > 0 else diff
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (TOLERANCE, arg_parser, failures, finish, rel_l2, run_aotc, run_aotc_run,  # noqa: E402
+                    write_inputs)
 
 
 def check_model(aotc, aotc_run, pt, work):
@@ -41,19 +33,13 @@ def check_model(aotc, aotc_run, pt, work):
     out_dir = os.path.join(work, name.replace("/", "_"))
     os.makedirs(out_dir, exist_ok=True)
     so = os.path.join(out_dir, "model.so")
-    cmd = [aotc, pt, "-o", so]
-    run = [aotc_run, so, "--output-dir", out_dir]
-    for arg, a in zip(arg_names, inputs):
-        cmd += ["--input", f"{arg}:{'x'.join(map(str, a.shape))}:float32"]
-        path = os.path.join(out_dir, f"{arg}.npy")
-        np.save(path, a)
-        run += ["--input", f"{arg}={path}"]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    named = list(zip(arg_names, inputs))  # float32 arrays
+    result = run_aotc(aotc, pt, so, named)
     if result.returncode != 0:
         failures.append(name)
         print(f"FAIL {name}: aotc exited with {result.returncode}\n{result.stderr[-3000:]}")
         return
-    result = subprocess.run(run, capture_output=True, text=True)
+    result = run_aotc_run(aotc_run, so, "--output-dir", out_dir, *write_inputs(named, out_dir, prefix=""))
     if result.returncode != 0:
         failures.append(name)
         print(f"FAIL {name}: aotc-run exited with {result.returncode}\n{result.stderr[-2000:]}")
@@ -99,10 +85,7 @@ def rewrite(src, dst, edit):
 
 def check_error(aotc, name, pt, inputs, *needles):
     so = pt + ".so"
-    cmd = [aotc, pt, "-o", so]
-    for spec in inputs:
-        cmd += ["--input", spec]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = run_aotc(aotc, pt, so, inputs)
     problems = []
     if result.returncode != 1:
         problems.append(f"exit status {result.returncode}, want 1")
@@ -125,11 +108,8 @@ class Add(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
+    ap = arg_parser(aotc_run=True)
     ap.add_argument("--data", required=True, help="tests/data/old_torch")
-    ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
 
@@ -182,8 +162,7 @@ def main():
     check_error(args.aotc, "an op of the torchvision extension", nms, ["boxes:5x4", "scores:5"],
                 "torchvision::nms", "torchvision extension", "not of LibTorch")
 
-    print(f"{len(failures)} failure(s)" if failures else f"all {len(files)} old-torch files compile and match")
-    return 1 if failures else 0
+    return finish(f"all {len(files)} old-torch files compile and match")
 
 
 if __name__ == "__main__":

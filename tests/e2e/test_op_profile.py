@@ -4,7 +4,6 @@ expansion + depthwise pair, Winograd counted as direct), linear layers, batched 
 attention. The issue-4 analysis reads its GFLOP/s and its bound on the share of the sgemm
 peak, so a wrong formula would mislead. (This test found that torch's counter left CPU
 attention out; count_flops now adds it.)"""
-import argparse
 import os
 import re
 import subprocess
@@ -16,7 +15,9 @@ from torch import nn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from bench_cpu import count_flops  # noqa: E402
+from common import arg_parser, expect, finish  # noqa: E402
 
 
 class Mixed(nn.Module):
@@ -43,11 +44,7 @@ class Mixed(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc_run=True).parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     torch.manual_seed(0)
     model = Mixed().eval()
@@ -69,18 +66,14 @@ def main():
         return 1
     m = re.search(r"\((\d+) FLOPs\) in the ops counted", run.stdout)
     got = int(m.group(1)) if m else None
-    failures = []
-    if got != want:
-        failures.append(f"FLOPs: op_profile {got}, the benchmark's count {want}")
+    expect(f"FLOPs counted as the benchmark counts them ({want})", got == want,
+           f"op_profile {got}, the benchmark's count {want}")
     bound = re.search(r"([\d.]+)% now; at most ([\d.]+)% with every op that has FLOPs at the peak", run.stdout)
-    if not bound:
-        failures.append("no bound line for --peak")
-    elif float(bound.group(2)) < float(bound.group(1)):  # a bound below the measured share is no bound
-        failures.append(f"bound {bound.group(2)}% below the measured {bound.group(1)}%")
-    for f in failures:
-        print("FAIL", f)
-    print("ok" if not failures else f"{len(failures)} failed", f"(FLOPs {got} against {want})")
-    return 1 if failures else 0
+    if expect("a bound line for --peak", bound is not None, "no bound line"):
+        # a bound below the measured share is no bound
+        expect("the bound is at least the measured share", float(bound.group(2)) >= float(bound.group(1)),
+               f"bound {bound.group(2)}% below the measured {bound.group(1)}%")
+    return finish(f"op_profile counts the benchmark's FLOPs ({got}) and bounds the share of the peak")
 
 
 if __name__ == "__main__":

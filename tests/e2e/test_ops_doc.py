@@ -1,14 +1,16 @@
 """docs/OPS.md must be exactly what the op registry says (aotc --list-ops --markdown), so
 the supported-op list cannot drift from the code. Fix a failure with scripts/gen_ops_doc.sh."""
-import argparse
 import difflib
+import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
+    ap = arg_parser(workdir=False)
     ap.add_argument("--doc", required=True, help="docs/OPS.md")
     args = ap.parse_args()
     generated = subprocess.run([args.aotc, "--list-ops", "--markdown"], capture_output=True, text=True, check=True).stdout

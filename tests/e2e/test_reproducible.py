@@ -13,7 +13,6 @@ byte-identical, and so must the generated sources of C and D. When they differ t
 says which ELF sections differ and shows the start of the `readelf -a` and `objdump -s`
 differences, to find the non-deterministic input (a path, a time stamp, a build id, an
 unordered container...)."""
-import argparse
 import difflib
 import os
 import shutil
@@ -25,12 +24,10 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import aotc_command, arg_parser, failures, finish  # noqa: E402
 from models import MODELS  # noqa: E402
 
-DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
 GENERATED = ["model.cpp", "weights.S", "weights.bin", "exports.map", "build.ninja"]
-
-failures = []
 
 
 class ManyConstants(nn.Module):
@@ -109,9 +106,7 @@ def compile_model(aotc, pt, inputs, out, cwd, tmpdir, extra=(), env_extra=None):
     env = dict(os.environ, TMPDIR=tmpdir)
     env.pop("AOTC_KEEP_BUILD", None)
     env.update(env_extra or {})
-    cmd = [aotc, pt, "-o", out] + list(extra)
-    for name, t in inputs:
-        cmd += ["--input", f"{name}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
+    cmd = aotc_command(aotc, pt, out, inputs, extra=extra)
     start = time.monotonic()
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
     if result.returncode != 0 or not os.path.exists(out):
@@ -186,10 +181,7 @@ def check_model(aotc, w, name, builder, other=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     aotc = os.path.abspath(args.aotc) if os.sep in args.aotc else args.aotc
     w = os.path.abspath(args.workdir)
@@ -207,9 +199,7 @@ def main():
             failures.append(f"{name}: {e}")
             print(f"FAIL {name}: {e}")
 
-    print(f"{len(failures)} failure(s): {failures}" if failures
-          else f"all rebuilds byte-identical ({time.monotonic() - start:.1f} s)")
-    return 1 if failures else 0
+    return finish(f"all rebuilds byte-identical ({time.monotonic() - start:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,8 @@ scalars included; a shape out of range, off its multiple or a dim name with two 
 shape given with --shape and asks for one when it is missing.
 
 Exit status 77 (meson's skip) without numpy, which the .npy files need."""
-import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -20,10 +18,9 @@ try:
 except ImportError:
     np = None
 
-SKIP = 77  # meson's exit status for a skipped test
-TOLERANCE = 1e-4  # relative L2 against torch
-
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (SKIP, TOLERANCE, aotc_command, arg_parser, compile_module, expect, finish, rel_l2,  # noqa: E402
+                    run_aotc_run, save_module, write_inputs)
 
 
 class LinearRelu(torch.nn.Module):
@@ -54,17 +51,6 @@ class Pairs(torch.nn.Module):
         return torch.relu(x.view(x.size(0), -1, 8))
 
 
-def expect(name, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    if not ok:
-        failures.append(name)
-
-
-def relative_l2(got, want):
-    diff = float(np.linalg.norm((got.astype(np.float64) - want.astype(np.float64)).ravel()))
-    return diff / max(float(np.linalg.norm(want.astype(np.float64).ravel())), 1e-6)
-
-
 class Runner:
     def __init__(self, args):
         self.aotc = args.aotc
@@ -77,21 +63,15 @@ class Runner:
 
     def aotc_command(self, name, module, inputs, dims):
         """Scripts and saves module as NAME.pt; the aotc command that compiles it to NAME.so."""
-        pt = self.path(name + ".pt")
-        torch.jit.save(torch.jit.script(module.eval()), pt)
-        command = [self.aotc, pt, "-o", self.path(name + ".so"), "--target", self.target]
-        for spec in inputs:
-            command += ["--input", spec]
-        for dim in dims:
-            command += ["--dim", dim]
-        return command
+        pt = save_module(module, self.path(name + ".pt"))
+        return aotc_command(self.aotc, pt, self.path(name + ".so"), inputs, dims, self.target)
 
     def compile(self, name, module, inputs, dims):
-        subprocess.run(self.aotc_command(name, module, inputs, dims), check=True)
-        return self.path(name + ".so")
+        """Scripts module and compiles it to NAME.so (raises when aotc fails)."""
+        return compile_module(self.aotc, module, self.path(name + ".so"), inputs, dims, self.target)
 
-    def run(self, *args):
-        return subprocess.run([self.aotc_run, *args], capture_output=True, text=True)
+    def run(self, so, *args):
+        return run_aotc_run(self.aotc_run, so, *args)
 
     def info(self, so):
         result = self.run(so, "--info")
@@ -105,12 +85,7 @@ class Runner:
         os.makedirs(out, exist_ok=True)
         for f in os.listdir(out):
             os.remove(os.path.join(out, f))
-        args = [so, "--output-dir", out]
-        for input_name, array in arrays.items():
-            file = self.path(f"{tag}_{input_name}.npy")
-            np.save(file, array)
-            args += ["--input", f"{input_name}={file}"]
-        result = self.run(*args)
+        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"))
         if result.returncode != 0:
             expect(name, False, result.stderr)
             return
@@ -123,8 +98,8 @@ class Runner:
             w = w.numpy()
             if got.shape != w.shape:
                 problems.append(f"out{i}: shape {got.shape}, torch {w.shape}")
-            elif relative_l2(got, w) > TOLERANCE:
-                problems.append(f"out{i}: relative L2 {relative_l2(got, w):.2e}")
+            elif rel_l2(got, w) > TOLERANCE:
+                problems.append(f"out{i}: relative L2 {rel_l2(got, w):.2e}")
             elif f"wrote {os.path.join(out, f'out{i}.npy')} (" not in result.stdout or \
                     f"[{', '.join(map(str, w.shape))}])" not in result.stdout:
                 problems.append(f"out{i}: not reported with its shape: {result.stdout}")
@@ -133,23 +108,14 @@ class Runner:
     def check_fails(self, name, so, arrays, words, tag):
         """A run on arrays fails with exit status 1, a message holding words, and no output."""
         out = self.path(f"out_{tag}")
-        args = [so, "--output-dir", out]
-        for input_name, array in arrays.items():
-            file = self.path(f"{tag}_{input_name}.npy")
-            np.save(file, array)
-            args += ["--input", f"{input_name}={file}"]
-        result = self.run(*args)
+        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"))
         ok = result.returncode == 1 and all(w in result.stderr for w in words) and \
             not (os.path.isdir(out) and os.listdir(out))
         expect(name, ok, (result.returncode, result.stderr))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc_run=True).parse_args()
     if np is None:
         print("numpy is not importable: skipped")
         return SKIP
@@ -250,8 +216,7 @@ def main():
                     f"pairs_{b}_{s}")
     r.check_fails("S off its multiple", so, {"x": floats(2, 5, 4)}, ["S = 5", "multiple of 2"], "pairs_s5")
 
-    print(f"{len(failures)} failure(s)" if failures else "aotc-run runs models with dynamic dims")
-    return 1 if failures else 0
+    return finish("aotc-run runs models with dynamic dims")
 
 
 if __name__ == "__main__":

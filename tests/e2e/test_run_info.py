@@ -2,7 +2,6 @@
 (dict keys with spaces, tabs, newlines, terminal escapes, non-ASCII): such names are quoted
 and escaped in the human form and exact in --json; 0-d outputs say they are scalars. It
 shows the version of the aotc that built the library (aotc --version) and of its runtime."""
-import argparse
 import json
 import os
 import subprocess
@@ -11,7 +10,8 @@ from typing import Dict
 
 import torch
 
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, compile_module, expect, finish  # noqa: E402
 
 NAMES = ["total sum", "naïve\tkey\n\x1b[31m", "quote's\\", "plain_name"]
 
@@ -21,23 +21,10 @@ class OddNames(torch.nn.Module):
         return {"total sum": x.sum(), "naïve\tkey\n\x1b[31m": x * 2.0, "quote's\\": x + 1.0, "plain_name": x - 1.0}
 
 
-def expect(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    if not ok:
-        failures.append(name)
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc_run=True).parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    pt = os.path.join(args.workdir, "odd_names.pt")
-    so = os.path.join(args.workdir, "odd_names.so")
-    torch.jit.save(torch.jit.script(OddNames()), pt)
-    subprocess.run([args.aotc, pt, "-o", so, "--input", "x:2x3"], check=True)
+    so = compile_module(args.aotc, OddNames(), os.path.join(args.workdir, "odd_names.so"), ["x:2x3"])
 
     text = subprocess.run([args.aotc_run, so, "--info"], capture_output=True, text=True, check=True).stdout
     print(text)
@@ -61,8 +48,7 @@ def main():
     expect("--json: versions", (info.get("aotc_version"), info.get("runtime_version")) == (aotc_version, semantic),
            info)
     expect("--json keeps the names exactly", [o["name"] for o in info["outputs"]] == NAMES, info["outputs"])
-    print(f"{len(failures)} failure(s)" if failures else "aotc-run --info prints odd names safely")
-    return 1 if failures else 0
+    return finish("aotc-run --info prints odd names safely")
 
 
 if __name__ == "__main__":

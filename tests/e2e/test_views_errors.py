@@ -3,14 +3,15 @@ the products lowered through it: what aotc cannot
 compile with static shapes (boolean masks and repeats computed at run time) and invalid
 arguments must fail with a message that names the op, the Python file:line and the
 reason, scripted and traced. Never a crash, never a .so."""
-import argparse
 import inspect
 import os
-import subprocess
 import sys
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, failures, finish, run_aotc, save_module  # noqa: E402
 
 
 class MaskIndex(nn.Module):
@@ -98,29 +99,18 @@ SCRIPT_ONLY = {
                         ["aten::tensordot", "[3, 4]", "[4, 5]", "differ in size"]),
 }
 
-DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.bool: "bool"}
-
-
 def source_line(cls):
     lines, start = inspect.getsourcelines(cls)
     return start + next(i for i, text in enumerate(lines) if "# LINE" in text)
 
 
 def check(name, cls, inputs, words, how, aotc, workdir):
-    module = cls().eval()
-    if how == "scripted":
-        ts = torch.jit.script(module)
-    else:
-        ts = torch.jit.trace(module, tuple(t for _, t in inputs), check_trace=False)
-    pt = os.path.join(workdir, f"{name}_{how}.pt")
+    pt = save_module(cls().eval(), os.path.join(workdir, f"{name}_{how}.pt"),
+                     None if how == "scripted" else tuple(t for _, t in inputs))
     so = os.path.join(workdir, f"{name}_{how}.so")
-    torch.jit.save(ts, pt)
     if os.path.exists(so):
         os.remove(so)
-    cmd = [aotc, pt, "-o", so]
-    for arg, t in inputs:
-        cmd += ["--input", f"{arg}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = run_aotc(aotc, pt, so, inputs)
     where = f"{os.path.basename(__file__)}:{source_line(cls)}"
     problems = []
     if r.returncode != 1:
@@ -133,23 +123,19 @@ def check(name, cls, inputs, words, how, aotc, workdir):
     print(f"{'FAIL' if problems else 'ok'}   {name} ({how}): {r.stderr.strip().splitlines()[0] if r.stderr else ''}")
     for p in problems:
         print(f"       {p}\n       stderr: {r.stderr.strip()}")
-    return not problems
+    if problems:
+        failures.append(f"{name} ({how})")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    ok = True
     for how in ["scripted", "traced"]:
         for name, (cls, inputs, words) in CASES.items():
-            ok &= check(name, cls, inputs, words, how, args.aotc, args.workdir)
+            check(name, cls, inputs, words, how, args.aotc, args.workdir)
     for name, (cls, inputs, words) in SCRIPT_ONLY.items():
-        ok &= check(name, cls, inputs, words, "scripted", args.aotc, args.workdir)
-    print("PASS" if ok else "FAIL")
-    return 0 if ok else 1
+        check(name, cls, inputs, words, "scripted", args.aotc, args.workdir)
+    return finish("every view, indexing and einsum error names the op, the line and the reason")
 
 
 if __name__ == "__main__":

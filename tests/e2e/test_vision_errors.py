@@ -1,14 +1,15 @@
 """Compile-time errors of the vision ops (issue 3): argument combinations that aotc does
 not support, or that torch would reject only when the model runs, fail at compile time
 with exit status 1 and one message that names the op, the Python line and the problem."""
-import argparse
 import os
-import subprocess
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import arg_parser, failures, finish, run_aotc, save_module  # noqa: E402
 
 
 class SameStrided(nn.Module):
@@ -73,19 +74,14 @@ CASES = [
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser().parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    failures = []
     for i, (name, module, shape, needles) in enumerate(CASES):
-        pt = os.path.join(args.workdir, f"case{i}.pt")
+        pt = save_module(module, os.path.join(args.workdir, f"case{i}.pt"))
         so = os.path.join(args.workdir, f"case{i}.so")
         if os.path.exists(so):
             os.remove(so)
-        torch.jit.save(torch.jit.script(module.eval()), pt)
-        result = subprocess.run([args.aotc, pt, "-o", so, "--input", f"x:{shape}"], capture_output=True, text=True)
+        result = run_aotc(args.aotc, pt, so, [f"x:{shape}"])
         problems = []
         if result.returncode != 1:
             problems.append(f"exit status {result.returncode}, want 1")
@@ -96,8 +92,7 @@ def main():
         if problems:
             failures.append(name)
             print("     " + "; ".join(problems) + "\n     stderr: " + result.stderr.strip()[:1200])
-    print(f"{len(CASES) - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return finish(f"all {len(CASES)} vision errors are reported at compile time")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ usage: test_weights_file.py --aotc AOTC --aotc-run AOTC_RUN [--noalloc-run NOALL
                             --workdir DIR [--models mlp,small_cnn,resnet18]
 (without --noalloc-run, e.g. in a sanitizer build, the allocation checks are skipped)
 """
-import argparse
 import json
 import os
 import shutil
@@ -21,48 +20,18 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (GLIBC_LIBRARIES, TOLERANCE, arg_parser, expect, finish, flatten, needed_libraries,  # noqa: E402
+                    read_outputs, rel_l2, run_aotc, write_inputs)
 from models import MODELS  # noqa: E402
-
-TOLERANCE = 1e-4
-ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-linux-x86-64.so.2",
-                  "ld-linux-aarch64.so.1"}
-DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
-
-passed = 0
-failed = 0
 
 
 def check(condition, what, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f"\n  {str(detail)[-3000:]}" if detail else ""))
-    return condition
+    """expect(what, condition, detail) with the condition first, and detail's last 3000 characters."""
+    return expect(what, condition, str(detail)[-3000:] if detail else "")
 
 
 def run(cmd):
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
-
-
-def flatten(value, out):
-    if isinstance(value, torch.Tensor):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            flatten(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            flatten(v, out)
-    return out
-
-
-def rel_l2(got, want):
-    want = want.astype(np.float64)
-    diff = np.linalg.norm(got.astype(np.float64) - want)
-    norm = np.linalg.norm(want)
-    return diff / norm if norm > 0 else diff
 
 
 def compare(what, outputs, expected):
@@ -80,10 +49,7 @@ def compare(what, outputs, expected):
 
 
 def compile_model(aotc, pt, so, inputs, extra=()):
-    cmd = [aotc, pt, "-o", so, *extra]
-    for name, t in inputs:
-        cmd += ["--input", f"{name}:{'x'.join(str(d) for d in t.shape)}:{DTYPES[t.dtype]}"]
-    return run(cmd)
+    return run_aotc(aotc, pt, so, inputs, extra=extra, timeout=600)
 
 
 def leftovers(directory):
@@ -132,18 +98,14 @@ def test_model(args, name):
     shrink = os.path.getsize(embedded_so) - os.path.getsize(so)
     check(shrink >= weights_size - 4096, f"{name}: the .so holds no weights",
           f"embedded .so {os.path.getsize(embedded_so)}, file .so {os.path.getsize(so)}, weights {weights_size}")
-    dynamic = run(["readelf", "-d", so]).stdout
-    needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
-    check(needed and not [lib for lib in needed if lib not in ALLOWED_NEEDED], f"{name}: NEEDED only glibc",
+    needed = needed_libraries(so)
+    check(needed and not [lib for lib in needed if lib not in GLIBC_LIBRARIES], f"{name}: NEEDED only glibc",
           needed)
 
     # ---- aotc-run: the sibling weights file by default, or --weights FILE ----
+    run_args = write_inputs(inputs, work)
     raw_inputs = []
-    run_args = []
     for input_name, t in inputs:
-        npy = os.path.join(work, f"in_{input_name}.npy")
-        np.save(npy, t.numpy())
-        run_args += ["--input", f"{input_name}={npy}"]
         raw = os.path.join(work, f"in_{input_name}.raw")
         t.numpy().tofile(raw)
         raw_inputs.append(raw)
@@ -152,7 +114,7 @@ def test_model(args, name):
         result = run([args.aotc_run, so, *run_args, "--output-dir", out_dir, *extra])
         if not check(result.returncode == 0, f"{name}: aotc-run {' '.join(extra)}", result.stderr):
             return None
-        return [np.load(os.path.join(out_dir, f"out{i}.npy")) for i in range(len(expected))]
+        return read_outputs(out_dir, len(expected))
 
     for threads in ["1", "2"]:
         outputs = aotc_run_outputs(os.path.join(work, f"out-run-{threads}"), "--threads", threads)
@@ -228,8 +190,7 @@ def test_model(args, name):
         out_dir = os.path.join(work, "out-plain")
         result = run([args.aotc_run, plain, *run_args, "--output-dir", out_dir])
         if check(result.returncode == 0, f"{name}: aotc-run of the --winograd off build", result.stderr):
-            compare(f"{name}: --winograd off", [np.load(os.path.join(out_dir, f"out{i}.npy"))
-                                                for i in range(len(expected))], expected)
+            compare(f"{name}: --winograd off", read_outputs(out_dir, len(expected)), expected)
 
     # ---- wrong, missing and mismatched weights ----
     out_dir = os.path.join(work, "out-bad")
@@ -313,11 +274,8 @@ def test_publishing(args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aotc", required=True)
-    ap.add_argument("--aotc-run", required=True)
+    ap = arg_parser(aotc_run=True)
     ap.add_argument("--noalloc-run")
-    ap.add_argument("--workdir", required=True)
     ap.add_argument("--models", default="mlp,small_cnn,resnet18")
     args = ap.parse_args()
     args.workdir = os.path.abspath(args.workdir)
@@ -327,8 +285,7 @@ def main():
         test_model(args, name)
     print("--- publishing")
     test_publishing(args)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish("every model runs with its weights in a file, allocating nothing")
 
 
 if __name__ == "__main__":

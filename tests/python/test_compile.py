@@ -8,7 +8,6 @@ temporary directory is always removed.
 
     PYTHONPATH=python .venv/bin/python tests/python/test_compile.py --workdir /tmp/aotc_compile
 """
-import argparse
 import os
 import shutil
 import sys
@@ -21,31 +20,8 @@ import torch.nn as nn
 
 import aotc
 
-failures = []
-
-
-def expect(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    sys.stdout.flush()
-    if not ok:
-        failures.append(name)
-
-
-def same(got, want, tol=1e-4):
-    if isinstance(want, (tuple, list)):
-        if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return False, f"got {type(got).__name__}"
-        results = [same(g, w, tol) for g, w in zip(got, want)]
-        return all(r[0] for r in results), [r[1] for r in results]
-    if not isinstance(got, torch.Tensor):
-        return False, f"got a {type(got).__name__}"
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return False, f"got {got.dtype} {tuple(got.shape)}, want {want.dtype} {tuple(want.shape)}"
-    if want.is_floating_point():
-        g, w = got.double(), want.double()
-        err = ((g - w).norm() / w.norm().clamp_min(1e-30)).item()
-        return err <= tol, f"relative L2 {err:.3g}"
-    return bool(torch.equal(got, want)), "exact"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import arg_parser, expect, finish, same  # noqa: E402
 
 
 class Net(nn.Module):
@@ -99,9 +75,7 @@ def randomise_bn(model):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     work = os.path.abspath(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -234,8 +208,7 @@ def main():
     left = [name for name in os.listdir(tmp) if not name.startswith("torchinductor_")]  # torch's own cache
     expect("temporary directories removed", left == [], left)
 
-    print(f"{len(failures)} failure(s)" if failures else "aotc.compile compiles what torch runs")
-    return 1 if failures else 0
+    return finish("aotc.compile compiles what torch runs")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 a --target cuda library with CUDA tensors in and out on torch's current stream, and the
 TorchScript backend with target "cuda", each compared with eager torch on the same GPU
 (relative L2 <= 1e-4 in fp32)."""
-import argparse
 import os
 import subprocess
 import sys
@@ -12,7 +11,9 @@ import torch
 import aotc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_torchscript_backend import Encoder, check_close, expect, failures  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import SKIP, arg_parser, expect, finish  # noqa: E402
+from test_torchscript_backend import Encoder, check_close  # noqa: E402
 
 
 class SmallCnn(torch.nn.Module):
@@ -28,12 +29,10 @@ class SmallCnn(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: skipped")
-        return 77
+        return SKIP
     os.makedirs(args.workdir, exist_ok=True)
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -90,8 +89,7 @@ def main():
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     expect("the saved CUDA lowering runs in a fresh process", run.returncode == 0 and "cuda:0 (2, 37, 64) True"
            in run.stdout, run.stdout + run.stderr[-1500:])
-    print(f"{len(failures)} failure(s)" if failures else "the CUDA routes match torch")
-    return 1 if failures else 0
+    return finish("the CUDA routes match torch")
 
 
 if __name__ == "__main__":

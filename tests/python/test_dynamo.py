@@ -11,7 +11,6 @@ else the function aotc._dynamo.aotc_backend. Every library goes to WORKDIR/cache
 
     PYTHONPATH=python .venv/bin/python tests/python/test_dynamo.py --workdir /tmp/aotc_dyn
 """
-import argparse
 import logging
 import os
 import shutil
@@ -27,36 +26,8 @@ import torch.nn as nn
 from aotc import _dynamo
 from aotc._dynamo import AotcFallbackWarning, aotc_backend
 
-failures = []
-
-
-def expect(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    sys.stdout.flush()
-    if not ok:
-        failures.append(name)
-
-
-def rel_l2(got, want):
-    got, want = got.detach().double(), want.detach().double()
-    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
-
-
-def same(got, want, tol=1e-4):
-    """(ok, detail) for outputs of any nesting: floats by relative L2, others exactly."""
-    if isinstance(want, (tuple, list)):
-        if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return False, f"structure {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'}"
-        results = [same(g, w, tol) for g, w in zip(got, want)]
-        return all(r[0] for r in results), [r[1] for r in results]
-    if not isinstance(got, torch.Tensor):
-        return False, f"got a {type(got).__name__}"
-    if got.dtype != want.dtype or got.shape != want.shape or got.device != want.device:
-        return False, f"got {got.dtype} {tuple(got.shape)} on {got.device}, want {want.dtype} {tuple(want.shape)}"
-    if want.is_floating_point():
-        err = rel_l2(got, want)
-        return err <= tol, f"relative L2 {err:.3g}"
-    return bool(torch.equal(got, want)), "exact"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import arg_parser, expect, finish, same  # noqa: E402
 
 
 class LogCounter(logging.Handler):
@@ -172,9 +143,7 @@ CHILD = textwrap.dedent("""
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     cache = os.path.join(args.workdir, "cache")
     shutil.rmtree(cache, ignore_errors=True)
@@ -358,8 +327,7 @@ def main():
     expect("two processes at once: one library, no temporary files",
            len([n for n in names if n.endswith(".so")]) == 1 and not [n for n in names if ".tmp" in n], names)
 
-    print(f"{len(failures)} failure(s)" if failures else "torch.compile(backend='aotc') matches eager")
-    return 1 if failures else 0
+    return finish("torch.compile(backend='aotc') matches eager")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ without a GPU.
 
     PYTHONPATH=python .venv/bin/python tests/python/test_dynamo_cuda.py --workdir /tmp/aotc_dyn_cuda
 """
-import argparse
 import logging
 import os
 import shutil
@@ -19,32 +18,8 @@ from importlib.metadata import entry_points
 import torch
 import torch.nn as nn
 
-failures = []
-
-
-def expect(name, ok, detail):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    sys.stdout.flush()
-    if not ok:
-        failures.append(name)
-
-
-def same(got, want, tol):
-    if isinstance(want, (tuple, list)):
-        if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return False, f"got {type(got).__name__}"
-        results = [same(g, w, tol) for g, w in zip(got, want)]
-        return all(r[0] for r in results), [r[1] for r in results]
-    if not isinstance(got, torch.Tensor):
-        return False, f"got a {type(got).__name__}"
-    if got.dtype != want.dtype or got.shape != want.shape or got.device != want.device:
-        return False, f"got {got.dtype} {tuple(got.shape)} on {got.device}, want {want.dtype} {tuple(want.shape)} " \
-                      f"on {want.device}"
-    if want.is_floating_point():
-        g, w = got.double(), want.double()
-        err = ((g - w).norm() / w.norm().clamp_min(1e-30)).item()
-        return err <= tol, f"relative L2 {err:.3g}"
-    return bool(torch.equal(got, want)), "exact"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import SKIP, arg_parser, expect, finish, same  # noqa: E402
 
 
 class SmallCNN(nn.Module):
@@ -85,12 +60,10 @@ class Log(logging.Handler):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     if not torch.cuda.is_available():
         print("skipped: torch sees no CUDA GPU")
-        return 77
+        return SKIP
     from aotc._dynamo import AotcFallbackWarning, aotc_backend
 
     os.makedirs(args.workdir, exist_ok=True)
@@ -171,8 +144,7 @@ def main():
         expect(f"aotc.compile, {what}: the module stays on the GPU",
                all(p.is_cuda for p in model.parameters()), None)
 
-    print(f"{len(failures)} failure(s)" if failures else "torch.compile(backend='aotc') on CUDA matches eager")
-    return 1 if failures else 0
+    return finish("torch.compile(backend='aotc') on CUDA matches eager")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,10 @@ clear errors. Two Python threads share a model; close() releases it; a library b
 
 usage: PYTHONPATH=python test_load.py --workdir DIR   (CPU only; the CUDA paths need a GPU)
 """
-import argparse
 import ctypes
 import gc
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import warnings
@@ -24,40 +22,8 @@ import torch
 import aotc
 from aotc import _paths
 
-TOLERANCE = 1e-4
-failures = []
-
-
-def expect(name, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    if not ok:
-        failures.append(name)
-    return ok
-
-
-def rel_l2(got, want):
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    norm = np.linalg.norm(want)
-    diff = np.linalg.norm(got - want)
-    return diff / norm if norm > 0 else diff
-
-
-def close_to(got, want):
-    return got.shape == want.shape and rel_l2(got, want) <= TOLERANCE
-
-
-def raises(name, fn, exc_type, *needles, status=None):
-    """fn() must raise exc_type whose message holds every needle (and status, if given)."""
-    try:
-        fn()
-    except exc_type as e:
-        text = str(e)
-        ok = all(n in text for n in needles) and (status is None or getattr(e, "status", None) == status)
-        return expect(name, ok, f"{type(e).__name__}: {text}")
-    except Exception as e:  # the wrong kind of error
-        return expect(name, False, f"{type(e).__name__}: {e}")
-    return expect(name, False, "no exception")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import arg_parser, close_to, compile_module, expect, finish, raises, rel_l2  # noqa: E402
 
 
 class Mlp(torch.nn.Module):
@@ -99,18 +65,11 @@ class Two(torch.nn.Module):
 
 
 def compile_model(module, workdir, name, inputs, *extra):
-    pt = os.path.join(workdir, name + ".pt")
-    so = os.path.join(workdir, name + ".so")
-    torch.jit.save(torch.jit.script(module.eval()), pt)
-    cmd = [_paths.aotc_executable(), pt, "-o", so] + [a for i in inputs for a in ("--input", i)] + list(extra)
-    subprocess.run(cmd, check=True)
-    return so
+    return compile_module(_paths.aotc_executable(), module, os.path.join(workdir, name + ".so"), inputs, extra=extra)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     workdir = os.path.abspath(args.workdir)
     os.makedirs(workdir, exist_ok=True)
 
@@ -347,8 +306,7 @@ def main():
 
     check_cuda(workdir, mlp_module, x)
 
-    print(f"{len(failures)} failure(s): {', '.join(failures)}" if failures else "aotc.load works")
-    return 1 if failures else 0
+    return finish("aotc.load works")
 
 
 def check_cuda(workdir, mlp_module, x):

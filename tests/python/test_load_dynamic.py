@@ -10,7 +10,6 @@ once; a dim that must be a multiple of a step says so; a static model is unchang
 usage: PYTHONPATH=python test_load_dynamic.py --workdir DIR
 Exits 77 (skipped) without torch or with an aotc that has no --dim.
 """
-import argparse
 import ctypes
 import os
 import subprocess
@@ -27,40 +26,8 @@ except ImportError:
 import aotc
 from aotc import _paths
 
-TOLERANCE = 1e-4
-failures = []
-
-
-def expect(name, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail!r}"))
-    if not ok:
-        failures.append(name)
-    return ok
-
-
-def rel_l2(got, want):
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    norm = np.linalg.norm(want)
-    diff = np.linalg.norm(got - want)
-    return diff / norm if norm > 0 else diff
-
-
-def close_to(got, want):
-    return tuple(got.shape) == tuple(want.shape) and rel_l2(got, want) <= TOLERANCE
-
-
-def raises(name, fn, exc_type, *needles, status=None):
-    """fn() must raise exc_type whose message holds every needle (and status, if given)."""
-    try:
-        fn()
-    except exc_type as e:
-        text = str(e)
-        ok = all(n in text for n in needles) and (status is None or getattr(e, "status", None) == status)
-        return expect(name, ok, f"{type(e).__name__}: {text}")
-    except Exception as e:  # the wrong kind of error
-        return expect(name, False, f"{type(e).__name__}: {e}")
-    return expect(name, False, "no exception")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import SKIP, arg_parser, close_to, compile_module, expect, finish, raises, rel_l2  # noqa: E402
 
 
 def make_modules():
@@ -90,12 +57,7 @@ def make_modules():
 
 
 def compile_model(module, workdir, name, inputs, *extra):
-    pt = os.path.join(workdir, name + ".pt")
-    so = os.path.join(workdir, name + ".so")
-    torch.jit.save(torch.jit.script(module.eval()), pt)
-    cmd = [_paths.aotc_executable(), pt, "-o", so] + [a for i in inputs for a in ("--input", i)] + list(extra)
-    subprocess.run(cmd, check=True)
-    return so
+    return compile_module(_paths.aotc_executable(), module, os.path.join(workdir, name + ".so"), inputs, extra=extra)
 
 
 def reference(module, *arrays):
@@ -105,16 +67,14 @@ def reference(module, *arrays):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     if torch is None:
         print("skip: torch is not installed")
-        return 77
+        return SKIP
     help_text = subprocess.run([_paths.aotc_executable(), "--help"], capture_output=True, text=True).stdout
     if "--dim" not in help_text:
         print(f"skip: {_paths.aotc_executable()} has no --dim")
-        return 77
+        return SKIP
     workdir = os.path.abspath(args.workdir)
     os.makedirs(workdir, exist_ok=True)
 
@@ -280,8 +240,7 @@ def main():
            "input 'x'", "expected float32 [2, 5, 16], got float32 [3, 5, 16]", status=shape)
     st.close()
 
-    print(f"{len(failures)} failure(s): {', '.join(failures)}" if failures else "aotc.load runs dynamic dims")
-    return 1 if failures else 0
+    return finish("aotc.load runs dynamic dims")
 
 
 if __name__ == "__main__":

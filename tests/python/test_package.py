@@ -3,20 +3,14 @@ without importing torch; the aotc and aotc-run commands are on the venv's PATH; 
 torch.compile backend is registered through its entry point; and the installed compiler
 builds models with the runtime and headers inside the package (a relocatable install), not
 with the build tree's."""
-import argparse
 import json
 import os
 import subprocess
 import sys
 import sysconfig
 
-failures = []
-
-
-def expect(name, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail}"))
-    if not ok:
-        failures.append(name)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import arg_parser, expect, finish  # noqa: E402
 
 
 def clean_env():
@@ -31,9 +25,7 @@ def run(args, **kwargs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args = arg_parser(aotc=False).parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     scripts = sysconfig.get_path("scripts")
 
@@ -76,8 +68,7 @@ def main():
         info = run([os.path.join(scripts, "aotc-run"), so, "--info", "--json"])
         shapes = json.loads(info.stdout)["outputs"][0]["shape"] if info.returncode == 0 else None
         expect("the installed aotc-run reads it", shapes == [2, 3], info.stdout + info.stderr)
-    print(f"{len(failures)} failure(s)" if failures else "the installed package works")
-    return 1 if failures else 0
+    return finish("the installed package works")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 (partial lowering), compared with eager torch; saved lowered modules run in a fresh Python
 process and in the C++ sample (samples/run_lowered.cpp, LibTorch and the backend library
 only); unsupported ops and bad specs give clear errors."""
-import argparse
 import os
 import subprocess
 import sys
@@ -13,25 +12,15 @@ import torchvision
 
 import aotc
 
-failures = []
-
-
-def expect(name, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok else f": {detail}"))
-    if not ok:
-        failures.append(name)
-
-
-def rel_l2(got, want):
-    got, want = got.double(), want.double()
-    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from common import TOLERANCE, arg_parser, expect, finish, rel_l2  # noqa: E402
 
 
 def outputs_of(result):
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
-def check_close(name, got, want, tol=1e-4):
+def check_close(name, got, want, tol=TOLERANCE):
     got, want = outputs_of(got), outputs_of(want)
     if len(got) != len(want):
         expect(name, False, f"{len(got)} outputs, eager has {len(want)}")
@@ -88,8 +77,7 @@ class WithFftHead(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workdir", required=True)
+    ap = arg_parser(aotc=False)
     ap.add_argument("--run-lowered", help="the C++ sample samples/run_lowered")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -200,8 +188,7 @@ def main():
     except ValueError as e:
         expect("an unknown submodule is refused", "neck" in str(e), str(e))
 
-    print(f"{len(failures)} failure(s)" if failures else "the TorchScript backend matches torch")
-    return 1 if failures else 0
+    return finish("the TorchScript backend matches torch")
 
 
 if __name__ == "__main__":
