@@ -68,7 +68,7 @@ std::vector<uint8_t> layout_weights(ir::Graph& graph) {
   // packed form) is released before the blob is built: for vit_b_16 the replaced linear
   // weights are 330 MB.
   for (size_t i = 0; i < graph.constants.size(); ++i)
-    if (!seen.count(static_cast<int>(i))) std::vector<uint8_t>().swap(graph.constants[i].bytes);
+    if (!seen.count(static_cast<int>(i))) graph.constants[i].bytes.release();
   std::vector<uint8_t> blob;
   for (int index : order) {
     ir::Constant& c = graph.constants[static_cast<size_t>(index)];

@@ -175,11 +175,11 @@ class DynamicBuilder {
   std::vector<DimSizes> dims_;
   // Per dim, the smallest sizes that get buckets of their own (found by SplitRequest).
   std::vector<std::vector<int64_t>> singles_;
-  std::vector<DimSizes>* steps_;               // the dims' steps, found once for every restart
-  SampleCache* cache_;                         // the samples compiled before a restart
-  std::vector<int64_t> weights_sizes_;         // where the weights come from: the largest sizes
-  std::vector<std::vector<uint8_t>> weights_;  // their constants, moved out after their layout
-                                               // (empty: not in the blob)
+  std::vector<DimSizes>* steps_;            // the dims' steps, found once for every restart
+  SampleCache* cache_;                      // the samples compiled before a restart
+  std::vector<int64_t> weights_sizes_;      // where the weights come from: the largest sizes
+  std::vector<ir::ConstantBytes> weights_;  // their constants, moved out after their layout
+                                            // (empty: not in the blob)
   std::vector<ir::DType> weights_dtypes_;
   std::vector<int64_t> weights_offsets_;
   const ir::Graph* weights_graph_ = nullptr;  // the graph they are from
@@ -267,9 +267,14 @@ void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>
   for (const ir::Op& op : sample.ops)
     for (int in : op.inputs) visit(in);
   for (const ir::GraphOutput& out : sample.outputs) visit(out.value);
+  // A constant holding a weight's very buffer (the samples share the model file's and what
+  // passes derive from them: ir::ConstantBytes) is that weight unread; only the others (a
+  // constant folded from a size) are compared byte by byte.
   auto starts = [&](const ir::Constant& k, size_t g) {
     return g < weights_.size() && k.dtype == weights_dtypes_[g] && k.bytes.size() <= weights_[g].size() &&
-           !weights_[g].empty() && std::memcmp(k.bytes.data(), weights_[g].data(), k.bytes.size()) == 0;
+           !weights_[g].empty() &&
+           (k.bytes.same_buffer(weights_[g]) ||
+            std::memcmp(k.bytes.data(), weights_[g].data(), k.bytes.size()) == 0);
   };
   for (int c : read) {
     ir::Constant& k = sample.constants[static_cast<size_t>(c)];
@@ -293,7 +298,7 @@ void DynamicBuilder::check_weights(ir::Graph& sample, const std::vector<int64_t>
     }
     k.offset = weights_offsets_[g];
   }
-  for (ir::Constant& k : sample.constants) std::vector<uint8_t>().swap(k.bytes);
+  for (ir::Constant& k : sample.constants) k.bytes.release();
   sample.weights_placed = true;
 }
 

@@ -226,6 +226,10 @@ struct PreparedMethod {
   std::shared_ptr<torch::jit::Graph> graph;
   c10::IValue self;
   std::vector<std::optional<c10::IValue>> arguments;
+  // Where the method is lowered several times (ModuleFile): the IR graphs share their
+  // constants' buffers and what passes derive from them. Null for a single lowering.
+  std::shared_ptr<ConstantPool> pool;
+  std::shared_ptr<ir::DerivedConstants> derived;
 };
 
 PreparedMethod prepare_method(torch::jit::Module module, const Options& options) {
@@ -301,15 +305,17 @@ PreparedMethod prepare_method(torch::jit::Module module, const Options& options)
     std::fprintf(stderr, "aotc: TorchScript graph of %s after freezing and clean-up:\n%s\n",
                  method_name.c_str(), graph->toString().c_str());
   }
-  return {graph, self, arguments};
+  return {graph, self, arguments, nullptr, nullptr};
 }
 
 ir::Graph lower_prepared(const PreparedMethod& method, const Options& options, Census* census) {
   ir::Graph ir_graph;
+  ir_graph.derived_constants = method.derived;
   for (const InputSpec& input : options.inputs) ir_graph.add_input(input.dtype, input.shape, input.name);
   Census local;
   Census& found = census ? *census : local;
-  lower_graph(method.graph, ir_graph, options.verbose, found, method.self, method.arguments);
+  lower_graph(method.graph, ir_graph, options.verbose, found, method.self, method.arguments,
+              method.pool.get());
   if (!census && !found.ok()) throw CompileError(found.error_report());
   return ir_graph;
 }
@@ -323,7 +329,8 @@ ir::Graph import_module(torch::jit::Module module, const Options& options, Censu
 struct ModuleFile::Loaded {
   torch::jit::Module module;
   // The method prepared for the last set of input names and dtypes: freezing does not
-  // depend on the shapes, and is most of the frontend's time on a large model.
+  // depend on the shapes, and is most of the frontend's time on a large model. Its lowerings
+  // share their constants' bytes (PreparedMethod::pool, ::derived).
   std::string prepared_for;
   std::optional<PreparedMethod> prepared;
 };
@@ -337,6 +344,8 @@ ir::Graph ModuleFile::import(const Options& options, Census* census) {
   for (const InputSpec& in : options.inputs) key += "|" + in.name + ":" + ir::dtype_name(in.dtype);
   if (!loaded_->prepared || loaded_->prepared_for != key) {
     loaded_->prepared = prepare_method(loaded_->module, options);
+    loaded_->prepared->pool = std::make_shared<ConstantPool>(*loaded_->prepared->graph);
+    loaded_->prepared->derived = std::make_shared<ir::DerivedConstants>();
     loaded_->prepared_for = key;
   }
   return lower_prepared(*loaded_->prepared, options, census);

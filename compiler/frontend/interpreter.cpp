@@ -235,8 +235,8 @@ ViewKind view_kind(const std::string& name) {
 
 class Interpreter {
  public:
-  Interpreter(ir::Graph& graph, bool verbose, Census& census)
-      : graph_(graph), verbose_(verbose), census_(census) {}
+  Interpreter(ir::Graph& graph, bool verbose, Census& census, ConstantPool* pool)
+      : graph_(graph), verbose_(verbose), census_(census), pool_(pool) {}
 
   void run(const std::shared_ptr<torch::jit::Graph>& g, const c10::IValue& self,
            const std::vector<std::optional<c10::IValue>>& arguments) {
@@ -275,6 +275,7 @@ class Interpreter {
   Census& census_;
   std::unordered_map<const Value*, Binding> env_;
   std::unordered_map<const c10::TensorImpl*, int> constant_ids_;
+  ConstantPool* pool_;                         // nullptr: no sharing
   std::unordered_map<int, ViewRecord> views_;  // keyed by the view's IR value
   int loop_iterations_ = 0;
 
@@ -334,19 +335,26 @@ class Interpreter {
   int constant_tensor(const at::Tensor& t) {
     auto it = constant_ids_.find(t.unsafeGetTensorImpl());
     if (it != constant_ids_.end()) return it->second;
-    at::Tensor dense = t.detach().to(at::kCPU);
     // float64 constants (Python floats turned into tensors) compute in float32 here.
-    if (dense.scalar_type() == at::kDouble) dense = dense.to(at::kFloat);
-    auto dtype = dtype_of(dense.scalar_type());
+    const at::ScalarType scalar_type = t.scalar_type() == at::kDouble ? at::kFloat : t.scalar_type();
+    auto dtype = dtype_of(scalar_type);
     if (!dtype)
-      throw CompileError(std::string("constant tensor of dtype ") + c10::toString(dense.scalar_type()) +
+      throw CompileError(std::string("constant tensor of dtype ") + c10::toString(scalar_type) +
                          " is not supported (float32, float16, bfloat16, int64, int32 and bool are)");
-    dense = dense.contiguous();
-    std::vector<uint8_t> bytes(dense.nbytes());
-    if (!bytes.empty()) std::memcpy(bytes.data(), dense.data_ptr(), bytes.size());
-    int id = graph_.add_constant(*dtype, dense.sizes().vec(), std::move(bytes));
+    std::optional<ir::ConstantBytes>* pooled = pool_ ? pool_->find(t.unsafeGetTensorImpl()) : nullptr;
+    ir::ConstantBytes bytes = pooled && *pooled ? **pooled : dense_bytes(t, scalar_type);
+    if (pooled) *pooled = bytes;
+    int id = graph_.add_constant(*dtype, t.sizes().vec(), std::move(bytes));
     constant_ids_[t.unsafeGetTensorImpl()] = id;
     return id;
+  }
+
+  // t's elements as scalar_type, row-major, on the CPU.
+  static ir::ConstantBytes dense_bytes(const at::Tensor& t, at::ScalarType scalar_type) {
+    const at::Tensor dense = t.detach().to(at::kCPU).to(scalar_type).contiguous();
+    std::vector<uint8_t> bytes(dense.nbytes());
+    if (!bytes.empty()) std::memcpy(bytes.data(), dense.data_ptr(), bytes.size());
+    return ir::ConstantBytes(std::move(bytes));
   }
 
   // A container binding as a compile-time IValue of the given TorchScript type, when
@@ -1446,11 +1454,30 @@ class Interpreter {
 
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
                  Census& census, const c10::IValue& self,
-                 const std::vector<std::optional<c10::IValue>>& arguments) {
+                 const std::vector<std::optional<c10::IValue>>& arguments, ConstantPool* pool) {
   // The model runs for inference: torch.is_grad_enabled() is False, as under torch.no_grad()
   // (nn.MultiheadAttention and TransformerEncoder take their fused paths only then).
   at::NoGradGuard no_grad;
-  Interpreter(ir_graph, verbose, census).run(graph, self, arguments);
+  Interpreter(ir_graph, verbose, census, pool).run(graph, self, arguments);
+}
+
+ConstantPool::ConstantPool(const torch::jit::Graph& graph) {
+  std::vector<const torch::jit::Block*> blocks{graph.block()};
+  while (!blocks.empty()) {
+    const torch::jit::Block* block = blocks.back();
+    blocks.pop_back();
+    for (const Node* node : block->nodes()) {
+      for (const torch::jit::Block* inner : node->blocks()) blocks.push_back(inner);
+      if (node->kind() == prim::Constant && node->hasAttribute(torch::jit::attr::value) &&
+          node->kindOf(torch::jit::attr::value) == torch::jit::AttributeKind::t)
+        bytes_.emplace(node->t(torch::jit::attr::value).unsafeGetTensorImpl(), std::nullopt);
+    }
+  }
+}
+
+std::optional<ir::ConstantBytes>* ConstantPool::find(const c10::TensorImpl* t) {
+  auto it = bytes_.find(t);
+  return it == bytes_.end() ? nullptr : &it->second;
 }
 
 int Census::unsupported_uses() const {

@@ -122,6 +122,10 @@ int Graph::add_input(DType dtype, Shape shape, std::string name) {
 }
 
 int Graph::add_constant(DType dtype, Shape shape, std::vector<uint8_t> bytes, std::string name) {
+  return add_constant(dtype, std::move(shape), ConstantBytes(std::move(bytes)), std::move(name));
+}
+
+int Graph::add_constant(DType dtype, Shape shape, ConstantBytes bytes, std::string name) {
   if (static_cast<int64_t>(bytes.size()) != numel(shape) * dtype_size(dtype))
     throw std::logic_error("constant byte size does not match its shape");
   Constant c;
@@ -139,6 +143,32 @@ int Graph::add_f32_constant(Shape shape, std::vector<float> data, std::string na
   std::vector<uint8_t> bytes(data.size() * sizeof(float));
   std::memcpy(bytes.data(), data.data(), bytes.size());
   return add_constant(DType::Float32, std::move(shape), std::move(bytes), std::move(name));
+}
+
+int Graph::add_derived_constant(const std::string& recipe, const std::vector<int>& sources, DType dtype,
+                                Shape shape, const std::function<std::vector<uint8_t>()>& make,
+                                std::string name) {
+  if (!derived_constants) return add_constant(dtype, std::move(shape), make(), std::move(name));
+  // Beside the recipe, how each source views its buffer and the product's type: the key
+  // then holds all that make() may read.
+  std::string key = recipe + " -> " + dtype_name(dtype) + shape_str(shape);
+  std::vector<ConstantBytes> buffers;
+  for (int id : sources) {
+    if (id < 0) {
+      key += " | none";
+      continue;
+    }
+    const Value& root = value(storage_root(id));
+    if (root.storage != Storage::Constant)
+      throw std::logic_error("a derived constant's source is not a constant");
+    const Constant& c = constants.at(static_cast<size_t>(root.constant_index));
+    const Value& v = value(id);
+    key += std::string(" | ") + dtype_name(v.dtype) + shape_str(v.shape) + " at " +
+           std::to_string(root_byte_offset(id)) + " of " + dtype_name(c.dtype) + shape_str(c.shape);
+    buffers.push_back(c.bytes);
+  }
+  ConstantBytes bytes = derived_constants->get(key, buffers, [&] { return ConstantBytes(make()); });
+  return add_constant(dtype, std::move(shape), std::move(bytes), std::move(name));
 }
 
 int Graph::add_alias(int src, Shape shape, int64_t byte_offset) {

@@ -4,11 +4,15 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "constant_bytes.h"
 
 namespace aotc::ir {
 
@@ -88,10 +92,9 @@ struct Op {
 struct Constant {
   DType dtype = DType::Float32;
   Shape shape;
-  std::vector<uint8_t> bytes;  // dense row-major
-  int64_t offset = -1;         // in the weights blob, set by codegen (64-byte aligned)
+  ConstantBytes bytes;  // dense row-major, possibly shared with other graphs
+  int64_t offset = -1;  // in the weights blob, set by codegen (64-byte aligned)
   const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
-  float* f32() { return reinterpret_cast<float*>(bytes.data()); }
 };
 
 struct GraphOutput {
@@ -122,11 +125,23 @@ class Graph {
     std::string what;  // "if: then", "if: else", "loop: 12 trips"
   };
   std::vector<Decision> decisions;
+  // Set where graphs share their constants' buffers (frontend::ModuleFile: aotc --dim's
+  // samples): what passes compute from those buffers is kept here for the other graphs.
+  std::shared_ptr<DerivedConstants> derived_constants;
 
   int add_value(DType dtype, Shape shape, std::string name = {});
   int add_input(DType dtype, Shape shape, std::string name);
   int add_constant(DType dtype, Shape shape, std::vector<uint8_t> bytes, std::string name = {});
+  int add_constant(DType dtype, Shape shape, ConstantBytes bytes, std::string name = {});
   int add_f32_constant(Shape shape, std::vector<float> data, std::string name = {});
+  // A constant that a pass computes from constant values `sources` (-1: none), a weight
+  // packed, transformed, merged, folded or converted: make() gives its bytes, and must read
+  // nothing but the sources' bytes and what `recipe` names (the pass and every parameter).
+  // With derived_constants set, a product made from the same buffers by the same recipe for
+  // another graph is taken instead of made again.
+  int add_derived_constant(const std::string& recipe, const std::vector<int>& sources, DType dtype,
+                           Shape shape, const std::function<std::vector<uint8_t>()>& make,
+                           std::string name = {});
   // A value viewing src's bytes with a new shape (same dtype, same element count or a
   // sub-range starting at byte_offset).
   int add_alias(int src, Shape shape, int64_t byte_offset = 0);

@@ -64,10 +64,15 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
     g.n = pw.c_out;
     g.trans_b = true;
     g.ldb = pw.c_in;
-    std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(g.n, g.k)));
-    rt::gemm_prepack_weights(g, w1, packed.data());
-    const int packed_id = graph.add_f32_constant({g.k, (g.n + 15) / 16 * 16}, std::move(packed),
-                                                 graph.value(pw_op.inputs[1]).name + ".packed_t");
+    const std::string recipe = "fuse_expand_depthwise k=" + std::to_string(g.k) + " n=" + std::to_string(g.n);
+    const int packed_id = add_derived_f32_constant(
+        graph, recipe, {pw_op.inputs[1]}, {g.k, (g.n + 15) / 16 * 16},
+        [&] {
+          std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(g.n, g.k)));
+          rt::gemm_prepack_weights(g, w1, packed.data());
+          return packed;
+        },
+        graph.value(pw_op.inputs[1]).name + ".packed_t");
 
     ir::Op fused = graph.ops[i];  // the depthwise convolution's attributes and location
     const ir::Op& expand = graph.ops[static_cast<size_t>(at)];

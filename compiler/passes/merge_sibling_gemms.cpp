@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "../ops/gemm.h"
@@ -105,39 +106,65 @@ bool plan_rewrites(const ir::Graph& graph, int out, int64_t n, int64_t n_total, 
   return true;
 }
 
+// The recipe of a stacked constant: the gemms' widths (and the weights' layout).
+std::string stacked_recipe(const ir::Graph& graph, const std::vector<size_t>& group,
+                           const std::string& what) {
+  const ir::Op& first = graph.ops[group[0]];
+  std::string recipe = "merge_sibling_gemms " + what + " k=" + std::to_string(first.i("k")) +
+                       " trans_b=" + std::to_string(first.b("trans_b")) + " n=";
+  for (size_t index : group) recipe += std::to_string(graph.ops[index].i("n")) + ",";
+  return recipe;
+}
+
+// The group's operands in `slot` (1: weights, 2: biases), for add_derived_f32_constant.
+std::vector<int> group_inputs(const ir::Graph& graph, const std::vector<size_t>& group, size_t slot) {
+  std::vector<int> ids;
+  for (size_t index : group) ids.push_back(graph.ops[index].inputs[slot]);
+  return ids;
+}
+
 // The weights (and biases) of the group side by side as one constant.
 int stacked_weight(ir::Graph& graph, const std::vector<size_t>& group, int64_t n_total) {
   const ir::Op& first = graph.ops[group[0]];
   const int64_t k = first.i("k");
   const bool trans_b = first.b("trans_b");
-  std::vector<float> data(static_cast<size_t>(n_total * k));
-  int64_t column = 0;
-  for (size_t index : group) {
-    const ir::Op& op = graph.ops[index];
-    const int64_t n = op.i("n");
-    const float* w = graph.constant_of(op.inputs[1]).f32() + element_offset(graph, op.inputs[1]);
-    if (trans_b) {  // n x k: rows stack
-      std::memcpy(data.data() + column * k, w, static_cast<size_t>(n * k) * sizeof(float));
-    } else {  // k x n: rows widen
-      for (int64_t r = 0; r < k; ++r)
-        std::memcpy(data.data() + r * n_total + column, w + r * n, static_cast<size_t>(n) * sizeof(float));
+  auto stack = [&] {
+    std::vector<float> data(static_cast<size_t>(n_total * k));
+    int64_t column = 0;
+    for (size_t index : group) {
+      const ir::Op& op = graph.ops[index];
+      const int64_t n = op.i("n");
+      const float* w = graph.constant_of(op.inputs[1]).f32() + element_offset(graph, op.inputs[1]);
+      if (trans_b) {  // n x k: rows stack
+        std::memcpy(data.data() + column * k, w, static_cast<size_t>(n * k) * sizeof(float));
+      } else {  // k x n: rows widen
+        for (int64_t r = 0; r < k; ++r)
+          std::memcpy(data.data() + r * n_total + column, w + r * n, static_cast<size_t>(n) * sizeof(float));
+      }
+      column += n;
     }
-    column += n;
-  }
-  return graph.add_f32_constant(trans_b ? ir::Shape{n_total, k} : ir::Shape{k, n_total}, std::move(data),
-                                graph.value(first.inputs[1]).name + "+merged");
+    return data;
+  };
+  return add_derived_f32_constant(graph, stacked_recipe(graph, group, "weights"),
+                                  group_inputs(graph, group, 1),
+                                  trans_b ? ir::Shape{n_total, k} : ir::Shape{k, n_total}, stack,
+                                  graph.value(first.inputs[1]).name + "+merged");
 }
 
 int stacked_bias(ir::Graph& graph, const std::vector<size_t>& group, int64_t n_total) {
-  std::vector<float> data;
-  data.reserve(static_cast<size_t>(n_total));
-  for (size_t index : group) {
-    const ir::Op& op = graph.ops[index];
-    const float* b = graph.constant_of(op.inputs[2]).f32() + element_offset(graph, op.inputs[2]);
-    data.insert(data.end(), b, b + op.i("n"));
-  }
-  return graph.add_f32_constant({n_total}, std::move(data),
-                                graph.value(graph.ops[group[0]].inputs[2]).name + "+merged");
+  auto stack = [&] {
+    std::vector<float> data;
+    data.reserve(static_cast<size_t>(n_total));
+    for (size_t index : group) {
+      const ir::Op& op = graph.ops[index];
+      const float* b = graph.constant_of(op.inputs[2]).f32() + element_offset(graph, op.inputs[2]);
+      data.insert(data.end(), b, b + op.i("n"));
+    }
+    return data;
+  };
+  return add_derived_f32_constant(graph, stacked_recipe(graph, group, "biases"),
+                                  group_inputs(graph, group, 2), {n_total}, stack,
+                                  graph.value(graph.ops[group[0]].inputs[2]).name + "+merged");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstring>
 
 #include "passes.h"
 
@@ -26,6 +27,20 @@ const float* constant_floats(const ir::Graph& graph, int id, int64_t count) {
       offset + count * static_cast<int64_t>(sizeof(float)) > static_cast<int64_t>(c.bytes.size()))
     return nullptr;
   return c.f32() + offset / static_cast<int64_t>(sizeof(float));
+}
+
+int add_derived_f32_constant(ir::Graph& graph, const std::string& recipe, const std::vector<int>& sources,
+                             ir::Shape shape, const std::function<std::vector<float>()>& compute,
+                             std::string name) {
+  return graph.add_derived_constant(
+      recipe, sources, ir::DType::Float32, std::move(shape),
+      [&] {
+        const std::vector<float> data = compute();
+        std::vector<uint8_t> bytes(data.size() * sizeof(float));
+        if (!bytes.empty()) std::memcpy(bytes.data(), data.data(), bytes.size());
+        return bytes;
+      },
+      std::move(name));
 }
 
 int sole_whole_read(const ir::Graph& graph, int id) {

@@ -79,5 +79,9 @@ int producer_of(const ir::Graph& graph, int id);
 // The first float of constant value id (following aliases and their byte offsets), or
 // null when the bytes it views are not a float32 constant of at least `count` floats.
 const float* constant_floats(const ir::Graph& graph, int id, int64_t count);
+// Graph::add_derived_constant for float32 data: compute() gives the product's floats.
+int add_derived_f32_constant(ir::Graph& graph, const std::string& recipe, const std::vector<int>& sources,
+                             ir::Shape shape, const std::function<std::vector<float>()>& compute,
+                             std::string name = {});
 
 }  // namespace aotc::passes

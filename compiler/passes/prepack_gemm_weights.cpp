@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "../ops/gemm.h"
@@ -45,10 +46,24 @@ void prepack_gemm_weights(ir::Graph& graph) {
     if (found != packed_of.end()) {
       packed_id = found->second;
     } else {
-      std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(p.n, p.k)));
-      rt::gemm_prepack_weights(p, data, packed.data());
-      packed_id = graph.add_f32_constant({p.k, (p.n + 15) / 16 * 16}, std::move(packed),
-                                         graph.value(b).name + ".packed");
+      // The packing sees only what its recipe names (m varies between aotc --dim's samples).
+      rt::GemmParams pack;
+      pack.k = p.k;
+      pack.n = p.n;
+      pack.trans_b = p.trans_b;
+      pack.ldb = p.ldb;
+      pack.alpha = p.alpha;
+      const std::string recipe = "prepack_gemm_weights k=" + std::to_string(p.k) +
+                                 " n=" + std::to_string(p.n) + " trans_b=" + std::to_string(p.trans_b) +
+                                 " ldb=" + std::to_string(p.ldb) + " alpha=" + std::to_string(alpha_bits);
+      packed_id = add_derived_f32_constant(
+          graph, recipe, {b}, {p.k, (p.n + 15) / 16 * 16},
+          [&] {
+            std::vector<float> packed(static_cast<size_t>(rt::gemm_prepacked_floats(pack.n, pack.k)));
+            rt::gemm_prepack_weights(pack, data, packed.data());
+            return packed;
+          },
+          graph.value(b).name + ".packed");
       packed_of.emplace(key, packed_id);
     }
     ir::Op& gemm = graph.ops[i];

@@ -45,10 +45,20 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
     if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
     const float* w = constant_floats(graph, op.inputs[1], p.c_out * p.c_in);
     if (!w) continue;
-    std::vector<float> packed(static_cast<size_t>(rt::conv2d_pointwise_rows_packed_floats(p)));
-    rt::conv2d_pointwise_rows_pack(p, w, packed.data());
-    const int packed_id = graph.add_f32_constant({p.c_in, (p.c_out + 15) / 16 * 16}, std::move(packed),
-                                                 graph.value(op.inputs[1]).name + ".packed_rows");
+    // The packing sees only what its recipe names (the planes vary between aotc --dim's samples).
+    rt::Conv2dParams pack;
+    pack.c_out = p.c_out;
+    pack.c_in = p.c_in;
+    const std::string recipe =
+        "select_pointwise_rows c_out=" + std::to_string(p.c_out) + " c_in=" + std::to_string(p.c_in);
+    const int packed_id = add_derived_f32_constant(
+        graph, recipe, {op.inputs[1]}, {p.c_in, (p.c_out + 15) / 16 * 16},
+        [&] {
+          std::vector<float> packed(static_cast<size_t>(rt::conv2d_pointwise_rows_packed_floats(pack)));
+          rt::conv2d_pointwise_rows_pack(pack, w, packed.data());
+          return packed;
+        },
+        graph.value(op.inputs[1]).name + ".packed_rows");
     ir::Op& conv = graph.ops[i];
     conv.inputs[1] = packed_id;
     conv.attrs["pointwise_rows"] = int64_t{1};

@@ -7,6 +7,7 @@
 #include <aotc/rt/kernels.h>
 
 #include <algorithm>
+#include <string>
 
 #include "../ops/spatial.h"
 #include "passes.h"
@@ -25,10 +26,18 @@ void select_winograd(ir::Graph& graph) {
     rt::Conv2dParams choice = p;
     if (graph.sizes_vary) choice.n = std::max<int64_t>(p.n, 64);
     const int64_t tile = rt::conv2d_winograd_tile(choice), points = rt::conv2d_winograd_points(tile);
-    std::vector<float> u(static_cast<size_t>(points * p.c_out * p.c_in));
-    rt::conv2d_winograd_weights(p, tile, w.f32(), u.data());
-    const int u_id = graph.add_f32_constant({points, p.c_out, p.c_in}, std::move(u));
-    ir::Op& conv = graph.ops[i];  // add_f32_constant may not move ops, but be safe
+    // The transform sees only what its recipe names (the batch varies between aotc --dim's samples).
+    rt::Conv2dParams transform;
+    transform.c_out = p.c_out;
+    transform.c_in = p.c_in;
+    const std::string recipe = "select_winograd c_out=" + std::to_string(p.c_out) +
+                               " c_in=" + std::to_string(p.c_in) + " tile=" + std::to_string(tile);
+    const int u_id = add_derived_f32_constant(graph, recipe, {op.inputs[1]}, {points, p.c_out, p.c_in}, [&] {
+      std::vector<float> u(static_cast<size_t>(points * transform.c_out * transform.c_in));
+      rt::conv2d_winograd_weights(transform, tile, w.f32(), u.data());
+      return u;
+    });
+    ir::Op& conv = graph.ops[i];  // adding a constant may not move ops, but be safe
     conv.inputs[1] = u_id;
     conv.attrs["winograd"] = tile;
     conv.scratch_bytes = rt::conv2d_winograd_scratch_bytes(p, tile);

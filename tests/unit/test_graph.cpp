@@ -4,6 +4,8 @@
 #include <aotc/rt/kernels.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 #include "../../codegen/codegen.h"
 #include "../../compiler/ir/graph.h"
@@ -296,6 +298,35 @@ TEST_CASE("prepack_gemm_weights packs constant weights once, and leaves run-time
         layout_ok = layout_ok && pk[(q * k + kk) * 16 + j] == want;
       }
   CHECK(layout_ok);
+}
+
+TEST_CASE("prepack_gemm_weights: graphs sharing a weight's buffer share its packed form (aotc --dim)") {
+  const int64_t n = 17, k = 3;
+  std::vector<uint8_t> bytes(static_cast<size_t>(n * k) * sizeof(float));
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+  const ir::ConstantBytes weight(bytes);
+  auto derived = std::make_shared<ir::DerivedConstants>();
+  // A graph at m rows whose weight is `w`; the packed weight's bytes.
+  auto packed_at = [&](int64_t m, const ir::ConstantBytes& w, double alpha, bool shared) {
+    ir::Graph g;
+    if (shared) g.derived_constants = derived;
+    const int x = g.add_input(ir::DType::Float32, {m, k}, "x");
+    add_linear_gemm(g, x, g.add_constant(ir::DType::Float32, {n, k}, w, "w"), m, n, k, alpha);
+    passes::prepack_gemm_weights(g);
+    REQUIRE(g.ops[0].has("prepacked"));
+    return g.constant_of(g.ops[0].inputs[1]).bytes;
+  };
+  const ir::ConstantBytes a = packed_at(2, weight, 2.0, true);
+  CHECK(a.same_buffer(packed_at(3, weight, 2.0, true)));  // m is no parameter of the packing
+  // What the packing depends on gets a product of its own: alpha, or other (equal) bytes.
+  CHECK_FALSE(a.same_buffer(packed_at(2, weight, 1.0, true)));
+  const ir::ConstantBytes copy = packed_at(2, ir::ConstantBytes(bytes), 2.0, true);
+  CHECK_FALSE(a.same_buffer(copy));
+  // Shared or not, the same bytes.
+  const ir::ConstantBytes alone = packed_at(2, weight, 2.0, false);
+  REQUIRE(alone.size() == a.size());
+  CHECK(std::memcmp(alone.data(), a.data(), a.size()) == 0);
+  CHECK(std::memcmp(copy.data(), a.data(), a.size()) == 0);
 }
 
 // Three projections of x [5, 8] (weights [8, 8] + bias) read by one attention op as

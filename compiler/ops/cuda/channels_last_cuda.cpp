@@ -168,19 +168,26 @@ class ChannelsLast {
     if (auto it = weights_of_.find({w, depth}); it != weights_of_.end()) return it->second;
     const ir::Constant& c = g_.constant_of(w);
     const int64_t co = c.shape[0], ci = c.shape[1], kh = c.shape[2], kw = c.shape[3];
-    std::vector<float> data(static_cast<size_t>(co * depth), 0.0f);
-    const float* src = c.f32();
-    for (int64_t o = 0; o < co; ++o)
-      for (int64_t i = 0; i < ci; ++i)
-        for (int64_t y = 0; y < kh; ++y)
-          for (int64_t x = 0; x < kw; ++x)
-            data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] =
-                src[((o * ci + i) * kh + y) * kw + x];
-    // At tf32 the weights are tf32 numbers (nearest, ties to even), as the tensor cores take
-    // them: the gathering GEMM rounds only its input as it reads it (gemm_3xtf32.cu).
-    if (precision_ == rt::cuda::Precision::Tf32)
-      for (float& v : data) v = round_to_tf32(v);
-    const int id = g_.add_f32_constant({co, depth}, std::move(data), g_.value(w).name + "_nhwc");
+    const bool tf32 = precision_ == rt::cuda::Precision::Tf32;
+    auto reorder = [&] {
+      std::vector<float> data(static_cast<size_t>(co * depth), 0.0f);
+      const float* src = c.f32();
+      for (int64_t o = 0; o < co; ++o)
+        for (int64_t i = 0; i < ci; ++i)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+              data[static_cast<size_t>(o * depth + (y * kw + x) * ci + i)] =
+                  src[((o * ci + i) * kh + y) * kw + x];
+      // At tf32 the weights are tf32 numbers (nearest, ties to even), as the tensor cores take
+      // them: the gathering GEMM rounds only its input as it reads it (gemm_3xtf32.cu).
+      if (tf32)
+        for (float& v : data) v = round_to_tf32(v);
+      return data;
+    };
+    const std::string recipe =
+        "channels_last depth=" + std::to_string(depth) + " tf32=" + std::to_string(tf32);
+    const int id =
+        passes::add_derived_f32_constant(g_, recipe, {w}, {co, depth}, reorder, g_.value(w).name + "_nhwc");
     weights_of_[{w, depth}] = id;
     return id;
   }

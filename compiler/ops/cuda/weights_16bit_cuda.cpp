@@ -55,16 +55,19 @@ int converted_constant(ir::Graph& graph, int id, rt::cuda::Precision precision) 
   const ir::Value& v = graph.value(id);
   const ir::Constant& c = graph.constant_of(id);
   const int64_t count = ir::numel(v.shape);
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * 2);
-  for (int64_t i = 0; i < count; ++i) {
-    float f;
-    std::memcpy(&f, c.bytes.data() + i * 4, 4);
-    const uint16_t h = dtype == ir::DType::Float16 ? to_fp16_bits(f) : to_bf16_bits(f);
-    std::memcpy(bytes.data() + i * 2, &h, 2);
-  }
+  auto convert = [&] {
+    std::vector<uint8_t> bytes(static_cast<size_t>(count) * 2);
+    for (int64_t i = 0; i < count; ++i) {
+      float f;
+      std::memcpy(&f, c.bytes.data() + i * 4, 4);
+      const uint16_t h = dtype == ir::DType::Float16 ? to_fp16_bits(f) : to_bf16_bits(f);
+      std::memcpy(bytes.data() + i * 2, &h, 2);
+    }
+    return bytes;
+  };
   const ir::Shape shape = v.shape;
   const std::string name = v.name + (dtype == ir::DType::Float16 ? ".fp16" : ".bf16");
-  return graph.add_constant(dtype, shape, std::move(bytes), name);
+  return graph.add_derived_constant("weights_16bit", {id}, dtype, shape, convert, name);
 }
 
 }  // namespace aotc::ops::cuda
