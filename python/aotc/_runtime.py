@@ -416,7 +416,9 @@ class Model:
     """A model library loaded with aotc.load (see the module's docstring).
 
     inputs, outputs: lists of TensorSpec. device: "cpu" or "cuda". path: the library.
-    threads: threads per run of each thread's context. weights: the external weights file,
+    threads: threads per run of each thread's context. cuda_graphs: how many CUDA graphs each
+    context of a CUDA model with named dims keeps (one per shape; None: the runtime's
+    default). weights: the external weights file,
     or None when the library embeds its weights. aotc_version: the version of the aotc that
     built the library (as aotc --version prints it, without "aotc "), None for a library
     built before aotc recorded it. dims: the named dims of a model compiled with aotc --dim,
@@ -434,12 +436,15 @@ class Model:
     torch.bfloat16).
     """
 
-    def __init__(self, path, *, threads=None, weights=None):
+    def __init__(self, path, *, threads=None, weights=None, cuda_graphs=None):
         path = os.path.abspath(os.fspath(path))
         if threads is None:
             threads = os.cpu_count() or 1
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"aotc.load('{path}'): threads must be an int >= 1, got {threads!r}")
+        if cuda_graphs is not None and (isinstance(cuda_graphs, bool) or not isinstance(cuda_graphs, int) or
+                                        not 1 <= cuda_graphs <= 2**31 - 1):
+            raise ValueError(f"aotc.load('{path}'): cuda_graphs must be None or an int >= 1, got {cuda_graphs!r}")
         if not os.path.exists(path):
             raise FileNotFoundError(errno.ENOENT, "aotc: no such model library", path)
         if os.path.isdir(path):
@@ -468,6 +473,7 @@ class Model:
 
         self.path = path
         self.threads = threads
+        self.cuda_graphs = cuda_graphs
         self.weights = None
         # The version of the aotc that generated the library ("0.1.0 (git ...)"); None for a
         # library built before aotc recorded it (no aotc_compiler_version) or without one.
@@ -689,6 +695,7 @@ class Model:
         state = self._state
         options = _ContextOptions()
         options.num_threads = self.threads
+        options.cuda_graph_cache = self.cuda_graphs or 0  # 0: the runtime's default
         ctx = _Context()
         if self._cuda_index is not None:
             torch = sys.modules["torch"]
@@ -1044,13 +1051,16 @@ class Model:
         return t.contiguous()  # a copy when t is not contiguous (a plain Tensor subclass: itself)
 
 
-def load(path, *, threads=None, weights=None):
+def load(path, *, threads=None, weights=None, cuda_graphs=None):
     """Loads a model library built by aotc and creates its model.
 
     threads: threads each Python thread's context uses per run (default os.cpu_count());
     where several Python threads run the model at once, give each a share of the cores.
+    cuda_graphs: for a CUDA model with named dims (aotc --target cuda --dim), how many CUDA
+    graphs (one per input shape, captured at its first run) each context keeps, dropping the
+    least recently used (default None: the runtime's, 8); other models ignore it.
     weights: the weights file of a library built with aotc --weights file (default:
     MODEL.weights beside MODEL.so). Raises FileNotFoundError for a missing library or
     weights file, ValueError for a file that is not an aotc model library, AotcError when
     the library refuses (e.g. wrong weights)."""
-    return Model(path, threads=threads, weights=weights)
+    return Model(path, threads=threads, weights=weights, cuda_graphs=cuda_graphs)

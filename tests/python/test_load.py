@@ -193,6 +193,10 @@ def main():
     raises("a library that is not aotc's", lambda: aotc.load(other), ValueError, other, "not an aotc model")
     raises("a directory", lambda: aotc.load(workdir), IsADirectoryError, workdir)
     raises("threads=0", lambda: aotc.load(mlp_so, threads=0), ValueError, "threads")
+    raises("cuda_graphs=0", lambda: aotc.load(mlp_so, cuda_graphs=0), ValueError, "cuda_graphs")
+    # A CPU model ignores cuda_graphs (the C ABI accepts any count for it).
+    with aotc.load(mlp_so, threads=1, cuda_graphs=3) as m3:
+        expect("cuda_graphs on a CPU model: runs and matches", m3.cuda_graphs == 3 and close_to(m3(x), want_mlp))
     raises("weights= for embedded weights", lambda: aotc.load(mlp_so, weights=mlp_so), ValueError, "embedded")
 
     # ---- --weights file ----
