@@ -582,16 +582,12 @@ std::string DynamicBuilder::bucket_prologue(const Bucket& bucket) const {
 
 // The run function dispatching to the buckets' (the general one last).
 std::string dispatch_body(const std::vector<Bucket>& buckets, const std::vector<std::string>& names,
-                          const std::string& run_of_bucket) {
+                          const std::string& prefix, const std::string& suffix) {
   std::string dispatch = dim_variables(names, "args.dims");
-  for (size_t b = buckets.size(); b-- > 1;) {
-    std::string call = run_of_bucket;
-    call.replace(call.find('#'), 1, std::to_string(b));
-    dispatch += "  if (" + buckets[b].condition + ") return " + call + "(args);\n";
-  }
-  std::string general = run_of_bucket;
-  general.replace(general.find('#'), 1, "0");
-  return dispatch + "  " + general + "(args);";
+  for (size_t b = buckets.size(); b-- > 1;)
+    dispatch +=
+        "  if (" + buckets[b].condition + ") return " + prefix + std::to_string(b) + suffix + "(args);\n";
+  return dispatch + "  " + prefix + "0" + suffix + "(args);";
 }
 
 // CPU: a run function per bucket (run_model_<b>) before the dispatching run_model.
@@ -605,7 +601,7 @@ std::string DynamicBuilder::cpu_source(const std::string& base_text,
   run_part(base_text, false, &begin, &end);
   const std::string open = kCpuRunOpen;
   return base_text.substr(0, begin - open.size()) + functions + open +
-         dispatch_body(buckets, names_, "run_model_#") + base_text.substr(end);
+         dispatch_body(buckets, names_, "run_model_", "") + base_text.substr(end);
 }
 
 // CUDA: each bucket's kernels and run function in a namespace of its own (bucket_<b>),
@@ -634,7 +630,7 @@ std::string DynamicBuilder::cuda_source(const std::string& base_text,
   size_t begin = 0, end = 0;
   run_part(base_text, true, &begin, &end);
   return base_text.substr(0, begin) + namespaces + kCudaRunOpen +
-         dispatch_body(buckets, names_, "bucket_#::run_model") + "\n}\n" + base_text.substr(end);
+         dispatch_body(buckets, names_, "bucket_", "::run_model") + "\n}\n" + base_text.substr(end);
 }
 
 void DynamicBuilder::run() {

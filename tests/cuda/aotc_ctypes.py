@@ -88,17 +88,26 @@ class Model:
 
 
 class Context:
-    """A context; stream is a cudaStream_t as an int (torch.cuda.Stream.cuda_stream) or None."""
+    """A context; stream is a cudaStream_t as an int (torch.cuda.Stream.cuda_stream) or None;
+    graph_cache: aotc_context_options.cuda_graph_cache (0: the runtime's default)."""
 
-    def __init__(self, model, stream=None):
+    def __init__(self, model, stream=None, graph_cache=0):
         self.model = model
         self.L = model.L
         self.handle = ctypes.c_void_p()
         options = ContextOptions()
         options.num_threads = 1
         options.cuda_stream = stream
+        options.cuda_graph_cache = graph_cache
         self.L.check(self.L.lib.aotc_context_create(model.handle, ctypes.byref(options), ctypes.byref(self.handle)))
         self._dims = []
+
+    def output_dims(self, index):
+        """aotc_context_output_dims: output index's dims in the last run."""
+        dims = (ctypes.c_int64 * 8)()
+        self.L.lib.aotc_context_output_dims.restype = ctypes.c_int32
+        self.L.check(self.L.lib.aotc_context_output_dims(self.handle, ctypes.c_size_t(index), dims))
+        return [dims[d] for d in range(len(self.model.outputs[index]["shape"]))]
 
     def set_stream(self, stream):
         self.L.check(self.L.lib.aotc_context_set_cuda_stream(self.handle, ctypes.c_void_p(stream)))

@@ -12,7 +12,6 @@ ABI, on CUDA tensors, at shapes that come and go, each compared with torch on th
 
 Needs a GPU: scripts/gpu_dynamic.sh runs it.
 Usage: check_dynamic_cuda.py --aotc AOTC --workdir DIR"""
-import ctypes
 import os
 import subprocess
 import sys
@@ -22,8 +21,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
-from aotc_ctypes import AotcError, ContextOptions, Library, Model  # noqa: E402
-import aotc_ctypes  # noqa: E402
+from aotc_ctypes import AotcError, Context, Library, Model  # noqa: E402
 from common import TOLERANCE, arg_parser, compile_module, expect, finish, rel_l2  # noqa: E402
 from test_dynamic_shapes import BertStyle  # noqa: E402
 # (B, S): shapes that repeat, so that a cache of 2 drops one and captures it again.
@@ -46,26 +44,6 @@ def captures_expected(cache):
     return captures
 
 
-class Context(aotc_ctypes.Context):
-    """aotc_ctypes.Context with aotc_context_options.cuda_graph_cache."""
-
-    def __init__(self, model, graph_cache):
-        self.model = model
-        self.L = model.L
-        self.handle = ctypes.c_void_p()
-        options = ContextOptions()
-        options.num_threads = 1
-        options.cuda_graph_cache = graph_cache
-        self.L.check(self.L.lib.aotc_context_create(model.handle, ctypes.byref(options), ctypes.byref(self.handle)))
-        self._dims = []
-
-    def output_dims(self, index):
-        dims = (ctypes.c_int64 * 8)()
-        self.L.lib.aotc_context_output_dims.restype = ctypes.c_int32
-        self.L.check(self.L.lib.aotc_context_output_dims(self.handle, ctypes.c_size_t(index), dims))
-        return [dims[d] for d in range(len(self.model.outputs[index]["shape"]))]
-
-
 def inputs_at(batch, seq, generator):
     ids = torch.randint(1, 100, (batch, seq), generator=generator)
     mask = torch.rand(batch, seq, generator=generator) > 0.3
@@ -73,12 +51,25 @@ def inputs_at(batch, seq, generator):
     return ids.cuda(), mask.cuda()
 
 
+def refused(what, call, words):
+    """call() must fail with AotcError naming words; returns 1 for a problem, else 0."""
+    try:
+        call()
+    except AotcError as e:
+        if all(w in e.message for w in words):
+            return 0
+        print(f"problem: {what} is refused with '{e.message}'", flush=True)
+        return 1
+    print(f"problem: {what} was not refused", flush=True)
+    return 1
+
+
 def child(so, pt, graph_cache):
     """Runs SEQUENCE in this process; prints one line per problem and 'ok N' at the end."""
     model_ref = torch.jit.load(pt).cuda().eval()
     lib = Library(so)
     model = Model(lib)
-    context = Context(model, graph_cache)
+    context = Context(model, graph_cache=graph_cache)
     generator = torch.Generator().manual_seed(5)
     problems = 0
     for batch, seq in SEQUENCE:
@@ -94,26 +85,14 @@ def child(so, pt, graph_cache):
             print(f"problem: B={batch}, S={seq}: relative L2 {err:.2e}, output dims {dims}", flush=True)
             problems += 1
     # Refusals leave the context usable.
-    for bad, words in [((9, 4), ["B = 9", "1..8"]), ((2, 65), ["S = 65", "1..64"])]:
-        ids, mask = inputs_at(*bad, generator)
-        try:
-            context.run([ids, mask], [torch.empty(bad[0], bad[1], 48, device="cuda")])
-            print(f"problem: B={bad[0]}, S={bad[1]} was not refused", flush=True)
-            problems += 1
-        except AotcError as e:
-            if not all(w in e.message for w in words):
-                print(f"problem: the refusal of {bad} says '{e.message}'", flush=True)
-                problems += 1
+    for (batch, seq), words in [((9, 4), ["B = 9", "1..8"]), ((2, 65), ["S = 65", "1..64"])]:
+        ids, mask = inputs_at(batch, seq, generator)
+        out = torch.empty(batch, seq, 48, device="cuda")
+        problems += refused(f"B={batch}, S={seq}", lambda: context.run([ids, mask], [out]), words)
     ids, _ = inputs_at(2, 5, generator)
     _, mask = inputs_at(2, 6, generator)
-    try:
-        context.run([ids, mask], [torch.empty(2, 6, 48, device="cuda")])
-        print("problem: ids and mask of two lengths were not refused", flush=True)
-        problems += 1
-    except AotcError as e:
-        if "S" not in e.message:
-            print(f"problem: the refusal of two lengths says '{e.message}'", flush=True)
-            problems += 1
+    out = torch.empty(2, 6, 48, device="cuda")
+    problems += refused("ids and mask of two lengths", lambda: context.run([ids, mask], [out]), ["S = 6", "S = 5"])
     ids, mask = inputs_at(*AFTER_REFUSALS, generator)
     with torch.no_grad():
         want = model_ref(ids, mask)
@@ -123,14 +102,7 @@ def child(so, pt, graph_cache):
     if not rel_l2(got, want) <= TOLERANCE:
         print("problem: the context is wrong after the refusals", flush=True)
         problems += 1
-    try:
-        Context(model, -1)
-        print("problem: cuda_graph_cache = -1 was accepted", flush=True)
-        problems += 1
-    except AotcError as e:
-        if "cuda_graph_cache" not in e.message:
-            print(f"problem: cuda_graph_cache = -1 is refused with '{e.message}'", flush=True)
-            problems += 1
+    problems += refused("cuda_graph_cache = -1", lambda: Context(model, graph_cache=-1), ["cuda_graph_cache"])
     context.destroy()
     model.destroy()
     print(f"ok {problems}", flush=True)
