@@ -107,8 +107,8 @@ class AotcTensorInfo(ctypes.Structure):
 
 class AotcContextOptions(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("cuda_graph_cache", ctypes.c_int32),
-                ("reserved_i", ctypes.c_int32 * 2), ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_uint64),
-                ("reserved", ctypes.c_uint64 * 2)]
+                ("num_dim_limits", ctypes.c_int32), ("reserved_i", ctypes.c_int32 * 1), ("arena", ctypes.c_void_p),
+                ("arena_size", ctypes.c_uint64), ("cuda_stream", ctypes.c_void_p), ("dim_limits", ctypes.c_void_p)]
 
 
 class AotcModel:

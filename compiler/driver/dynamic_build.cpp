@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "../../runtime/include/aotc/rt/model_desc.h"
@@ -92,11 +94,18 @@ struct SplitRequest {
   std::string why;
 };
 
+// What a sample's compile gives the fit: the varying part of its source, its outputs'
+// shapes and the bytes each of its bucket's arena buffers needs at its sizes.
+struct SampleResult {
+  std::string text;
+  std::vector<ir::Shape> outputs;
+  std::vector<int64_t> buffer_sizes;
+};
+
 // Samples already compiled, kept across restarts: a split leaves the other buckets'
 // largest sizes, memory plans and weights as they were. Key: (the bucket's largest sizes,
-// the sample's sizes); value: the run function's text and the outputs' shapes.
-using SampleCache = std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
-                             std::pair<std::string, std::vector<ir::Shape>>>;
+// the sample's sizes).
+using SampleCache = std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, SampleResult>;
 
 // The sizes compiled as one piece of code. A size of 1 is often special (a transpose of
 // a size-1 dim is no copy, a broadcast takes another stride): a dim whose range holds 1
@@ -113,6 +122,11 @@ struct Bucket {
   std::string body;         // the fitted run function's body
   std::string output_code;  // statements filling out[][] from the dims
   std::string condition;    // when the bucket runs ("" for the general one)
+  // The arena buffers of the base's plan in the order of their offsets: buffer k is
+  // aotc_offsets[k] in the generated code, placed per context (rt::ArenaPlan).
+  std::vector<passes::PlannedBuffer> buffers;
+  size_t first_offset = 0;  // where its offsets start in the context's table
+  std::string sizes_code;   // statements filling sizes[k] from the dims
 };
 
 class DynamicBuilder {
@@ -344,15 +358,81 @@ void DynamicBuilder::align(ir::Graph& sample, const Bucket& bucket, const std::v
     if (b.bytes() > a.bytes())
       throw differ("value %" + std::to_string(i) + " (" + a.name + ") is larger at the smaller sizes");
     b.arena_offset = a.arena_offset;
+    b.arena_slot = a.arena_slot;
   }
   for (size_t i = 0; i < base.ops.size(); ++i) {
     sample.ops[i].scratch_bytes = base.ops[i].scratch_bytes;
     sample.ops[i].scratch_offset = base.ops[i].scratch_offset;
+    sample.ops[i].scratch_slot = base.ops[i].scratch_slot;
     sample.ops[i].thread_scratch_bytes = base.ops[i].thread_scratch_bytes;
   }
   sample.arena_bytes = base.arena_bytes;
   sample.arena_lower_bound = base.arena_lower_bound;
   check_weights(sample, sizes);
+}
+
+// Numbers the bucket's arena buffers in the order of their offsets in its plan (the order a
+// context places them in) and makes its base address them through the offset table.
+void number_buffers(Bucket& bucket) {
+  bucket.buffers = passes::planned_buffers(bucket.base);
+  std::sort(bucket.buffers.begin(), bucket.buffers.end(),
+            [](const passes::PlannedBuffer& a, const passes::PlannedBuffer& b) {
+              return std::tie(a.offset, a.first, a.last, a.value, a.op) <
+                     std::tie(b.offset, b.first, b.last, b.value, b.op);
+            });
+  for (size_t k = 0; k < bucket.buffers.size(); ++k) {
+    const passes::PlannedBuffer& b = bucket.buffers[k];
+    if (b.value >= 0)
+      bucket.base.value(b.value).arena_slot = static_cast<int>(k);
+    else
+      bucket.base.ops[static_cast<size_t>(b.op)].scratch_slot = static_cast<int>(k);
+  }
+}
+
+// The bytes each of the bucket's arena buffers needs in a sample (scratch: the ops' own
+// needs, before align() gives them the base's).
+std::vector<int64_t> buffer_sizes(const ir::Graph& sample, const Bucket& bucket,
+                                  const std::vector<int64_t>& scratch) {
+  std::vector<int64_t> sizes;
+  for (const passes::PlannedBuffer& b : bucket.buffers)
+    sizes.push_back(b.value >= 0 ? sample.value(b.value).bytes() : scratch[static_cast<size_t>(b.op)]);
+  return sizes;
+}
+
+// Whether p, at the largest valid sizes a context allows, covers every smaller valid size:
+// not smaller at a lattice point than at the one before it along any dim (up to 9 points a
+// dim, ends included). A size that fails keeps the plan's constant.
+bool grows_with_dims(const DimPolynomial& p, const std::vector<DimSizes>& dims) {
+  std::vector<std::vector<int64_t>> axes;
+  size_t points = 1;
+  for (const DimSizes& d : dims) {
+    std::vector<int64_t> axis;
+    const int64_t steps = (d.hi - d.lo) / d.step;
+    for (int64_t i = 0; i <= 8; ++i) {
+      const int64_t v = d.lo + (steps * i / 8) * d.step;
+      if (axis.empty() || axis.back() != v) axis.push_back(v);
+    }
+    points *= axis.size();
+    axes.push_back(std::move(axis));
+  }
+  std::vector<int64_t> values(points);
+  std::vector<int64_t> sizes(dims.size());
+  for (size_t q = 0; q < points; ++q) {
+    for (size_t d = dims.size(), rest = q; d-- > 0;) {
+      sizes[d] = axes[d][rest % axes[d].size()];
+      rest /= axes[d].size();
+    }
+    const std::optional<int64_t> v = p.evaluate(sizes);
+    if (!v || *v < 0) return false;
+    values[q] = *v;
+  }
+  for (size_t q = 0, stride = 1; q < dims.size(); ++q) {
+    const size_t d = dims.size() - 1 - q;  // the last dim is the fastest
+    for (size_t i = 0; i < points; ++i)
+      if ((i / stride) % axes[d].size() > 0 && values[i] < values[i - stride]) return false;
+    stride *= axes[d].size();
+  }
+  return true;
 }
 
 // The sample's generated source (its weights placed by check_weights).
@@ -430,6 +510,7 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
   }
   std::vector<CodeSample> grid(points), checks;
   std::vector<std::vector<ir::Shape>> grid_outputs(points), check_outputs;
+  std::vector<std::vector<int64_t>> grid_buffers(points), check_buffers;
   // A failure at one of a dim's smallest sizes splits the smallest off (singles stay the
   // bottom of the range; the next start splits the next if it still fails).
   auto split_at = [&](const std::vector<int64_t>& sizes, const CompileError& e) {
@@ -438,29 +519,31 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
           dims[d].hi > dims[d].lo)
         throw SplitRequest{d, dims[d].lo, e.what()};
   };
-  auto compile = [&](const std::vector<int64_t>& sizes, std::vector<ir::Shape>& outputs) {
+  auto compile = [&](const std::vector<int64_t>& sizes) -> const SampleResult& {
     auto cached = cache_->find({bucket.base_sizes, sizes});
-    if (cached != cache_->end()) {
-      outputs = cached->second.second;
-      return cached->second.first;
-    }
+    if (cached != cache_->end()) return cached->second;
     log("compiling", sizes);
     ir::Graph sample = lower_at(sizes);
+    std::vector<int64_t> scratch;
+    for (const ir::Op& op : sample.ops) scratch.push_back(op.scratch_bytes);
     try {
       align(sample, bucket, sizes);
     } catch (const CompileError& e) {
       split_at(sizes, e);
       throw;
     }
-    for (const ir::GraphOutput& out : sample.outputs) outputs.push_back(sample.value(out.value).shape);
-    std::string text = run_part(generate(sample), build_.cuda);
-    cache_->emplace(std::make_pair(bucket.base_sizes, sizes), std::make_pair(text, outputs));
-    return text;
+    SampleResult result;
+    for (const ir::GraphOutput& out : sample.outputs) result.outputs.push_back(sample.value(out.value).shape);
+    result.buffer_sizes = buffer_sizes(sample, bucket, scratch);
+    result.text = run_part(generate(sample), build_.cuda);
+    return cache_->emplace(std::make_pair(bucket.base_sizes, sizes), std::move(result)).first->second;
   };
   // The check points first: a graph that changes at a smallest size is split off early.
   for (const std::vector<int64_t>& sizes : check_sizes) {
-    check_outputs.emplace_back();
-    checks.push_back({sizes, compile(sizes, check_outputs.back())});
+    const SampleResult& result = compile(sizes);
+    check_outputs.push_back(result.outputs);
+    check_buffers.push_back(result.buffer_sizes);
+    checks.push_back({sizes, result.text});
   }
   size_t base_index = 0;
   for (size_t p = 0; p < points; ++p) {
@@ -469,8 +552,12 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       base_index = p;
       grid[p].text = run_part(bucket.base_text, build_.cuda);
       grid_outputs[p] = bucket.base_outputs;
+      for (const passes::PlannedBuffer& b : bucket.buffers) grid_buffers[p].push_back(b.size);
     } else {
-      grid[p].text = compile(grid_sizes[p], grid_outputs[p]);
+      const SampleResult& result = compile(grid_sizes[p]);
+      grid[p].text = result.text;
+      grid_outputs[p] = result.outputs;
+      grid_buffers[p] = result.buffer_sizes;
     }
   }
   std::vector<int64_t> failed_at;
@@ -499,6 +586,21 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       bucket.output_code += "    out[" + std::to_string(o) + "][" + std::to_string(d) +
                             "] = " + poly->expression(names_, kDimPrefix) + ";\n";
     }
+  }
+  // Each arena buffer's size in the dims, for contexts with smaller largest sizes; one that
+  // is no polynomial, or not largest at the largest sizes, keeps its size in the plan.
+  for (size_t k = 0; k < bucket.buffers.size(); ++k) {
+    std::vector<int64_t> at_grid;
+    for (const auto& sizes : grid_buffers) at_grid.push_back(sizes[k]);
+    auto poly = DimPolynomial::interpolate(grid_values, at_grid);
+    for (size_t c = 0; poly && c < check_sizes.size(); ++c) {
+      auto v = poly->evaluate(check_sizes[c]);
+      if (!v || *v != check_buffers[c][k]) poly.reset();
+    }
+    const bool fits = poly && grows_with_dims(*poly, dims) && poly->evaluate(bucket.base_sizes) == bucket.buffers[k].size;
+    bucket.sizes_code += "  sizes[" + std::to_string(k) + "] = " +
+                         (fits ? poly->expression(names_, kDimPrefix) : std::to_string(bucket.buffers[k].size)) +
+                         ";\n";
   }
 }
 
@@ -564,8 +666,36 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
     code += bucket.condition.empty() ? "  {\n" : "  if (" + bucket.condition + ") {\n";
     code += bucket.output_code + "    return;\n  }\n";
   }
-  code += "}\n\nconst aotc::rt::DynamicDesc kDynamic = {kDims, " + std::to_string(dims_.size()) +
-          ", kInputDims, kOutputDimNames, &output_dims};\n\n";
+  code += "}\n\n";
+  // Each bucket's arena plan, placed again by every context for its largest sizes.
+  std::string plans;
+  size_t offsets = 0;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    const Bucket& bucket = buckets[b];
+    const std::string n = std::to_string(b);
+    std::vector<std::string> lo, hi;
+    for (const DimSizes& d : bucket.dims) {
+      lo.push_back(std::to_string(d.lo));
+      hi.push_back(std::to_string(d.hi));
+    }
+    code += "const int64_t kArenaMin" + n + "[] = " + cpp_row(lo) + ";\nconst int64_t kArenaMax" + n +
+            "[] = " + cpp_row(hi) + ";\n";
+    code += "// Bucket " + n + "'s arena buffers in the order of their offsets: {first op, last op, bytes}.\n";
+    code += "const aotc::rt::ArenaBuffer kArenaBuffers" + n + "[] = {\n";
+    for (const passes::PlannedBuffer& buffer : bucket.buffers)
+      code += "    {" + std::to_string(buffer.first) + ", " + std::to_string(buffer.last) + ", " +
+              std::to_string(buffer.size) + "},\n";
+    if (bucket.buffers.empty()) code += "    {0, 0, 0},\n";
+    code += "};\n\nvoid arena_sizes_" + n + "(const int64_t* dims, int64_t* sizes) {\n" +
+            dim_variables(names_, "dims") + "  (void)sizes;\n" + bucket.sizes_code + "}\n\n";
+    plans += "    {kArenaMin" + n + ", kArenaMax" + n + ", kArenaBuffers" + n + ", " +
+             std::to_string(bucket.buffers.size()) + ", &arena_sizes_" + n + "},\n";
+    offsets += bucket.buffers.size();
+  }
+  code += "const aotc::rt::ArenaPlan kArenaPlans[] = {\n" + plans + "};\n\n";
+  code += "const aotc::rt::DynamicDesc kDynamic = {kDims, " + std::to_string(dims_.size()) +
+          ", kInputDims, kOutputDimNames, &output_dims, kArenaPlans, " + std::to_string(buckets.size()) + ", " +
+          std::to_string(offsets) + "};\n\n";
   return code;
 }
 
@@ -577,7 +707,10 @@ std::string DynamicBuilder::bucket_prologue(const Bucket& bucket) const {
     prologue += "  // " + names_[d] + " in " + std::to_string(r.lo) + ".." + std::to_string(r.hi) +
                 (r.step > 1 ? ", a multiple of " + std::to_string(r.step) : "") + "\n";
   }
-  return prologue + dim_variables(names_, "args.dims");
+  return prologue + dim_variables(names_, "args.dims") +
+         "  // This bucket's arena offsets, placed for the context's largest sizes.\n"
+         "  const int64_t* const aotc_offsets = args.arena_offsets + " +
+         std::to_string(bucket.first_offset) + ";\n  (void)aotc_offsets;\n";
 }
 
 // The run function dispatching to the buckets' (the general one last).
@@ -679,12 +812,15 @@ void DynamicBuilder::run() {
       bucket.base_thread_scratch = std::max(bucket.base_thread_scratch, op.thread_scratch_bytes);
     }
     passes::plan_memory(bucket.base);
+    number_buffers(bucket);
     arena = std::max(arena, bucket.base.arena_bytes);
     for (const ir::Op& op : bucket.base.ops)
       thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
     for (const ir::GraphOutput& out : bucket.base.outputs)
       bucket.base_outputs.push_back(bucket.base.value(out.value).shape);
   }
+  for (size_t b = 1; b < buckets.size(); ++b)
+    buckets[b].first_offset = buckets[b - 1].first_offset + buckets[b - 1].buffers.size();
   // The general bucket's base holds the weights and the model's desc.
   Bucket& general = buckets.front();
   general.base.arena_bytes = arena;

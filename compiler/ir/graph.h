@@ -60,6 +60,10 @@ struct Value {
   // mutated after the op that produces them, so reading a copy is reading the view.
   int view_of = -1;
   int64_t arena_offset = -1;  // Storage::Arena, set by the memory planner
+  // A model with named dims: the entry of the run's offset table (aotc_offsets[slot],
+  // computed per context for its largest sizes) that holds this root's offset in place of
+  // arena_offset; -1: arena_offset, a constant. Set by the dynamic build.
+  int arena_slot = -1;
 
   int64_t bytes() const { return numel(shape) * dtype_size(dtype); }
 };
@@ -74,6 +78,7 @@ struct Op {
   SourceLocation loc;
   int64_t scratch_bytes = 0;    // arena scratch the kernel needs while it runs
   int64_t scratch_offset = -1;  // set by the memory planner
+  int scratch_slot = -1;        // as Value::arena_slot, for the scratch
   // The kernel also runs without its scratch, only more slowly (the implicit GEMM's shared
   // packing): the planner gives it only room the arena has anyway, else sets scratch_bytes 0.
   bool scratch_optional = false;

@@ -224,13 +224,16 @@ std::string EmitContext::c_type(ir::DType dtype) {
 
 namespace {
 // Byte address of a value's data as a C++ expression over the generated run function's
-// locals: arena, w (weights), in (inputs).
+// locals: arena, w (weights), in (inputs), and with named dims aotc_offsets (the context's
+// arena offsets).
 std::string address(const ir::Graph& g, int id) {
   const int64_t offset = g.root_byte_offset(id);
   id = g.storage_root(id);
   const ir::Value& v = g.value(id);
   switch (v.storage) {
     case ir::Storage::Arena:
+      if (v.arena_slot >= 0)
+        return "(arena + aotc_offsets[" + std::to_string(v.arena_slot) + "] + " + std::to_string(offset) + ")";
       if (v.arena_offset < 0)
         throw CompileError("internal: value %" + std::to_string(id) + " has no arena offset");
       return "(arena + " + std::to_string(v.arena_offset + offset) + ")";
@@ -262,6 +265,8 @@ std::string EmitContext::out(int id) const {
 
 std::string EmitContext::scratch(const ir::Op& op) const {
   if (op.scratch_bytes == 0) return "nullptr";
+  if (op.scratch_slot >= 0)
+    return "reinterpret_cast<float*>(arena + aotc_offsets[" + std::to_string(op.scratch_slot) + "])";
   return "reinterpret_cast<float*>(arena + " + std::to_string(op.scratch_offset) + ")";
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "../ir/graph.h"
 
@@ -28,6 +29,18 @@ void write_attention_permuted(ir::Graph& graph);
 // arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
 // order_search false keeps only the sorted placement orders (tests compare the two).
 void plan_memory(ir::Graph& graph, bool order_search = true);
+// One buffer of a planned arena: a value's bytes (value, its storage root) or an op's
+// scratch (op), alive from op `first` to op `last` inclusive (a graph output to
+// ops.size()), `size` bytes at `offset`.
+struct PlannedBuffer {
+  int value = -1;
+  int op = -1;
+  int first = 0, last = 0;
+  int64_t size = 0;
+  int64_t offset = -1;
+};
+// The buffers plan_memory placed in the graph's arena (after it ran), in no set order.
+std::vector<PlannedBuffer> planned_buffers(const ir::Graph& graph);
 
 // CPU target only, after run_default_passes and before a new plan_memory: 3x3 stride-1
 // convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights

@@ -85,10 +85,13 @@ int64_t place(const std::vector<Buffer>& buffers, const std::vector<size_t>& ord
 
 }  // namespace
 
-void plan_memory(ir::Graph& graph, bool order_search) {
+namespace {
+
+// Every arena buffer of the graph with its lifetime; scratch the kernel can do without
+// (Op::scratch_optional) goes to `optional`.
+void collect_buffers(const ir::Graph& graph, std::vector<Buffer>& buffers, std::vector<Buffer>& optional) {
   const int end = static_cast<int>(graph.ops.size());
   std::map<int, Buffer> by_root;
-  std::vector<Buffer> buffers, optional;
   for (int t = 0; t < end; ++t) {
     const ir::Op& op = graph.ops[static_cast<size_t>(t)];
     for (int out : op.outputs) {
@@ -120,6 +123,28 @@ void plan_memory(ir::Graph& graph, bool order_search) {
     if (it != by_root.end()) it->second.last = end;
   }
   for (auto& [root, b] : by_root) buffers.push_back(b);
+}
+
+}  // namespace
+
+std::vector<PlannedBuffer> planned_buffers(const ir::Graph& graph) {
+  std::vector<Buffer> buffers, optional;
+  collect_buffers(graph, buffers, optional);
+  // Optional scratch the plan dropped has scratch_bytes 0 and is not collected.
+  buffers.insert(buffers.end(), optional.begin(), optional.end());
+  std::vector<PlannedBuffer> planned;
+  for (const Buffer& b : buffers) {
+    const int64_t offset = b.value >= 0 ? graph.value(b.value).arena_offset
+                                        : graph.ops[static_cast<size_t>(b.op)].scratch_offset;
+    planned.push_back({b.value, b.op, b.first, b.last, b.size, offset});
+  }
+  return planned;
+}
+
+void plan_memory(ir::Graph& graph, bool order_search) {
+  const int end = static_cast<int>(graph.ops.size());
+  std::vector<Buffer> buffers, optional;
+  collect_buffers(graph, buffers, optional);
 
   // Lower bound: the most bytes alive at any one step.
   int64_t lower_bound = peak_live_bytes(buffers, end);

@@ -9,7 +9,7 @@
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
 //     buffers free to change from run to run while the graph stays the same.
 // A model with named dims (aotc --dim; ModelDesc::dynamic) sizes arena and staging for its
-// largest shape at context create and captures nothing there: a graph bakes in its
+// largest shape (the context's: aotc_context_options.dim_limits) at context create and captures nothing there: a graph bakes in its
 // kernels' sizes, so each distinct shape gets its own, made (tuning run, then capture) in
 // the first run at that shape and kept in a small per-context cache of the most recently
 // used ones (aotc_context_options.cuda_graph_cache, evicting the least recently used). A
@@ -104,6 +104,7 @@ struct ContextState {
   unsigned char* memory = nullptr;  // one cudaMalloc: arena, staging, cuBLAS workspace
   std::vector<void*> inputs, outputs;
   std::vector<uint64_t> input_bytes, output_bytes;  // at the largest shape
+  std::vector<int64_t> arena_offsets;                // a model with named dims: the context's
   // A model without named dims: its one graph, captured at create.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -178,6 +179,10 @@ Exec exec_of(const ContextState* s, bool tune) {
   return exec;
 }
 
+const int64_t* offsets_of(const ContextState* s) {
+  return s->arena_offsets.empty() ? nullptr : s->arena_offsets.data();
+}
+
 // The tuning run: the model once on the context's own stream, not captured, over zeroed
 // buffers (every index a gather reads is then valid), so that each GEMM shape can time its
 // candidate algorithms; the capture then finds them chosen. dims: the shape of a model with
@@ -202,8 +207,8 @@ aotc_status tune_gemms(ContextState* s, unsigned char* arena, const int64_t* dim
     flush = nullptr;
   }
   gemm_tuning_set_flush(s->tuning, flush, flush_bytes);
-  const CudaRunArgs args{exec_of(s, true),  arena, s->model->weights, s->inputs.data(),
-                         s->outputs.data(), dims};
+  const CudaRunArgs args{exec_of(s, true), arena, s->model->weights, s->inputs.data(), s->outputs.data(),
+                         dims, offsets_of(s)};
   s->cuda->run(args);
   const cudaError_t synced = cudaStreamSynchronize(s->own_stream);
   gemm_tuning_set_flush(s->tuning, nullptr, 0);
@@ -238,8 +243,8 @@ aotc_status capture(ContextState* s, unsigned char* arena, const int64_t* dims, 
   const char* what = "starting the graph capture";
   cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal);
   if (e == cudaSuccess) {
-    const CudaRunArgs args{exec_of(s, false), arena, s->model->weights, s->inputs.data(),
-                           s->outputs.data(), dims};
+    const CudaRunArgs args{exec_of(s, false), arena, s->model->weights, s->inputs.data(), s->outputs.data(),
+                           dims, offsets_of(s)};
     s->cuda->run(args);
     what = "capturing the model's run";
     e = cudaStreamEndCapture(s->own_stream, &graph);
@@ -331,7 +336,7 @@ aotc_status graph_for(ContextState* s, const int64_t* dims, cudaGraphExec_t* out
 }
 
 aotc_status context_create(const ModelDesc& desc, void* model_state, void* stream, int32_t graph_cache,
-                           void** state) {
+                           const ContextPlan& plan, void** state) {
   auto* model = static_cast<ModelState*>(model_state);
   DeviceScope scope(model->device);
   auto* s = new (std::nothrow) ContextState();
@@ -341,8 +346,19 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   s->model = model;
   s->graph_cache = static_cast<size_t>(graph_cache > 0 ? graph_cache : kDefaultGraphCache);
   try {
-    for (size_t i = 0; i < desc.num_inputs; ++i) s->input_bytes.push_back(dense_bytes(desc.inputs[i]));
-    for (size_t i = 0; i < desc.num_outputs; ++i) s->output_bytes.push_back(dense_bytes(desc.outputs[i]));
+    // Staging for the context's largest shape.
+    for (size_t i = 0; i < desc.num_inputs; ++i) {
+      TensorDesc largest = desc.inputs[i];
+      for (int32_t d = 0; plan.limits && d < largest.rank; ++d)
+        if (desc.dynamic->input_dims[i][d] >= 0) largest.dims[d] = plan.limits[desc.dynamic->input_dims[i][d]];
+      s->input_bytes.push_back(dense_bytes(largest));
+    }
+    for (size_t i = 0; i < desc.num_outputs; ++i)
+      s->output_bytes.push_back(plan.largest_output_dims ? dense_bytes(desc.outputs[i].dtype, desc.outputs[i].rank,
+                                                                       plan.largest_output_dims[i])
+                                                         : dense_bytes(desc.outputs[i]));
+    if (plan.arena_offsets && desc.dynamic)
+      s->arena_offsets.assign(plan.arena_offsets, plan.arena_offsets + desc.dynamic->num_arena_offsets);
     s->inputs.assign(desc.num_inputs + 1, nullptr);
     s->outputs.assign(desc.num_outputs + 1, nullptr);
   } catch (...) {
@@ -355,7 +371,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   }
   s->stream = stream ? static_cast<cudaStream_t>(stream) : s->own_stream;
   // One allocation: arena, then staging buffers, then cuBLAS's workspace.
-  size_t total = align_up(desc.arena_bytes);
+  size_t total = align_up(plan.activation_bytes);
   for (uint64_t b : s->input_bytes) total += align_up(b);
   for (uint64_t b : s->output_bytes) total += align_up(b);
   s->workspace_offset = total;
@@ -365,7 +381,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
     destroy_context_state(s);
     return cuda_fail("allocating the context's device memory", e);
   }
-  size_t offset = align_up(desc.arena_bytes);
+  size_t offset = align_up(plan.activation_bytes);
   for (size_t i = 0; i < desc.num_inputs; ++i) {
     s->inputs[i] = s->memory + offset;
     offset += align_up(s->input_bytes[i]);

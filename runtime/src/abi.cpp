@@ -18,6 +18,7 @@
 #include <new>
 
 #include "aotc_runtime_version.h"
+#include "place_arena.h"
 #include "status.h"
 
 using aotc::rt::fail;
@@ -37,13 +38,16 @@ static_assert(sizeof(void*) != 8 ||
 static_assert(sizeof(void*) != 8 || sizeof(aotc_model_options) == 64);
 // Minor version 2 named the third reserved word of the context options and the first of
 // a tensor's: same sizes, same offsets.
-static_assert(sizeof(void*) != 8 || (offsetof(aotc_context_options, cuda_stream) == 32 &&
-                                     offsetof(aotc_context_options, reserved) == 40));
+static_assert(sizeof(void*) != 8 || offsetof(aotc_context_options, cuda_stream) == 32);
 static_assert(sizeof(void*) != 8 || (sizeof(aotc_tensor) == 64 && offsetof(aotc_tensor, memory) == 32));
-// Minor version 5 named the first of the context options' three reserved int32s.
+// Minor version 5 named the first of the context options' three reserved int32s, minor
+// version 6 the second and the last reserved word.
 static_assert(offsetof(aotc_context_options, cuda_graph_cache) == 4 &&
-              offsetof(aotc_context_options, reserved_i) == 8 &&
-              sizeof(aotc_context_options::reserved_i) == 2 * sizeof(int32_t));
+              offsetof(aotc_context_options, num_dim_limits) == 8 &&
+              offsetof(aotc_context_options, reserved_i) == 12 &&
+              sizeof(aotc_context_options::reserved_i) == sizeof(int32_t));
+static_assert(sizeof(void*) != 8 || offsetof(aotc_context_options, dim_limits) == 40);
+static_assert(sizeof(void*) != 8 || sizeof(aotc_dim_limit) == 32);
 static_assert(sizeof(aotc_weights_info) == 56);
 
 // Weights of a model whose blob is empty: any 64-byte aligned address will do.
@@ -79,6 +83,10 @@ struct aotc_context {
   void** output_ptrs;
   // Models with dynamic dims: the named dims' sizes and every output's dims of the last run.
   int64_t dims[aotc::rt::kMaxNamedDims];
+  // Models with dynamic dims: the largest size of each named dim the context runs at
+  // (aotc_context_options.dim_limits), and its arena's offsets, placed for them.
+  int64_t limits[aotc::rt::kMaxNamedDims];
+  int64_t* arena_offsets;
   int64_t (*output_dims)[AOTC_MAX_RANK];
   // Set while a run is in progress: a context serves one thread at a time.
   std::atomic<bool> busy;
@@ -104,10 +112,77 @@ uint64_t round_up(uint64_t bytes, uint64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
-// Bytes of a context's arena: the activations, then each thread's kernel scratch.
-uint64_t context_arena_bytes(const aotc::rt::ModelDesc& desc, int threads) {
-  return round_up(desc.arena_bytes, kArenaAlignment) +
+bool all_zero(const uint64_t* values, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (values[i]) return false;
+  return true;
+}
+
+// Bytes of a context's arena: the activations (activation_bytes), then each thread's
+// kernel scratch.
+uint64_t context_arena_bytes(const aotc::rt::ModelDesc& desc, uint64_t activation_bytes, int threads) {
+  return round_up(activation_bytes, kArenaAlignment) +
          static_cast<uint64_t>(threads) * round_up(desc.thread_scratch_bytes, kArenaAlignment);
+}
+
+// A model with dynamic dims: the largest size of each named dim that a context with these
+// options runs at: the model's, lowered by options->dim_limits; every limit checked.
+aotc_status resolve_limits(const aotc::rt::ModelDesc& desc, const aotc_context_options* options,
+                           int64_t* limits) {
+  const int32_t count = options ? options->num_dim_limits : 0;
+  const aotc_dim_limit* given = options ? options->dim_limits : nullptr;
+  if (count < 0) return fail(AOTC_ERR_INVALID_ARGUMENT, "num_dim_limits is %d; it counts dim_limits", count);
+  if (count > 0 && !given)
+    return fail(AOTC_ERR_NULL_POINTER, "dim_limits is NULL but num_dim_limits is %d", count);
+  if (count == 0 && given)
+    return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits is set but num_dim_limits is 0");
+  if (count > 0 && !desc.dynamic)
+    return fail(AOTC_ERR_INVALID_ARGUMENT,
+                "dim_limits: this model has no named dims (aotc --dim): every shape is fixed");
+  if (!desc.dynamic) return AOTC_OK;
+  const aotc::rt::DynamicDesc& dyn = *desc.dynamic;
+  bool set[aotc::rt::kMaxNamedDims] = {};
+  for (size_t k = 0; k < dyn.num_dims; ++k) limits[k] = dyn.dims[k].max;
+  for (int32_t i = 0; i < count; ++i) {
+    const aotc_dim_limit& limit = given[i];
+    if (!all_zero(limit.reserved, sizeof limit.reserved / sizeof limit.reserved[0]))
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: the reserved fields must be zero", i);
+    if (!limit.name) return fail(AOTC_ERR_NULL_POINTER, "dim_limits[%d]: name is NULL", i);
+    size_t k = 0;
+    while (k < dyn.num_dims && std::strcmp(dyn.dims[k].name, limit.name) != 0) ++k;
+    if (k == dyn.num_dims) {
+      char names[256] = "";
+      for (size_t j = 0, used = 0; j < dyn.num_dims && used < sizeof names; ++j)
+        used += static_cast<size_t>(
+            std::snprintf(names + used, sizeof names - used, "%s%s", j ? ", " : "", dyn.dims[j].name));
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: the model has no dim '%.100s' (its dims: %s)", i,
+                  limit.name, names);
+    }
+    if (set[k])
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: %s is limited twice", i, dyn.dims[k].name);
+    set[k] = true;
+    const aotc::rt::DimDesc& dim = dyn.dims[k];
+    const int64_t step = dim.multiple_of > 1 ? dim.multiple_of : 1;
+    if (limit.max > dim.max || limit.max / step * step < dim.min)
+      return fail(AOTC_ERR_INVALID_ARGUMENT,
+                  "dim_limits[%d]: %s max %lld is outside the dim's range %lld..%lld%s", i, dim.name,
+                  static_cast<long long>(limit.max), static_cast<long long>(dim.min),
+                  static_cast<long long>(dim.max), step > 1 ? " (it must hold a multiple of its step)" : "");
+    limits[k] = limit.max / step * step;
+  }
+  return AOTC_OK;
+}
+
+// The activation bytes of a context running at sizes up to limits (a model with dynamic
+// dims; desc.arena_bytes otherwise), its arena offsets written to offsets (num_arena_offsets).
+aotc_status context_activation_bytes(const aotc::rt::ModelDesc& desc, const int64_t* limits,
+                                     int64_t* offsets, uint64_t* out_bytes) {
+  *out_bytes = desc.arena_bytes;
+  if (!desc.dynamic || !desc.dynamic->arena_plans) return AOTC_OK;
+  const int64_t bytes = aotc::rt::place_arena(*desc.dynamic, limits, offsets);
+  if (bytes < 0) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory placing the context's arena");
+  *out_bytes = static_cast<uint64_t>(bytes);
+  return AOTC_OK;
 }
 
 // num_threads as the options give it (0 means 1); fails outside [0, 1024].
@@ -115,12 +190,6 @@ aotc_status check_threads(int32_t threads) {
   if (threads < 0 || threads > 1024)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "num_threads must be in [0, 1024], got %d", threads);
   return AOTC_OK;
-}
-
-bool all_zero(const uint64_t* values, size_t count) {
-  for (size_t i = 0; i < count; ++i)
-    if (values[i]) return false;
-  return true;
 }
 
 // Checks external weights against the model: size first (cheap), then the checksum.
@@ -417,6 +486,24 @@ aotc_status resolve_dims(const aotc::rt::ModelDesc& desc, const aotc_tensor* inp
   return AOTC_OK;
 }
 
+// A context of a model with dynamic dims runs only up to its limits (dim_limits): the
+// first input dim above one is named.
+aotc_status check_limits(const aotc::rt::ModelDesc& desc, const int64_t* limits, const int64_t* dims) {
+  const aotc::rt::DynamicDesc& dyn = *desc.dynamic;
+  for (size_t k = 0; k < dyn.num_dims; ++k) {
+    if (dims[k] <= limits[k]) continue;
+    for (size_t i = 0; i < desc.num_inputs; ++i)
+      for (int32_t d = 0; d < desc.inputs[i].rank; ++d)
+        if (dyn.input_dims[i][d] == static_cast<int32_t>(k))
+          return fail(AOTC_ERR_WRONG_SHAPE,
+                      "input %zu ('%s'): %s = %lld is above %lld, the largest this context was created for "
+                      "(aotc_context_options.dim_limits; the model takes up to %lld)",
+                      i, desc.inputs[i].name, dyn.dims[k].name, static_cast<long long>(dims[k]),
+                      static_cast<long long>(limits[k]), static_cast<long long>(dyn.dims[k].max));
+  }
+  return AOTC_OK;
+}
+
 // A model with dynamic dims: an output buffer has the info's rank, its fixed dims and
 // room for the output at this run's shape (dims, from resolve_dims).
 aotc_status check_dynamic_output(const aotc::rt::ModelDesc& desc, size_t index, const int64_t* dims,
@@ -591,7 +678,29 @@ AOTC_API aotc_status aotc_model_arena_requirements(const aotc_model* model, int3
   if (aotc_status s = check_model(model)) return s;
   if (!out_bytes) return fail(AOTC_ERR_NULL_POINTER, "out_bytes is NULL");
   if (aotc_status s = check_threads(num_threads)) return s;
-  *out_bytes = context_arena_bytes(*model->desc, num_threads ? num_threads : 1);
+  *out_bytes = context_arena_bytes(*model->desc, model->desc->arena_bytes, num_threads ? num_threads : 1);
+  if (out_alignment) *out_alignment = kArenaAlignment;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status aotc_model_arena_requirements_v2(const aotc_model* model,
+                                                      const aotc_context_options* options,
+                                                      uint64_t* out_bytes, uint64_t* out_alignment) {
+  if (aotc_status s = check_model(model)) return s;
+  if (!out_bytes) return fail(AOTC_ERR_NULL_POINTER, "out_bytes is NULL");
+  const int32_t threads = options ? options->num_threads : 1;
+  if (aotc_status s = check_threads(threads)) return s;
+  const aotc::rt::ModelDesc& desc = *model->desc;
+  int64_t limits[aotc::rt::kMaxNamedDims] = {};
+  if (aotc_status s = resolve_limits(desc, options, limits)) return s;
+  const size_t count = desc.dynamic ? desc.dynamic->num_arena_offsets : 0;
+  auto* offsets = static_cast<int64_t*>(std::calloc(count + 1, sizeof(int64_t)));
+  if (!offsets) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory");
+  uint64_t activations = 0;
+  const aotc_status s = context_activation_bytes(desc, limits, offsets, &activations);
+  std::free(offsets);
+  if (s != AOTC_OK) return s;
+  *out_bytes = context_arena_bytes(desc, activations, threads ? threads : 1);
   if (out_alignment) *out_alignment = kArenaAlignment;
   return AOTC_OK;
 }
@@ -605,8 +714,24 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   if (aotc_status s = check_threads(threads)) return s;
   if (threads == 0) threads = 1;
   const aotc::rt::ModelDesc* desc = model->desc;
+  int64_t limits[aotc::rt::kMaxNamedDims] = {};
+  if (aotc_status s = resolve_limits(*desc, options, limits)) return s;
+  const size_t num_offsets = desc->dynamic ? desc->dynamic->num_arena_offsets : 0;
+  auto* arena_offsets = static_cast<int64_t*>(std::calloc(num_offsets + 1, sizeof(int64_t)));
+  if (!arena_offsets) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
+  uint64_t activations = 0;
+  if (aotc_status s = context_activation_bytes(*desc, limits, arena_offsets, &activations)) {
+    std::free(arena_offsets);
+    return s;
+  }
+  // Freed on every failure below; the context owns it once created.
+  struct FreeOffsets {
+    int64_t** offsets;
+    ~FreeOffsets() { std::free(*offsets); }
+  } free_offsets{&arena_offsets};
   // A device model's arena is device memory that its hooks allocate: none on the host.
-  const size_t arena_bytes = desc->device ? 0 : static_cast<size_t>(context_arena_bytes(*desc, threads));
+  const size_t arena_bytes =
+      desc->device ? 0 : static_cast<size_t>(context_arena_bytes(*desc, activations, threads));
   unsigned char* caller_arena = nullptr;
   if (options && desc->device && options->arena)
     return fail(AOTC_ERR_INVALID_ARGUMENT,
@@ -614,7 +739,7 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   if (options && !desc->device && options->cuda_stream)
     return fail(AOTC_ERR_INVALID_ARGUMENT, "cuda_stream is for CUDA models; this model runs on the CPU");
   if (options) {
-    bool reserved_zero = all_zero(options->reserved, sizeof options->reserved / sizeof options->reserved[0]);
+    bool reserved_zero = true;
     for (const int32_t r : options->reserved_i) reserved_zero = reserved_zero && r == 0;
     if (!reserved_zero)
       return fail(AOTC_ERR_INVALID_ARGUMENT, "aotc_context_options: the reserved fields must be zero");
@@ -634,8 +759,9 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     if (caller_arena && options->arena_size < arena_bytes)
       return fail(
           AOTC_ERR_BUFFER_TOO_SMALL,
-          "arena holds %llu bytes, a context of %d thread(s) needs %zu (aotc_model_arena_requirements)",
-          static_cast<unsigned long long>(options->arena_size), threads, arena_bytes);
+          "arena holds %llu bytes, a context of %d thread(s) needs %zu (aotc_model_arena_requirements%s)",
+          static_cast<unsigned long long>(options->arena_size), threads, arena_bytes,
+          options->num_dim_limits ? "_v2 with these options" : "");
   }
   auto* ctx = new (std::nothrow) aotc_context();
   if (!ctx) return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");
@@ -652,6 +778,8 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
       std::calloc(2 * desc->num_outputs + 1, sizeof(int64_t[AOTC_MAX_RANK])));
   for (size_t i = 0; ctx->output_dims && i < desc->num_outputs; ++i)
     for (int32_t d = 0; d < desc->outputs[i].rank; ++d) ctx->output_dims[i][d] = desc->outputs[i].dims[d];
+  // A model with dynamic dims: the largest shape is the context's.
+  if (desc->dynamic && ctx->output_dims) desc->dynamic->output_dims(limits, ctx->output_dims);
   try {
     ctx->pool = new aotc::rt::ThreadPool(threads);
   } catch (const std::bad_alloc&) {
@@ -672,9 +800,11 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
     return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte arena", arena_bytes);
   }
   if (desc->device) {
+    const aotc::rt::ContextPlan plan{activations, desc->dynamic ? arena_offsets : nullptr,
+                                     desc->dynamic ? limits : nullptr, desc->dynamic ? ctx->output_dims : nullptr};
     if (aotc_status s =
             desc->device->context_create(*desc, model->device_state, options ? options->cuda_stream : nullptr,
-                                         options ? options->cuda_graph_cache : 0, &ctx->device_state)) {
+                                         options ? options->cuda_graph_cache : 0, plan, &ctx->device_state)) {
       delete ctx->pool;
       if (ctx->owns_arena) std::free(ctx->arena);
       std::free(ctx->input_ptrs);
@@ -687,7 +817,10 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   // Each thread's kernel scratch follows the activations.
   const size_t scratch_bytes = static_cast<size_t>(round_up(desc->thread_scratch_bytes, kArenaAlignment));
   if (scratch_bytes && !desc->device)
-    ctx->pool->set_thread_scratch(ctx->arena + round_up(desc->arena_bytes, kArenaAlignment), scratch_bytes);
+    ctx->pool->set_thread_scratch(ctx->arena + round_up(activations, kArenaAlignment), scratch_bytes);
+  std::memcpy(ctx->limits, limits, sizeof limits);
+  ctx->arena_offsets = arena_offsets;
+  arena_offsets = nullptr;  // the context's now
   ctx->magic = kContextMagic;
   ctx->model = model;
   ++model->live_contexts;
@@ -709,6 +842,7 @@ AOTC_API aotc_status aotc_context_destroy(aotc_context* context) {
   std::free(context->input_ptrs);
   std::free(context->output_ptrs);
   std::free(context->output_dims);
+  std::free(context->arena_offsets);
   delete context;
   return AOTC_OK;
 }
@@ -737,6 +871,7 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
   int64_t(*const out_dims)[AOTC_MAX_RANK] = context->output_dims + num_outputs;  // this run's
   if (desc->dynamic) {
     if (aotc_status s = resolve_dims(*desc, inputs, context->dims, out_dims)) return s;
+    if (aotc_status s = check_limits(*desc, context->limits, context->dims)) return s;
     for (size_t i = 0; i < num_inputs; ++i) {
       aotc::rt::TensorDesc actual = desc->inputs[i];
       for (int32_t d = 0; d < actual.rank; ++d) actual.dims[d] = inputs[i].dims[d];
@@ -783,9 +918,13 @@ AOTC_API aotc_status aotc_run(const aotc_model* model, aotc_context* context, co
       return fail(AOTC_ERR_INTERNAL, "unexpected exception while running the model");
     }
   } else {
-    aotc::rt::RunArgs args{context->input_ptrs, context->output_ptrs,
-                           context->arena,      model->weights,
-                           context->pool,       desc->dynamic ? context->dims : nullptr};
+    aotc::rt::RunArgs args{context->input_ptrs,
+                           context->output_ptrs,
+                           context->arena,
+                           model->weights,
+                           context->pool,
+                           desc->dynamic ? context->dims : nullptr,
+                           desc->dynamic ? context->arena_offsets : nullptr};
     try {
       desc->run(args);
     } catch (...) {

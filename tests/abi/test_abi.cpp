@@ -1105,16 +1105,24 @@ TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "arena is NULL",
               std::to_string(need));
   options.arena_size = 0;
-  options.reserved[0] = 1;
+  // Minor version 5 named the first int32 (cuda_graph_cache), minor version 6 the second
+  // (num_dim_limits) and the last word (dim_limits): the third int32 stays reserved.
+  options.reserved_i[0] = -1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
-  options.reserved[0] = 0;
-  // Minor version 5 named the first int32 (cuda_graph_cache): the other two stay reserved.
-  for (const int which : {0, 1}) {
-    CAPTURE(which);
-    options.reserved_i[which] = -1;
-    CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "reserved");
-    options.reserved_i[which] = 0;
-  }
+  options.reserved_i[0] = 0;
+  // Dim limits on a model without named dims, or given inconsistently.
+  const aotc_dim_limit limit{"N", 1, {0, 0}};
+  options.dim_limits = &limit;
+  options.num_dim_limits = 1;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "no named dims");
+  options.num_dim_limits = 0;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "num_dim_limits is 0");
+  options.dim_limits = nullptr;
+  options.num_dim_limits = 2;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_NULL_POINTER, "dim_limits is NULL");
+  options.num_dim_limits = -1;
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "num_dim_limits");
+  options.num_dim_limits = 0;
   CHECK(context == nullptr);
   // No context was left behind: the model can go.
   CHECK(api().model_destroy(model) == AOTC_OK);
@@ -1263,6 +1271,8 @@ TEST_CASE("the model .so exports exactly the ABI of aotc.h and exports.map") {
       "aotc_model_output_dim_range",
       "aotc_model_output_dims",
       "aotc_context_output_dims",
+      // minor version 6 (contexts for smaller largest sizes)
+      "aotc_model_arena_requirements_v2",
   };
   CHECK(exported == abi);
   if (!from_header.empty()) CHECK(from_header == abi);

@@ -23,11 +23,15 @@ class Tensor(ctypes.Structure):
                 ("memory", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 3)]
 
 
+class DimLimit(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("max", ctypes.c_int64), ("reserved", ctypes.c_uint64 * 2)]
+
+
 class ContextOptions(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("cuda_graph_cache", ctypes.c_int32),
-                ("reserved_i", ctypes.c_int32 * 2), ("arena", ctypes.c_void_p),
-                ("arena_size", ctypes.c_uint64), ("cuda_stream", ctypes.c_void_p),
-                ("reserved", ctypes.c_uint64 * 1)]
+                ("num_dim_limits", ctypes.c_int32), ("reserved_i", ctypes.c_int32 * 1),
+                ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_uint64),
+                ("cuda_stream", ctypes.c_void_p), ("dim_limits", ctypes.c_void_p)]
 
 
 class AotcError(RuntimeError):
@@ -89,9 +93,10 @@ class Model:
 
 class Context:
     """A context; stream is a cudaStream_t as an int (torch.cuda.Stream.cuda_stream) or None;
-    graph_cache: aotc_context_options.cuda_graph_cache (0: the runtime's default)."""
+    graph_cache: aotc_context_options.cuda_graph_cache (0: the runtime's default); limits:
+    aotc_context_options.dim_limits as {dim name: largest size} (None: the model's)."""
 
-    def __init__(self, model, stream=None, graph_cache=0):
+    def __init__(self, model, stream=None, graph_cache=0, limits=None):
         self.model = model
         self.L = model.L
         self.handle = ctypes.c_void_p()
@@ -99,6 +104,13 @@ class Context:
         options.num_threads = 1
         options.cuda_stream = stream
         options.cuda_graph_cache = graph_cache
+        if limits:
+            array = (DimLimit * len(limits))()
+            for entry, (name, size) in zip(array, limits.items()):
+                entry.name = name.encode()
+                entry.max = size
+            options.num_dim_limits = len(limits)
+            options.dim_limits = ctypes.addressof(array)
         self.L.check(self.L.lib.aotc_context_create(model.handle, ctypes.byref(options), ctypes.byref(self.handle)))
         self._dims = []
 

@@ -8,7 +8,9 @@ ABI, on CUDA tensors, at shapes that come and go, each compared with torch on th
 - aotc_context_output_dims gives the outputs' dims of the last run;
 - a shape out of range, and two inputs that disagree on a dim, fail with a message and
   leave the context usable;
-- cuda_graph_cache < 0 is refused.
+- cuda_graph_cache < 0 is refused;
+- a context with dim limits (aotc_context_options.dim_limits) runs shapes up to them like
+  torch, beside a context for the model's largest shape, and refuses a larger one.
 
 Needs a GPU: scripts/gpu_dynamic.sh runs it.
 Usage: check_dynamic_cuda.py --aotc AOTC --workdir DIR"""
@@ -108,13 +110,50 @@ def child(so, pt, graph_cache):
     print(f"ok {problems}", flush=True)
 
 
+def child_limited(so, pt):
+    """A context for B <= 3, S <= 33 beside one for the model's largest sizes, shapes
+    alternating between them; prints one line per problem and 'ok N' at the end."""
+    model_ref = torch.jit.load(pt).cuda().eval()
+    model = Model(Library(so))
+    full = Context(model)
+    limited = Context(model, limits={"B": 3, "S": 33})
+    generator = torch.Generator().manual_seed(6)
+    problems = 0
+    for batch, seq in [(3, 33), (1, 7), (8, 64), (2, 1), (3, 33)]:
+        ids, mask = inputs_at(batch, seq, generator)
+        with torch.no_grad():
+            want = model_ref(ids, mask)
+        for name, context in [("limited", limited), ("full", full)]:
+            if name == "limited" and (batch > 3 or seq > 33):
+                continue
+            got = torch.full_like(want, float("nan"))
+            context.run([ids, mask], [got])
+            torch.cuda.synchronize()
+            if not rel_l2(got, want) <= TOLERANCE:
+                print(f"problem: {name} context at B={batch}, S={seq}: relative L2 {rel_l2(got, want):.2e}",
+                      flush=True)
+                problems += 1
+    ids, mask = inputs_at(3, 34, generator)
+    out = torch.empty(3, 34, 48, device="cuda")
+    problems += refused("S=34 on the limited context", lambda: limited.run([ids, mask], [out]),
+                        ["S = 34", "above 33", "dim_limits"])
+    problems += refused("a limit out of range", lambda: Context(model, limits={"S": 65}), ["S max 65", "1..64"])
+    limited.destroy()
+    full.destroy()
+    model.destroy()
+    print(f"ok {problems}", flush=True)
+
+
 def main():
     ap = arg_parser(aotc=False)
     ap.add_argument("--aotc", help="the compiler (not used with --child)")
     ap.add_argument("--child", nargs=3, metavar=("SO", "PT", "CACHE"))
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], int(args.child[2]))
+        if args.child[2] == "limited":
+            child_limited(args.child[0], args.child[1])
+        else:
+            child(args.child[0], args.child[1], int(args.child[2]))
         return 0
     os.makedirs(args.workdir, exist_ok=True)
     torch.manual_seed(35)
@@ -133,6 +172,11 @@ def main():
                result.returncode == 0 and "ok 0" in result.stdout, f"exit {result.returncode}, see above")
         expect(f"{label}: {want} graphs captured over {len(SEQUENCE) + 1} runs", captures == want,
                f"{captures} captured")
+    result = subprocess.run([sys.executable, __file__, "--workdir", args.workdir, "--child", so, pt, "limited"],
+                            capture_output=True, text=True)
+    print(result.stdout + result.stderr)
+    expect("a context with dim limits matches torch beside a full one, and refuses above its limits",
+           result.returncode == 0 and "ok 0" in result.stdout, f"exit {result.returncode}, see above")
     return finish("a CUDA graph per shape, cached and replayed, with every run matching torch")
 
 

@@ -442,14 +442,15 @@ void do_context(FuzzedDataProvider& in) {
     const uint64_t v = in.ConsumeIntegral<uint64_t>();
     if (which == 0)  // minor version 5 named the first int32: a CPU model ignores all but a negative one
       options.cuda_graph_cache = static_cast<int32_t>(v);
-    else if (which < 3)
-      options.reserved_i[which - 1] = static_cast<int32_t>(v);
-    else if (which == 3)
-      options.reserved[0] = v;
+    else if (which == 1)  // minor version 6 named the second: limits on a model without named dims fail
+      options.num_dim_limits = static_cast<int32_t>(v);
+    else if (which == 2)
+      options.reserved_i[0] = static_cast<int32_t>(v);
+    else if (which == 3)  // minor version 6 named the last word: likewise
+      options.dim_limits = reinterpret_cast<const aotc_dim_limit*>(static_cast<uintptr_t>(v));
     else  // minor version 2 named the word: a stream on a CPU model fails like a reserved word
       options.cuda_stream = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
-    reserved_zero =
-        which == 0 ? static_cast<int32_t>(v) >= 0 : v == 0 || (which < 3 && static_cast<int32_t>(v) == 0);
+    reserved_zero = which == 0 ? static_cast<int32_t>(v) >= 0 : which == 3 ? v == 0 : static_cast<int32_t>(v) == 0;
   }
   // The arena the model needs for this thread count (as a caller would ask for it).
   uint64_t need = 0, alignment = 0;

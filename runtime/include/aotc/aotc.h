@@ -47,8 +47,11 @@ extern "C" {
  *   4: dynamic shapes (aotc --dim): aotc_model_input_dim_range,
  *      aotc_model_output_dim_range, aotc_model_output_dims, aotc_context_output_dims.
  *   5: CUDA models with dynamic dims: a CUDA graph per distinct shape, kept in a cache
- *      per context whose size is aotc_context_options.cuda_graph_cache. */
-#define AOTC_ABI_MINOR_VERSION 5u
+ *      per context whose size is aotc_context_options.cuda_graph_cache.
+ *   6: a context of a model with dynamic dims for smaller sizes than the model's largest,
+ *      with a smaller arena: aotc_context_options.dim_limits,
+ *      aotc_model_arena_requirements_v2. */
+#define AOTC_ABI_MINOR_VERSION 6u
 #define AOTC_MAX_RANK 8
 /* Alignment of a caller's weights buffer and of a caller's arena, in bytes. */
 #define AOTC_MEMORY_ALIGNMENT 64u
@@ -133,6 +136,14 @@ typedef struct aotc_tensor {
   uint64_t reserved[3]; /* must be zero */
 } aotc_tensor;
 
+/* Minor version 6: the largest size of a named dim that a context runs at
+ * (aotc_context_options.dim_limits). */
+typedef struct aotc_dim_limit {
+  const char* name; /* a named dim of the model, as aotc_dim_range.name gives it ("S") */
+  int64_t max;      /* at least the dim's smallest valid size, at most its largest */
+  uint64_t reserved[2]; /* must be zero */
+} aotc_dim_limit;
+
 typedef struct aotc_context_options {
   /* Threads a run may use, the calling thread included; 0 means 1. */
   int32_t num_threads;
@@ -144,7 +155,9 @@ typedef struct aotc_context_options {
    * aotc_context_create). (cuda_graph_cache took the place of the first of three zero
    * reserved words.) */
   int32_t cuda_graph_cache;
-  int32_t reserved_i[2]; /* must be zero */
+  /* Minor version 6: how many entries dim_limits has (0: none). */
+  int32_t num_dim_limits;
+  int32_t reserved_i[1]; /* must be zero */
   /* Minor version 1: memory the context uses as its arena (activations and each
    * thread's kernel scratch) instead of allocating one. It must hold at least the
    * bytes aotc_model_arena_requirements gives for num_threads, be aligned to
@@ -161,7 +174,15 @@ typedef struct aotc_context_options {
    * arena is device memory the context allocates: arena must be NULL there. (cuda_stream
    * took the place of the third zero reserved word.) */
   void* cuda_stream;
-  uint64_t reserved[1]; /* must be zero */
+  /* Minor version 6, models with dynamic dims: the context runs at sizes of these dims up
+   * to the given maxima only (a run above one fails with AOTC_ERR_WRONG_SHAPE), and its
+   * arena (on a CUDA model also its device buffers) is placed for them: smaller than the
+   * model's (aotc_model_arena_requirements_v2 says how large). A dim not named keeps the
+   * model's largest size. An unknown or repeated name, a maximum outside the dim's range,
+   * or limits for a model without named dims fail with AOTC_ERR_INVALID_ARGUMENT.
+   * (num_dim_limits took the place of the second of three zero reserved int32s, dim_limits
+   * of the last zero reserved word.) */
+  const aotc_dim_limit* dim_limits;
 } aotc_context_options;
 
 /* Where a model's weights live (aotc_weights_info.location). */
@@ -263,6 +284,13 @@ AOTC_API aotc_status aotc_model_arena_size(const aotc_model* model, uint64_t* ou
 AOTC_API aotc_status aotc_model_arena_requirements(const aotc_model* model, int32_t num_threads,
                                                    uint64_t* out_bytes, uint64_t* out_alignment);
 
+/* Minor version 6: as aotc_model_arena_requirements, for a context created with these
+ * options (num_threads and dim_limits are read; NULL: the defaults); fails as
+ * aotc_context_create would for invalid ones. */
+AOTC_API aotc_status aotc_model_arena_requirements_v2(const aotc_model* model,
+                                                      const aotc_context_options* options,
+                                                      uint64_t* out_bytes, uint64_t* out_alignment);
+
 /* A context owns the activation arena and worker threads of one runner thread: it runs
  * one aotc_run at a time (a second concurrent call on it fails with
  * AOTC_ERR_INVALID_ARGUMENT). options may be NULL for defaults. The arena is allocated
@@ -306,7 +334,7 @@ AOTC_API aotc_status aotc_model_output_dim_range(const aotc_model* model, size_t
 AOTC_API aotc_status aotc_model_output_dims(const aotc_model* model, const aotc_tensor* inputs,
                                             size_t num_inputs, size_t index, int64_t* out_dims);
 /* The dims output `index` had in the context's last successful aotc_run (its rank
- * entries); before any run, the largest shape. */
+ * entries); before any run, the largest shape the context runs at (dim_limits). */
 AOTC_API aotc_status aotc_context_output_dims(const aotc_context* context, size_t index, int64_t* out_dims);
 
 /* Runs the model once. inputs and outputs are in the order reported by *_info; every

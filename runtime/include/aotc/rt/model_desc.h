@@ -12,6 +12,17 @@ namespace aotc::rt {
 class ThreadPool;
 struct ModelDesc;
 
+// What the C ABI decided for a new context: the activation bytes its arena holds and, for
+// a model with dynamic dims, the arena's offsets (RunArgs::arena_offsets), the largest
+// size of each named dim it runs at (aotc_context_options.dim_limits) and every output's
+// dims at those (nullptr without dynamic dims).
+struct ContextPlan {
+  uint64_t activation_bytes;
+  const int64_t* arena_offsets;
+  const int64_t* limits;
+  const int64_t (*largest_output_dims)[AOTC_MAX_RANK];
+};
+
 // The device half of the runtime for models that do not run on the CPU (aotc --target
 // cuda: runtime/cuda/). The C ABI (runtime/src/abi.cpp) validates every call as for a
 // CPU model, then hands over through these hooks, so the CPU runtime needs no CUDA.
@@ -25,7 +36,7 @@ struct DeviceHooks {
   // graph_cache: aotc_context_options.cuda_graph_cache, checked not negative (0: the default);
   // how many graphs a model with dynamic dims keeps, one per shape.
   aotc_status (*context_create)(const ModelDesc& desc, void* model_state, void* stream, int32_t graph_cache,
-                                void** state);
+                                const ContextPlan& plan, void** state);
   void (*context_destroy)(void* state);
   aotc_status (*set_stream)(void* state, void* stream);
   void* (*stream)(const void* state);
@@ -54,6 +65,9 @@ struct RunArgs {
   // A model with dynamic dims: the size of each named dim in this run (DynamicDesc::dims
   // order), checked against its range; nullptr for a model without them.
   const int64_t* dims = nullptr;
+  // A model with dynamic dims: the context's arena offsets (place_arena), every bucket's
+  // table one after the other; nullptr for a model without them.
+  const int64_t* arena_offsets = nullptr;
 };
 
 // At most this many named dims per model (aotc refuses more).
@@ -68,6 +82,28 @@ struct DimDesc {
   const char* multiple_why;  // the op that needs it, for the error message ("" when 1)
 };
 
+// One buffer of a bucket's arena (ArenaPlan): alive from op `first` to op `last`
+// inclusive, `size` bytes at the bucket's largest sizes.
+struct ArenaBuffer {
+  int32_t first;
+  int32_t last;
+  int64_t size;
+};
+
+// The arena of one bucket of a model with dynamic dims (the sizes one generated run
+// function serves), which each context places for its own largest sizes
+// (aotc_context_options.dim_limits; runtime/src/place_arena.cpp). The generated code reads
+// buffer k's offset from the context's table (RunArgs::arena_offsets), this bucket's part.
+struct ArenaPlan {
+  const int64_t* min_dims;     // the bucket's smallest and largest size of each named dim
+  const int64_t* max_dims;
+  const ArenaBuffer* buffers;  // in the order of their offsets in aotc's plan at max_dims
+  size_t num_buffers;
+  // Each buffer's bytes at these sizes of the named dims (a buffer's size at the largest
+  // sizes a context allows holds it at every smaller one).
+  void (*sizes)(const int64_t* dims, int64_t* sizes);
+};
+
 // What a model with dynamic dims adds to its ModelDesc. TensorDesc dims of inputs and
 // outputs hold the largest shape (what arena and buffers are sized for).
 struct DynamicDesc {
@@ -79,6 +115,10 @@ struct DynamicDesc {
   const char* const (*output_dim_names)[AOTC_MAX_RANK];
   // Fills out[output][dim] with every output's dims for the given dim sizes.
   void (*output_dims)(const int64_t* dims, int64_t (*out)[AOTC_MAX_RANK]);
+  // The buckets' arenas; their offsets, num_arena_offsets in all, are the context's.
+  const ArenaPlan* arena_plans;
+  size_t num_arena_plans;
+  size_t num_arena_offsets;
 };
 
 struct ModelDesc {

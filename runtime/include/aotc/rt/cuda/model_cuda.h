@@ -24,6 +24,8 @@ struct CudaRunArgs {
   // A model with named dims (aotc --dim): the sizes this run is captured for
   // (DynamicDesc::dims order); nullptr for a model without them.
   const int64_t* dims = nullptr;
+  // A model with named dims: the context's arena offsets (RunArgs::arena_offsets).
+  const int64_t* arena_offsets = nullptr;
 };
 
 // The named dims' sizes as a kernel argument: the kernels aotc generates for a model with
