@@ -129,11 +129,15 @@ class _Tensor(ctypes.Structure):
                 ("reserved", ctypes.c_uint64 * 3)]
 
 
+class _DimLimit(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("max", ctypes.c_int64), ("reserved", ctypes.c_uint64 * 2)]
+
+
 class _ContextOptions(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("cuda_graph_cache", ctypes.c_int32),
-                ("reserved_i", ctypes.c_int32 * 2), ("arena", ctypes.c_void_p),
-                ("arena_size", ctypes.c_uint64), ("cuda_stream", ctypes.c_void_p),
-                ("reserved", ctypes.c_uint64 * 1)]
+                ("num_dim_limits", ctypes.c_int32), ("reserved_i", ctypes.c_int32 * 1),
+                ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_uint64),
+                ("cuda_stream", ctypes.c_void_p), ("dim_limits", ctypes.c_void_p)]
 
 
 class _WeightsInfo(ctypes.Structure):
@@ -154,7 +158,7 @@ class _DimRange(ctypes.Structure):
 
 assert ctypes.sizeof(_Tensor) == 64 and ctypes.sizeof(_ContextOptions) == 48
 assert ctypes.sizeof(_ModelOptions) == 64 and ctypes.sizeof(_TensorInfo) == 64
-assert ctypes.sizeof(_DimRange) == 64
+assert ctypes.sizeof(_DimRange) == 64 and ctypes.sizeof(_DimLimit) == 32
 # A call writes input i's data pointer as word _WORDS_PER_TENSOR * i of the context's
 # aotc_tensor array seen as 64-bit words (data is a tensor's first field); a model with
 # dynamic dims also its size_bytes, word _SIZE_WORD after it.
@@ -191,6 +195,8 @@ _PROTOTYPES = {
     "aotc_model_input_dim_range": (_status, [_p, ctypes.c_size_t, ctypes.c_int32, _p], False),
     "aotc_model_output_dim_range": (_status, [_p, ctypes.c_size_t, ctypes.c_int32, _p], False),
     "aotc_model_output_dims": (_status, [_p, _p, ctypes.c_size_t, ctypes.c_size_t, _p], False),
+    # minor version 6: contexts for smaller largest sizes
+    "aotc_model_arena_requirements_v2": (_status, [_p, _p, _p, _p], False),
 }
 
 
@@ -436,7 +442,7 @@ class Model:
     torch.bfloat16).
     """
 
-    def __init__(self, path, *, threads=None, weights=None, cuda_graphs=None):
+    def __init__(self, path, *, threads=None, weights=None, cuda_graphs=None, max_dims=None):
         path = os.path.abspath(os.fspath(path))
         if threads is None:
             threads = os.cpu_count() or 1
@@ -445,6 +451,9 @@ class Model:
         if cuda_graphs is not None and (isinstance(cuda_graphs, bool) or not isinstance(cuda_graphs, int) or
                                         not 1 <= cuda_graphs <= 2**31 - 1):
             raise ValueError(f"aotc.load('{path}'): cuda_graphs must be None or an int >= 1, got {cuda_graphs!r}")
+        if max_dims is not None and (not isinstance(max_dims, dict) or not all(
+                isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in max_dims.items())):
+            raise ValueError(f"aotc.load('{path}'): max_dims must be a dict of dim name -> int, got {max_dims!r}")
         if not os.path.exists(path):
             raise FileNotFoundError(errno.ENOENT, "aotc: no such model library", path)
         if os.path.isdir(path):
@@ -509,8 +518,11 @@ class Model:
         _live_states.add(state)
         self._finalizer = weakref.finalize(self, state.release)
         self._finalizer.atexit = False  # _release_all_at_exit does it, without waiting
+        self._limits = None  # aotc_dim_limit array of max_dims, kept alive for every context
         try:
             self._read_signature(lib, state.model)
+            if max_dims:
+                self._limit_dims(lib, state, max_dims)
         except BaseException:
             self.close()
             raise
@@ -556,6 +568,40 @@ class Model:
             status = create()
         lib.check(status, "creating the model")
         state.model = handle.value
+
+    def _limit_dims(self, lib, state, max_dims):
+        """max_dims: each context runs at sizes up to these only, with an arena placed for them
+        (aotc_context_options.dim_limits); self.dims shows the ranges that remain."""
+        if not self.dims:
+            raise ValueError(f"aotc.load('{self.path}'): max_dims is for a model with named dims (aotc --dim); "
+                             "every shape of this one is fixed")
+        unknown = [k for k in max_dims if k not in self.dims]
+        if unknown:
+            raise ValueError(f"aotc.load('{self.path}'): max_dims names {', '.join(repr(k) for k in unknown)}, "
+                             f"not a dim of the model (its dims: {', '.join(self.dims)})")
+        if lib.model_arena_requirements_v2 is None:
+            raise ValueError(f"aotc.load('{self.path}'): max_dims needs a library built by aotc 0.1 with ABI "
+                             "minor version 6 or later: rebuild it")
+        limits = (_DimLimit * len(max_dims))()
+        for limit, (name, value) in zip(limits, max_dims.items()):
+            encoded = name.encode("utf-8")
+            state.keep.append(encoded)
+            limit.name = encoded
+            limit.max = value
+        options = _ContextOptions()
+        options.num_threads = self.threads
+        options.num_dim_limits = len(max_dims)
+        options.dim_limits = ctypes.addressof(limits)
+        need, alignment = ctypes.c_uint64(), ctypes.c_uint64()
+        status = lib.model_arena_requirements_v2(state.model, ctypes.byref(options), ctypes.byref(need),
+                                                 ctypes.byref(alignment))
+        if status:
+            error = lib.error(status, "aotc_model_arena_requirements_v2")
+            raise ValueError(f"aotc.load('{self.path}'): max_dims: {error.message}")
+        self._limits = limits
+        for name, value in max_dims.items():
+            r = self.dims[name]
+            self.dims[name] = DimRange(r[0], value // r.multiple_of * r.multiple_of, r.multiple_of)
 
     def _read_signature(self, lib, model):
         self.dims = {}  # name -> DimRange, for the named dims of the inputs
@@ -696,6 +742,9 @@ class Model:
         options = _ContextOptions()
         options.num_threads = self.threads
         options.cuda_graph_cache = self.cuda_graphs or 0  # 0: the runtime's default
+        if self._limits is not None:
+            options.num_dim_limits = len(self._limits)
+            options.dim_limits = ctypes.addressof(self._limits)
         ctx = _Context()
         if self._cuda_index is not None:
             torch = sys.modules["torch"]
@@ -1051,7 +1100,7 @@ class Model:
         return t.contiguous()  # a copy when t is not contiguous (a plain Tensor subclass: itself)
 
 
-def load(path, *, threads=None, weights=None, cuda_graphs=None):
+def load(path, *, threads=None, weights=None, cuda_graphs=None, max_dims=None):
     """Loads a model library built by aotc and creates its model.
 
     threads: threads each Python thread's context uses per run (default os.cpu_count());
@@ -1059,8 +1108,13 @@ def load(path, *, threads=None, weights=None, cuda_graphs=None):
     cuda_graphs: for a CUDA model with named dims (aotc --target cuda --dim), how many CUDA
     graphs (one per input shape, captured at its first run) each context keeps, dropping the
     least recently used (default None: the runtime's, 8); other models ignore it.
+    max_dims: for a model with named dims (aotc --dim), the largest size of some of them
+    that this process runs at ({"S": 128}): each context's arena is placed for those sizes,
+    smaller than for the model's largest, and a larger input raises AotcError; Model.dims
+    shows the ranges that remain. ValueError for a name that is not a dim or a size out of
+    its range.
     weights: the weights file of a library built with aotc --weights file (default:
     MODEL.weights beside MODEL.so). Raises FileNotFoundError for a missing library or
     weights file, ValueError for a file that is not an aotc model library, AotcError when
     the library refuses (e.g. wrong weights)."""
-    return Model(path, threads=threads, weights=weights, cuda_graphs=cuda_graphs)
+    return Model(path, threads=threads, weights=weights, cuda_graphs=cuda_graphs, max_dims=max_dims)

@@ -6,6 +6,8 @@ compared with torch there:
 - an LSTM over a sequence of T=1..40 steps;
 - a view that needs S to be a multiple of 4: a clear run-time error for another S;
 - sizes out of range refused, naming the dim;
+- contexts for smaller largest sizes (aotc-run --max-dim: aotc_context_options.dim_limits):
+  less memory (--info), the same results up to the limit, a clear refusal above it;
 - compile errors: a branch on a dim (naming the line and the dim), a dim without --dim.
 
 --target cuda (on a GPU machine: scripts/gpu_dynamic.sh) compiles the same models for CUDA
@@ -77,6 +79,33 @@ def bert_inputs(batch, seq, generator):
     return {"ids": ids.numpy(), "mask": mask.numpy()}
 
 
+def context_bytes(runner, so, *limits):
+    """The context memory aotc-run --info reports for one thread, with --max-dim limits."""
+    args = [a for limit in limits for a in ("--max-dim", limit)]
+    result = runner.run(so, "--info", *args)
+    for line in result.stdout.splitlines():
+        if line.startswith("context memory: "):
+            return int(line.split()[2])
+    expect(f"{os.path.basename(so)} --info {' '.join(args)}", False, (result.returncode, result.stderr))
+    return None
+
+
+def check_limited(runner, name, so, limits, smaller, runs, refused):
+    """A context with --max-dim limits holds less memory than the model's largest (smaller:
+    whether it must be strictly less), runs every (label, module, arrays) of runs like torch,
+    and refuses refused (label, arrays, words) above its limits."""
+    extra = [a for limit in limits for a in ("--max-dim", limit)]
+    full, limited = context_bytes(runner, so), context_bytes(runner, so, *limits)
+    expect(f"{name} with {', '.join(limits)}: context memory {limited} {'<' if smaller else '<='} {full}",
+           full is not None and limited is not None and (limited < full if smaller else limited <= full))
+    for label, module, arrays in runs:
+        runner.check_run(f"{name} with {', '.join(limits)} at {label}", so, module, arrays,
+                         f"{name}_limited_{label}".replace(" ", "").replace(",", "_").replace("=", ""), extra)
+    for label, arrays, words in refused:
+        runner.check_fails(f"{name} with {', '.join(limits)} refuses {label}", so, arrays,
+                           words + ["dim_limits"], f"{name}_limited_refused", extra)
+
+
 def compile_fails(runner, name, module, inputs, dims, words):
     """aotc refuses the model: a non-zero exit, a message holding words, no NAME.so."""
     result = subprocess.run(runner.aotc_command(name, module, inputs, dims), capture_output=True, text=True)
@@ -117,6 +146,16 @@ def main():
     mismatch = bert_inputs(2, 5, generator)
     mismatch["mask"] = bert_inputs(2, 6, generator)["mask"]
     runner.check_fails("bert refuses ids and mask of two lengths", so, mismatch, ["S = 6", "S = 5"], "bert_s56")
+    check_limited(runner, "bert", so, ["B=8", "S=128"], True,
+                  [(f"B={b}, S={s}", bert, bert_inputs(b, s, generator)) for b, s in [(8, 128), (3, 77), (1, 1)]],
+                  [("S=129", bert_inputs(2, 129, generator), ["S = 129", "above 128"]),
+                   ("B=9", bert_inputs(9, 4, generator), ["B = 9", "above 8"])])
+    check_limited(runner, "bert", so, ["S=1"], True, [("B=32, S=1", bert, bert_inputs(32, 1, generator))],
+                  [("S=2", bert_inputs(1, 2, generator), ["S = 2", "above 1"])])
+    for bad, words in [("S=0", ["S max 0", "1..512"]), ("S=513", ["S max 513"]), ("Q=3", ["no dim 'Q'", "B, S"])]:
+        result = runner.run(so, "--info", "--max-dim", bad)
+        expect(f"bert refuses --max-dim {bad}", result.returncode == 1 and all(w in result.stderr for w in words),
+               (result.returncode, result.stderr))
 
     for name in ["resnet18", "mobilenet_v2"]:
         torch.manual_seed(36)
@@ -125,6 +164,10 @@ def main():
         for n in [1, 3, 17, 64]:
             x = torch.randn(n, 3, 112, 112, generator=generator).numpy()
             runner.check_run(f"{name} at N={n}", so, model, {"x": x}, f"{name}_{n}")
+        check_limited(runner, name, so, ["N=3"], True,
+                      [(f"N={n}", model, {"x": torch.randn(n, 3, 112, 112, generator=generator).numpy()})
+                       for n in [3, 2]],
+                      [("N=4", {"x": np.zeros((4, 3, 112, 112), np.float32)}, ["N = 4", "above 3"])])
 
     torch.manual_seed(37)
     lstm = Lstm().eval()
@@ -133,6 +176,9 @@ def main():
         for steps in [1, 2, 9, 40]:
             x = torch.randn(2, steps, 16, generator=generator).numpy()
             runner.check_run(f"lstm at T={steps}", so, lstm, {"x": x}, f"lstm_{steps}")
+        check_limited(runner, "lstm", so, ["T=9"], False,
+                      [(f"T={t}", lstm, {"x": torch.randn(2, t, 16, generator=generator).numpy()}) for t in [9, 1]],
+                      [("T=10", {"x": np.zeros((2, 10, 16), np.float32)}, ["T = 10", "above 9"])])
     else:
         print("lstm: not for --target cuda (the CUDA target has no recurrent op)")
 
@@ -145,6 +191,10 @@ def main():
         runner.check_run(f"quads at B={batch}, S={seq}", so, quads, {"x": x}, f"quads_{batch}_{seq}")
     runner.check_fails("quads refuses S=6", so, {"x": np.zeros((2, 6, 8), np.float32)},
                        ["S = 6", "multiple of 4", "aten::view"], "quads_6")
+    # A limit between two multiples of the step: the largest multiple below it.
+    check_limited(runner, "quads", so, ["S=30"], False,
+                  [("B=4, S=28", quads, {"x": torch.randn(4, 28, 8, generator=generator).numpy()})],
+                  [("S=32", {"x": np.zeros((1, 32, 8), np.float32)}, ["S = 32", "above 28"])])
 
     compile_fails(runner, "branch on a dim", Branch(), ["x:2xT"], ["T=1..64"],
                   ["if x.size(1) > 40", "T"])

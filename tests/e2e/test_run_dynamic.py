@@ -79,13 +79,14 @@ class Runner:
         expect(f"{os.path.basename(so)} --info exits 0", result.returncode == 0, result.stderr)
         return result.stdout
 
-    def check_run(self, name, so, module, arrays, tag):
-        """Runs so on arrays ({input: ndarray}) and compares every output with module's."""
+    def check_run(self, name, so, module, arrays, tag, extra=()):
+        """Runs so on arrays ({input: ndarray}) and compares every output with module's;
+        extra: more aotc-run arguments."""
         out = self.path(f"out_{tag}")
         os.makedirs(out, exist_ok=True)
         for f in os.listdir(out):
             os.remove(os.path.join(out, f))
-        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"))
+        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"), *extra)
         if result.returncode != 0:
             expect(name, False, result.stderr)
             return
@@ -105,10 +106,10 @@ class Runner:
                 problems.append(f"out{i}: not reported with its shape: {result.stdout}")
         expect(name, not problems, problems)
 
-    def check_fails(self, name, so, arrays, words, tag):
+    def check_fails(self, name, so, arrays, words, tag, extra=()):
         """A run on arrays fails with exit status 1, a message holding words, and no output."""
         out = self.path(f"out_{tag}")
-        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"))
+        result = self.run(so, "--output-dir", out, *write_inputs(arrays, self.workdir, f"{tag}_"), *extra)
         ok = result.returncode == 1 and all(w in result.stderr for w in words) and \
             not (os.path.isdir(out) and os.listdir(out))
         expect(name, ok, (result.returncode, result.stderr))

@@ -228,6 +228,23 @@ def main():
     expect("a multiple runs", close_to(got, want), (got.shape, want.shape))
     p.close()
 
+    # ---- max_dims: contexts for smaller largest sizes (aotc_context_options.dim_limits) ----
+    lim = aotc.load(pool_so, threads=1, max_dims={"S": 9})
+    expect("max_dims narrows dims", lim.dims == {"B": (1, 4), "S": (1, 9)}, lim.dims)
+    limited_ok = True
+    for b, s_len in [(4, 9), (1, 1), (3, 5)]:
+        x, y = sample(b, s_len)
+        limited_ok &= all(close_to(g, w) for g, w in zip(lim(x, y), reference(pool, x, y)))
+    expect("max_dims: runs up to the limit match torch", limited_ok)
+    raises("max_dims: a size above the limit", lambda: lim(*sample(2, 10)), aotc.AotcError,
+           "input 'x'", "S = 10", "1..9", status=shape)
+    lim.close()
+    for bad, words in [({"Q": 3}, ["'Q'", "B, S"]), ({"S": 33}, ["S max 33", "1..32"]),
+                       ({"S": 0}, ["S max 0"]), ({"S": "9"}, ["dict of dim name -> int"])]:
+        raises(f"max_dims={bad} refused at load", lambda: aotc.load(pool_so, max_dims=bad), ValueError, *words)
+    raises("max_dims on a static model", lambda: aotc.load(static_so, max_dims={"B": 1}), ValueError,
+           "every shape of this one is fixed")
+
     # ---- a static model is as before ----
     st = aotc.load(static_so, threads=1)
     expect("static model: int shapes, no dims",

@@ -36,10 +36,11 @@ namespace {
 namespace npy = aotc::npy;
 
 constexpr const char* kUsage =
-    "usage: aotc-run MODEL.so --info [--json] [--weights FILE]\n"
+    "usage: aotc-run MODEL.so --info [--json] [--weights FILE] [--max-dim NAME=N ...]\n"
     "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N] [--weights FILE]\n"
+    "                [--max-dim NAME=N ...]\n"
     "       aotc-run MODEL.so --bench [--input NAME=FILE.npy ...] [--shape NAME=DIMS ...]\n"
-    "                [--threads N] [--iters N] [--warmup N] [--json] [--weights FILE]\n"
+    "                [--threads N] [--iters N] [--warmup N] [--json] [--weights FILE] [--max-dim NAME=N ...]\n"
     "       aotc-run --help | --version\n"
     "\n"
     "Loads a model library built by aotc through its C ABI (aotc.h) and describes it, runs\n"
@@ -64,6 +65,9 @@ constexpr const char* kUsage =
     "  --shape NAME=DIMS    with --bench, a model with dynamic dims: the shape of the\n"
     "                       synthetic input NAME, e.g. --shape ids=4x77. Every input with\n"
     "                       dynamic dims needs --input or --shape: there is no default\n"
+    "  --max-dim NAME=N     a model with dynamic dims: run with a context for sizes of dim\n"
+    "                       NAME up to N only, its memory placed for them (with --info:\n"
+    "                       the context memory such a context holds)\n"
     "  --iters N            timed runs for --bench, 1 to 1000000 (default 50)\n"
     "  --warmup N           untimed runs before them, 0 to 1000000 (default 5)\n"
     "  --weights FILE       the weights file of a model compiled with aotc --weights file\n"
@@ -109,6 +113,7 @@ struct Options {
   bool json = false;
   std::vector<InputArg> inputs;
   std::vector<ShapeArg> shapes;
+  std::vector<std::pair<std::string, int64_t>> max_dims;  // --max-dim NAME=N
   std::optional<std::string> output_dir;
   int threads = 1;
   std::optional<std::string> weights;  // --weights FILE
@@ -191,6 +196,14 @@ Options parse_args(int argc, char** argv) {
       options.inputs.push_back({spec.substr(0, eq), spec.substr(eq + 1)});
     } else if (arg == "--shape") {
       options.shapes.push_back(parse_shape(value()));
+    } else if (arg == "--max-dim") {
+      const std::string spec = value();
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError("--max-dim needs NAME=N, e.g. S=128, got '" + spec + "'");
+      options.max_dims.emplace_back(spec.substr(0, eq),
+                                    parse_count("--max-dim " + spec.substr(0, eq), spec.substr(eq + 1), 0,
+                                                1000000000000L));
     } else if (arg == "--output-dir") {
       options.output_dir = value();
       if (options.output_dir->empty()) throw UsageError("--output-dir needs a directory");
@@ -264,6 +277,9 @@ struct Api {
   aotc_status (*model_output_dim_range)(const aotc_model*, size_t, int32_t, aotc_dim_range*);
   aotc_status (*model_output_dims)(const aotc_model*, const aotc_tensor*, size_t, size_t, int64_t*);
   aotc_status (*context_output_dims)(const aotc_context*, size_t, int64_t*);
+  // Minor version 6 (nullptr in older libraries: no aotc_context_options.dim_limits).
+  aotc_status (*model_arena_requirements_v2)(const aotc_model*, const aotc_context_options*, uint64_t*,
+                                             uint64_t*);
 };
 
 // The version of the aotc that generated the library and of the runtime linked into it,
@@ -355,6 +371,7 @@ class Library {
     resolve_optional("aotc_model_output_dim_range", api_.model_output_dim_range);
     resolve_optional("aotc_model_output_dims", api_.model_output_dims);
     resolve_optional("aotc_context_output_dims", api_.context_output_dims);
+    resolve_optional("aotc_model_arena_requirements_v2", api_.model_arena_requirements_v2);
     aotc_weights_info info{};
     if (api_.model_weights_info) {
       check(api_.model_weights_info(&info), "aotc_model_weights_info");
@@ -401,11 +418,43 @@ class Library {
 
   aotc_context* context(int threads) {
     if (!context_) {
-      aotc_context_options options{};
-      options.num_threads = threads;
+      const aotc_context_options options = context_options(threads);
       check(api_.context_create(model_, &options, &context_), "aotc_context_create");
     }
     return context_;
+  }
+
+  // --max-dim: the context's dim_limits (kept here: the options point into them).
+  void set_dim_limits(const std::vector<std::pair<std::string, int64_t>>& max_dims) {
+    if (!max_dims.empty() && !api_.model_arena_requirements_v2)
+      throw RunError("--max-dim needs a library of C ABI minor version 6 or later (aotc_context_options."
+                     "dim_limits): rebuild '" + path_ + "' with this aotc");
+    for (const auto& entry : max_dims) limit_names_.push_back(entry.first);
+    for (size_t i = 0; i < max_dims.size(); ++i)
+      limits_.push_back({limit_names_[i].c_str(), max_dims[i].second, {0, 0}});
+  }
+
+  aotc_context_options context_options(int threads) const {
+    aotc_context_options options{};
+    options.num_threads = threads;
+    options.num_dim_limits = static_cast<int32_t>(limits_.size());
+    options.dim_limits = limits_.empty() ? nullptr : limits_.data();
+    return options;
+  }
+
+  // The memory a context of this many threads holds (aotc_model_arena_requirements, with
+  // --max-dim its _v2); nullopt for a library older than either.
+  std::optional<uint64_t> context_bytes(int threads) const {
+    uint64_t bytes = 0;
+    if (!limits_.empty()) {
+      const aotc_context_options options = context_options(threads);
+      check(api_.model_arena_requirements_v2(model_, &options, &bytes, nullptr),
+            "aotc_model_arena_requirements_v2");
+      return bytes;
+    }
+    if (!api_.model_arena_requirements) return std::nullopt;
+    check(api_.model_arena_requirements(model_, threads, &bytes, nullptr), "aotc_model_arena_requirements");
+    return bytes;
   }
 
   // Throws RunError with the model's own message if status is not AOTC_OK.
@@ -438,6 +487,8 @@ class Library {
   // Declared first so it is destroyed last, and also when the constructor throws.
   std::unique_ptr<void, Closer> handle_;
   std::string path_;
+  std::vector<std::string> limit_names_;  // --max-dim
+  std::vector<aotc_dim_limit> limits_;
   Api api_{};
   WeightsSource weights_;
   aotc_model* model_ = nullptr;
@@ -525,12 +576,9 @@ Signature read_signature(const Library& lib) {
   if (sig.dynamic && !api.model_output_dims)
     throw RunError("the model has dynamic dims but does not export aotc_model_output_dims");
   lib.check(api.model_arena_size(lib.model(), &sig.arena_bytes), "aotc_model_arena_size");
-  if (api.model_arena_requirements) {
-    uint64_t one = 0, two = 0;
-    lib.check(api.model_arena_requirements(lib.model(), 1, &one, nullptr), "aotc_model_arena_requirements");
-    lib.check(api.model_arena_requirements(lib.model(), 2, &two, nullptr), "aotc_model_arena_requirements");
-    sig.context_bytes = one;
-    sig.scratch_bytes_per_thread = two - one;
+  if (const std::optional<uint64_t> one = lib.context_bytes(1)) {
+    sig.context_bytes = *one;
+    sig.scratch_bytes_per_thread = *lib.context_bytes(2) - *one;
   }
   return sig;
 }
@@ -1122,6 +1170,7 @@ int real_main(int argc, char** argv) {
     return 0;
   }
   Library lib(options.model_path, options.weights);
+  lib.set_dim_limits(options.max_dims);
   const Signature sig = read_signature(lib);
   if (options.info)
     print_info(options, lib, sig);
