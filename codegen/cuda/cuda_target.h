@@ -23,8 +23,8 @@ rt::cuda::Precision parse_precision(const std::string& name);
 // sm_90, sm_120); throws CompileError otherwise.
 int parse_cuda_arch(const std::string& text);
 
-// Like generate_sources, for CUDA: the graph must have run the default passes and
-// ops::cuda::prepare_graph_for_cuda (which also checks that every op has a CUDA generator).
+// Like generate_sources, for CUDA: the graph must have run passes::cuda::run_cuda_pipeline
+// (the default passes, the check that every op has a CUDA generator, the CUDA passes).
 Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights,
                               const CudaOptions& options);
 

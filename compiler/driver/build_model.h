@@ -27,11 +27,9 @@ struct ModelBuild {
 // Throws CompileError on any problem; nothing is left at build.output then.
 void build_model(ir::Graph graph, const ModelBuild& build);
 
-// The CPU target's passes after lowering, up to (not including) the memory plan.
-void run_cpu_passes(ir::Graph& graph, const ModelBuild& build);
-
-// The CUDA target's passes after lowering, the memory plan included.
-void run_cuda_passes(ir::Graph& graph, const ModelBuild& build);
+// The build target's pipeline after lowering (compiler/passes/): the CPU's up to (not
+// including) the memory plan, CUDA's with it.
+void run_target_pipeline(ir::Graph& graph, const ModelBuild& build);
 
 // The model's sources for build's target from a graph that ran its passes and memory plan.
 codegen::Sources generate_target_sources(ir::Graph& graph, const ModelBuild& build);

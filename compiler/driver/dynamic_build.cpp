@@ -151,10 +151,7 @@ class DynamicBuilder {
   ir::Graph lower_at(const std::vector<int64_t>& sizes) {
     ir::Graph graph = lower_(specs_at(signature_, sizes));
     graph.sizes_vary = true;
-    if (build_.cuda)
-      run_cuda_passes(graph, quiet_);
-    else
-      run_cpu_passes(graph, quiet_);
+    run_target_pipeline(graph, quiet_);
     return graph;
   }
   void find_steps();

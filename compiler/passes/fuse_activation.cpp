@@ -1,6 +1,9 @@
 // fuse_activation: a clamp-like activation (relu, relu6, hardtanh, clamp) that is the
-// only reader of a conv2d / conv3d / conv_transpose / gemm / channel_affine / group_norm
-// result becomes that op's epilogue, saving one pass over memory.
+// only reader of an op's result becomes that op's epilogue, saving one pass over memory:
+// by default conv2d / conv3d / conv_transpose / gemm / batched_gemm / channel_affine /
+// group_norm results of the same bytes (every target's kernels for them clamp as they
+// write); a target passes its own producers (the CUDA target: a binary op, the residual add
+// of a ResNet block, whose generator reads the clamp).
 #include <aotc/rt/kernels.h>
 
 #include <algorithm>
@@ -11,6 +14,15 @@
 namespace aotc::passes {
 
 void fuse_activation(ir::Graph& graph) {
+  fuse_activation(graph, [](const ir::Graph& g, const ir::Op& producer, const ir::Op& act) {
+    const std::string& k = producer.kind;
+    return (k == "conv2d" || k == "gemm" || k == "batched_gemm" || k == "channel_affine" || k == "conv3d" ||
+            k == "conv_transpose" || k == "group_norm") &&
+           g.value(producer.outputs[0]).bytes() == g.value(act.outputs[0]).bytes();
+  });
+}
+
+void fuse_activation(ir::Graph& graph, const TakesClamp& takes) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& act = graph.ops[i];
     if (act.kind != "unary") continue;
@@ -25,16 +37,16 @@ void fuse_activation(ir::Graph& graph) {
     const int p = producer_of(graph, act.inputs[0]);
     if (p < 0) continue;
     ir::Op& producer = graph.ops[static_cast<size_t>(p)];
-    if (producer.kind != "conv2d" && producer.kind != "gemm" && producer.kind != "batched_gemm" &&
-        producer.kind != "channel_affine" && producer.kind != "conv3d" && producer.kind != "conv_transpose" &&
-        producer.kind != "group_norm")
-      continue;
+    if (!takes(graph, producer, act)) continue;
     if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
-    if (graph.value(producer.outputs[0]).bytes() != graph.value(act.outputs[0]).bytes()) continue;
     // Composing clamps: clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when
     // the intervals overlap, which holds for every activation listed above after a fresh op.
-    producer.attrs["clamp_lo"] = std::max(producer.f("clamp_lo"), lo);
-    producer.attrs["clamp_hi"] = std::min(producer.f("clamp_hi"), hi);
+    if (producer.has("clamp_lo")) {
+      lo = std::max(producer.f("clamp_lo"), lo);
+      hi = std::min(producer.f("clamp_hi"), hi);
+    }
+    producer.attrs["clamp_lo"] = lo;
+    producer.attrs["clamp_hi"] = hi;
     producer.outputs[0] = act.outputs[0];
     graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
     --i;

@@ -1,5 +1,5 @@
 // fuse_conv_residual: the residual add of a ResNet block, y = conv(x) + skip (and the clamp
-// that the CUDA target's fuse_binary_clamp put on the add), becomes the epilogue of that
+// that the CUDA pipeline's fuse_activation put on the add), becomes the epilogue of that
 // convolution (or GEMM) when the target's path for it takes one (takes_residual): the
 // block's output is written once, not read back and written again by an add. A linear
 // layer's GEMM takes it the same way (a transformer block's add). On the CPU the GEMM
@@ -50,7 +50,7 @@ void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&
       const ir::Op& conv = graph.ops[static_cast<size_t>(p)];
       // The add may read the convolution's result through a view of all of it (the
       // frontend's alias: torchvision's `out += identity` reads one).
-      // A GEMM (a linear layer, or a convolution that channels_last_cuda.cpp made one)
+      // A GEMM (a linear layer, or a convolution that convert_to_channels_last.cpp made one)
       // takes the residual densely, row after row of its dense result.
       const bool gemm = conv.kind == "gemm" && conv.i("ldc") == conv.i("n");
       if ((conv.kind != "conv2d" && !gemm) || !whole_view_of(graph, conv_out, conv.outputs[0]) ||

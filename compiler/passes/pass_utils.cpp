@@ -59,19 +59,20 @@ int producer_of(const ir::Graph& graph, int id) {
   return -1;
 }
 
+void run_step(ir::Graph& graph, bool verbose, const char* name, const std::function<void(ir::Graph&)>& pass) {
+  const size_t before = graph.ops.size();
+  pass(graph);
+  if (verbose) std::fprintf(stderr, "aotc: pass %-24s %zu -> %zu ops\n", name, before, graph.ops.size());
+}
+
 void run_default_passes(ir::Graph& graph, bool verbose) {
-  auto step = [&](const char* name, void (*pass)(ir::Graph&)) {
-    const size_t before = graph.ops.size();
-    pass(graph);
-    if (verbose) std::fprintf(stderr, "aotc: pass %-20s %zu -> %zu ops\n", name, before, graph.ops.size());
-  };
-  step("eliminate_dead_ops", eliminate_dead_ops);
-  step("fold_batch_norm", fold_batch_norm);
-  step("fuse_activation", fuse_activation);
-  step("eliminate_dead_ops", eliminate_dead_ops);
-  step("merge_sibling_gemms", merge_sibling_gemms);
-  step("write_attention_permuted", write_attention_permuted);
-  step("plan_memory", [](ir::Graph& g) { plan_memory(g); });
+  run_step(graph, verbose, "eliminate_dead_ops", eliminate_dead_ops);
+  run_step(graph, verbose, "fold_batch_norm", fold_batch_norm);
+  run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
+  run_step(graph, verbose, "eliminate_dead_ops", eliminate_dead_ops);
+  run_step(graph, verbose, "merge_sibling_gemms", merge_sibling_gemms);
+  run_step(graph, verbose, "write_attention_permuted", write_attention_permuted);
+  run_step(graph, verbose, "plan_memory", [](ir::Graph& g) { plan_memory(g); });
 }
 
 }  // namespace aotc::passes

@@ -1,5 +1,7 @@
-// passes.h - graph-to-graph transformations on aotc IR, one per file, run in this order
-// by run_default_passes().
+// passes.h - graph-to-graph transformations on aotc IR, one per file. Every target runs
+// run_default_passes first; its pipeline then runs its own passes in order: the CPU's in
+// cpu_pipeline.cpp (run_cpu_pipeline), CUDA's in cuda/cuda_pipeline.cpp
+// (cuda/cuda_passes.h).
 #pragma once
 
 #include <functional>
@@ -10,12 +12,18 @@
 
 namespace aotc::passes {
 
+// ---- the default passes, every target (run_default_passes, in this order) ----
+
 // A batch norm (channel_affine) reading only a convolution's output is folded into the
 // convolution's weights and bias.
 void fold_batch_norm(ir::Graph& graph);
-// relu / relu6 / hardtanh / clamp after conv, gemm or channel_affine become the
-// producer's clamp epilogue.
+// relu / relu6 / hardtanh / clamp that alone read a conv, gemm, channel_affine or group
+// norm result (producers whose kernels clamp on every target) become its clamp epilogue.
 void fuse_activation(ir::Graph& graph);
+// The same for the producers takes() accepts (a target's own, such as CUDA's binary op;
+// the activation is the unary op that would go).
+using TakesClamp = std::function<bool(const ir::Graph&, const ir::Op& producer, const ir::Op& activation)>;
+void fuse_activation(ir::Graph& graph, const TakesClamp& takes);
 // Removes ops whose results nobody reads.
 void eliminate_dead_ops(ir::Graph& graph);
 // Linear layers that read the same input and feed only attention (separate query, key and
@@ -25,6 +33,8 @@ void merge_sibling_gemms(ir::Graph& graph);
 // An attention op whose output only a permuting copy reads (heads back side by side)
 // writes it there through its out_strides; the copy goes (write_attention_permuted.cpp).
 void write_attention_permuted(ir::Graph& graph);
+// ---- every target, after its own passes ----
+
 // Places every intermediate (and kernel scratch) in one arena by liveness; sets
 // arena_offset, scratch_offset, graph.arena_bytes and graph.arena_lower_bound.
 // order_search false keeps only the sorted placement orders (tests compare the two).
@@ -41,6 +51,22 @@ struct PlannedBuffer {
 };
 // The buffers plan_memory placed in the graph's arena (after it ran), in no set order.
 std::vector<PlannedBuffer> planned_buffers(const ir::Graph& graph);
+
+// ---- the CPU target's passes (run_cpu_pipeline, in this order after the default ones) ----
+
+// The CPU target's pipeline: run_default_passes, then select_winograd (where winograd),
+// fuse_gemm_gelu, fuse_conv_residual, fuse_activation again, fuse_expand_depthwise,
+// select_pointwise_rows and prepack_gemm_weights (cpu_pipeline.cpp). The caller plans the
+// memory after it (a --dim build plans once per bucket). avx512_target: the target runs
+// the runtime's AVX-512 kernels (a host build on a machine that has them:
+// host_runs_avx512_kernels()). verbose logs each step and the IR before and after the
+// default passes.
+struct CpuPipelineOptions {
+  bool winograd = true;  // aotc --winograd on
+  bool avx512_target = false;
+  bool verbose = false;
+};
+void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options);
 
 // CPU target only, after run_default_passes and before a new plan_memory: 3x3 stride-1
 // convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights
@@ -77,8 +103,11 @@ void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&
 // off_switch is 0 when compiling (AOTC_CPU_FUSE_GELU, AOTC_CUDA_FUSE_GELU: for comparisons).
 void fuse_gemm_gelu(ir::Graph& graph, const char* off_switch);
 
-// The pipeline the driver runs; verbose prints what each pass did.
+// The passes every target runs first; verbose prints what each pass did (run_step).
 void run_default_passes(ir::Graph& graph, bool verbose);
+// One step of a pipeline: runs pass, and with verbose logs its name and the op count before
+// and after ("aotc: pass fuse_activation      212 -> 180 ops"), the same for every target.
+void run_step(ir::Graph& graph, bool verbose, const char* name, const std::function<void(ir::Graph&)>& pass);
 
 // Shared by the fusion passes: the ops that read value `id` or any alias of its storage,
 // counting graph outputs as a reader (returned as -1).

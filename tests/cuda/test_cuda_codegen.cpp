@@ -19,6 +19,7 @@
 #include "../../compiler/ops/cuda/cuda_registry.h"
 #include "../../compiler/ops/gemm.h"
 #include "../../compiler/ops/spatial.h"
+#include "../../compiler/passes/cuda/cuda_passes.h"
 #include "../../compiler/passes/passes.h"
 #include "../ir_builders.h"
 
@@ -95,7 +96,7 @@ TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float"
   g.add_op("where", {gt, mx, ex}, {y}, where(4));
   g.outputs.push_back({y, "y"});
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
   CHECK(src.model_cpp.find("compare_apply<static_cast<aotc::rt::BinaryOp>(36)>") != std::string::npos);
@@ -116,7 +117,7 @@ TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
   g.add_op("cast", {keep}, {m}, where(2));
   g.outputs.push_back({m, "m"});
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
   CHECK(src.model_cpp.find("const int64_t* __restrict__ a, const int64_t* __restrict__ b, bool* y, ") !=
@@ -158,7 +159,7 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
     if (variant == 2) g.outputs.push_back({c, "c"});
     passes::run_default_passes(g, false);
     ops::cuda::check_cuda_support(g);
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     const codegen::Sources src =
         codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
     CHECK(src.cuda);
@@ -213,7 +214,7 @@ TEST_CASE("cuda: precision and architecture options reach the generated code") {
   add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
   g.outputs.push_back({c, "c"});
   passes::run_default_passes(g, false);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   codegen::cuda::CudaOptions tf32;
   tf32.precision = "tf32";
   tf32.arch = 80;
@@ -273,7 +274,7 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
     ir::Graph g = lowp_graph(w);
     passes::run_default_passes(g, false);
     ops::cuda::check_cuda_support(g);
-    ops::cuda::prepare_graph_for_cuda(g, precision);
+    passes::cuda::run_cuda_passes(g, precision, false);
     const bool fp16 = precision == rt::cuda::Precision::Fp16;
     const ir::DType type = fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
     const ir::Op* conv = nullptr;
@@ -317,7 +318,7 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
   // fp32 and tf32 keep every weight float32.
   ir::Graph g = lowp_graph(w);
   passes::run_default_passes(g, false);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Tf32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Tf32, false);
   for (const ir::Op& op : g.ops)
     for (int in : op.inputs)
       if (in >= 0) CHECK(g.value(in).dtype == ir::DType::Float32);
@@ -326,7 +327,7 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
   for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
     ir::Graph lg = lowp_graph(w);
     passes::run_default_passes(lg, false);
-    ops::cuda::prepare_graph_for_cuda(lg, precision);
+    passes::cuda::run_cuda_passes(lg, precision, false);
     const bool fp32 = precision == rt::cuda::Precision::Fp32;
     const ir::Op* gemm = nullptr;
     for (const ir::Op& op : lg.ops)
@@ -358,7 +359,7 @@ TEST_CASE("cuda: fp16 conversion at the edges: overflow, subnormals, ties, infin
     w[0] = c.first;
     ir::Graph g = lowp_graph(w);
     passes::run_default_passes(g, false);
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp16);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
     for (const ir::Op& op : g.ops)
       if (op.kind == "conv2d" && op.i("groups") == 1)
         CHECK_MESSAGE(bits16(g, op.inputs[1], 0) == c.second, c.first);
@@ -381,7 +382,7 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
   g.outputs.push_back({r, "r"});
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_IMPLICIT_GEMM", "1", 1);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Tf32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Tf32, false);
   ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
   REQUIRE(g.ops.size() == 2);
   CHECK(g.ops[0].kind == "unary");  // the skip branch first, then the fused convolution
@@ -473,7 +474,7 @@ TEST_CASE("cuda: a CNN of ungrouped convolutions runs in NHWC, its convolutions 
   ir::Graph g = small_resnet(false);
   passes::run_default_passes(g, false);
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   CHECK(count_kind(g, "conv2d") == 0);
   CHECK(count_kind(g, "copy") == 0);  // the image unfolds from NCHW; the pooled features are an alias
   REQUIRE(count_kind(g, "im2col_nhwc") == 2);
@@ -526,7 +527,7 @@ TEST_CASE(
   {
     ir::Graph g = small_resnet(false);
     passes::run_default_passes(g, false);
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp16);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
     REQUIRE(g.ops[0].kind == "im2col_nhwc");
     CHECK(g.value(g.ops[0].outputs[0]).dtype == ir::DType::Float16);
     CHECK(g.ops[1].b("a_16bit"));
@@ -537,7 +538,7 @@ TEST_CASE(
   {
     ir::Graph g = small_resnet(true);  // one ungrouped convolution left: not worth a layout of its own
     passes::run_default_passes(g, false);
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     CHECK(count_kind(g, "im2col_nhwc") == 0);
     CHECK(count_kind(g, "conv2d") == 2);
   }
@@ -545,7 +546,7 @@ TEST_CASE(
     ir::Graph g = small_resnet(false);
     passes::run_default_passes(g, false);
     ::setenv("AOTC_CUDA_LAYOUT", "nchw", 1);
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     ::unsetenv("AOTC_CUDA_LAYOUT");
     CHECK(count_kind(g, "im2col_nhwc") == 0);
     CHECK(count_kind(g, "conv2d") == 2);
@@ -570,7 +571,7 @@ TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW 
              g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), y, 8, 8, 6, 3, 8);
     g.outputs.push_back({y, "y"});
     if (variant == 1) g.outputs.push_back({v, "v"});
-    ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     REQUIRE(count_kind(g, "conv2d") == 2);
     const ir::Op& first = g.ops[0];
     const ir::Op& depthwise = g.ops[1];
@@ -601,7 +602,7 @@ TEST_CASE("cuda: NHWC convolutions over 32k channels gather their input in the G
     CAPTURE(static_cast<int>(precision));
     ir::Graph g = small_resnet(false, 32);
     passes::run_default_passes(g, false);
-    ops::cuda::prepare_graph_for_cuda(g, precision);
+    passes::cuda::run_cuda_passes(g, precision, false);
     if (precision == rt::cuda::Precision::Fp16) {  // 16-bit columns: both unfold
       CHECK(count_kind(g, "im2col_nhwc") == 2);
       continue;
@@ -686,7 +687,7 @@ TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in 
   g.outputs = {{c3, "c3"}, {c1, "c1"}, {e, "e"}};
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_LAYOUT");
   CHECK(count_kind(g, "conv2d") == 0);
   CHECK(count_kind(g, "im2col_nhwc") == 3);
@@ -721,7 +722,7 @@ TEST_CASE("cuda: a convolution whose result is returned through a view of anothe
   REQUIRE(g.ops.size() == 2);
   REQUIRE(g.value(g.ops[1].outputs[0]).shape == ir::Shape{1, 4, 20, 10});  // the relu, fused
   ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_LAYOUT");
   CHECK(count_kind(g, "conv2d") == 1);  // conv2, in NCHW; conv1 in NHWC, copied back for it
   CHECK(count_kind(g, "im2col_nhwc") == 1);
@@ -734,7 +735,7 @@ TEST_CASE("cuda: AOTC_CUDA_LAYOUT other than nchw or nhwc is refused") {
   ir::Graph g = small_resnet(false);
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_LAYOUT", "NHWC ", 1);
-  CHECK_THROWS_WITH_AS(ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32),
+  CHECK_THROWS_WITH_AS(passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false),
                        doctest::Contains("AOTC_CUDA_LAYOUT is 'NHWC '"), CompileError);
   ::unsetenv("AOTC_CUDA_LAYOUT");
 }
@@ -787,7 +788,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
       {"rows", int64_t{6}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
   g.outputs.push_back({z, "z"});
   ops::cuda::check_cuda_support(g);
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   // The scores of every (batch, head): 2 x 1 x 3 x 3 floats of arena scratch.
   CHECK(g.ops[1].scratch_bytes == 2 * 3 * 3 * 4);
   const codegen::Sources src =
@@ -840,7 +841,7 @@ TEST_CASE("cuda: a linear layer's GELU becomes the GEMM's epilogue, unless the G
   g.add_op("binary", {gelu(p), p}, {z}, where(3)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
                                                            {"alpha", 1.0}};
   g.outputs.push_back({z, "z"});
-  ops::cuda::prepare_graph_for_cuda(g, rt::cuda::Precision::Fp32);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   int fused = 0, unary = 0;
   for (const ir::Op& op : g.ops) {
     if (op.kind == "gemm" && op.has("activation")) {

@@ -6,7 +6,7 @@ namespace aotc::ops::cuda {
 namespace {
 
 CudaCode emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op, size_t) {
-  // NHWC tensors: channels_last_cuda.cpp.
+  // NHWC tensors: convert_to_channels_last.cpp.
   const std::string nhwc = op.has("channels_last") && op.b("channels_last") ? "_nhwc" : "";
   std::string args;
   for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"})

@@ -1,6 +1,6 @@
 // IR "binary" on CUDA: a kernel generated for this op with torch's broadcasting folded
 // into compile-time index arithmetic (an operand read densely or as a scalar needs none),
-// and the relu/clamp that prepare_graph_for_cuda fused into it (the residual add + relu of
+// and the relu/clamp that the CUDA pipeline fused into it (the residual add + relu of
 // a ResNet block is one pass).
 #include "cuda_registry.h"
 

@@ -1,10 +1,10 @@
-// IR "conv2d" on CUDA, on the path conv2d_paths_cuda.cpp chose for it ("cuda_path"):
+// IR "conv2d" on CUDA, on the path choose_conv2d_paths.cpp chose for it ("cuda_path"):
 // the implicit-GEMM tensor-core kernel (aotc::rt::cuda::implicit_gemm_conv2d;
 // AOTC_CUDA_IMPLICIT_GEMM=1), conv2d_16bit (16-bit weights and operands, --precision fp16 /
 // bf16), or aotc::rt::cuda::conv2d_f32 (runtime/cuda/kernels/conv2d.cu): a cuBLASLt GEMM
 // (on the input for 1x1 convolutions, on its im2col unfolding otherwise), or a direct kernel
 // for depthwise and grouped convolutions (a depthwise one may also apply the epilogue of the
-// convolution that wrote its input: fold_depthwise_input_cuda.cpp). The GEMM paths take the
+// convolution that wrote its input: fold_depthwise_input.cpp). The GEMM paths take the
 // bias, a residual (a 4th input, passes/fuse_conv_residual.cpp) and the clamp as their
 // epilogue.
 #include <aotc/rt/cuda/conv2d_plan.h>
@@ -37,7 +37,7 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = conv2d_params_code(op);
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
-  // A depthwise one that applies its writer's epilogue (fold_depthwise_input_cuda.cpp).
+  // A depthwise one that applies its writer's epilogue (fold_depthwise_input.cpp).
   if (op.has("input_clamp_lo")) {
     ParamsCode in("aotc::rt::cuda::DepthwiseInputEpilogue", "in");
     in.raw("in_bias", op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")

@@ -4,9 +4,7 @@
 #include <aotc/rt/kernels.h>
 
 #include <algorithm>
-#include <cmath>
 
-#include "../../passes/passes.h"
 
 namespace aotc::ops::cuda {
 
@@ -123,65 +121,6 @@ void check_cuda_support(const ir::Graph& graph) {
                            ir::dtype_name(graph.value(id).dtype) +
                            " tensor; the CUDA target is float32 only");
   }
-}
-
-namespace {
-
-// relu / clamp reading only a binary op's result (the residual add of a ResNet block)
-// becomes that op's clamp epilogue, as passes/fuse_activation.cpp does for conv and gemm.
-// Only the CUDA generator of "binary" reads these attributes, so this runs for CUDA only.
-void fuse_binary_clamp(ir::Graph& graph) {
-  for (size_t i = 0; i < graph.ops.size(); ++i) {
-    ir::Op& act = graph.ops[i];
-    if (act.kind != "unary") continue;
-    const auto kind = static_cast<rt::UnaryOp>(act.i("op"));
-    double lo, hi;
-    if (kind == rt::UnaryOp::Relu)
-      lo = 0, hi = INFINITY;
-    else if (kind == rt::UnaryOp::Clamp)
-      lo = act.f("a"), hi = act.f("b");
-    else
-      continue;
-    const int p = passes::producer_of(graph, act.inputs[0]);
-    if (p < 0) continue;
-    ir::Op& producer = graph.ops[static_cast<size_t>(p)];
-    if (producer.kind != "binary" || producer.has("clamp_lo")) continue;
-    if (passes::readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
-    if (graph.value(producer.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
-    producer.attrs["clamp_lo"] = lo;
-    producer.attrs["clamp_hi"] = hi;
-    producer.outputs[0] = act.outputs[0];
-    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
-    --i;
-  }
-}
-
-}  // namespace
-
-void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision) {
-  fuse_binary_clamp(graph);
-  passes::fuse_gemm_gelu(graph, "AOTC_CUDA_FUSE_GELU");
-  convert_to_channels_last(graph, precision);
-  choose_conv2d_paths(graph, precision);
-  choose_gemm_operands(graph, precision);
-  passes::fuse_conv_residual(graph, [](const ir::Op& conv) {
-    if (conv.kind == "gemm") return true;  // every GEMM path adds a residual in its epilogue
-    if (!conv.has("cuda_path")) return false;
-    const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
-    return path == rt::cuda::Conv2dPath::ImplicitGemm || path == rt::cuda::Conv2dPath::Pointwise ||
-           path == rt::cuda::Conv2dPath::Im2colGemm;
-  });
-  fold_depthwise_input(graph);
-  const CudaRegistry& r = CudaRegistry::get();
-  for (ir::Op& op : graph.ops) {
-    const CudaScratchFn* scratch = r.find_scratch(op.kind);
-    op.scratch_bytes = scratch ? (*scratch)(op) : 0;
-    // The CPU convolution's packing scratch is optional (it packs per thread without it);
-    // every CUDA kernel needs the scratch it asks for.
-    op.scratch_optional = false;
-    op.thread_scratch_bytes = 0;  // CPU GEMM packing: not on the GPU
-  }
-  passes::plan_memory(graph);
 }
 
 }  // namespace aotc::ops::cuda

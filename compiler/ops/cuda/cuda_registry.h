@@ -86,25 +86,8 @@ CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index
 // with a CompileError naming the first one that does not (its kind and Python line).
 void check_cuda_support(const ir::Graph& graph);
 
-// Prepares a graph that ran the default passes for CUDA codegen: fuses a relu/clamp into
-// the binary op (residual add) it follows and a GELU into the linear layer before it, runs a CNN in NHWC
-// where that pays (its convolutions become GEMMs), picks the other convolutions' paths for the precision
-// (converting weights for fp16/bf16), fuses residual adds into GEMMs and GEMM convolutions,
-// sets each op's CUDA scratch (no per-thread CPU scratch) and plans the memory again.
-void prepare_graph_for_cuda(ir::Graph& graph, rt::cuda::Precision precision);
-
-// The passes it runs (one per file).
-void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision);  // channels_last_cuda.cpp
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);       // conv2d_paths_cuda.cpp
-void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);      // gemm_operands_cuda.cpp
-void fold_depthwise_input(ir::Graph& graph);  // fold_depthwise_input_cuda.cpp
-// Whether value id is a float32 constant of its own (no view of a larger one), and a new
-// constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest
-// even (weights_16bit_cuda.cpp).
-bool is_whole_f32_constant(const ir::Graph& graph, int id);
-int converted_constant(ir::Graph& graph, int id, rt::cuda::Precision precision);
-// A convolution whose GEMM gathers its input (channels_last_cuda.cpp): its geometry as the
-// gemm op's "conv_geometry" attribute, and back (gemm_cuda.cpp).
+// A convolution whose GEMM gathers its input (passes/cuda/convert_to_channels_last.cpp): its
+// geometry as the gemm op's "conv_geometry" attribute, and back (gemm_cuda.cpp).
 std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c);
 rt::Conv2dParams gathered_conv_of(const ir::Op& op);
 

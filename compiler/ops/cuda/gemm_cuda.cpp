@@ -1,7 +1,7 @@
 // IR "gemm" and "batched_gemm" on CUDA -> aotc::rt::cuda::gemm_f32 / batched_gemm_f32
 // (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias, residual and clamp
-// epilogue; gemm_16bit where gemm_operands_cuda.cpp made a weight operand 16-bit;
-// conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (channels_last_cuda.cpp).
+// epilogue; gemm_16bit where choose_gemm_operands.cpp made a weight operand 16-bit;
+// conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (convert_to_channels_last.cpp).
 #include <aotc/rt/cuda/gemm_plan.h>
 
 #include <iterator>
@@ -13,7 +13,7 @@
 namespace aotc::ops::cuda {
 namespace {
 
-// Whether gemm_operands_cuda.cpp gave the op a 16-bit weight operand.
+// Whether choose_gemm_operands.cpp gave the op a 16-bit weight operand.
 bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
 
 CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const ParamsCode& p) {
@@ -32,7 +32,7 @@ CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
                                 (op.b("a_16bit") ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
                                 (op.b("b_16bit") ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
                                 e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
-  // "b_weight" (gemm_operands_cuda.cpp): B is a weight, which the runtime may split once.
+  // "b_weight" (choose_gemm_operands.cpp): B is a weight, which the runtime may split once.
   const char* kernel = op.has("b_weight") && op.b("b_weight") ? "gemm_weight_f32" : "gemm_f32";
   return {"",
           kernel_call(op, p.str(),

@@ -1,6 +1,6 @@
 // IR "im2col_nhwc" on CUDA -> aotc::rt::cuda::im2col_nhwc_f32 (im2col_nhwc_16bit for the
 // 16-bit columns of --precision fp16 / bf16): a convolution's receptive fields unfolded
-// from an NHWC input into the rows of a GEMM operand. Made by channels_last_cuda.cpp, with
+// from an NHWC input into the rows of a GEMM operand. Made by convert_to_channels_last.cpp, with
 // the convolution's attributes, "row_stride", "precision" and "nchw_input" (an input read
 // in NCHW as it is).
 #include <aotc/rt/cuda/conv2d_plan.h>

@@ -6,7 +6,7 @@
 namespace aotc::ops::cuda {
 namespace {
 
-// NHWC tensors (channels_last_cuda.cpp converts max pooling only).
+// NHWC tensors (convert_to_channels_last.cpp converts max pooling only).
 bool channels_last(const ir::Op& op) { return op.has("channels_last") && op.b("channels_last"); }
 
 CudaCode emit_pool(const EmitContext& e, const ir::Op& op, size_t) {

@@ -1,5 +1,5 @@
 // adaptive_avg_pool2d_nhwc.cu - adaptive average pooling of an NHWC tensor
-// (channels_last_cuda.cpp), bins as torch computes them (floor start, ceil end). A thread
+// (convert_to_channels_last.cpp), bins as torch computes them (floor start, ceil end). A thread
 // per output element, consecutive threads consecutive channels: the global pooling that
 // ends a CNN (7x7 -> 1x1 over 2048 channels) reads each pixel's channels as one run.
 #include <aotc/rt/cuda/kernels_cuda.h>

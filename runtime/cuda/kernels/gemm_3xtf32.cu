@@ -31,7 +31,7 @@
 // back). With c_in a multiple of 32 a slice is one tap's 32 channels: each row's chunk is
 // 16 contiguous bytes of one input pixel, or zeros where the tap reads padding. At
 // --precision tf32 the product is one tf32 mma per step (Split false): A is rounded to
-// tf32 as it is read, B was rounded at compile time (channels_last_cuda.cpp), and the
+// tf32 as it is read, B was rounded at compile time (convert_to_channels_last.cpp), and the
 // tensor cores accumulate as cuBLAS's tf32 GEMMs do. On compute capability 9.0 the tf32
 // convolution also has a loop on Hopper's warpgroup MMA (implicit_conv_wgmma_kernel, below):
 // the tuning times its tiles with the others'.

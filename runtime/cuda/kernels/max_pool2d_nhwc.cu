@@ -1,4 +1,4 @@
-// max_pool2d_nhwc.cu - max pooling of an NHWC tensor (channels_last_cuda.cpp): a thread
+// max_pool2d_nhwc.cu - max pooling of an NHWC tensor (convert_to_channels_last.cpp): a thread
 // per output pixel and vector of channels (4 where the channel count allows, as a float4),
 // consecutive threads consecutive channels, so a warp reads each window pixel's channels
 // as one run. 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the

@@ -117,7 +117,7 @@ inline int64_t conv2d_scratch_bytes(const Conv2dParams& p, Conv2dPath path, bool
 
 // Whether depthwise_conv2d_f32's own kernel takes the whole convolution (its 2-d grid: one
 // row per image and channel), which its input epilogue needs (the generic grouped kernel it
-// falls back to has none): fold_depthwise_input_cuda.cpp.
+// falls back to has none): fold_depthwise_input.cpp.
 inline bool depthwise_input_epilogue_fits(const Conv2dParams& p) {
   return p.n * p.c_out <= 65535 && p.h_out * p.w_out <= (int64_t{1} << 30) &&
          p.h_in * p.w_in <= (int64_t{1} << 30);

@@ -157,7 +157,7 @@ void im2col_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, floa
 void im2col_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, const float* x, void* col);
 // y[i] = x[i] rounded to the 16-bit type of precision (fp16 or bf16), i < count.
 void round_to_16bit(cudaStream_t stream, Precision precision, int64_t count, const float* x, void* y);
-// Channels last (NHWC, compiler/ops/cuda/channels_last_cuda.cpp): x is n x h_in x w_in x
+// Channels last (NHWC, compiler/passes/cuda/convert_to_channels_last.cpp): x is n x h_in x w_in x
 // c_in (n x c_in x h_in x w_in when nchw); col[(img * h_out + oh) * w_out + ow][(kh *
 // kernel_w + kw) * c_in + c], zero where the window reads padding (groups == 1); rows
 // row_stride floats apart, zeros after the receptive field (a 3-channel stem's 147 taps
@@ -175,7 +175,7 @@ void implicit_gemm_conv2d(const Exec& ex, const Conv2dParams& p, Precision preci
                           const void* w, const float* bias, const float* residual, float* y, float* scratch);
 // With input_epilogue, each input value x is read as clamp(x + in_bias[channel], in_lo,
 // in_hi) (in_bias null: no bias): the epilogue of the convolution that wrote x, moved here
-// (fold_depthwise_input_cuda.cpp; only where depthwise_input_epilogue_fits).
+// (fold_depthwise_input.cpp; only where depthwise_input_epilogue_fits).
 struct DepthwiseInputEpilogue {
   const float* in_bias = nullptr;
   float in_lo = -__builtin_inff(), in_hi = __builtin_inff();

@@ -1,4 +1,4 @@
-// channels_last_cuda: the CUDA target's layout choice. A CNN whose convolutions are
+// convert_to_channels_last: the CUDA target's layout choice. A CNN whose convolutions are
 // ungrouped runs in NHWC (channels last), each convolution a linear layer over its
 // receptive fields: Y (n*h_out*w_out x c_out) = X' W'^T with W' the weights reordered to
 // (c_out, kh, kw, c_in) at compile time and X' the input itself (1x1, stride 1, no padding)
@@ -8,7 +8,7 @@
 // own "gemm" op, so it gets what they get: cuBLASLt's per-column bias and relu epilogue and the residual as
 // its C operand (fuse_conv_residual), one product over the whole batch instead of one per
 // image, the tuning run with gemm_3xtf32 as a candidate in fp32, and 16-bit weights in
-// fp16 / bf16 (gemm_operands_cuda.cpp). In NCHW cuBLASLt's bias runs along the wrong axis,
+// fp16 / bf16 (choose_gemm_operands.cpp). In NCHW cuBLASLt's bias runs along the wrong axis,
 // so the bias and relu were a pass of their own, and at batch 32 the per-image products
 // of the last stages (7x7 planes) were too small to fill the GPU.
 //
@@ -30,12 +30,13 @@
 #include <map>
 #include <string>
 
-#include "../../passes/passes.h"
-#include "../gemm.h"
-#include "../spatial.h"
-#include "cuda_registry.h"
+#include "../../ops/cuda/cuda_registry.h"
+#include "../../ops/gemm.h"
+#include "../../ops/spatial.h"
+#include "../passes.h"
+#include "cuda_passes.h"
 
-namespace aotc::ops::cuda {
+namespace aotc::passes::cuda {
 namespace {
 
 // [n, c, h, w] -> [n, h, w, c] and back.
@@ -193,7 +194,7 @@ class ChannelsLast {
   }
 
   bool convert_conv(const ir::Op& op) {
-    const rt::Conv2dParams p = conv2d_params_of(op);
+    const rt::Conv2dParams p = ops::conv2d_params_of(op);
     // The output may be a view of the result with another shape (fuse_activation moves a
     // relu that reads one onto the convolution): the bytes are NCHW's, so it stays so.
     if (p.groups != 1 || op.inputs.size() != 3 || !is_4d_f32(op.inputs[0]) || !is_4d_f32(op.outputs[0]) ||
@@ -212,7 +213,7 @@ class ChannelsLast {
     int a = x;
     // fp16 / bf16: the unfolding writes the columns in the 16-bit type, the GEMM's operand,
     // and the weights are converted here (a 1x1 convolution's input is rounded as the GEMM
-    // runs, as a linear layer's is: gemm_operands_cuda.cpp).
+    // runs, as a linear layer's is: choose_gemm_operands.cpp).
     const bool low = precision_ == rt::cuda::Precision::Fp16 || precision_ == rt::cuda::Precision::Bf16;
     const bool low_columns = low && unfold;
     // In float32 and tf32, an unfolding whose every 32-deep slice of k is one tap's channels
@@ -235,7 +236,7 @@ class ChannelsLast {
       im2col.attrs["nchw_input"] = nchw_input;
       im2col.attrs["precision"] = static_cast<int64_t>(low_columns ? precision_ : rt::cuda::Precision::Fp32);
     }
-    GemmShape s;
+    ops::GemmShape s;
     s.m = rows;
     s.n = p.c_out;
     s.k = depth;
@@ -245,8 +246,8 @@ class ChannelsLast {
     if (low_columns) w = converted_constant(g_, w, precision_);
     const int y = nhwc_output(op.outputs[0]);
     ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
-    gemm.attrs = gemm_attrs(s);
-    if (gathered) gemm.attrs["conv_geometry"] = conv_geometry_attr(p);
+    gemm.attrs = ops::gemm_attrs(s);
+    if (gathered) gemm.attrs["conv_geometry"] = ops::cuda::conv_geometry_attr(p);
     gemm.attrs["clamp_lo"] = op.f("clamp_lo");
     gemm.attrs["clamp_hi"] = op.f("clamp_hi");
     if (low_columns) {
@@ -312,4 +313,4 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
   graph = std::move(converted);
 }
 
-}  // namespace aotc::ops::cuda
+}  // namespace aotc::passes::cuda

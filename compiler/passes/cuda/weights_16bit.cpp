@@ -1,12 +1,13 @@
-// weights_16bit_cuda: float32 constants converted at compile time to the 16-bit type of
+// weights_16bit: float32 constants converted at compile time to the 16-bit type of
 // --precision fp16 / bf16 (round to nearest even), for the GEMM operands that are weights
-// (conv2d_paths_cuda.cpp, gemm_operands_cuda.cpp).
+// (choose_conv2d_paths.cpp, choose_gemm_operands.cpp).
 #include <cmath>
 #include <cstring>
 
-#include "cuda_registry.h"
+#include "../../ops/cuda/cuda_registry.h"
+#include "cuda_passes.h"
 
-namespace aotc::ops::cuda {
+namespace aotc::passes::cuda {
 namespace {
 
 // IEEE binary16, round to nearest even, by hand: _Float16 is not available with every
@@ -70,4 +71,4 @@ int converted_constant(ir::Graph& graph, int id, rt::cuda::Precision precision) 
   return graph.add_derived_constant("weights_16bit", {id}, dtype, shape, convert, name);
 }
 
-}  // namespace aotc::ops::cuda
+}  // namespace aotc::passes::cuda

@@ -1,4 +1,4 @@
-// gemm_operands_cuda: for --precision fp16 / bf16, a "gemm" whose one operand is a weight
+// choose_gemm_operands: for --precision fp16 / bf16, a "gemm" whose one operand is a weight
 // (a linear layer's W, an addmm's matrix) gets that weight converted at compile time to the
 // 16-bit type; the other operand, an activation, is rounded into scratch as the op runs,
 // and cuBLAS multiplies 16-bit operands with float32 accumulation (gemm_16bit). Records
@@ -9,9 +9,10 @@
 // made once at context creation (gemm_f16x2).
 #include <aotc/rt/cuda/gemm_plan.h>
 
-#include "cuda_registry.h"
+#include "../../ops/cuda/cuda_registry.h"
+#include "cuda_passes.h"
 
-namespace aotc::ops::cuda {
+namespace aotc::passes::cuda {
 
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
   if (precision == rt::cuda::Precision::Fp32) {
@@ -23,7 +24,7 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
   }
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   for (ir::Op& op : graph.ops) {
-    if (op.kind != "gemm" || op.has("a_16bit")) continue;  // decided already (channels_last_cuda.cpp)
+    if (op.kind != "gemm" || op.has("a_16bit")) continue;  // decided already (convert_to_channels_last.cpp)
     const bool a_weight = is_whole_f32_constant(graph, op.inputs[0]);
     const bool b_weight = is_whole_f32_constant(graph, op.inputs[1]);
     if (a_weight == b_weight) continue;  // two activations (or two constants): float32 operands
@@ -36,4 +37,4 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
   }
 }
 
-}  // namespace aotc::ops::cuda
+}  // namespace aotc::passes::cuda

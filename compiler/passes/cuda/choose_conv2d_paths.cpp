@@ -1,4 +1,4 @@
-// conv2d_paths_cuda: picks each convolution's CUDA path for the model's --precision
+// choose_conv2d_paths: picks each convolution's CUDA path for the model's --precision
 // (rt::cuda::conv2d_path, shared with the runtime) and records it on the op ("cuda_path",
 // "precision", "weights_16bit"), so that the generator and the scratch planner read one
 // decision. For fp16 and bf16 the GEMM convolutions get their weights converted here, at
@@ -9,10 +9,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "../spatial.h"
-#include "cuda_registry.h"
+#include "../../ops/cuda/cuda_registry.h"
+#include "../../ops/spatial.h"
+#include "cuda_passes.h"
 
-namespace aotc::ops::cuda {
+namespace aotc::passes::cuda {
 namespace {}  // namespace
 
 void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
@@ -20,7 +21,7 @@ void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
   const bool implicit_gemm = implicit_env && std::string(implicit_env) == "1";
   for (ir::Op& op : graph.ops) {
     if (op.kind != "conv2d") continue;
-    const rt::Conv2dParams p = conv2d_params_of(op);
+    const rt::Conv2dParams p = ops::conv2d_params_of(op);
     rt::cuda::Conv2dPath path = rt::cuda::conv2d_path(p, precision, implicit_gemm);
     bool weights_16bit = false;
     if (rt::cuda::conv2d_16bit_operands(path, precision)) {
@@ -39,4 +40,4 @@ void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
   }
 }
 
-}  // namespace aotc::ops::cuda
+}  // namespace aotc::passes::cuda

@@ -1,4 +1,4 @@
-// fold_depthwise_input_cuda: a GEMM convolution's bias and clamp moved into the depthwise
+// fold_depthwise_input: a GEMM convolution's bias and clamp moved into the depthwise
 // convolution that alone reads its result. In NCHW a GEMM convolution's per-channel bias
 // and clamp are a pass after cuBLAS (conv2d.cu: cuBLASLt has no per-row bias for float32),
 // one launch per layer; MobileNet's expansions (1x1 + bias + relu6) each feed a depthwise
@@ -14,11 +14,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "../../passes/passes.h"
-#include "../spatial.h"
-#include "cuda_registry.h"
+#include "../../ops/cuda/cuda_registry.h"
+#include "../../ops/spatial.h"
+#include "../passes.h"
+#include "cuda_passes.h"
 
-namespace aotc::ops::cuda {
+namespace aotc::passes::cuda {
 namespace {
 
 rt::cuda::Conv2dPath path_of(const ir::Op& op) {
@@ -35,7 +36,7 @@ void fold_depthwise_input(ir::Graph& graph) {
   if (const char* env = std::getenv("AOTC_CUDA_FOLD_DEPTHWISE"); env && std::string(env) == "0") return;
   for (ir::Op& dw : graph.ops) {
     if (!nchw_conv(dw) || path_of(dw) != rt::cuda::Conv2dPath::Depthwise || dw.inputs.size() != 3 ||
-        !rt::cuda::depthwise_input_epilogue_fits(conv2d_params_of(dw)))
+        !rt::cuda::depthwise_input_epilogue_fits(ops::conv2d_params_of(dw)))
       continue;
     // The value the depthwise convolution reads, whole and alone (graph outputs count).
     const int v = passes::sole_whole_read(graph, dw.inputs[0]);
@@ -46,7 +47,7 @@ void fold_depthwise_input(ir::Graph& graph) {
         (path_of(*producer) != rt::cuda::Conv2dPath::Pointwise &&
          path_of(*producer) != rt::cuda::Conv2dPath::Im2colGemm))
       continue;
-    const rt::Conv2dParams p = conv2d_params_of(*producer);
+    const rt::Conv2dParams p = ops::conv2d_params_of(*producer);
     if (!p.has_bias && std::isinf(p.clamp_lo) && std::isinf(p.clamp_hi)) continue;  // nothing to move
     dw.inputs.push_back(producer->inputs[2]);
     dw.attrs["input_clamp_lo"] = producer->f("clamp_lo");
@@ -57,4 +58,4 @@ void fold_depthwise_input(ir::Graph& graph) {
   }
 }
 
-}  // namespace aotc::ops::cuda
+}  // namespace aotc::passes::cuda
