@@ -6,73 +6,9 @@
 namespace aotc::ops {
 
 void register_all_ops(Registry& r) {
-  register_conv2d(r);
-  register_conv2d_expand_depthwise(r);
-  register_gemm(r);
-  register_linear(r);
-  register_addmm(r);
-  register_matmul(r);
-  register_einsum(r);
-  register_rms_norm(r);
-  register_cosine_similarity(r);
-  register_one_hot(r);
-  register_composite_math(r);
-  register_tensor_products(r);
-  register_batch_norm(r);
-  register_unary(r);
-  register_binary(r);
-  register_pool2d(r);
-  register_adaptive_avg_pool2d(r);
-  register_views(r);
-  register_copy(r);
-  register_permute(r);
-  register_cat(r);
-  register_softmax(r);
-  register_reduce(r);
-  // vision (issue 3)
-  register_conv3d(r);
-  register_conv_transpose(r);
-  register_pool3d(r);
-  register_adaptive_pool3d(r);
-  register_group_norm(r);
-  register_instance_norm(r);
-  register_upsample(r);
-  register_max_unpool(r);
-  register_grid_sample(r);
-  register_affine_grid(r);
-  // sequence models (transformers, RNNs)
-  register_layer_norm(r);
-  register_embedding(r);
-  register_scaled_dot_product_attention(r);
-  register_native_multi_head_attention(r);
-  register_transformer_encoder_layer(r);
-  register_recurrent(r);
-  // Views, slicing, indexing, data movement, factories (ops-views).
-  register_slice(r);
-  register_split(r);
-  register_expand(r);
-  register_assemble(r);
-  register_flip_roll(r);
-  register_repeat(r);
-  register_indexing(r);
-  register_gather(r);
-  register_tril_triu(r);
-  register_pixel_shuffle(r);
-  register_pad(r);
-  register_factories(r);
-  register_diagonal_unfold(r);
-  register_scatter(r);
-  register_slice_scatter(r);
-  // ops-pointwise: dtypes, comparisons, math, activations, reductions
-  register_compare(r);
-  register_where(r);
-  register_cast(r);
-  register_unary_math(r);
-  register_activations(r);
-  register_clamp(r);
-  register_max_min(r);
-  register_statistics(r);
-  register_cumsum(r);
+#define AOTC_OP_FILE(name) register_##name(r);
+#include "op_files.def"
+#undef AOTC_OP_FILE
 }
 
 Registry& Registry::get() {

@@ -1,7 +1,7 @@
 // op_registry.h - how ops plug into aotc. Each file in compiler/ops/ registers
 //   - lowerings: from a TorchScript node (e.g. "aten::conv2d") to IR ops, and/or
 //   - IR op kinds: how codegen turns an IR op (e.g. "conv2d") into C++ that calls a kernel.
-// Adding an op = one file here + one line in op_registry.cpp's register_all_ops().
+// Adding an op = one file here + one line in op_files.def (docs/HACKING.md).
 // Nothing here includes LibTorch: the frontend converts TorchScript values to Operands.
 #pragma once
 
@@ -159,75 +159,12 @@ class Registry {
   std::map<std::string, EmitFn> ir_ops_;
 };
 
+// Every op file's register function, in op_files.def's order.
 void register_all_ops(Registry& r);
 
-// One register function per op file.
-void register_conv2d(Registry& r);
-void register_conv2d_expand_depthwise(Registry& r);
-void register_gemm(Registry& r);
-void register_linear(Registry& r);
-void register_addmm(Registry& r);
-void register_matmul(Registry& r);
-void register_einsum(Registry& r);
-void register_rms_norm(Registry& r);
-void register_cosine_similarity(Registry& r);
-void register_one_hot(Registry& r);
-void register_composite_math(Registry& r);
-void register_tensor_products(Registry& r);
-void register_batch_norm(Registry& r);
-void register_unary(Registry& r);
-void register_binary(Registry& r);
-void register_pool2d(Registry& r);
-void register_adaptive_avg_pool2d(Registry& r);
-void register_views(Registry& r);
-void register_copy(Registry& r);
-void register_permute(Registry& r);
-void register_cat(Registry& r);
-void register_softmax(Registry& r);
-void register_reduce(Registry& r);
-// vision (issue 3): 3-d and transposed convolution, 3-d / adaptive pooling, norms, resampling.
-void register_conv3d(Registry& r);
-void register_conv_transpose(Registry& r);
-void register_pool3d(Registry& r);
-void register_adaptive_pool3d(Registry& r);
-void register_group_norm(Registry& r);
-void register_instance_norm(Registry& r);
-void register_upsample(Registry& r);
-void register_max_unpool(Registry& r);
-void register_grid_sample(Registry& r);
-void register_affine_grid(Registry& r);
-// sequence models (transformers, RNNs)
-void register_layer_norm(Registry& r);
-void register_embedding(Registry& r);
-void register_scaled_dot_product_attention(Registry& r);
-void register_native_multi_head_attention(Registry& r);
-void register_transformer_encoder_layer(Registry& r);
-void register_recurrent(Registry& r);
-// Views, slicing, indexing, data movement, factories (ops-views).
-void register_slice(Registry& r);
-void register_split(Registry& r);
-void register_expand(Registry& r);
-void register_assemble(Registry& r);
-void register_flip_roll(Registry& r);
-void register_repeat(Registry& r);
-void register_indexing(Registry& r);
-void register_gather(Registry& r);
-void register_tril_triu(Registry& r);
-void register_pixel_shuffle(Registry& r);
-void register_pad(Registry& r);
-void register_factories(Registry& r);
-void register_diagonal_unfold(Registry& r);
-void register_scatter(Registry& r);
-void register_slice_scatter(Registry& r);
-// ops-pointwise
-void register_compare(Registry& r);
-void register_where(Registry& r);
-void register_cast(Registry& r);
-void register_unary_math(Registry& r);
-void register_activations(Registry& r);
-void register_clamp(Registry& r);
-void register_max_min(Registry& r);
-void register_statistics(Registry& r);
-void register_cumsum(Registry& r);
+// One register function per op file (op_files.def).
+#define AOTC_OP_FILE(name) void register_##name(Registry& r);
+#include "op_files.def"
+#undef AOTC_OP_FILE
 
 }  // namespace aotc::ops

@@ -9,23 +9,9 @@
 namespace aotc::ops::cuda {
 
 void register_all_cuda_ops(CudaRegistry& r) {
-  register_conv2d_cuda(r);
-  register_gemm_cuda(r);
-  register_unary_cuda(r);
-  register_binary_cuda(r);
-  register_pool2d_cuda(r);
-  register_adaptive_avg_pool2d_cuda(r);
-  register_copy_cuda(r);
-  register_channel_affine_cuda(r);
-  register_softmax_cuda(r);
-  register_reduce_cuda(r);
-  register_layer_norm_cuda(r);
-  register_attention_cuda(r);
-  register_embedding_cuda(r);
-  register_assemble_cuda(r);
-  register_where_cuda(r);
-  register_cast_cuda(r);
-  register_im2col_nhwc_cuda(r);
+#define AOTC_CUDA_OP_FILE(name) register_##name##_cuda(r);
+#include "cuda_op_files.def"
+#undef AOTC_CUDA_OP_FILE
 }
 
 CudaRegistry& CudaRegistry::get() {

@@ -45,26 +45,13 @@ class CudaRegistry {
   std::map<std::string, CudaScratchFn> scratch_;
 };
 
+// Every generator file's register function, in cuda_op_files.def's order.
 void register_all_cuda_ops(CudaRegistry& r);
 
-// One register function per file.
-void register_conv2d_cuda(CudaRegistry& r);
-void register_gemm_cuda(CudaRegistry& r);
-void register_unary_cuda(CudaRegistry& r);
-void register_binary_cuda(CudaRegistry& r);
-void register_pool2d_cuda(CudaRegistry& r);
-void register_adaptive_avg_pool2d_cuda(CudaRegistry& r);
-void register_copy_cuda(CudaRegistry& r);
-void register_channel_affine_cuda(CudaRegistry& r);
-void register_softmax_cuda(CudaRegistry& r);
-void register_reduce_cuda(CudaRegistry& r);
-void register_layer_norm_cuda(CudaRegistry& r);
-void register_attention_cuda(CudaRegistry& r);
-void register_embedding_cuda(CudaRegistry& r);
-void register_assemble_cuda(CudaRegistry& r);
-void register_where_cuda(CudaRegistry& r);
-void register_cast_cuda(CudaRegistry& r);
-void register_im2col_nhwc_cuda(CudaRegistry& r);
+// One register function per generator file (cuda_op_files.def).
+#define AOTC_CUDA_OP_FILE(name) void register_##name##_cuda(CudaRegistry& r);
+#include "cuda_op_files.def"
+#undef AOTC_CUDA_OP_FILE
 
 // Every kernel a generator writes takes this last parameter, and its launch passes the run
 // function's `aotc_dims`: with named dims (aotc --dim) the kernel's sizes are expressions in
