@@ -13,7 +13,7 @@ namespace aotc::test {
 // that conv2d_params_of reads; no clamp.
 inline ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int64_t c_out, int64_t hw,
                         int64_t k, int64_t groups, ir::SourceLocation loc = {}) {
-  ir::Op& conv = g.add_op("conv2d", {x, w, bias}, {y}, std::move(loc));
+  ir::Op& conv = g.add_op(ir::kind::conv2d, {x, w, bias}, {y}, std::move(loc));
   conv.attrs = {{"n", int64_t{1}},
                 {"c_in", c_in},
                 {"h_in", hw},
@@ -26,8 +26,8 @@ inline ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_i
                 {"padding", std::vector<int64_t>{k / 2, k / 2}},
                 {"dilation", std::vector<int64_t>{1, 1}},
                 {"groups", groups},
-                {"clamp_lo", -INFINITY},
-                {"clamp_hi", INFINITY}};
+                {ir::attr::clamp_lo, -INFINITY},
+                {ir::attr::clamp_hi, INFINITY}};
   return conv;
 }
 

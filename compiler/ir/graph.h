@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "constant_bytes.h"
+#include "names.h"
 
 namespace aotc::ir {
 

@@ -61,7 +61,7 @@ int slice_copy(LowerContext& ctx, int x, int64_t dim, int64_t start, int64_t len
   ir::Shape shape = v.shape;
   shape[static_cast<size_t>(dim)] = len;
   const int out = ctx.new_value(v.dtype, shape);
-  ir::Op& op = ctx.add_op("copy", {src}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::copy, {src}, {out});
   op.attrs = {{"dims", shape},
               {"src_strides", strides},
               {"dst_strides", dense_strides(shape)},

@@ -24,7 +24,7 @@ LowerFn adaptive_avg_pool_lowering(size_t spatial) {
     ir::Shape y = x;
     for (size_t d = 0; d < spatial; ++d) y[x.size() - spatial + d] = size[d];
     const int result = ctx.new_value(ir::DType::Float32, y);
-    ir::Op& op = ctx.add_op("adaptive_avg_pool2d", {ctx.tensor(0)}, {result});
+    ir::Op& op = ctx.add_op(ir::kind::adaptive_avg_pool2d, {ctx.tensor(0)}, {result});
     op.attrs = {{"n", n}, {"c", c}, {"h_in", in[1]}, {"w_in", in[2]}, {"h_out", out[1]}, {"w_out", out[2]}};
     ctx.set_tensor_output(0, result);
   };
@@ -44,7 +44,7 @@ std::string emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op) {
 void register_adaptive_avg_pool2d(Registry& r) {
   r.add_lowering("aten::adaptive_avg_pool1d", adaptive_avg_pool_lowering(1));
   r.add_lowering("aten::adaptive_avg_pool2d", adaptive_avg_pool_lowering(2));
-  r.add_ir_op("adaptive_avg_pool2d", emit_adaptive_avg_pool2d);
+  r.add_ir_op(ir::kind::adaptive_avg_pool2d, emit_adaptive_avg_pool2d);
 }
 
 }  // namespace aotc::ops

@@ -24,7 +24,8 @@ LowerFn adaptive_pool_lowering(size_t spatial, bool is_max) {
     for (size_t d = 0; d < spatial; ++d) y[x.size() - spatial + d] = size[d];
     std::vector<int> outputs = {ctx.new_value(ir::DType::Float32, y)};
     if (is_max) outputs.push_back(ctx.new_value(ir::DType::Int64, y));
-    ir::Op& op = ctx.add_op(is_max ? "adaptive_max_pool3d" : "adaptive_avg_pool3d", {ctx.tensor(0)}, outputs);
+    ir::Op& op = ctx.add_op(is_max ? ir::kind::adaptive_max_pool3d : ir::kind::adaptive_avg_pool3d,
+                            {ctx.tensor(0)}, outputs);
     op.attrs = {{"n", batched ? x[0] : 1},
                 {"c", x[x.size() - spatial - 1]},
                 {"in", as_3d({x.end() - static_cast<std::ptrdiff_t>(spatial), x.end()}, 1)},
@@ -38,7 +39,7 @@ std::string emit_adaptive_pool3d(const EmitContext& e, const ir::Op& op) {
   p.set("n", op.i("n")).set("c", op.i("c")).set_array("in", op.ints("in")).set_array("out", op.ints("out"));
   std::string call =
       "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]);
-  if (op.kind == "adaptive_max_pool3d") call += ", " + e.out(op.outputs[1]);
+  if (op.kind == ir::kind::adaptive_max_pool3d) call += ", " + e.out(op.outputs[1]);
   return kernel_call(op, p.str(), call + ");");
 }
 
@@ -49,8 +50,8 @@ void register_adaptive_pool3d(Registry& r) {
   r.add_lowering("aten::adaptive_max_pool1d", adaptive_pool_lowering(1, true));
   r.add_lowering("aten::adaptive_max_pool2d", adaptive_pool_lowering(2, true));
   r.add_lowering("aten::adaptive_max_pool3d", adaptive_pool_lowering(3, true));
-  r.add_ir_op("adaptive_avg_pool3d", emit_adaptive_pool3d);
-  r.add_ir_op("adaptive_max_pool3d", emit_adaptive_pool3d);
+  r.add_ir_op(ir::kind::adaptive_avg_pool3d, emit_adaptive_pool3d);
+  r.add_ir_op(ir::kind::adaptive_max_pool3d, emit_adaptive_pool3d);
 }
 
 }  // namespace aotc::ops

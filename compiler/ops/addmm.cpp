@@ -37,7 +37,7 @@ void lower_addmm(LowerContext& ctx) {
   // A scalar-like bias: product first, then a broadcasting add of beta * self.
   make_gemm(ctx, g, ctx.tensor(1), ctx.tensor(2), -1, out);
   const int sum = ctx.new_value(ir::DType::Float32, out_shape);
-  ir::Op& add = ctx.add_op("binary", {out, ctx.tensor(0)}, {sum});
+  ir::Op& add = ctx.add_op(ir::kind::binary, {out, ctx.tensor(0)}, {sum});
   add.attrs = {{"op", int64_t{0}}, {"alpha", g.beta}};
   ctx.set_tensor_output(0, sum);
 }

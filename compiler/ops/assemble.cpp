@@ -112,7 +112,7 @@ int add_assembly(LowerContext& ctx, const Assembly& a) {
     dst_strides.insert(dst_strides.end(), piece.dst_strides.begin(), piece.dst_strides.end());
   }
   const int out = ctx.new_value(a.dtype, a.shape);
-  ir::Op& op = ctx.add_op("assemble", inputs, {out});
+  ir::Op& op = ctx.add_op(ir::kind::assemble, inputs, {out});
   op.attrs = {{"piece_input", piece_input},      {"piece_rank", ranks}, {"piece_src_offset", src_offsets},
               {"piece_dst_offset", dst_offsets}, {"piece_dims", dims},  {"piece_src_strides", src_strides},
               {"piece_dst_strides", dst_strides}};
@@ -179,6 +179,6 @@ ir::DType dtype_from_scalar_type(const LowerContext& ctx, int64_t code) {
   }
 }
 
-void register_assemble(Registry& r) { r.add_ir_op("assemble", emit_assemble); }
+void register_assemble(Registry& r) { r.add_ir_op(ir::kind::assemble, emit_assemble); }
 
 }  // namespace aotc::ops

@@ -43,12 +43,12 @@ void lower_batch_norm_eval(LowerContext& ctx) {
   const int scale_id = ctx.graph.add_f32_constant({channels}, std::move(scale));
   const int shift_id = ctx.graph.add_f32_constant({channels}, std::move(shift));
   const int out = ctx.new_value(ir::DType::Float32, x);
-  ir::Op& op = ctx.add_op("channel_affine", {ctx.tensor(0), scale_id, shift_id}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::channel_affine, {ctx.tensor(0), scale_id, shift_id}, {out});
   op.attrs = {{"n", x[0]},
               {"c", channels},
               {"spatial", ir::numel(x) / (x[0] * channels)},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   ctx.set_tensor_output(0, out);
 }
 
@@ -65,15 +65,16 @@ std::string emit_channel_affine(const EmitContext& e, const ir::Op& op) {
                      "aotc::rt::channel_affine_f32(pool, " + std::to_string(op.i("n")) + ", " +
                          std::to_string(op.i("c")) + ", " + std::to_string(op.i("spatial")) + ", " +
                          e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
-                         EmitContext::f32(op.f("clamp_lo")) + ", " + EmitContext::f32(op.f("clamp_hi")) +
-                         ", " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+                         EmitContext::f32(op.f(ir::attr::clamp_lo)) + ", " +
+                         EmitContext::f32(op.f(ir::attr::clamp_hi)) + ", " + e.in(op.inputs[0]) + ", " +
+                         e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace
 
 void register_batch_norm(Registry& r) {
   r.add_lowering("aten::batch_norm", lower_batch_norm);
-  r.add_ir_op("channel_affine", emit_channel_affine);
+  r.add_ir_op(ir::kind::channel_affine, emit_channel_affine);
 }
 
 }  // namespace aotc::ops

@@ -170,7 +170,7 @@ void register_binary(Registry& r) {
   register_with_inplace(r, "aten::addcdiv", addc(BinaryOp::Div));
   register_with_inplace(r, "aten::lerp", lower_lerp);
   r.add_lowering("aten::rsub", lower_rsub);
-  r.add_ir_op("binary", emit_binary);
+  r.add_ir_op(ir::kind::binary, emit_binary);
 }
 
 }  // namespace aotc::ops

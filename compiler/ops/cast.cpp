@@ -51,7 +51,7 @@ void convert(LowerContext& ctx, std::optional<ir::DType> dtype, bool copy) {
   if (t != x.dtype) return ctx.set_tensor_output(0, cast_to(ctx, ctx.tensor(0), t));
   if (!copy) return ctx.set_tensor_output(0, ctx.graph.add_alias(ctx.tensor(0), x.shape));
   const int out = ctx.new_value(t, x.shape);
-  ctx.add_op("cast", {ctx.tensor(0)}, {out});
+  ctx.add_op(ir::kind::cast, {ctx.tensor(0)}, {out});
   ctx.set_tensor_output(0, out);
 }
 
@@ -84,7 +84,7 @@ void register_cast(Registry& r) {
   r.add_lowering("aten::to", lower_to);
   r.add_lowering("aten::type_as", lower_type_as);
   r.add_lowering("aten::_to_copy", lower_to_copy);
-  r.add_ir_op("cast", emit_cast);
+  r.add_ir_op(ir::kind::cast, emit_cast);
 }
 
 }  // namespace aotc::ops

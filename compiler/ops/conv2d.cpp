@@ -84,7 +84,7 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
   const int x_in = ctx.graph.add_alias(a.x, x4);
   const int w_in = spatial == 1 ? ctx.graph.add_alias(a.w, w4) : a.w;
   const int y4 = ctx.new_value(ir::DType::Float32, {p.n, p.c_out, p.h_out, p.w_out});
-  ir::Op& op = ctx.add_op("conv2d", {x_in, w_in, a.bias}, {y4});
+  ir::Op& op = ctx.add_op(ir::kind::conv2d, {x_in, w_in, a.bias}, {y4});
   op.attrs = {{"n", p.n},
               {"c_in", p.c_in},
               {"h_in", p.h_in},
@@ -97,8 +97,8 @@ void lower_conv2d(LowerContext& ctx, const ConvArgs& a) {
               {"padding", std::vector<int64_t>{p.pad_h, p.pad_w}},
               {"dilation", std::vector<int64_t>{p.dilation_h, p.dilation_w}},
               {"groups", groups},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   op.scratch_bytes = rt::conv2d_scratch_bytes(p);
   op.scratch_optional = true;  // conv2d_f32 packs per thread without it
   op.thread_scratch_bytes = rt::conv2d_thread_scratch_bytes(p);
@@ -154,11 +154,11 @@ void lower_convolution(LowerContext& ctx) {
 std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
   // select_winograd: the weight input is the transformed (t + 2)^2 x c_out x c_in, for the
   // output tile t in the attribute.
-  const int64_t winograd_tile = op.has("winograd") ? op.i("winograd") : 0;
+  const int64_t winograd_tile = op.has(ir::attr::winograd) ? op.i(ir::attr::winograd) : 0;
   // The optional 4th input: the residual (passes/fuse_conv_residual.cpp).
   const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
   // select_pointwise_rows: the weight input is the 1x1 weight packed transposed.
-  if (op.has("pointwise_rows"))
+  if (op.has(ir::attr::pointwise_rows))
     return kernel_call(op, conv2d_params_code(op).str(),
                        "aotc::rt::conv2d_pointwise_rows_f32(pool, p, " + e.in(op.inputs[0]) + ", " +
                            e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + residual + ", " +
@@ -192,8 +192,8 @@ rt::Conv2dParams conv2d_params_of(const ir::Op& op) {
   p.dilation_w = op.ints("dilation")[1];
   p.groups = op.i("groups");
   p.has_bias = op.inputs[2] >= 0;
-  p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
-  p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
+  p.clamp_lo = static_cast<float>(op.f(ir::attr::clamp_lo));
+  p.clamp_hi = static_cast<float>(op.f(ir::attr::clamp_hi));
   return p;
 }
 
@@ -218,8 +218,8 @@ ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var)
       .set("dilation_w", c.dilation_w)
       .set("groups", c.groups)
       .set_bool("has_bias", c.has_bias)
-      .set_f32("clamp_lo", c.clamp_lo)
-      .set_f32("clamp_hi", c.clamp_hi);
+      .set_f32(ir::attr::clamp_lo, c.clamp_lo)
+      .set_f32(ir::attr::clamp_hi, c.clamp_hi);
   return p;
 }
 
@@ -231,7 +231,7 @@ void register_conv2d(Registry& r) {
   r.add_lowering("aten::_convolution_mode", lower_convnd);
   r.add_lowering("aten::convolution", lower_convolution);
   r.add_lowering("aten::_convolution", lower_convolution);
-  r.add_ir_op("conv2d", emit_conv2d);
+  r.add_ir_op(ir::kind::conv2d, emit_conv2d);
 }
 
 }  // namespace aotc::ops

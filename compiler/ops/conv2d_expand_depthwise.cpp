@@ -14,13 +14,13 @@ void expand_depthwise_params_of(const ir::Op& op, rt::Conv2dParams& pw, rt::Conv
   dw.has_bias = op.inputs[4] >= 0;
   pw = rt::Conv2dParams{};
   pw.n = dw.n;
-  pw.c_in = op.i("expand_c_in");
+  pw.c_in = op.i(ir::attr::expand_c_in);
   pw.c_out = dw.c_in;
   pw.h_in = pw.h_out = dw.h_in;
   pw.w_in = pw.w_out = dw.w_in;
   pw.has_bias = op.inputs[2] >= 0;
-  pw.clamp_lo = static_cast<float>(op.f("expand_clamp_lo"));
-  pw.clamp_hi = static_cast<float>(op.f("expand_clamp_hi"));
+  pw.clamp_lo = static_cast<float>(op.f(ir::attr::expand_clamp_lo));
+  pw.clamp_hi = static_cast<float>(op.f(ir::attr::expand_clamp_hi));
 }
 
 namespace {
@@ -32,13 +32,13 @@ std::string emit_conv2d_expand_depthwise(const EmitContext& e, const ir::Op& op)
                      "aotc::rt::conv2d_expand_depthwise_f32(pool, pw, dw, " + e.in(op.inputs[0]) + ", " +
                          e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.in(op.inputs[3]) + ", " +
                          e.in(op.inputs[4]) + ", " + e.out(op.outputs[0]) +
-                         (op.has("expand_silu") ? ", true" : "") + ");");
+                         (op.has(ir::attr::expand_silu) ? ", true" : "") + ");");
 }
 
 }  // namespace
 
 void register_conv2d_expand_depthwise(Registry& r) {
-  r.add_ir_op("conv2d_expand_depthwise", emit_conv2d_expand_depthwise);
+  r.add_ir_op(ir::kind::conv2d_expand_depthwise, emit_conv2d_expand_depthwise);
 }
 
 }  // namespace aotc::ops

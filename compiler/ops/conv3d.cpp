@@ -56,7 +56,7 @@ void lower_conv3d(LowerContext& ctx, const ConvArgs& a) {
   ir::Shape y = {p.c_out, p.out[0], p.out[1], p.out[2]};
   if (batched) y.insert(y.begin(), p.n);
   const int out = ctx.new_value(ir::DType::Float32, y);
-  ir::Op& op = ctx.add_op("conv3d", {a.x, a.w, a.bias}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::conv3d, {a.x, a.w, a.bias}, {out});
   op.attrs = {{"n", p.n},
               {"c_in", p.c_in},
               {"c_out", p.c_out},
@@ -67,8 +67,8 @@ void lower_conv3d(LowerContext& ctx, const ConvArgs& a) {
               {"stride", stride},
               {"padding", padding},
               {"dilation", dilation},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   op.scratch_bytes = rt::conv3d_scratch_bytes(p);
   op.thread_scratch_bytes = rt::conv3d_thread_scratch_bytes(p);
   ctx.set_tensor_output(0, out);
@@ -88,8 +88,8 @@ std::string conv_nd_params_code(const ir::Op& op) {
       .set_array("pad", op.ints("padding"))
       .set_array("dilation", op.ints("dilation"))
       .set_bool("has_bias", op.inputs[2] >= 0)
-      .set_f32("clamp_lo", op.f("clamp_lo"))
-      .set_f32("clamp_hi", op.f("clamp_hi"));
+      .set_f32(ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
+      .set_f32(ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
   return p.str();
 }
 
@@ -104,6 +104,6 @@ std::string emit_conv3d(const EmitContext& e, const ir::Op& op) {
 
 }  // namespace
 
-void register_conv3d(Registry& r) { r.add_ir_op("conv3d", emit_conv3d); }
+void register_conv3d(Registry& r) { r.add_ir_op(ir::kind::conv3d, emit_conv3d); }
 
 }  // namespace aotc::ops

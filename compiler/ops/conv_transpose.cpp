@@ -62,7 +62,7 @@ void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a) {
   y.insert(y.end(), out.begin(), out.end());
   if (batched) y.insert(y.begin(), p.n);
   const int result = ctx.new_value(ir::DType::Float32, y);
-  ir::Op& op = ctx.add_op("conv_transpose", {a.x, a.w, a.bias}, {result});
+  ir::Op& op = ctx.add_op(ir::kind::conv_transpose, {a.x, a.w, a.bias}, {result});
   op.attrs = {{"n", p.n},
               {"c_in", p.c_in},
               {"c_out", p.c_out},
@@ -73,8 +73,8 @@ void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a) {
               {"stride", as_3d(stride, 1)},
               {"padding", as_3d(padding, 0)},
               {"dilation", as_3d(dilation, 1)},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   op.scratch_bytes = rt::conv_transpose_scratch_bytes(p);
   op.thread_scratch_bytes = rt::conv_transpose_thread_scratch_bytes(p);
   ctx.set_tensor_output(0, result);
@@ -111,7 +111,7 @@ void register_conv_transpose(Registry& r) {
   r.add_lowering("aten::conv_transpose1d", lower_conv_transpose_nd);
   r.add_lowering("aten::conv_transpose2d", lower_conv_transpose_nd);
   r.add_lowering("aten::conv_transpose3d", lower_conv_transpose_nd);
-  r.add_ir_op("conv_transpose", emit_conv_transpose);
+  r.add_ir_op(ir::kind::conv_transpose, emit_conv_transpose);
 }
 
 }  // namespace aotc::ops

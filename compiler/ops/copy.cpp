@@ -35,6 +35,6 @@ std::string emit_copy(const EmitContext& e, const ir::Op& op) {
 
 }  // namespace
 
-void register_copy(Registry& r) { r.add_ir_op("copy", emit_copy); }
+void register_copy(Registry& r) { r.add_ir_op(ir::kind::copy, emit_copy); }
 
 }  // namespace aotc::ops

@@ -18,7 +18,7 @@ void lower_cumsum(LowerContext& ctx) {
   for (int64_t d = dim + 1; d < rank; ++d) inner *= x[static_cast<size_t>(d)];
   const int in = cast_to(ctx, ctx.tensor(0), t);
   const int out = ctx.new_value(t, x);
-  ir::Op& op = ctx.add_op("cumsum", {in}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::cumsum, {in}, {out});
   op.attrs = {{"outer", outer}, {"axis", rank ? x[static_cast<size_t>(dim)] : 1}, {"inner", inner}};
   set_elementwise_output(ctx, out);
 }
@@ -35,7 +35,7 @@ std::string emit_cumsum(const EmitContext& e, const ir::Op& op) {
 
 void register_cumsum(Registry& r) {
   register_with_inplace(r, "aten::cumsum", lower_cumsum);
-  r.add_ir_op("cumsum", emit_cumsum);
+  r.add_ir_op(ir::kind::cumsum, emit_cumsum);
 }
 
 }  // namespace aotc::ops

@@ -153,7 +153,7 @@ int cast_to(LowerContext& ctx, int tensor, ir::DType t) {
   elem_type(ctx, x.dtype);
   elem_type(ctx, t);
   const int out = ctx.new_value(t, x.shape);
-  ctx.add_op("cast", {tensor}, {out});
+  ctx.add_op(ir::kind::cast, {tensor}, {out});
   return out;
 }
 
@@ -168,7 +168,7 @@ int add_binary_op(LowerContext& ctx, rt::BinaryOp op, int a, int b, double alpha
   elem_type(ctx, t);
   const ir::Shape shape = broadcast_shapes(ctx, ctx.graph.value(a).shape, ctx.graph.value(b).shape);
   const int out = ctx.new_value(rt::binary_op_gives_bool(op) ? ir::DType::Bool : t, shape);
-  ir::Op& ir_op = ctx.add_op("binary", {a, b}, {out});
+  ir::Op& ir_op = ctx.add_op(ir::kind::binary, {a, b}, {out});
   ir_op.attrs = {{"op", static_cast<int64_t>(op)}, {"alpha", alpha}};
   return out;
 }
@@ -177,7 +177,7 @@ int add_unary_op(LowerContext& ctx, rt::UnaryOp op, int x, double a, double b) {
   const ir::Value& v = ctx.graph.value(x);
   elem_type(ctx, v.dtype);
   const int out = ctx.new_value(v.dtype, v.shape);
-  ir::Op& ir_op = ctx.add_op("unary", {x}, {out});
+  ir::Op& ir_op = ctx.add_op(ir::kind::unary, {x}, {out});
   ir_op.attrs = {{"op", static_cast<int64_t>(op)}, {"a", a}, {"b", b}};
   return out;
 }
@@ -189,7 +189,7 @@ int add_where_op(LowerContext& ctx, int cond, int a, int b) {
   ir::Shape shape = broadcast_shapes(ctx, ctx.graph.value(a).shape, ctx.graph.value(b).shape);
   shape = broadcast_shapes(ctx, ctx.graph.value(cond).shape, shape);
   const int out = ctx.new_value(t, shape);
-  ctx.add_op("where", {cond, a, b}, {out});
+  ctx.add_op(ir::kind::where, {cond, a, b}, {out});
   return out;
 }
 

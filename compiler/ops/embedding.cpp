@@ -18,7 +18,7 @@ void lower_embedding(LowerContext& ctx) {
   ir::Shape y = ids.shape;
   y.push_back(w.shape[1]);
   const int out = ctx.new_value(ir::DType::Float32, y);
-  ir::Op& op = ctx.add_op("embedding", {ctx.tensor(0), ctx.tensor(1)}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::embedding, {ctx.tensor(0), ctx.tensor(1)}, {out});
   op.attrs = {{"count", ir::numel(ids.shape)},
               {"dim", w.shape[1]},
               {"vocab", w.shape[0]},
@@ -41,7 +41,7 @@ std::string emit_embedding(const EmitContext& e, const ir::Op& op) {
 
 void register_embedding(Registry& r) {
   r.add_lowering("aten::embedding", lower_embedding);
-  r.add_ir_op("embedding", emit_embedding);
+  r.add_ir_op(ir::kind::embedding, emit_embedding);
 }
 
 }  // namespace aotc::ops

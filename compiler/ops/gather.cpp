@@ -31,7 +31,7 @@ void add_gather(LowerContext& ctx, int x, int index, int64_t dim, const std::vec
   const ir::Value& xv = ctx.graph.value(x);
   const ir::Shape shape = ctx.graph.value(index).shape;
   const int out = ctx.new_value(xv.dtype, shape);
-  ir::Op& op = ctx.add_op("gather", {x, index}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::gather, {x, index}, {out});
   op.attrs = {{"dim", dim}, {"x_strides", x_strides}, {"x_dim_size", xv.shape.at(static_cast<size_t>(dim))}};
   if (xv.shape[static_cast<size_t>(dim)] == 0 && ir::numel(shape) > 0)
     ctx.fail("cannot gather from an empty dimension");
@@ -91,7 +91,7 @@ void lower_take_along_dim(LowerContext& ctx) {
 void register_gather(Registry& r) {
   r.add_lowering("aten::gather", lower_gather);
   r.add_lowering("aten::take_along_dim", lower_take_along_dim);
-  r.add_ir_op("gather", emit_gather);
+  r.add_ir_op(ir::kind::gather, emit_gather);
 }
 
 }  // namespace aotc::ops

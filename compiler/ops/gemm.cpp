@@ -19,8 +19,8 @@ std::map<std::string, ir::Attr> gemm_attrs(const GemmShape& g) {
           {"alpha", g.alpha},
           {"beta", g.beta},
           {"bias_kind", static_cast<int64_t>(g.bias_kind)},
-          {"clamp_lo", -INFINITY},
-          {"clamp_hi", INFINITY},
+          {ir::attr::clamp_lo, -INFINITY},
+          {ir::attr::clamp_hi, INFINITY},
           {"batch", g.batch},
           {"stride_a", g.stride_a},
           {"stride_b", g.stride_b},
@@ -33,7 +33,7 @@ ir::Op& make_gemm(LowerContext& ctx, const GemmShape& g, int a, int b, int bias,
   if (batched && residual >= 0) ctx.fail("internal: a batched GEMM cannot take a residual");
   std::vector<int> inputs = {a, b, bias};
   if (residual >= 0) inputs.push_back(residual);
-  ir::Op& op = ctx.add_op(batched ? "batched_gemm" : "gemm", inputs, {y});
+  ir::Op& op = ctx.add_op(batched ? ir::kind::batched_gemm : ir::kind::gemm, inputs, {y});
   op.attrs = gemm_attrs(g);
   rt::GemmParams p;
   p.m = g.m;
@@ -59,8 +59,8 @@ ParamsCode gemm_fields(const ir::Op& op, const std::string& type, const std::str
       .set_f32(prefix + "alpha", op.f("alpha"))
       .set_f32(prefix + "beta", op.f("beta"))
       .raw(prefix + "bias_kind", "static_cast<aotc::rt::BiasKind>(" + std::to_string(op.i("bias_kind")) + ")")
-      .set_f32(prefix + "clamp_lo", op.f("clamp_lo"))
-      .set_f32(prefix + "clamp_hi", op.f("clamp_hi"));
+      .set_f32(prefix + ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
+      .set_f32(prefix + ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
   return p;
 }
 
@@ -79,9 +79,10 @@ rt::GemmParams gemm_params_of(const ir::Op& op) {
   p.alpha = static_cast<float>(op.f("alpha"));
   p.beta = static_cast<float>(op.f("beta"));
   p.bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
-  p.clamp_lo = static_cast<float>(op.f("clamp_lo"));
-  p.clamp_hi = static_cast<float>(op.f("clamp_hi"));
-  if (op.has("activation")) p.activation = static_cast<rt::GemmActivation>(op.i("activation"));
+  p.clamp_lo = static_cast<float>(op.f(ir::attr::clamp_lo));
+  p.clamp_hi = static_cast<float>(op.f(ir::attr::clamp_hi));
+  if (op.has(ir::attr::activation))
+    p.activation = static_cast<rt::GemmActivation>(op.i(ir::attr::activation));
   return p;
 }
 
@@ -90,8 +91,9 @@ ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
   // The residual input (4th, optional) goes into the parameters: the kernel call keeps its
   // four operands.
   if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
-  if (op.has("activation"))  // passes/fuse_gemm_gelu.cpp
-    p.raw("activation", "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i("activation")) + ")");
+  if (op.has(ir::attr::activation))  // passes/fuse_gemm_gelu.cpp
+    p.raw(ir::attr::activation,
+          "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::activation)) + ")");
   return p;
 }
 
@@ -114,7 +116,7 @@ namespace {
 
 std::string emit_gemm(const EmitContext& e, const ir::Op& op) {
   // "prepacked" (the CPU pass prepack_gemm_weights): the weight input is already packed.
-  const char* kernel = op.has("prepacked") ? "aotc::rt::gemm_prepacked_f32" : "aotc::rt::gemm_f32";
+  const char* kernel = op.has(ir::attr::prepacked) ? "aotc::rt::gemm_prepacked_f32" : "aotc::rt::gemm_f32";
   return kernel_call(op, gemm_params_code(e, op).str(),
                      std::string(kernel) + "(pool, p, " + gemm_operands(e, op) + ");");
 }
@@ -127,8 +129,8 @@ std::string emit_batched_gemm(const EmitContext& e, const ir::Op& op) {
 }  // namespace
 
 void register_gemm(Registry& r) {
-  r.add_ir_op("gemm", emit_gemm);
-  r.add_ir_op("batched_gemm", emit_batched_gemm);
+  r.add_ir_op(ir::kind::gemm, emit_gemm);
+  r.add_ir_op(ir::kind::batched_gemm, emit_batched_gemm);
 }
 
 }  // namespace aotc::ops

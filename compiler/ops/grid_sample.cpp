@@ -20,7 +20,7 @@ void lower_grid_sampler(LowerContext& ctx) {
   if (mode != 0 && mode != 1) ctx.fail("only bilinear and nearest grid sampling are supported (not bicubic)");
   if (padding < 0 || padding > 2) ctx.fail("unknown padding mode " + std::to_string(padding));
   const int out = ctx.new_value(ir::DType::Float32, {x[0], x[1], grid[1], grid[2]});
-  ir::Op& op = ctx.add_op("grid_sample", {ctx.tensor(0), ctx.tensor(1)}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::grid_sample, {ctx.tensor(0), ctx.tensor(1)}, {out});
   op.attrs = {{"n", x[0]},    {"c", x[1]},          {"h_in", x[2]},
               {"w_in", x[3]}, {"h_out", grid[1]},   {"w_out", grid[2]},
               {"mode", mode}, {"padding", padding}, {"align_corners", ctx.bool_arg(4)}};
@@ -48,7 +48,7 @@ std::string emit_grid_sample(const EmitContext& e, const ir::Op& op) {
 void register_grid_sample(Registry& r) {
   r.add_lowering("aten::grid_sampler", lower_grid_sampler);
   r.add_lowering("aten::grid_sampler_2d", lower_grid_sampler);
-  r.add_ir_op("grid_sample", emit_grid_sample);
+  r.add_ir_op(ir::kind::grid_sample, emit_grid_sample);
 }
 
 }  // namespace aotc::ops

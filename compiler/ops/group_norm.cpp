@@ -18,14 +18,14 @@ int add_group_norm(LowerContext& ctx, int x, int64_t groups, int gamma, int beta
                ir::shape_str(ctx.graph.value(affine).shape));
   const int64_t spatial = n * c > 0 ? ir::numel(shape) / (n * c) : 0;
   const int out = ctx.new_value(ir::DType::Float32, shape);
-  ir::Op& op = ctx.add_op("group_norm", {x, gamma, beta}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::group_norm, {x, gamma, beta}, {out});
   op.attrs = {{"n", n},
               {"c", c},
               {"groups", groups},
               {"spatial", spatial},
               {"eps", eps},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   return out;
 }
 
@@ -46,8 +46,8 @@ std::string emit_group_norm(const EmitContext& e, const ir::Op& op) {
       .set("groups", op.i("groups"))
       .set("spatial", op.i("spatial"))
       .set_f32("eps", op.f("eps"))
-      .set_f32("clamp_lo", op.f("clamp_lo"))
-      .set_f32("clamp_hi", op.f("clamp_hi"));
+      .set_f32(ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
+      .set_f32(ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
   return kernel_call(op, p.str(),
                      "aotc::rt::group_norm_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
                          ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ");");
@@ -57,7 +57,7 @@ std::string emit_group_norm(const EmitContext& e, const ir::Op& op) {
 
 void register_group_norm(Registry& r) {
   r.add_lowering("aten::group_norm", lower_group_norm);
-  r.add_ir_op("group_norm", emit_group_norm);
+  r.add_ir_op(ir::kind::group_norm, emit_group_norm);
 }
 
 }  // namespace aotc::ops

@@ -236,7 +236,7 @@ int add_index_gather(LowerContext& ctx, int x, int64_t first, const std::vector<
   std::vector<int> inputs = {x};
   inputs.insert(inputs.end(), indices.begin(), indices.end());
   const int out = ctx.new_value(xv.dtype, y);
-  ir::Op& op = ctx.add_op("index_gather", inputs, {out});
+  ir::Op& op = ctx.add_op(ir::kind::index_gather, inputs, {out});
   op.attrs = {{"outer", outer}, {"count", count}, {"inner", inner}, {"sizes", sizes}};
   return out;
 }
@@ -250,7 +250,7 @@ void register_indexing(Registry& r) {
   r.add_lowering("aten::index", lower_index);
   r.add_lowering("aten::masked_select", lower_masked_select);
   r.add_lowering("aten::take", lower_take);
-  r.add_ir_op("index_gather", emit_index_gather);
+  r.add_ir_op(ir::kind::index_gather, emit_index_gather);
 }
 
 }  // namespace aotc::ops

@@ -70,7 +70,7 @@ void check_normalized_shape(const LowerContext& ctx, const ir::Shape& x,
 int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta, double eps) {
   const ir::Shape shape = ctx.graph.value(x).shape;
   const int y = ctx.new_value(ir::DType::Float32, shape);
-  ir::Op& op = ctx.add_op("layer_norm", {x, gamma, beta}, {y});
+  ir::Op& op = ctx.add_op(ir::kind::layer_norm, {x, gamma, beta}, {y});
   op.attrs = {{"rows", cols > 0 ? ir::numel(shape) / cols : 0}, {"cols", cols}, {"eps", eps}};
   return y;
 }
@@ -78,7 +78,7 @@ int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta,
 void register_layer_norm(Registry& r) {
   r.add_lowering("aten::layer_norm", lower_layer_norm);
   r.add_lowering("aten::native_layer_norm", lower_native_layer_norm);
-  r.add_ir_op("layer_norm", emit_layer_norm);
+  r.add_ir_op(ir::kind::layer_norm, emit_layer_norm);
 }
 
 }  // namespace aotc::ops

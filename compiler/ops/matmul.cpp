@@ -10,7 +10,7 @@ namespace {
 // Materialises value `id` (shape `from`) broadcast to `to` as a dense new value.
 int expand_to(LowerContext& ctx, int id, const ir::Shape& from, const ir::Shape& to) {
   const int out = ctx.new_value(ir::DType::Float32, to);
-  ir::Op& op = ctx.add_op("copy", {id}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::copy, {id}, {out});
   op.attrs = {{"dims", to},
               {"src_strides", broadcast_strides(from, to)},
               {"dst_strides", dense_strides(to)},

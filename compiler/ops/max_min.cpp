@@ -35,7 +35,7 @@ void arg_reduce(LowerContext& ctx, bool is_max, bool want_values, std::optional<
   std::vector<int> outputs;
   if (want_values) outputs.push_back(ctx.new_value(x.dtype, out));
   outputs.push_back(ctx.new_value(ir::DType::Int64, out));
-  ir::Op& op = ctx.add_op("arg_reduce", {ctx.tensor(0)}, outputs);
+  ir::Op& op = ctx.add_op(ir::kind::arg_reduce, {ctx.tensor(0)}, outputs);
   op.attrs = {
       {"outer", outer}, {"axis", axis}, {"inner", inner}, {"is_max", is_max}, {"values", want_values}};
   for (size_t i = 0; i < outputs.size(); ++i) ctx.set_tensor_output(i, outputs[i]);
@@ -84,7 +84,7 @@ void register_max_min(Registry& r) {
   r.add_lowering("aten::min", max_or_min(false));
   r.add_lowering("aten::argmax", argmax_or_argmin(true));
   r.add_lowering("aten::argmin", argmax_or_argmin(false));
-  r.add_ir_op("arg_reduce", emit_arg_reduce);
+  r.add_ir_op(ir::kind::arg_reduce, emit_arg_reduce);
 }
 
 }  // namespace aotc::ops

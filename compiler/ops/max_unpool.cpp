@@ -32,7 +32,7 @@ LowerFn max_unpool_lowering(size_t spatial) {
       y[x.size() - spatial + d] = size[d];
     }
     const int out = ctx.new_value(ir::DType::Float32, y);
-    ir::Op& op = ctx.add_op("max_unpool", {ctx.tensor(0), ctx.tensor(1)}, {out});
+    ir::Op& op = ctx.add_op(ir::kind::max_unpool, {ctx.tensor(0), ctx.tensor(1)}, {out});
     op.attrs = {{"planes", in_volume > 0 ? ir::numel(x) / in_volume : 0},
                 {"in_volume", in_volume},
                 {"out_volume", out_volume}};
@@ -53,7 +53,7 @@ std::string emit_max_unpool(const EmitContext& e, const ir::Op& op) {
 void register_max_unpool(Registry& r) {
   r.add_lowering("aten::max_unpool2d", max_unpool_lowering(2));
   r.add_lowering("aten::max_unpool3d", max_unpool_lowering(3));
-  r.add_ir_op("max_unpool", emit_max_unpool);
+  r.add_ir_op(ir::kind::max_unpool, emit_max_unpool);
 }
 
 }  // namespace aotc::ops

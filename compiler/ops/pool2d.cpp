@@ -57,7 +57,7 @@ namespace {
 void lower_pool(LowerContext& ctx, size_t spatial, bool is_max) {
   const PoolGeometry g = pool_geometry(ctx, spatial, is_max);
   const int out = ctx.new_value(ir::DType::Float32, g.out_shape);
-  ir::Op& op = ctx.add_op(is_max ? "max_pool2d" : "avg_pool2d", {ctx.tensor(0)}, {out});
+  ir::Op& op = ctx.add_op(is_max ? ir::kind::max_pool2d : ir::kind::avg_pool2d, {ctx.tensor(0)}, {out});
   // The 2-d kernel sees the last two dims (H = 1 for 1-d pooling).
   auto hw = [](const std::vector<int64_t>& v) { return std::vector<int64_t>{v[1], v[2]}; };
   op.attrs = {{"n", g.n},
@@ -116,8 +116,8 @@ void register_pool2d(Registry& r) {
   // aten::avg_pool2d(..., count_include_pad, divisor_override)
   r.add_lowering("aten::avg_pool1d", pool_lowering(1, false));
   r.add_lowering("aten::avg_pool2d", pool_lowering(2, false));
-  r.add_ir_op("max_pool2d", emit_pool);
-  r.add_ir_op("avg_pool2d", emit_pool);
+  r.add_ir_op(ir::kind::max_pool2d, emit_pool);
+  r.add_ir_op(ir::kind::avg_pool2d, emit_pool);
 }
 
 }  // namespace aotc::ops

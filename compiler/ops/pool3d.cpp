@@ -26,7 +26,8 @@ LowerFn pool3d_lowering(bool is_max) {
   return [is_max](LowerContext& ctx) {
     const PoolGeometry g = pool_geometry(ctx, 3, is_max);
     const int out = ctx.new_value(ir::DType::Float32, g.out_shape);
-    set_pool3d_attrs(ctx.add_op(is_max ? "max_pool3d" : "avg_pool3d", {ctx.tensor(0)}, {out}), g);
+    set_pool3d_attrs(ctx.add_op(is_max ? ir::kind::max_pool3d : ir::kind::avg_pool3d, {ctx.tensor(0)}, {out}),
+                     g);
     ctx.set_tensor_output(0, out);
   };
 }
@@ -38,7 +39,7 @@ LowerFn max_pool_with_indices_lowering(size_t spatial) {
     const PoolGeometry g = pool_geometry(ctx, spatial, true);
     const int values = ctx.new_value(ir::DType::Float32, g.out_shape);
     const int indices = ctx.new_value(ir::DType::Int64, g.out_shape);
-    set_pool3d_attrs(ctx.add_op("max_pool3d", {ctx.tensor(0)}, {values, indices}), g);
+    set_pool3d_attrs(ctx.add_op(ir::kind::max_pool3d, {ctx.tensor(0)}, {values, indices}), g);
     ctx.set_tensor_output(0, values);
     ctx.set_tensor_output(1, indices);
   };
@@ -58,7 +59,8 @@ std::string emit_pool3d(const EmitContext& e, const ir::Op& op) {
       .set("divisor_override", op.i("divisor_override"));
   std::string call =
       "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]);
-  if (op.kind == "max_pool3d") call += ", " + (op.outputs.size() > 1 ? e.out(op.outputs[1]) : "nullptr");
+  if (op.kind == ir::kind::max_pool3d)
+    call += ", " + (op.outputs.size() > 1 ? e.out(op.outputs[1]) : "nullptr");
   return kernel_call(op, p.str(), call + ");");
 }
 
@@ -70,8 +72,8 @@ void register_pool3d(Registry& r) {
   r.add_lowering("aten::max_pool1d_with_indices", max_pool_with_indices_lowering(1));
   r.add_lowering("aten::max_pool2d_with_indices", max_pool_with_indices_lowering(2));
   r.add_lowering("aten::max_pool3d_with_indices", max_pool_with_indices_lowering(3));
-  r.add_ir_op("max_pool3d", emit_pool3d);
-  r.add_ir_op("avg_pool3d", emit_pool3d);
+  r.add_ir_op(ir::kind::max_pool3d, emit_pool3d);
+  r.add_ir_op(ir::kind::avg_pool3d, emit_pool3d);
 }
 
 }  // namespace aotc::ops

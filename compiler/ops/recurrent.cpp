@@ -102,7 +102,7 @@ void lower_rnn(LowerContext& ctx, const RnnArgs& a, std::vector<int>& results) {
     p.steps = T;
     p.batch = B;
     p.hidden = H;
-    ir::Op& op = ctx.add_op("recurrent", inputs, outputs);
+    ir::Op& op = ctx.add_op(ir::kind::recurrent, inputs, outputs);
     op.attrs = {{"cell", static_cast<int64_t>(a.cell)},
                 {"steps", T},
                 {"batch", B},
@@ -207,7 +207,7 @@ std::string emit_recurrent(const EmitContext& e, const ir::Op& op) {
 void register_recurrent(Registry& r) {
   r.add_lowering("aten::lstm", lower_lstm);
   r.add_lowering("aten::gru", lower_gru);
-  r.add_ir_op("recurrent", emit_recurrent);
+  r.add_ir_op(ir::kind::recurrent, emit_recurrent);
 }
 
 }  // namespace aotc::ops

@@ -37,7 +37,7 @@ int add_reduce_op(LowerContext& ctx, rt::ReduceOp op, int x, const ReduceShape& 
   if (t != ir::DType::Float32 && t != ir::DType::Int64)
     ctx.fail("internal: reduce of a non-float32/int64 tensor");
   const int out = ctx.new_value(t, rs.out);
-  ir::Op& ir_op = ctx.add_op("reduce", {x}, {out});
+  ir::Op& ir_op = ctx.add_op(ir::kind::reduce, {x}, {out});
   ir_op.attrs = {{"op", static_cast<int64_t>(op)}, {"mask", rs.mask}};
   return out;
 }
@@ -131,7 +131,7 @@ void register_reduce(Registry& r) {
   r.add_lowering("aten::all", all_any(false));
   r.add_lowering("aten::any", all_any(true));
   r.add_lowering("aten::count_nonzero", lower_count_nonzero);
-  r.add_ir_op("reduce", emit_reduce);
+  r.add_ir_op(ir::kind::reduce, emit_reduce);
 }
 
 }  // namespace aotc::ops

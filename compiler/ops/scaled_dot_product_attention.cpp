@@ -203,7 +203,7 @@ std::vector<int64_t> to_vector(const int64_t* v, size_t n) { return std::vector<
 ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a) {
   std::vector<int> outputs = {a.out};
   if (p.weights != rt::AttentionWeights::None) outputs.push_back(a.probs);
-  ir::Op& op = ctx.add_op("attention", {a.q, a.k, a.v, a.mask}, outputs);
+  ir::Op& op = ctx.add_op(ir::kind::attention, {a.q, a.k, a.v, a.mask}, outputs);
   op.attrs = {{"batch", p.batch},
               {"heads", p.heads},
               {"q_len", p.q_len},
@@ -215,7 +215,7 @@ ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const At
               {"q_strides", to_vector(p.q_strides, 3)},
               {"k_strides", to_vector(p.k_strides, 3)},
               {"v_strides", to_vector(p.v_strides, 3)},
-              {"out_strides", to_vector(p.out_strides, 3)},
+              {ir::attr::out_strides, to_vector(p.out_strides, 3)},
               {"mask_kind", static_cast<int64_t>(p.mask_kind)},
               {"mask_strides", to_vector(p.mask_strides, 4)},
               {"weights", static_cast<int64_t>(p.weights)},
@@ -239,7 +239,7 @@ ParamsCode attention_params_code(const ir::Op& op) {
       .set_array("q_strides", op.ints("q_strides"))
       .set_array("k_strides", op.ints("k_strides"))
       .set_array("v_strides", op.ints("v_strides"))
-      .set_array("out_strides", op.ints("out_strides"))
+      .set_array(ir::attr::out_strides, op.ints(ir::attr::out_strides))
       .raw("mask_kind", "static_cast<aotc::rt::AttentionMask>(" + std::to_string(op.i("mask_kind")) + ")")
       .set_array("mask_strides", op.ints("mask_strides"))
       .raw("weights", "static_cast<aotc::rt::AttentionWeights>(" + std::to_string(op.i("weights")) + ")");
@@ -260,7 +260,7 @@ std::string attention_operands(const EmitContext& e, const ir::Op& op) {
 
 void register_scaled_dot_product_attention(Registry& r) {
   r.add_lowering("aten::scaled_dot_product_attention", lower_sdpa);
-  r.add_ir_op("attention", emit_attention);
+  r.add_ir_op(ir::kind::attention, emit_attention);
 }
 
 }  // namespace aotc::ops

@@ -34,10 +34,10 @@ void lower_scatter(LowerContext& ctx) {
       if (index.shape[d] > src.shape[d])
         ctx.fail("index " + ir::shape_str(index.shape) + " is larger than src " + ir::shape_str(src.shape));
     inputs.push_back(ctx.tensor(3));
-    op = &ctx.add_op("scatter", inputs, {out});
+    op = &ctx.add_op(ir::kind::scatter, inputs, {out});
   } else {
     const std::vector<uint8_t> value = scalar_bytes(ctx, x.dtype, ctx.arg(3));
-    op = &ctx.add_op("scatter", inputs, {out});
+    op = &ctx.add_op(ir::kind::scatter, inputs, {out});
     op->attrs["value"] = std::vector<int64_t>(value.begin(), value.end());
   }
   op->attrs["dim"] = dim;
@@ -80,7 +80,7 @@ std::string emit_scatter(const EmitContext& e, const ir::Op& op) {
 void register_scatter(Registry& r) {
   r.add_lowering("aten::scatter", lower_scatter);
   r.add_lowering("aten::scatter_", lower_scatter);
-  r.add_ir_op("scatter", emit_scatter);
+  r.add_ir_op(ir::kind::scatter, emit_scatter);
 }
 
 }  // namespace aotc::ops

@@ -26,7 +26,7 @@ LowerFn softmax_lowering(bool log) {
     for (int64_t d = 0; d < dim; ++d) outer *= x[static_cast<size_t>(d)];
     for (int64_t d = dim + 1; d < rank; ++d) inner *= x[static_cast<size_t>(d)];
     const int out = ctx.new_value(ir::DType::Float32, x);
-    ir::Op& op = ctx.add_op("softmax", {x_id}, {out});
+    ir::Op& op = ctx.add_op(ir::kind::softmax, {x_id}, {out});
     op.attrs = {
         {"outer", outer}, {"axis", rank ? x[static_cast<size_t>(dim)] : 1}, {"inner", inner}, {"log", log}};
     ctx.set_tensor_output(0, out);
@@ -48,7 +48,7 @@ void register_softmax(Registry& r) {
   r.add_lowering("aten::_softmax", softmax_lowering(false));
   r.add_lowering("aten::log_softmax", softmax_lowering(true));
   r.add_lowering("aten::_log_softmax", softmax_lowering(true));
-  r.add_ir_op("softmax", emit_softmax);
+  r.add_ir_op(ir::kind::softmax, emit_softmax);
 }
 
 }  // namespace aotc::ops

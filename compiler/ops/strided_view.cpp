@@ -14,7 +14,7 @@ const ir::Op* view_copy_of(const ir::Graph& graph, int id) {
   for (size_t i = graph.ops.size(); i-- > 0;) {
     const ir::Op& op = graph.ops[i];
     if (op.outputs.size() == 1 && op.outputs[0] == id)
-      return op.kind == "copy" && op.has("src_offset") ? &op : nullptr;
+      return op.kind == ir::kind::copy && op.has("src_offset") ? &op : nullptr;
   }
   return nullptr;
 }
@@ -52,7 +52,7 @@ int materialize(LowerContext& ctx, const StridedView& view, int viewed) {
     return g.add_alias(view.base, view.sizes, view.offset * elem);
   const int out = ctx.new_value(dtype, view.sizes);
   g.value(out).view_of = viewed;
-  ir::Op& op = ctx.add_op("copy", {view.base}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::copy, {view.base}, {out});
   op.attrs = {{"dims", view.sizes},
               {"src_strides", view.strides},
               {"dst_strides", dense_strides(view.sizes)},

@@ -30,13 +30,13 @@ int linear(LowerContext& ctx, int x, int weight, int bias, int residual, bool re
   ys.back() = ws[0];
   const int y = ctx.new_value(ir::DType::Float32, ys);
   ir::Op& op = make_gemm(ctx, g, x, weight, bias, y, residual);
-  if (relu) op.attrs["clamp_lo"] = 0.0;
+  if (relu) op.attrs[ir::attr::clamp_lo] = 0.0;
   return y;
 }
 
 int gelu(LowerContext& ctx, int x) {
   const int y = ctx.new_value(ir::DType::Float32, ctx.graph.value(x).shape);
-  ir::Op& op = ctx.add_op("unary", {x}, {y});
+  ir::Op& op = ctx.add_op(ir::kind::unary, {x}, {y});
   op.attrs = {{"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
   return y;
 }

@@ -11,7 +11,7 @@ void lower_triangle(LowerContext& ctx, bool upper) {
     ctx.fail("expects a tensor with at least 2 dimensions, got shape " + ir::shape_str(x.shape));
   const int64_t diagonal = ctx.num_inputs() > 1 && !ctx.is_none(1) ? ctx.int_arg(1) : 0;
   const int out = ctx.new_value(x.dtype, x.shape);
-  ir::Op& op = ctx.add_op("tril_triu", {ctx.tensor(0)}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::tril_triu, {ctx.tensor(0)}, {out});
   op.attrs = {{"diagonal", diagonal}, {"upper", upper}};
   ctx.set_tensor_output(0, out);
 }
@@ -39,7 +39,7 @@ void register_tril_triu(Registry& r) {
   r.add_lowering("aten::tril_", lower_tril);
   r.add_lowering("aten::triu", lower_triu);
   r.add_lowering("aten::triu_", lower_triu);
-  r.add_ir_op("tril_triu", emit_tril_triu);
+  r.add_ir_op(ir::kind::tril_triu, emit_tril_triu);
 }
 
 }  // namespace aotc::ops

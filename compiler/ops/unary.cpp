@@ -67,7 +67,7 @@ void register_unary(Registry& r) {
   register_with_inplace(r, "aten::silu", [](LowerContext& c) { add_unary(c, UnaryOp::Silu); });
   register_with_inplace(r, "aten::hardswish", [](LowerContext& c) { add_unary(c, UnaryOp::Hardswish); });
   register_with_inplace(r, "aten::hardsigmoid", [](LowerContext& c) { add_unary(c, UnaryOp::Hardsigmoid); });
-  r.add_ir_op("unary", emit_unary);
+  r.add_ir_op(ir::kind::unary, emit_unary);
 }
 
 }  // namespace aotc::ops

@@ -69,7 +69,7 @@ void lower_upsample(LowerContext& ctx, size_t spatial, rt::UpsampleMode mode) {
   ir::Shape y = {x[0], x[1]};
   y.insert(y.end(), out.begin(), out.end());
   const int result = ctx.new_value(ir::DType::Float32, y);
-  ir::Op& op = ctx.add_op("upsample", {ctx.tensor(0)}, {result});
+  ir::Op& op = ctx.add_op(ir::kind::upsample, {ctx.tensor(0)}, {result});
   op.attrs = {{"mode", static_cast<int64_t>(mode)},
               {"align_corners", align_corners},
               {"dims", static_cast<int64_t>(spatial)},
@@ -117,7 +117,7 @@ void register_upsample(Registry& r) {
   r.add_lowering("aten::upsample_bilinear2d", upsample_lowering(2, M::Linear));
   r.add_lowering("aten::upsample_trilinear3d", upsample_lowering(3, M::Linear));
   r.add_lowering("aten::upsample_bicubic2d", upsample_lowering(2, M::Cubic));
-  r.add_ir_op("upsample", emit_upsample);
+  r.add_ir_op(ir::kind::upsample, emit_upsample);
 }
 
 }  // namespace aotc::ops

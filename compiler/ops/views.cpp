@@ -109,7 +109,7 @@ void lower_identity(LowerContext& ctx) { set_view(ctx, ctx.value(0).shape); }
 void lower_clone(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const int out = ctx.new_value(x.dtype, x.shape);
-  ir::Op& op = ctx.add_op("copy", {ctx.tensor(0)}, {out});
+  ir::Op& op = ctx.add_op(ir::kind::copy, {ctx.tensor(0)}, {out});
   op.attrs = {{"dims", x.shape},
               {"src_strides", dense_strides(x.shape)},
               {"dst_strides", dense_strides(x.shape)},

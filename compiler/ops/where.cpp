@@ -46,7 +46,7 @@ std::string emit_where(const EmitContext& e, const ir::Op& op) {
 void register_where(Registry& r) {
   r.add_lowering("aten::where", lower_where);
   register_with_inplace(r, "aten::masked_fill", lower_masked_fill);
-  r.add_ir_op("where", emit_where);
+  r.add_ir_op(ir::kind::where, emit_where);
 }
 
 }  // namespace aotc::ops

@@ -23,15 +23,17 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
   // 24 adds of 197 x 768 floats), which both GEMM kernels start their sums from.
   run_step(graph, verbose, "fuse_conv_residual", [](ir::Graph& g) {
     fuse_conv_residual(g, [](const ir::Op& op) {
-      if (op.kind == "gemm") return true;
-      return op.kind == "conv2d" && !rt::conv2d_is_depthwise(ops::conv2d_params_of(op));
+      if (op.kind == ir::kind::gemm) return true;
+      return op.kind == ir::kind::conv2d && !rt::conv2d_is_depthwise(ops::conv2d_params_of(op));
     });
   });
   run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
   // Both choose kernels that the runtime runs on AVX-512 only.
   const bool avx512 = options.avx512_target;
-  run_step(graph, verbose, "fuse_expand_depthwise", [avx512](ir::Graph& g) { fuse_expand_depthwise(g, avx512); });
-  run_step(graph, verbose, "select_pointwise_rows", [avx512](ir::Graph& g) { select_pointwise_rows(g, avx512); });
+  run_step(graph, verbose, "fuse_expand_depthwise",
+           [avx512](ir::Graph& g) { fuse_expand_depthwise(g, avx512); });
+  run_step(graph, verbose, "select_pointwise_rows",
+           [avx512](ir::Graph& g) { select_pointwise_rows(g, avx512); });
   run_step(graph, verbose, "prepack_gemm_weights", prepack_gemm_weights);
 }
 

@@ -15,23 +15,27 @@ namespace aotc::passes {
 void fold_batch_norm(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& affine = graph.ops[i];
-    if (affine.kind != "channel_affine" || affine.f("clamp_lo") != -INFINITY ||
-        affine.f("clamp_hi") != INFINITY)
+    if (affine.kind != ir::kind::channel_affine || affine.f(ir::attr::clamp_lo) != -INFINITY ||
+        affine.f(ir::attr::clamp_hi) != INFINITY)
       continue;
     const int p = producer_of(graph, affine.inputs[0]);
     if (p < 0) continue;
     const std::string conv_kind = graph.ops[static_cast<size_t>(p)].kind;
-    if (conv_kind != "conv2d" && conv_kind != "conv3d" && conv_kind != "conv_transpose") continue;
+    if (conv_kind != ir::kind::conv2d && conv_kind != ir::kind::conv3d &&
+        conv_kind != ir::kind::conv_transpose)
+      continue;
     ir::Op& conv = graph.ops[static_cast<size_t>(p)];
     const std::vector<int> readers = readers_of_storage(graph, affine.inputs[0]);
-    if (readers.size() != 1 || conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
+    if (readers.size() != 1 || conv.f(ir::attr::clamp_lo) != -INFINITY ||
+        conv.f(ir::attr::clamp_hi) != INFINITY)
+      continue;
     if (!graph.is_constant(conv.inputs[1]) || (conv.inputs[2] >= 0 && !graph.is_constant(conv.inputs[2])))
       continue;
     const int64_t c_out = conv.i("c_out");
     if (affine.i("c") != c_out) continue;
     const int w_id = conv.inputs[1], b_id = conv.inputs[2], scale_id = affine.inputs[1],
               shift_id = affine.inputs[2];
-    const bool transposed = conv_kind == "conv_transpose";
+    const bool transposed = conv_kind == ir::kind::conv_transpose;
     const int64_t c_in = transposed ? conv.i("c_in") : 0, groups = transposed ? conv.i("groups") : 0;
     const std::string recipe = "fold_batch_norm " + conv_kind + " c_out=" + std::to_string(c_out) +
                                " c_in=" + std::to_string(c_in) + " groups=" + std::to_string(groups);

@@ -16,8 +16,9 @@ namespace aotc::passes {
 void fuse_activation(ir::Graph& graph) {
   fuse_activation(graph, [](const ir::Graph& g, const ir::Op& producer, const ir::Op& act) {
     const std::string& k = producer.kind;
-    return (k == "conv2d" || k == "gemm" || k == "batched_gemm" || k == "channel_affine" || k == "conv3d" ||
-            k == "conv_transpose" || k == "group_norm") &&
+    return (k == ir::kind::conv2d || k == ir::kind::gemm || k == ir::kind::batched_gemm ||
+            k == ir::kind::channel_affine || k == ir::kind::conv3d || k == ir::kind::conv_transpose ||
+            k == ir::kind::group_norm) &&
            g.value(producer.outputs[0]).bytes() == g.value(act.outputs[0]).bytes();
   });
 }
@@ -25,7 +26,7 @@ void fuse_activation(ir::Graph& graph) {
 void fuse_activation(ir::Graph& graph, const TakesClamp& takes) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& act = graph.ops[i];
-    if (act.kind != "unary") continue;
+    if (act.kind != ir::kind::unary) continue;
     const auto kind = static_cast<rt::UnaryOp>(act.i("op"));
     double lo, hi;
     if (kind == rt::UnaryOp::Relu)
@@ -41,12 +42,12 @@ void fuse_activation(ir::Graph& graph, const TakesClamp& takes) {
     if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
     // Composing clamps: clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when
     // the intervals overlap, which holds for every activation listed above after a fresh op.
-    if (producer.has("clamp_lo")) {
-      lo = std::max(producer.f("clamp_lo"), lo);
-      hi = std::min(producer.f("clamp_hi"), hi);
+    if (producer.has(ir::attr::clamp_lo)) {
+      lo = std::max(producer.f(ir::attr::clamp_lo), lo);
+      hi = std::min(producer.f(ir::attr::clamp_hi), hi);
     }
-    producer.attrs["clamp_lo"] = lo;
-    producer.attrs["clamp_hi"] = hi;
+    producer.attrs[ir::attr::clamp_lo] = lo;
+    producer.attrs[ir::attr::clamp_hi] = hi;
     producer.outputs[0] = act.outputs[0];
     graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
     --i;

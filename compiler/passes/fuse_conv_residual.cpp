@@ -33,7 +33,7 @@ bool whole_view_of(const ir::Graph& graph, int id, int of) {
 void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&)>& takes_residual) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& add = graph.ops[i];
-    if (add.kind != "binary" || static_cast<rt::BinaryOp>(add.i("op")) != rt::BinaryOp::Add ||
+    if (add.kind != ir::kind::binary || static_cast<rt::BinaryOp>(add.i("op")) != rt::BinaryOp::Add ||
         add.f("alpha") != 1.0 || add.inputs.size() != 2)
       continue;
     const ir::Value& out = graph.value(add.outputs[0]);
@@ -52,21 +52,21 @@ void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&
       // frontend's alias: torchvision's `out += identity` reads one).
       // A GEMM (a linear layer, or a convolution that convert_to_channels_last.cpp made one)
       // takes the residual densely, row after row of its dense result.
-      const bool gemm = conv.kind == "gemm" && conv.i("ldc") == conv.i("n");
-      if ((conv.kind != "conv2d" && !gemm) || !whole_view_of(graph, conv_out, conv.outputs[0]) ||
+      const bool gemm = conv.kind == ir::kind::gemm && conv.i("ldc") == conv.i("n");
+      if ((conv.kind != ir::kind::conv2d && !gemm) || !whole_view_of(graph, conv_out, conv.outputs[0]) ||
           conv.inputs.size() > 3 || !takes_residual(conv))
         continue;
       // The convolution's result must be read by the add alone, and carry no clamp of its
       // own (the clamp comes after the add).
       if (readers_of_storage(graph, conv_out).size() != 1) continue;
-      if (conv.f("clamp_lo") != -INFINITY || conv.f("clamp_hi") != INFINITY) continue;
+      if (conv.f(ir::attr::clamp_lo) != -INFINITY || conv.f(ir::attr::clamp_hi) != INFINITY) continue;
       ir::Op fused = conv;
       fused.inputs.resize(4, -1);
       fused.inputs[3] = skip;
       fused.outputs[0] = add.outputs[0];
-      if (add.has("clamp_lo")) {
-        fused.attrs["clamp_lo"] = add.f("clamp_lo");
-        fused.attrs["clamp_hi"] = add.f("clamp_hi");
+      if (add.has(ir::attr::clamp_lo)) {
+        fused.attrs[ir::attr::clamp_lo] = add.f(ir::attr::clamp_lo);
+        fused.attrs[ir::attr::clamp_hi] = add.f(ir::attr::clamp_hi);
       }
       fused.loc = add.loc;
       graph.ops[i] = fused;

@@ -22,7 +22,7 @@ namespace {
 
 // A float32 silu of one whole tensor (the IR's "unary" op with UnaryOp::Silu).
 bool is_silu(const ir::Graph& graph, const ir::Op& op) {
-  return op.kind == "unary" && op.inputs.size() == 1 && op.outputs.size() == 1 &&
+  return op.kind == ir::kind::unary && op.inputs.size() == 1 && op.outputs.size() == 1 &&
          op.i("op") == static_cast<int64_t>(rt::UnaryOp::Silu) &&
          graph.value(op.inputs[0]).dtype == ir::DType::Float32 &&
          graph.value(op.inputs[0]).shape == graph.value(op.outputs[0]).shape;
@@ -34,7 +34,7 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
   if (const char* env = std::getenv("AOTC_CPU_FUSE_EXPAND_DEPTHWISE"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& dw_op = graph.ops[i];
-    if (dw_op.kind != "conv2d" || dw_op.has("winograd") || dw_op.inputs.size() != 3) continue;
+    if (dw_op.kind != ir::kind::conv2d || dw_op.has(ir::attr::winograd) || dw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams dw = ops::conv2d_params_of(dw_op);
     if (!rt::conv2d_is_depthwise(dw)) continue;
     // The value the depthwise convolution reads, whole and alone; through a silu that alone
@@ -50,7 +50,7 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
     }
     if (at < 0 || static_cast<size_t>(at) >= i) continue;
     const ir::Op& pw_op = graph.ops[static_cast<size_t>(at)];
-    if (pw_op.kind != "conv2d" || pw_op.has("winograd") || pw_op.inputs.size() != 3) continue;
+    if (pw_op.kind != ir::kind::conv2d || pw_op.has(ir::attr::winograd) || pw_op.inputs.size() != 3) continue;
     const rt::Conv2dParams pw = ops::conv2d_params_of(pw_op);
     if (!rt::conv2d_expand_depthwise_applies(pw, dw)) continue;
     // On AVX-512 a narrow plane's depthwise runs a row per vector straight from NCHW, and
@@ -76,12 +76,12 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target) {
 
     ir::Op fused = graph.ops[i];  // the depthwise convolution's attributes and location
     const ir::Op& expand = graph.ops[static_cast<size_t>(at)];
-    fused.kind = "conv2d_expand_depthwise";
+    fused.kind = ir::kind::conv2d_expand_depthwise;
     fused.inputs = {expand.inputs[0], packed_id, expand.inputs[2], fused.inputs[1], fused.inputs[2]};
-    fused.attrs["expand_c_in"] = pw.c_in;
-    fused.attrs["expand_clamp_lo"] = expand.f("clamp_lo");
-    fused.attrs["expand_clamp_hi"] = expand.f("clamp_hi");
-    if (silu_at >= 0) fused.attrs["expand_silu"] = static_cast<int64_t>(1);
+    fused.attrs[ir::attr::expand_c_in] = pw.c_in;
+    fused.attrs[ir::attr::expand_clamp_lo] = expand.f(ir::attr::clamp_lo);
+    fused.attrs[ir::attr::expand_clamp_hi] = expand.f(ir::attr::clamp_hi);
+    if (silu_at >= 0) fused.attrs[ir::attr::expand_silu] = static_cast<int64_t>(1);
     fused.scratch_bytes = 0;
     fused.scratch_optional = false;
     fused.thread_scratch_bytes = rt::conv2d_expand_depthwise_thread_scratch_bytes(pw, dw);

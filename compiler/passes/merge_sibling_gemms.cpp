@@ -26,7 +26,7 @@ namespace aotc::passes {
 namespace {
 
 bool is_candidate(const ir::Graph& graph, const ir::Op& op) {
-  if (op.kind != "gemm" || op.inputs.size() != 3 || op.outputs.size() != 1) return false;
+  if (op.kind != ir::kind::gemm || op.inputs.size() != 3 || op.outputs.size() != 1) return false;
   const int b = op.inputs[1], bias = op.inputs[2];
   const auto kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
   if (b < 0 || !graph.is_constant(b) || graph.value(b).dtype != ir::DType::Float32) return false;
@@ -89,7 +89,7 @@ bool plan_rewrites(const ir::Graph& graph, int out, int64_t n, int64_t n_total, 
   for (int reader : readers_of_storage(graph, out)) {
     if (reader < 0) return false;  // a graph output
     const ir::Op& op = graph.ops[static_cast<size_t>(reader)];
-    if (op.kind != "attention") return false;
+    if (op.kind != ir::kind::attention) return false;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       if (op.inputs[i] < 0 || graph.storage_root(op.inputs[i]) != graph.storage_root(out)) continue;
       if (i > 2) return false;  // read as the mask
@@ -177,9 +177,17 @@ void merge_sibling_gemms(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
     if (!is_candidate(graph, op)) continue;
-    const Key key{op.inputs[0],      op.i("m"),        op.i("k"),       op.b("trans_a"),
-                  op.i("lda"),       op.b("trans_b"),  op.f("alpha"),   op.f("beta"),
-                  op.i("bias_kind"), op.f("clamp_lo"), op.f("clamp_hi")};
+    const Key key{op.inputs[0],
+                  op.i("m"),
+                  op.i("k"),
+                  op.b("trans_a"),
+                  op.i("lda"),
+                  op.b("trans_b"),
+                  op.f("alpha"),
+                  op.f("beta"),
+                  op.i("bias_kind"),
+                  op.f(ir::attr::clamp_lo),
+                  op.f(ir::attr::clamp_hi)};
     auto [it, fresh] = groups.try_emplace(key);
     if (fresh) order.push_back(key);
     it->second.push_back(i);

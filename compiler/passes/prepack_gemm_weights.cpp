@@ -25,7 +25,7 @@ void prepack_gemm_weights(ir::Graph& graph) {
   std::map<std::tuple<int, bool, int64_t, int64_t, int64_t, uint32_t>, int> packed_of;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
-    if (op.kind != "gemm" || op.has("prepacked") || op.inputs.size() < 2) continue;
+    if (op.kind != ir::kind::gemm || op.has(ir::attr::prepacked) || op.inputs.size() < 2) continue;
     const rt::GemmParams p = ops::gemm_params_of(op);
     if (!rt::gemm_prepack_applies(p) || p.ldb < (p.trans_b ? p.k : p.n)) continue;
     // Where Eigen does not pack either (a matrix-vector product, e.g. a classifier at
@@ -68,7 +68,7 @@ void prepack_gemm_weights(ir::Graph& graph) {
     }
     ir::Op& gemm = graph.ops[i];
     gemm.inputs[1] = packed_id;
-    gemm.attrs["prepacked"] = int64_t{1};
+    gemm.attrs[ir::attr::prepacked] = int64_t{1};
     gemm.attrs["alpha"] = 1.0;  // folded into the packed weight
     gemm.thread_scratch_bytes = 0;
   }

@@ -39,7 +39,8 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
   if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
-    if (op.kind != "conv2d" || op.has("winograd") || op.has("pointwise_rows") || op.inputs.size() < 3)
+    if (op.kind != ir::kind::conv2d || op.has(ir::attr::winograd) || op.has(ir::attr::pointwise_rows) ||
+        op.inputs.size() < 3)
       continue;
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
     if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
@@ -61,7 +62,7 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
         graph.value(op.inputs[1]).name + ".packed_rows");
     ir::Op& conv = graph.ops[i];
     conv.inputs[1] = packed_id;
-    conv.attrs["pointwise_rows"] = int64_t{1};
+    conv.attrs[ir::attr::pointwise_rows] = int64_t{1};
     conv.scratch_bytes = 0;
     conv.scratch_optional = false;
     conv.thread_scratch_bytes = 0;

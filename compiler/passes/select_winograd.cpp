@@ -16,7 +16,7 @@ namespace aotc::passes {
 
 void select_winograd(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
-    if (graph.ops[i].kind != "conv2d") continue;
+    if (graph.ops[i].kind != ir::kind::conv2d) continue;
     const ir::Op& op = graph.ops[i];
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
     if (!rt::conv2d_winograd_applies(p) || !graph.is_constant(op.inputs[1])) continue;
@@ -39,7 +39,7 @@ void select_winograd(ir::Graph& graph) {
     });
     ir::Op& conv = graph.ops[i];  // adding a constant may not move ops, but be safe
     conv.inputs[1] = u_id;
-    conv.attrs["winograd"] = tile;
+    conv.attrs[ir::attr::winograd] = tile;
     conv.scratch_bytes = rt::conv2d_winograd_scratch_bytes(p, tile);
     conv.scratch_optional = false;
     conv.thread_scratch_bytes = rt::conv2d_winograd_thread_scratch_bytes(p, tile);

@@ -51,7 +51,7 @@ std::vector<int64_t> permuted_strides(const ir::Shape& out_shape, const ir::Op& 
 void write_attention_permuted(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& op = graph.ops[i];
-    if (op.kind != "attention") continue;
+    if (op.kind != ir::kind::attention) continue;
     const int out = op.outputs[0];
     const ir::Value& v = graph.value(out);
     if (v.storage != ir::Storage::Arena || v.shape.size() != 4 || v.shape[0] != op.i("batch") ||
@@ -59,14 +59,14 @@ void write_attention_permuted(ir::Graph& graph) {
       continue;
     // Written densely now (a dim of size 1 may have any stride: it is never stepped).
     const std::vector<int64_t> dense = ops::dense_strides(v.shape);
-    const std::vector<int64_t>& written = op.ints("out_strides");
+    const std::vector<int64_t>& written = op.ints(ir::attr::out_strides);
     bool is_dense = written.size() == 3;
     for (size_t d = 0; d < 3 && is_dense; ++d) is_dense = v.shape[d] == 1 || written[d] == dense[d];
     if (!is_dense) continue;
     const std::vector<int> readers = readers_of_storage(graph, out);
     if (readers.size() != 1 || readers[0] < 0) continue;
     const ir::Op& copy = graph.ops[static_cast<size_t>(readers[0])];
-    if (copy.kind != "copy" || copy.inputs[0] != out || copy.outputs.size() != 1 ||
+    if (copy.kind != ir::kind::copy || copy.inputs[0] != out || copy.outputs.size() != 1 ||
         (copy.has("src_offset") && copy.i("src_offset") != 0) || copy.i("elem_size") != 4)
       continue;
     const int target = copy.outputs[0];
@@ -76,7 +76,7 @@ void write_attention_permuted(ir::Graph& graph) {
       continue;
     std::vector<int64_t> strides = permuted_strides(v.shape, copy);
     if (strides.empty()) continue;
-    op.attrs["out_strides"] = strides;
+    op.attrs[ir::attr::out_strides] = strides;
     op.outputs[0] = target;
     graph.ops.erase(graph.ops.begin() + readers[0]);  // after op: i stays valid
   }

@@ -45,10 +45,12 @@ ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int6
 
 TEST_CASE("cuda: the registry covers the op kinds of the CNN models") {
   const auto& r = ops::cuda::CudaRegistry::get();
-  for (const char* kind : {"conv2d", "gemm", "batched_gemm", "unary", "binary", "max_pool2d", "avg_pool2d",
-                           "adaptive_avg_pool2d", "copy", "concat", "channel_affine", "softmax", "reduce",
-                           // the transformers' (vit_b_16, BERT)
-                           "layer_norm", "attention", "embedding", "assemble", "where"})
+  for (const char* kind :
+       {ir::kind::conv2d, ir::kind::gemm, ir::kind::batched_gemm, ir::kind::unary, ir::kind::binary,
+        ir::kind::max_pool2d, ir::kind::avg_pool2d, ir::kind::adaptive_avg_pool2d, ir::kind::copy,
+        ir::kind::concat, ir::kind::channel_affine, ir::kind::softmax, ir::kind::reduce,
+        // the transformers' (vit_b_16, BERT)
+        ir::kind::layer_norm, ir::kind::attention, ir::kind::embedding, ir::kind::assemble, ir::kind::where})
     CHECK_MESSAGE(r.find(kind) != nullptr, kind);
   CHECK(r.find("no_such_op") == nullptr);
 }
@@ -74,7 +76,7 @@ TEST_CASE("cuda: a non-float32 operand is refused") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Int64, {4}, "x");
   const int y = g.add_value(ir::DType::Float32, {4});
-  ir::Op& op = g.add_op("unary", {x}, {y}, where(7));
+  ir::Op& op = g.add_op(ir::kind::unary, {x}, {y}, where(7));
   op.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
   g.outputs.push_back({y, "y"});
   CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(g), doctest::Contains("int64"), CompileError);
@@ -87,13 +89,15 @@ TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float"
   const int x = g.add_input(ir::DType::Float32, {3, 4}, "x");
   const int t = g.add_input(ir::DType::Float32, {4}, "t");
   const int gt = g.add_value(ir::DType::Bool, {3, 4});
-  g.add_op("binary", {x, t}, {gt}, where(1)).attrs = {{"op", int64_t{36}}, {"alpha", 1.0}};  // Gt
+  g.add_op(ir::kind::binary, {x, t}, {gt}, where(1)).attrs = {{"op", int64_t{36}}, {"alpha", 1.0}};  // Gt
   const int mx = g.add_value(ir::DType::Float32, {3, 4});
-  g.add_op("binary", {x, t}, {mx}, where(2)).attrs = {{"op", int64_t{10}}, {"alpha", 1.0}};  // Maximum
+  g.add_op(ir::kind::binary, {x, t}, {mx}, where(2)).attrs = {{"op", int64_t{10}},
+                                                              {"alpha", 1.0}};  // Maximum
   const int ex = g.add_value(ir::DType::Float32, {3, 4});
-  g.add_op("unary", {x}, {ex}, where(3)).attrs = {{"op", int64_t{16}}, {"a", 0.0}, {"b", 0.0}};  // Exp
+  g.add_op(ir::kind::unary, {x}, {ex}, where(3)).attrs = {
+      {"op", int64_t{16}}, {"a", 0.0}, {"b", 0.0}};  // Exp
   const int y = g.add_value(ir::DType::Float32, {3, 4});
-  g.add_op("where", {gt, mx, ex}, {y}, where(4));
+  g.add_op(ir::kind::where, {gt, mx, ex}, {y}, where(4));
   g.outputs.push_back({y, "y"});
   ops::cuda::check_cuda_support(g);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
@@ -112,9 +116,10 @@ TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
   const int ids = g.add_input(ir::DType::Int64, {2, 5}, "ids");
   const int zero = g.add_constant(ir::DType::Int64, {}, std::vector<uint8_t>(8, 0));
   const int keep = g.add_value(ir::DType::Bool, {2, 5});
-  g.add_op("binary", {ids, zero}, {keep}, where(1)).attrs = {{"op", int64_t{33}}, {"alpha", 1.0}};  // Ne
+  g.add_op(ir::kind::binary, {ids, zero}, {keep}, where(1)).attrs = {{"op", int64_t{33}},
+                                                                     {"alpha", 1.0}};  // Ne
   const int m = g.add_value(ir::DType::Float32, {2, 5});
-  g.add_op("cast", {keep}, {m}, where(2));
+  g.add_op(ir::kind::cast, {keep}, {m}, where(2));
   g.outputs.push_back({m, "m"});
   ops::cuda::check_cuda_support(g);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
@@ -127,7 +132,8 @@ TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
   ir::Graph bad;
   const int i2 = bad.add_input(ir::DType::Int64, {4}, "ids");
   const int sum = bad.add_value(ir::DType::Int64, {4});
-  bad.add_op("binary", {i2, i2}, {sum}, where(3)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};  // Add
+  bad.add_op(ir::kind::binary, {i2, i2}, {sum}, where(3)).attrs = {{"op", int64_t{0}},
+                                                                   {"alpha", 1.0}};  // Add
   bad.outputs.push_back({sum, "s"});
   CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(bad), doctest::Contains("int64"), CompileError);
 }
@@ -149,12 +155,12 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
     const int c = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     ir::Op& conv = add_conv(g, x, w, -1, c, 2, 2, 5, 3, depthwise ? 2 : 1);
     conv.scratch_optional = true;  // as the lowering marks the CPU's packing scratch
-    if (variant == 4) conv.attrs["clamp_hi"] = 6.0;
+    if (variant == 4) conv.attrs[ir::attr::clamp_hi] = 6.0;
     const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
     const int read = variant == 1 ? g.add_alias(c, {1, 2, 5, 5}) : c;
-    g.add_op("binary", {read, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+    g.add_op(ir::kind::binary, {read, x}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
     const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-    g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+    g.add_op(ir::kind::unary, {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({r, "r"});
     if (variant == 2) g.outputs.push_back({c, "c"});
     passes::run_default_passes(g, false);
@@ -165,7 +171,7 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
     CHECK(src.cuda);
     CHECK(src.cuda_arch == "sm_90");
     CHECK(src.model_cpp.find("Precision::Fp32") != std::string::npos);
-    REQUIRE(g.ops[0].kind == "conv2d");
+    REQUIRE(g.ops[0].kind == ir::kind::conv2d);
     if (!depthwise) {  // im2col scratch: (c_in * 3 * 3) rows x 25 positions, in the arena.
       CHECK_FALSE(g.ops[0].scratch_optional);  // CUDA kernels need theirs
       CHECK(g.ops[0].scratch_bytes == 2 * 9 * 25 * 4);
@@ -185,8 +191,8 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
       REQUIRE(g.ops[0].inputs.size() == 4);
       CHECK(g.ops[0].inputs[3] == x);
       CHECK(g.ops[0].outputs[0] == r);
-      CHECK(g.ops[0].f("clamp_lo") == 0.0);
-      CHECK(std::isinf(g.ops[0].f("clamp_hi")));
+      CHECK(g.ops[0].f(ir::attr::clamp_lo) == 0.0);
+      CHECK(std::isinf(g.ops[0].f(ir::attr::clamp_hi)));
       CHECK(reads_of_x == 2);
       CHECK(args.find(", nullptr, reinterpret_cast<const float*>(static_cast<const unsigned char*>(in[0])") !=
             std::string::npos);
@@ -196,9 +202,9 @@ TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolu
       CHECK(g.ops[0].inputs.size() == 3);
       CHECK(reads_of_x == 1);
       CHECK(args.find(", nullptr, nullptr, ") != std::string::npos);  // no bias, no residual
-      CHECK(g.ops[1].kind == "binary");
-      CHECK(g.ops[1].f("clamp_lo") == 0.0);
-      CHECK(std::isinf(g.ops[1].f("clamp_hi")));
+      CHECK(g.ops[1].kind == ir::kind::binary);
+      CHECK(g.ops[1].f(ir::attr::clamp_lo) == 0.0);
+      CHECK(std::isinf(g.ops[1].f(ir::attr::clamp_hi)));
       CHECK(g.ops[1].outputs[0] == r);
       CHECK(src.model_cpp.find("__global__") != std::string::npos);  // the fused add + relu kernel
       CHECK(src.model_cpp.find("clamp_apply") != std::string::npos);
@@ -253,11 +259,19 @@ ir::Graph lowp_graph(const std::vector<float>& weights) {
   const int flat = g.add_alias(d, {1, 50});
   const int lw = g.add_f32_constant({3, 50}, std::vector<float>(150, 0.5f));
   const int y = g.add_value(ir::DType::Float32, {1, 3});
-  g.add_op("gemm", {flat, lw, -1}, {y}, where(3)).attrs = {
-      {"m", int64_t{1}},     {"n", int64_t{3}},    {"k", int64_t{50}},        {"trans_a", false},
-      {"trans_b", true},     {"lda", int64_t{50}}, {"ldb", int64_t{50}},      {"ldc", int64_t{3}},
-      {"alpha", 1.0},        {"beta", 1.0},        {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
-      {"clamp_hi", INFINITY}};
+  g.add_op(ir::kind::gemm, {flat, lw, -1}, {y}, where(3)).attrs = {{"m", int64_t{1}},
+                                                                   {"n", int64_t{3}},
+                                                                   {"k", int64_t{50}},
+                                                                   {"trans_a", false},
+                                                                   {"trans_b", true},
+                                                                   {"lda", int64_t{50}},
+                                                                   {"ldb", int64_t{50}},
+                                                                   {"ldc", int64_t{3}},
+                                                                   {"alpha", 1.0},
+                                                                   {"beta", 1.0},
+                                                                   {"bias_kind", int64_t{0}},
+                                                                   {ir::attr::clamp_lo, -INFINITY},
+                                                                   {ir::attr::clamp_hi, INFINITY}};
   g.outputs.push_back({y, "y"});
   return g;
 }
@@ -281,15 +295,15 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
     const ir::Op* depthwise = nullptr;
     const ir::Op* gemm = nullptr;
     for (const ir::Op& op : g.ops) {
-      if (op.kind == "conv2d") (op.i("groups") == 1 ? conv : depthwise) = &op;
-      if (op.kind == "gemm") gemm = &op;
+      if (op.kind == ir::kind::conv2d) (op.i("groups") == 1 ? conv : depthwise) = &op;
+      if (op.kind == ir::kind::gemm) gemm = &op;
     }
     REQUIRE(conv);
     REQUIRE(depthwise);
     REQUIRE(gemm);
-    CHECK(conv->b("weights_16bit"));
+    CHECK(conv->b(ir::attr::weights_16bit));
     CHECK(g.value(conv->inputs[1]).dtype == type);
-    CHECK_FALSE(depthwise->b("weights_16bit"));  // a direct kernel: float32 weights
+    CHECK_FALSE(depthwise->b(ir::attr::weights_16bit));  // a direct kernel: float32 weights
     CHECK(g.value(depthwise->inputs[1]).dtype == ir::DType::Float32);
     const uint16_t expected_fp16[] = {0x3c00, 0x2e66, 0x7bff, 0x0000, 0x3c04, 0x3c0c, 0xc000};
     const uint16_t expected_bf16[] = {0x3f80, 0x3dcd, 0x4780, 0x322c, 0x3f80, 0x3f82, 0xc000};
@@ -298,8 +312,8 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
     // The 3x3 convolution's columns in 16 bits: (c_in * 9) x 25 halves.
     CHECK(conv->scratch_bytes == 2 * 9 * 25 * 2);
     // The linear layer: the weight (operand b) converted, the activation rounded into scratch.
-    CHECK(gemm->b("b_16bit"));
-    CHECK_FALSE(gemm->b("a_16bit"));
+    CHECK(gemm->b(ir::attr::b_16bit));
+    CHECK_FALSE(gemm->b(ir::attr::a_16bit));
     CHECK(g.value(gemm->inputs[1]).dtype == type);
     CHECK(gemm->scratch_bytes == 256);  // 50 halves, from a 256-byte boundary
     codegen::cuda::CudaOptions options;
@@ -331,9 +345,9 @@ TEST_CASE("cuda: fp16 and bf16 convert GEMM weights at compile time, rounding to
     const bool fp32 = precision == rt::cuda::Precision::Fp32;
     const ir::Op* gemm = nullptr;
     for (const ir::Op& op : lg.ops)
-      if (op.kind == "gemm") gemm = &op;
+      if (op.kind == ir::kind::gemm) gemm = &op;
     REQUIRE(gemm);
-    CHECK(gemm->has("b_weight") == fp32);
+    CHECK(gemm->has(ir::attr::b_weight) == fp32);
     codegen::cuda::CudaOptions options;
     options.precision = fp32 ? "fp32" : "tf32";
     const codegen::Sources src =
@@ -361,7 +375,7 @@ TEST_CASE("cuda: fp16 conversion at the edges: overflow, subnormals, ties, infin
     passes::run_default_passes(g, false);
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
     for (const ir::Op& op : g.ops)
-      if (op.kind == "conv2d" && op.i("groups") == 1)
+      if (op.kind == ir::kind::conv2d && op.i("groups") == 1)
         CHECK_MESSAGE(bits16(g, op.inputs[1], 0) == c.second, c.first);
   }
 }
@@ -374,25 +388,25 @@ TEST_CASE("cuda: AOTC_CUDA_IMPLICIT_GEMM=1 takes the implicit GEMM and fuses the
   add_conv(g, x, w, -1, c, 2, 2, 5, 3, 1);
   // The skip branch is computed after the convolution, as ResNet's downsample is.
   const int skip = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  g.add_op("unary", {x}, {skip}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
+  g.add_op(ir::kind::unary, {x}, {skip}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
   const int s = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  g.add_op("binary", {c, skip}, {s}, where(3)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+  g.add_op(ir::kind::binary, {c, skip}, {s}, where(3)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
   const int r = g.add_value(ir::DType::Float32, {1, 2, 5, 5});
-  g.add_op("unary", {s}, {r}, where(4)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  g.add_op(ir::kind::unary, {s}, {r}, where(4)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
   g.outputs.push_back({r, "r"});
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_IMPLICIT_GEMM", "1", 1);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Tf32, false);
   ::unsetenv("AOTC_CUDA_IMPLICIT_GEMM");
   REQUIRE(g.ops.size() == 2);
-  CHECK(g.ops[0].kind == "unary");  // the skip branch first, then the fused convolution
+  CHECK(g.ops[0].kind == ir::kind::unary);  // the skip branch first, then the fused convolution
   const ir::Op& conv = g.ops[1];
-  CHECK(conv.kind == "conv2d");
-  CHECK(static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path")) == rt::cuda::Conv2dPath::ImplicitGemm);
+  CHECK(conv.kind == ir::kind::conv2d);
+  CHECK(static_cast<rt::cuda::Conv2dPath>(conv.i(ir::attr::cuda_path)) == rt::cuda::Conv2dPath::ImplicitGemm);
   REQUIRE(conv.inputs.size() == 4);
   CHECK(conv.inputs[3] == skip);
   CHECK(conv.outputs[0] == r);
-  CHECK(conv.f("clamp_lo") == 0.0);
+  CHECK(conv.f(ir::attr::clamp_lo) == 0.0);
   CHECK(conv.scratch_bytes == 0);  // 25 columns, K = 18: one tile, no split
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {90, "tf32"});
@@ -422,35 +436,35 @@ ir::Graph small_resnet(bool depthwise, int64_t c = 8) {
   for (size_t i = 0; i < b1.size(); ++i) b1[i] = static_cast<float>(i);
   const int c1 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
   add_conv(g, x, g.add_f32_constant({c, c, 3, 3}, w1), g.add_f32_constant({c}, b1), c1, c, c, 10, 3, 1)
-      .attrs["clamp_lo"] = 0.0;
+      .attrs[ir::attr::clamp_lo] = 0.0;
   const int c2 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
   add_conv(g, c1, g.add_f32_constant({c, depthwise ? 1 : c, 3, 3}, w2), -1, c2, c, c, 10, 3,
            depthwise ? c : 1);
   const int s = g.add_value(ir::DType::Float32, {1, c, 10, 10});
-  g.add_op("binary", {c2, c1}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+  g.add_op(ir::kind::binary, {c2, c1}, {s}, where(2)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
   const int r = g.add_value(ir::DType::Float32, {1, c, 10, 10});
-  g.add_op("unary", {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  g.add_op(ir::kind::unary, {s}, {r}, where(3)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
   const int m = g.add_value(ir::DType::Float32, {1, c, 5, 5});
-  g.add_op("max_pool2d", {r}, {m}, where(4)).attrs = {{"n", int64_t{1}},
-                                                      {"c", c},
-                                                      {"h_in", int64_t{10}},
-                                                      {"w_in", int64_t{10}},
-                                                      {"h_out", int64_t{5}},
-                                                      {"w_out", int64_t{5}},
-                                                      {"kernel", std::vector<int64_t>{2, 2}},
-                                                      {"stride", std::vector<int64_t>{2, 2}},
-                                                      {"padding", std::vector<int64_t>{0, 0}},
-                                                      {"dilation", std::vector<int64_t>{1, 1}},
-                                                      {"count_include_pad", true},
-                                                      {"divisor_override", int64_t{0}}};
+  g.add_op(ir::kind::max_pool2d, {r}, {m}, where(4)).attrs = {{"n", int64_t{1}},
+                                                              {"c", c},
+                                                              {"h_in", int64_t{10}},
+                                                              {"w_in", int64_t{10}},
+                                                              {"h_out", int64_t{5}},
+                                                              {"w_out", int64_t{5}},
+                                                              {"kernel", std::vector<int64_t>{2, 2}},
+                                                              {"stride", std::vector<int64_t>{2, 2}},
+                                                              {"padding", std::vector<int64_t>{0, 0}},
+                                                              {"dilation", std::vector<int64_t>{1, 1}},
+                                                              {"count_include_pad", true},
+                                                              {"divisor_override", int64_t{0}}};
   const int a = g.add_value(ir::DType::Float32, {1, c, 1, 1});
-  g.add_op("adaptive_avg_pool2d", {m}, {a}, where(5)).attrs = {{"n", int64_t{1}},     {"c", c},
-                                                               {"h_in", int64_t{5}},  {"w_in", int64_t{5}},
-                                                               {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+  g.add_op(ir::kind::adaptive_avg_pool2d, {m}, {a}, where(5)).attrs = {
+      {"n", int64_t{1}},    {"c", c}, {"h_in", int64_t{5}}, {"w_in", int64_t{5}}, {"h_out", int64_t{1}},
+      {"w_out", int64_t{1}}};
   const int flat = g.add_alias(a, {1, c});
   const int y = g.add_value(ir::DType::Float32, {1, 5});
-  ir::Op& linear =
-      g.add_op("gemm", {flat, g.add_f32_constant({5, c}, fc), g.add_f32_constant({5}, fb)}, {y}, where(6));
+  ir::Op& linear = g.add_op(
+      ir::kind::gemm, {flat, g.add_f32_constant({5, c}, fc), g.add_f32_constant({5}, fb)}, {y}, where(6));
   ops::GemmShape shape;
   shape.m = 1;
   shape.n = 5;
@@ -475,24 +489,24 @@ TEST_CASE("cuda: a CNN of ungrouped convolutions runs in NHWC, its convolutions 
   passes::run_default_passes(g, false);
   ops::cuda::check_cuda_support(g);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-  CHECK(count_kind(g, "conv2d") == 0);
-  CHECK(count_kind(g, "copy") == 0);  // the image unfolds from NCHW; the pooled features are an alias
-  REQUIRE(count_kind(g, "im2col_nhwc") == 2);
-  CHECK(count_kind(g, "binary") == 0);  // the add and its relu, fused into the second GEMM
+  CHECK(count_kind(g, ir::kind::conv2d) == 0);
+  CHECK(count_kind(g, ir::kind::copy) == 0);  // the image unfolds from NCHW; the pooled features are an alias
+  REQUIRE(count_kind(g, ir::kind::im2col_nhwc) == 2);
+  CHECK(count_kind(g, ir::kind::binary) == 0);  // the add and its relu, fused into the second GEMM
   REQUIRE(g.ops.size() == 7);
   const ir::Op& unfold1 = g.ops[0];
-  CHECK(unfold1.kind == "im2col_nhwc");
-  CHECK(unfold1.b("nchw_input"));
+  CHECK(unfold1.kind == ir::kind::im2col_nhwc);
+  CHECK(unfold1.b(ir::attr::nchw_input));
   CHECK(unfold1.i("row_stride") == 72);
   CHECK(g.value(unfold1.outputs[0]).shape == ir::Shape{100, 72});
   const ir::Op& conv1 = g.ops[1];
-  REQUIRE(conv1.kind == "gemm");
+  REQUIRE(conv1.kind == ir::kind::gemm);
   CHECK(conv1.i("m") == 100);
   CHECK(conv1.i("n") == 8);
   CHECK(conv1.i("k") == 72);
   CHECK(conv1.b("trans_b"));
   CHECK(static_cast<rt::BiasKind>(conv1.i("bias_kind")) == rt::BiasKind::PerColumn);
-  CHECK(conv1.f("clamp_lo") == 0.0);
+  CHECK(conv1.f(ir::attr::clamp_lo) == 0.0);
   CHECK(g.value(conv1.outputs[0]).shape == ir::Shape{1, 10, 10, 8});
   // The weights reordered to (c_out, kh, kw, c_in): W'[o][(kh * 3 + kw) * 8 + c] = W[o][c][kh][kw].
   const ir::Constant& w = g.constant_of(conv1.inputs[1]);
@@ -503,17 +517,17 @@ TEST_CASE("cuda: a CNN of ungrouped convolutions runs in NHWC, its convolutions 
         for (int kw : {1, 2})
           CHECK(w.f32()[o * 72 + (kh * 3 + kw) * 8 + c] ==
                 static_cast<float>((((o * 8 + c) * 3 + kh) * 3 + kw) % 17) - 8.0f);
-  CHECK_FALSE(g.ops[2].b("nchw_input"));  // the second unfolding reads the first GEMM's NHWC result
+  CHECK_FALSE(g.ops[2].b(ir::attr::nchw_input));  // the second unfolding reads the first GEMM's NHWC result
   const ir::Op& conv2 = g.ops[3];
-  REQUIRE(conv2.kind == "gemm");
+  REQUIRE(conv2.kind == ir::kind::gemm);
   REQUIRE(conv2.inputs.size() == 4);
   CHECK(conv2.inputs[3] == conv1.outputs[0]);  // the residual
-  CHECK(conv2.f("clamp_lo") == 0.0);
-  CHECK(g.ops[4].kind == "max_pool2d");
-  CHECK(g.ops[4].b("channels_last"));
-  CHECK(g.ops[5].kind == "adaptive_avg_pool2d");
-  CHECK(g.ops[5].b("channels_last"));
-  CHECK(g.ops[6].kind == "gemm");
+  CHECK(conv2.f(ir::attr::clamp_lo) == 0.0);
+  CHECK(g.ops[4].kind == ir::kind::max_pool2d);
+  CHECK(g.ops[4].b(ir::attr::channels_last));
+  CHECK(g.ops[5].kind == ir::kind::adaptive_avg_pool2d);
+  CHECK(g.ops[5].b(ir::attr::channels_last));
+  CHECK(g.ops[6].kind == ir::kind::gemm);
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
   CHECK(src.model_cpp.find("aotc::rt::cuda::im2col_nhwc_f32(stream, p, true, 72, ") != std::string::npos);
@@ -528,10 +542,10 @@ TEST_CASE(
     ir::Graph g = small_resnet(false);
     passes::run_default_passes(g, false);
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
-    REQUIRE(g.ops[0].kind == "im2col_nhwc");
+    REQUIRE(g.ops[0].kind == ir::kind::im2col_nhwc);
     CHECK(g.value(g.ops[0].outputs[0]).dtype == ir::DType::Float16);
-    CHECK(g.ops[1].b("a_16bit"));
-    CHECK(g.ops[1].b("b_16bit"));
+    CHECK(g.ops[1].b(ir::attr::a_16bit));
+    CHECK(g.ops[1].b(ir::attr::b_16bit));
     CHECK(g.value(g.ops[1].inputs[1]).dtype == ir::DType::Float16);
     CHECK(g.ops[1].scratch_bytes == 0);  // nothing to round as it runs
   }
@@ -539,8 +553,8 @@ TEST_CASE(
     ir::Graph g = small_resnet(true);  // one ungrouped convolution left: not worth a layout of its own
     passes::run_default_passes(g, false);
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-    CHECK(count_kind(g, "im2col_nhwc") == 0);
-    CHECK(count_kind(g, "conv2d") == 2);
+    CHECK(count_kind(g, ir::kind::im2col_nhwc) == 0);
+    CHECK(count_kind(g, ir::kind::conv2d) == 2);
   }
   {
     ir::Graph g = small_resnet(false);
@@ -548,8 +562,8 @@ TEST_CASE(
     ::setenv("AOTC_CUDA_LAYOUT", "nchw", 1);
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     ::unsetenv("AOTC_CUDA_LAYOUT");
-    CHECK(count_kind(g, "im2col_nhwc") == 0);
-    CHECK(count_kind(g, "conv2d") == 2);
+    CHECK(count_kind(g, ir::kind::im2col_nhwc) == 0);
+    CHECK(count_kind(g, ir::kind::conv2d) == 2);
   }
 }
 
@@ -564,32 +578,32 @@ TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW 
     const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
     ir::Op& expand =
         add_conv(g, x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)), b1, v, 4, 8, 6, 1, 1);
-    expand.attrs["clamp_lo"] = 0.0;
-    expand.attrs["clamp_hi"] = 6.0;
+    expand.attrs[ir::attr::clamp_lo] = 0.0;
+    expand.attrs[ir::attr::clamp_hi] = 6.0;
     const int y = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
     add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
              g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), y, 8, 8, 6, 3, 8);
     g.outputs.push_back({y, "y"});
     if (variant == 1) g.outputs.push_back({v, "v"});
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-    REQUIRE(count_kind(g, "conv2d") == 2);
+    REQUIRE(count_kind(g, ir::kind::conv2d) == 2);
     const ir::Op& first = g.ops[0];
     const ir::Op& depthwise = g.ops[1];
     REQUIRE(depthwise.i("groups") == 8);
     if (variant == 1) {
-      CHECK_FALSE(depthwise.has("input_clamp_lo"));
+      CHECK_FALSE(depthwise.has(ir::attr::input_clamp_lo));
       CHECK(first.inputs[2] == b1);
-      CHECK(first.f("clamp_hi") == 6.0);
+      CHECK(first.f(ir::attr::clamp_hi) == 6.0);
       continue;
     }
-    REQUIRE(depthwise.has("input_clamp_lo"));
-    CHECK(depthwise.f("input_clamp_lo") == 0.0);
-    CHECK(depthwise.f("input_clamp_hi") == 6.0);
+    REQUIRE(depthwise.has(ir::attr::input_clamp_lo));
+    CHECK(depthwise.f(ir::attr::input_clamp_lo) == 0.0);
+    CHECK(depthwise.f(ir::attr::input_clamp_hi) == 6.0);
     REQUIRE(depthwise.inputs.size() == 4);
     CHECK(depthwise.inputs[3] == b1);
     CHECK(first.inputs[2] == -1);  // the 1x1 convolution writes the bare product: no pass
-    CHECK(std::isinf(first.f("clamp_lo")));
-    CHECK(std::isinf(first.f("clamp_hi")));
+    CHECK(std::isinf(first.f(ir::attr::clamp_lo)));
+    CHECK(std::isinf(first.f(ir::attr::clamp_hi)));
     const auto src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
     CHECK(src.model_cpp.find("aotc::rt::cuda::DepthwiseInputEpilogue in{};") != std::string::npos);
     CHECK(src.model_cpp.find(", &in);") != std::string::npos);
@@ -604,19 +618,19 @@ TEST_CASE("cuda: NHWC convolutions over 32k channels gather their input in the G
     passes::run_default_passes(g, false);
     passes::cuda::run_cuda_passes(g, precision, false);
     if (precision == rt::cuda::Precision::Fp16) {  // 16-bit columns: both unfold
-      CHECK(count_kind(g, "im2col_nhwc") == 2);
+      CHECK(count_kind(g, ir::kind::im2col_nhwc) == 2);
       continue;
     }
     // The image is read in NCHW by an unfolding; the second convolution reads the first's
     // NHWC result and gathers it.
-    REQUIRE(count_kind(g, "im2col_nhwc") == 1);
+    REQUIRE(count_kind(g, ir::kind::im2col_nhwc) == 1);
     const ir::Op& conv1 = g.ops[1];
     const ir::Op& conv2 = g.ops[2];
-    REQUIRE(conv1.kind == "gemm");
-    REQUIRE(conv2.kind == "gemm");
-    CHECK_FALSE(conv1.has("conv_geometry"));
-    REQUIRE(conv2.has("conv_geometry"));
-    CHECK(conv2.ints("conv_geometry") ==
+    REQUIRE(conv1.kind == ir::kind::gemm);
+    REQUIRE(conv2.kind == ir::kind::gemm);
+    CHECK_FALSE(conv1.has(ir::attr::conv_geometry));
+    REQUIRE(conv2.has(ir::attr::conv_geometry));
+    CHECK(conv2.ints(ir::attr::conv_geometry) ==
           std::vector<int64_t>{1, 32, 10, 10, 32, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1});
     CHECK(conv2.inputs[0] == conv1.outputs[0]);  // the NHWC tensor itself
     CHECK(g.value(conv2.inputs[0]).shape == ir::Shape{1, 10, 10, 32});
@@ -677,28 +691,29 @@ TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in 
   };
   const int c1 = conv(x), c2 = conv(c1);
   const int e = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
-  g.add_op("unary", {c2}, {e}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
+  g.add_op(ir::kind::unary, {c2}, {e}, where(2)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
   const int v = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
-  g.add_op("copy", {c2}, {v}, where(3)).attrs = {{"dims", std::vector<int64_t>{1, 8, 10, 10}},
-                                                 {"src_strides", std::vector<int64_t>{800, 100, 10, 1}},
-                                                 {"dst_strides", std::vector<int64_t>{800, 100, 10, 1}},
-                                                 {"elem_size", int64_t{4}}};
+  g.add_op(ir::kind::copy, {c2}, {v}, where(3)).attrs = {
+      {"dims", std::vector<int64_t>{1, 8, 10, 10}},
+      {"src_strides", std::vector<int64_t>{800, 100, 10, 1}},
+      {"dst_strides", std::vector<int64_t>{800, 100, 10, 1}},
+      {"elem_size", int64_t{4}}};
   const int c3 = conv(v);
   g.outputs = {{c3, "c3"}, {c1, "c1"}, {e, "e"}};
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_LAYOUT");
-  CHECK(count_kind(g, "conv2d") == 0);
-  CHECK(count_kind(g, "im2col_nhwc") == 3);
+  CHECK(count_kind(g, ir::kind::conv2d) == 0);
+  CHECK(count_kind(g, ir::kind::im2col_nhwc) == 3);
   // Permuting copies: c2 before the copy reads it, then c3, c1 and e for the outputs.
-  CHECK(count_kind(g, "copy") == 1 + 4);
+  CHECK(count_kind(g, ir::kind::copy) == 1 + 4);
   for (const ir::GraphOutput& out : g.outputs) CHECK(g.value(out.value).shape == ir::Shape{1, 8, 10, 10});
   check_defined_before_use(g);
   // The third unfolding reads v (NCHW) in place.
   bool nchw_unfold = false;
   for (const ir::Op& op : g.ops)
-    if (op.kind == "im2col_nhwc" && op.inputs[0] == v) nchw_unfold = op.b("nchw_input");
+    if (op.kind == ir::kind::im2col_nhwc && op.inputs[0] == v) nchw_unfold = op.b(ir::attr::nchw_input);
   CHECK(nchw_unfold);
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
@@ -716,7 +731,7 @@ TEST_CASE("cuda: a convolution whose result is returned through a view of anothe
   add_conv(g, c1, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.5f)), -1, c2, 8, 8, 10, 3, 1);
   const int view = g.add_alias(c2, {1, 4, 20, 10});
   const int y = g.add_value(ir::DType::Float32, {1, 4, 20, 10});
-  g.add_op("unary", {view}, {y}, where(2)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
+  g.add_op(ir::kind::unary, {view}, {y}, where(2)).attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
   g.outputs.push_back({y, "y"});
   passes::run_default_passes(g, false);
   REQUIRE(g.ops.size() == 2);
@@ -724,9 +739,9 @@ TEST_CASE("cuda: a convolution whose result is returned through a view of anothe
   ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_LAYOUT");
-  CHECK(count_kind(g, "conv2d") == 1);  // conv2, in NCHW; conv1 in NHWC, copied back for it
-  CHECK(count_kind(g, "im2col_nhwc") == 1);
-  CHECK(g.ops.back().kind == "conv2d");
+  CHECK(count_kind(g, ir::kind::conv2d) == 1);  // conv2, in NCHW; conv1 in NHWC, copied back for it
+  CHECK(count_kind(g, ir::kind::im2col_nhwc) == 1);
+  CHECK(g.ops.back().kind == ir::kind::conv2d);
   CHECK(g.ops.back().outputs[0] == y);
   check_defined_before_use(g);
 }
@@ -760,11 +775,11 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
   const int ids = g.add_input(ir::DType::Int64, {2, 3}, "ids");
   const int mask = g.add_input(ir::DType::Bool, {2, 3}, "mask");
   const int x = g.add_value(ir::DType::Float32, {2, 3, 4});
-  g.add_op("embedding", {table, ids}, {x}, where(1)).attrs = {
+  g.add_op(ir::kind::embedding, {table, ids}, {x}, where(1)).attrs = {
       {"count", int64_t{6}}, {"dim", int64_t{4}}, {"vocab", int64_t{10}}, {"ids_int32", false}};
   // Self-attention over x: 2 batches, 1 head, 3 tokens of 4, a bool key mask [2, 1, 1, 3].
   const int y = g.add_value(ir::DType::Float32, {2, 3, 4});
-  ir::Op& att = g.add_op("attention", {x, x, x, mask}, {y}, where(2));
+  ir::Op& att = g.add_op(ir::kind::attention, {x, x, x, mask}, {y}, where(2));
   att.attrs = {{"batch", int64_t{2}},
                {"heads", int64_t{1}},
                {"q_len", int64_t{3}},
@@ -776,7 +791,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
                {"q_strides", std::vector<int64_t>{12, 0, 4}},
                {"k_strides", std::vector<int64_t>{12, 0, 4}},
                {"v_strides", std::vector<int64_t>{12, 0, 4}},
-               {"out_strides", std::vector<int64_t>{12, 0, 4}},
+               {ir::attr::out_strides, std::vector<int64_t>{12, 0, 4}},
                {"mask_kind", int64_t{2}},
                {"mask_strides", std::vector<int64_t>{3, 0, 0, 1}},
                {"weights", int64_t{0}},
@@ -784,7 +799,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
                {"k_offset", int64_t{0}},
                {"v_offset", int64_t{0}}};
   const int z = g.add_value(ir::DType::Float32, {2, 3, 4});
-  g.add_op("layer_norm", {y, -1, -1}, {z}, where(3)).attrs = {
+  g.add_op(ir::kind::layer_norm, {y, -1, -1}, {z}, where(3)).attrs = {
       {"rows", int64_t{6}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
   g.outputs.push_back({z, "z"});
   ops::cuda::check_cuda_support(g);
@@ -801,7 +816,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
   ir::Graph bad;
   const int b = bad.add_input(ir::DType::Bool, {4}, "b");
   const int out = bad.add_value(ir::DType::Float32, {4});
-  bad.add_op("layer_norm", {b, -1, -1}, {out}, where(9)).attrs = {
+  bad.add_op(ir::kind::layer_norm, {b, -1, -1}, {out}, where(9)).attrs = {
       {"rows", int64_t{1}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
   bad.outputs.push_back({out, "out"});
   CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(bad), doctest::Contains("bool"), CompileError);
@@ -822,33 +837,41 @@ TEST_CASE("cuda: a linear layer's GELU becomes the GEMM's epilogue, unless the G
   const auto linear = [&](int in, int n) {
     const int w = g.add_f32_constant({n, 8}, std::vector<float>(static_cast<size_t>(n) * 8, 0.25f));
     const int out = g.add_value(ir::DType::Float32, {2, n});
-    g.add_op("gemm", {in, w, -1}, {out}, where(1)).attrs = {
-        {"m", int64_t{2}},     {"n", int64_t{n}},   {"k", int64_t{8}},         {"trans_a", false},
-        {"trans_b", true},     {"lda", int64_t{8}}, {"ldb", int64_t{8}},       {"ldc", int64_t{n}},
-        {"alpha", 1.0},        {"beta", 1.0},       {"bias_kind", int64_t{0}}, {"clamp_lo", -INFINITY},
-        {"clamp_hi", INFINITY}};
+    g.add_op(ir::kind::gemm, {in, w, -1}, {out}, where(1)).attrs = {{"m", int64_t{2}},
+                                                                    {"n", int64_t{n}},
+                                                                    {"k", int64_t{8}},
+                                                                    {"trans_a", false},
+                                                                    {"trans_b", true},
+                                                                    {"lda", int64_t{8}},
+                                                                    {"ldb", int64_t{8}},
+                                                                    {"ldc", int64_t{n}},
+                                                                    {"alpha", 1.0},
+                                                                    {"beta", 1.0},
+                                                                    {"bias_kind", int64_t{0}},
+                                                                    {ir::attr::clamp_lo, -INFINITY},
+                                                                    {ir::attr::clamp_hi, INFINITY}};
     return out;
   };
   const auto gelu = [&](int in) {
     const int out = g.add_value(ir::DType::Float32, g.value(in).shape);
-    g.add_op("unary", {in}, {out}, where(2)).attrs = {
+    g.add_op(ir::kind::unary, {in}, {out}, where(2)).attrs = {
         {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
     return out;
   };
   const int y = gelu(linear(x, 8));
   const int p = linear(y, 8);
   const int z = g.add_value(ir::DType::Float32, {2, 8});
-  g.add_op("binary", {gelu(p), p}, {z}, where(3)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
-                                                           {"alpha", 1.0}};
+  g.add_op(ir::kind::binary, {gelu(p), p}, {z}, where(3)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
   g.outputs.push_back({z, "z"});
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   int fused = 0, unary = 0;
   for (const ir::Op& op : g.ops) {
-    if (op.kind == "gemm" && op.has("activation")) {
+    if (op.kind == ir::kind::gemm && op.has(ir::attr::activation)) {
       ++fused;
-      CHECK(op.i("activation") == static_cast<int64_t>(rt::GemmActivation::GeluErf));
+      CHECK(op.i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::GeluErf));
     }
-    unary += op.kind == "unary";
+    unary += op.kind == ir::kind::unary;
   }
   CHECK(fused == 1);
   CHECK(unary == 1);

@@ -36,13 +36,13 @@ TEST_CASE("fold_batch_norm folds a channel_affine into the conv before it") {
   const int w = g.add_f32_constant({2, 2, 1, 1}, {1, 2, 3, 4});
   const int b = g.add_f32_constant({2}, {0.5f, -1});
   const int y = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-  ir::Op& conv = g.add_op("conv2d", {x, w, b}, {y});
-  conv.attrs = {{"c_out", int64_t{2}}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+  ir::Op& conv = g.add_op(ir::kind::conv2d, {x, w, b}, {y});
+  conv.attrs = {{"c_out", int64_t{2}}, {ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
   const int scale = g.add_f32_constant({2}, {2, 3});
   const int shift = g.add_f32_constant({2}, {1, 1});
   const int z = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-  ir::Op& affine = g.add_op("channel_affine", {y, scale, shift}, {z});
-  affine.attrs = {{"c", int64_t{2}}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+  ir::Op& affine = g.add_op(ir::kind::channel_affine, {y, scale, shift}, {z});
+  affine.attrs = {{"c", int64_t{2}}, {ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
   g.outputs.push_back({z, "out"});
   passes::fold_batch_norm(g);
   REQUIRE(g.ops.size() == 1);
@@ -60,16 +60,16 @@ TEST_CASE("fuse_activation turns relu after a gemm into its epilogue, but not wh
     ir::Graph g;
     const int x = g.add_input(ir::DType::Float32, {2, 3}, "x");
     const int y = g.add_value(ir::DType::Float32, {2, 3});
-    ir::Op& gemm = g.add_op("gemm", {x, x, -1}, {y});
-    gemm.attrs = {{"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+    ir::Op& gemm = g.add_op(ir::kind::gemm, {x, x, -1}, {y});
+    gemm.attrs = {{ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
     const int z = g.add_value(ir::DType::Float32, {2, 3});
-    ir::Op& relu = g.add_op("unary", {y}, {z});
+    ir::Op& relu = g.add_op(ir::kind::unary, {y}, {z});
     relu.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({z, "out"});
     if (shared) g.outputs.push_back({y, "pre"});
     passes::fuse_activation(g);
     CHECK(g.ops.size() == (shared ? 2u : 1u));
-    if (!shared) CHECK(g.ops[0].f("clamp_lo") == 0.0);
+    if (!shared) CHECK(g.ops[0].f(ir::attr::clamp_lo) == 0.0);
   }
 }
 
@@ -81,13 +81,13 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
     const int skip = g.add_input(ir::DType::Float32, {1, 2, 3, 3}, "skip");
     const int w = g.add_f32_constant({2, 2, 1, 1}, {1, 2, 3, 4});
     const int y = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-    ir::Op& conv = g.add_op("conv2d", {x, w, -1}, {y});
-    conv.attrs = {{"c_out", int64_t{2}}, {"clamp_lo", -INFINITY}, {"clamp_hi", INFINITY}};
+    ir::Op& conv = g.add_op(ir::kind::conv2d, {x, w, -1}, {y});
+    conv.attrs = {{"c_out", int64_t{2}}, {ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
     const int sum = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-    ir::Op& add = g.add_op("binary", {y, skip}, {sum});
+    ir::Op& add = g.add_op(ir::kind::binary, {y, skip}, {sum});
     add.attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
     const int z = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
-    ir::Op& relu = g.add_op("unary", {sum}, {z});
+    ir::Op& relu = g.add_op(ir::kind::unary, {sum}, {z});
     relu.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({z, "out"});
     if (variant == 2) g.outputs.push_back({y, "pre"});
@@ -99,11 +99,11 @@ TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a
     }
     REQUIRE(g.ops.size() == 1u);
     const ir::Op& fused = g.ops[0];
-    CHECK(fused.kind == "conv2d");
+    CHECK(fused.kind == ir::kind::conv2d);
     REQUIRE(fused.inputs.size() == 4u);
     CHECK(fused.inputs[3] == skip);
     CHECK(fused.outputs[0] == z);
-    CHECK(fused.f("clamp_lo") == 0.0);
+    CHECK(fused.f(ir::attr::clamp_lo) == 0.0);
   }
 }
 
@@ -115,38 +115,38 @@ TEST_CASE("fuse_gemm_gelu and fuse_conv_residual on a transformer MLP: linear ->
     const int w = g.add_f32_constant({8, 8}, std::vector<float>(64, 0.5f));
     const std::map<std::string, ir::Attr> attrs = {{"n", int64_t{8}},
                                                    {"ldc", int64_t{8}},
-                                                   {"clamp_lo", variant == 2 ? 0.0 : -INFINITY},
-                                                   {"clamp_hi", INFINITY}};
+                                                   {ir::attr::clamp_lo, variant == 2 ? 0.0 : -INFINITY},
+                                                   {ir::attr::clamp_hi, INFINITY}};
     const int y1 = g.add_value(ir::DType::Float32, {4, 8});
-    g.add_op("gemm", {x, w, -1}, {y1}).attrs = attrs;
+    g.add_op(ir::kind::gemm, {x, w, -1}, {y1}).attrs = attrs;
     const int h = g.add_value(ir::DType::Float32, {4, 8});
-    g.add_op("unary", {y1}, {h}).attrs = {
+    g.add_op(ir::kind::unary, {y1}, {h}).attrs = {
         {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
     const int y2 = g.add_value(ir::DType::Float32, {4, 8});
-    ir::Op& second = g.add_op("gemm", {h, w, -1}, {y2});
+    ir::Op& second = g.add_op(ir::kind::gemm, {h, w, -1}, {y2});
     second.attrs = attrs;
-    second.attrs["clamp_lo"] = -INFINITY;
+    second.attrs[ir::attr::clamp_lo] = -INFINITY;
     const int out = g.add_value(ir::DType::Float32, {4, 8});
-    g.add_op("binary", {y2, x}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
-                                                {"alpha", 1.0}};
+    g.add_op(ir::kind::binary, {y2, x}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
+                                                        {"alpha", 1.0}};
     g.outputs.push_back({out, "out"});
     if (variant == 1) g.outputs.push_back({y1, "pre"});
     passes::fuse_gemm_gelu(g, "AOTC_TEST_SWITCH_NOT_SET");
-    passes::fuse_conv_residual(g, [](const ir::Op& op) { return op.kind == "gemm"; });
+    passes::fuse_conv_residual(g, [](const ir::Op& op) { return op.kind == ir::kind::gemm; });
     // The residual add goes into the second GEMM in every case.
     REQUIRE(g.ops.size() == (variant == 0 ? 2u : 3u));
     const ir::Op& last = g.ops.back();
-    CHECK(last.kind == "gemm");
+    CHECK(last.kind == ir::kind::gemm);
     REQUIRE(last.inputs.size() == 4u);
     CHECK(last.inputs[3] == x);
     CHECK(last.outputs[0] == out);
     if (variant == 0) {
-      CHECK(g.ops[0].i("activation") == static_cast<int64_t>(rt::GemmActivation::GeluErf));
+      CHECK(g.ops[0].i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::GeluErf));
       CHECK(g.ops[0].outputs[0] == h);
       CHECK(last.inputs[0] == h);
     } else {
-      CHECK_FALSE(g.ops[0].has("activation"));
-      CHECK(g.ops[1].kind == "unary");
+      CHECK_FALSE(g.ops[0].has(ir::attr::activation));
+      CHECK(g.ops[1].kind == ir::kind::unary);
     }
   }
 }
@@ -163,8 +163,8 @@ TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convo
     const int mid = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
     const int y = g.add_value(ir::DType::Float32, {1, 8, 5, 5});
     ir::Op& expand = test::add_conv(g, x, w1, b1, mid, 3, 8, 5, 1, 1);
-    expand.attrs["clamp_lo"] = 0.0;  // relu6
-    expand.attrs["clamp_hi"] = 6.0;
+    expand.attrs[ir::attr::clamp_lo] = 0.0;  // relu6
+    expand.attrs[ir::attr::clamp_hi] = 6.0;
     test::add_conv(g, mid, w2, -1, y, 8, 8, 5, 3, 8);
     g.outputs.push_back({y, "out"});
     if (variant == 1) g.outputs.push_back({mid, "mid"});
@@ -175,15 +175,15 @@ TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convo
     }
     REQUIRE(g.ops.size() == 1u);
     const ir::Op& fused = g.ops[0];
-    CHECK(fused.kind == "conv2d_expand_depthwise");
+    CHECK(fused.kind == ir::kind::conv2d_expand_depthwise);
     REQUIRE(fused.inputs.size() == 5u);
     CHECK(fused.inputs[0] == x);
     CHECK(fused.inputs[2] == b1);
     CHECK(fused.inputs[3] == w2);
     CHECK(fused.inputs[4] == -1);
     CHECK(fused.outputs[0] == y);
-    CHECK(fused.i("expand_c_in") == 3);
-    CHECK(fused.f("expand_clamp_hi") == 6.0);
+    CHECK(fused.i(ir::attr::expand_c_in) == 3);
+    CHECK(fused.f(ir::attr::expand_clamp_hi) == 6.0);
     CHECK(fused.thread_scratch_bytes > 0);
     // The packed weight: W1 transposed into 16-channel panels, zero past channel 8.
     REQUIRE(g.is_constant(fused.inputs[1]));
@@ -219,8 +219,8 @@ TEST_CASE("eliminate_dead_ops drops unread results") {
   const int x = g.add_input(ir::DType::Float32, {4}, "x");
   const int a = g.add_value(ir::DType::Float32, {4});
   const int b = g.add_value(ir::DType::Float32, {4});
-  g.add_op("unary", {x}, {a});
-  g.add_op("unary", {x}, {b});
+  g.add_op(ir::kind::unary, {x}, {a});
+  g.add_op(ir::kind::unary, {x}, {b});
   g.outputs.push_back({g.add_alias(b, {2, 2}), "out"});
   passes::eliminate_dead_ops(g);
   REQUIRE(g.ops.size() == 1);
@@ -237,7 +237,7 @@ TEST_CASE("model-derived names are escaped in generated C++ string literals") {
 namespace {
 ir::Op& add_linear_gemm(ir::Graph& g, int x, int w, int64_t m, int64_t n, int64_t k, double alpha) {
   const int y = g.add_value(ir::DType::Float32, {m, n});
-  ir::Op& op = g.add_op("gemm", {x, w, -1}, {y});
+  ir::Op& op = g.add_op(ir::kind::gemm, {x, w, -1}, {y});
   op.attrs = {{"m", m},
               {"n", n},
               {"k", k},
@@ -249,8 +249,8 @@ ir::Op& add_linear_gemm(ir::Graph& g, int x, int w, int64_t m, int64_t n, int64_
               {"alpha", alpha},
               {"beta", 1.0},
               {"bias_kind", 0},
-              {"clamp_lo", -INFINITY},
-              {"clamp_hi", INFINITY}};
+              {ir::attr::clamp_lo, -INFINITY},
+              {ir::attr::clamp_hi, INFINITY}};
   op.thread_scratch_bytes = 4096;
   g.outputs.push_back({y, "y" + std::to_string(g.outputs.size())});
   return op;
@@ -272,17 +272,17 @@ TEST_CASE("prepack_gemm_weights packs constant weights once, and leaves run-time
   passes::prepack_gemm_weights(g);
   for (int i = 0; i < 2; ++i) {
     const ir::Op& op = g.ops[static_cast<size_t>(i)];
-    CHECK(op.has("prepacked"));
+    CHECK(op.has(ir::attr::prepacked));
     CHECK(op.f("alpha") == 1.0);
     CHECK(op.thread_scratch_bytes == 0);
     CHECK(op.inputs[1] != w);
     CHECK(g.is_constant(op.inputs[1]));
   }
   CHECK(g.ops[0].inputs[1] == g.ops[1].inputs[1]);
-  CHECK_FALSE(g.ops[2].has("prepacked"));
+  CHECK_FALSE(g.ops[2].has(ir::attr::prepacked));
   CHECK(g.ops[2].inputs[1] == wr);
   CHECK(g.ops[2].thread_scratch_bytes == 4096);
-  CHECK_FALSE(g.ops[3].has("prepacked"));
+  CHECK_FALSE(g.ops[3].has(ir::attr::prepacked));
   CHECK(g.ops[3].inputs[1] == w);
   // Layout (one depth block here, k < 256): panel q, depth kk, column j -> alpha *
   // w[16q + j][kk], zero past column n.
@@ -313,7 +313,7 @@ TEST_CASE("prepack_gemm_weights: graphs sharing a weight's buffer share its pack
     const int x = g.add_input(ir::DType::Float32, {m, k}, "x");
     add_linear_gemm(g, x, g.add_constant(ir::DType::Float32, {n, k}, w, "w"), m, n, k, alpha);
     passes::prepack_gemm_weights(g);
-    REQUIRE(g.ops[0].has("prepacked"));
+    REQUIRE(g.ops[0].has(ir::attr::prepacked));
     return g.constant_of(g.ops[0].inputs[1]).bytes;
   };
   const ir::ConstantBytes a = packed_at(2, weight, 2.0, true);
@@ -356,7 +356,7 @@ void build_projections(Projections& p, bool key_read_elsewhere) {
   std::vector<int> views;
   for (int out : p.outs) views.push_back(g.add_alias(out, {5, 2, 4}));
   const int result = g.add_value(ir::DType::Float32, {1, 2, 5, 4});
-  ir::Op& att = g.add_op("attention", {views[0], views[1], views[2], -1}, {result});
+  ir::Op& att = g.add_op(ir::kind::attention, {views[0], views[1], views[2], -1}, {result});
   const std::vector<int64_t> strides = {40, 4, 8};
   att.attrs = {{"batch", int64_t{1}},    {"heads", int64_t{2}},    {"q_len", int64_t{5}},
                {"kv_len", int64_t{5}},   {"head_dim", int64_t{4}}, {"v_head_dim", int64_t{4}},
@@ -366,7 +366,7 @@ void build_projections(Projections& p, bool key_read_elsewhere) {
   g.outputs.push_back({result, "out"});
   if (key_read_elsewhere) {
     const int other = g.add_value(ir::DType::Float32, {5, 8});
-    ir::Op& relu = g.add_op("unary", {p.outs[1]}, {other});
+    ir::Op& relu = g.add_op(ir::kind::unary, {p.outs[1]}, {other});
     relu.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
     g.outputs.push_back({other, "k_relu"});
   }
@@ -379,7 +379,7 @@ TEST_CASE("merge_sibling_gemms stacks the query, key and value projections read 
   passes::merge_sibling_gemms(p.g);
   REQUIRE(p.g.ops.size() == 2);
   const ir::Op& merged = p.g.ops[0];
-  CHECK(merged.kind == "gemm");
+  CHECK(merged.kind == ir::kind::gemm);
   CHECK(merged.i("n") == 24);
   CHECK(merged.i("ldc") == 24);
   CHECK(merged.i("ldb") == 8);
@@ -415,13 +415,13 @@ ir::Graph attention_then_permute(bool other_reader, bool a_permutation) {
   ir::Graph g;
   const int q = g.add_input(ir::DType::Float32, {2, 3, 5, 4}, "q");
   const int out = g.add_value(ir::DType::Float32, {2, 3, 5, 4});
-  ir::Op& att = g.add_op("attention", {q, q, q, -1}, {out});
+  ir::Op& att = g.add_op(ir::kind::attention, {q, q, q, -1}, {out});
   const std::vector<int64_t> dense = {60, 20, 4};
-  att.attrs = {{"batch", int64_t{2}},  {"heads", int64_t{3}},    {"q_len", int64_t{5}},
-               {"kv_len", int64_t{5}}, {"head_dim", int64_t{4}}, {"v_head_dim", int64_t{4}},
-               {"out_strides", dense}};
+  att.attrs = {{"batch", int64_t{2}},         {"heads", int64_t{3}},    {"q_len", int64_t{5}},
+               {"kv_len", int64_t{5}},        {"head_dim", int64_t{4}}, {"v_head_dim", int64_t{4}},
+               {ir::attr::out_strides, dense}};
   const int permuted = g.add_value(ir::DType::Float32, {2, 5, 3, 4});
-  ir::Op& copy = g.add_op("copy", {out}, {permuted});
+  ir::Op& copy = g.add_op(ir::kind::copy, {out}, {permuted});
   copy.attrs = {{"dims", std::vector<int64_t>{2, 5, 3, 4}},
                 {"src_strides",
                  a_permutation ? std::vector<int64_t>{60, 4, 20, 1} : std::vector<int64_t>{60, 4, 20, 0}},
@@ -439,11 +439,11 @@ TEST_CASE("write_attention_permuted writes the heads side by side and drops the 
   passes::write_attention_permuted(g);
   REQUIRE(g.ops.size() == 1);
   CHECK(g.ops[0].outputs[0] == g.storage_root(g.outputs[0].value));
-  CHECK(g.ops[0].ints("out_strides") == std::vector<int64_t>{60, 4, 12});
+  CHECK(g.ops[0].ints(ir::attr::out_strides) == std::vector<int64_t>{60, 4, 12});
   for (bool other : {false, true}) {
     ir::Graph kept = attention_then_permute(other, other);  // read elsewhere, or not a permutation
     passes::write_attention_permuted(kept);
     CHECK(kept.ops.size() == 2);
-    CHECK(kept.ops[0].ints("out_strides") == std::vector<int64_t>{60, 20, 4});
+    CHECK(kept.ops[0].ints(ir::attr::out_strides) == std::vector<int64_t>{60, 20, 4});
   }
 }

@@ -20,7 +20,7 @@ ir::Graph random_graph(unsigned seed, int ops) {
     const int out = g.add_value(ir::DType::Float32, {static_cast<int64_t>(1 + rng() % 1000)});
     std::vector<int> in = {prev};
     if (!produced.empty() && rng() % 3 == 0) in.push_back(produced[rng() % produced.size()]);
-    ir::Op& op = g.add_op("unary", in, {out});
+    ir::Op& op = g.add_op(ir::kind::unary, in, {out});
     if (rng() % 4 == 0) {
       op.scratch_bytes = 1 + rng() % 5000;
       op.scratch_optional = rng() % 2 == 0;
@@ -82,13 +82,13 @@ TEST_CASE("plan_memory: optional scratch only where the arena has room anyway") 
   const int a = g.add_value(ir::DType::Float32, {1024});
   const int b = g.add_value(ir::DType::Float32, {1024});
   const int c = g.add_value(ir::DType::Float32, {25});
-  ir::Op& f = g.add_op("unary", {x}, {a});
+  ir::Op& f = g.add_op(ir::kind::unary, {x}, {a});
   f.scratch_bytes = 2048;
   f.scratch_optional = true;
-  ir::Op& gop = g.add_op("unary", {a}, {b});
+  ir::Op& gop = g.add_op(ir::kind::unary, {a}, {b});
   gop.scratch_bytes = 4096;
   gop.scratch_optional = true;
-  g.add_op("unary", {b}, {c});
+  g.add_op(ir::kind::unary, {b}, {c});
   g.outputs.push_back({c, "y"});
   passes::plan_memory(g);
   CHECK(g.arena_bytes == 8192);
@@ -108,7 +108,7 @@ TEST_CASE("plan_memory: a chain reuses memory (arena well below the sum of all b
   int prev = g.add_input(ir::DType::Float32, {1000}, "x");
   for (int i = 0; i < 10; ++i) {
     const int out = g.add_value(ir::DType::Float32, {1000});
-    g.add_op("unary", {prev}, {out});
+    g.add_op(ir::kind::unary, {prev}, {out});
     prev = out;
   }
   g.outputs.push_back({prev, "y"});
@@ -121,12 +121,12 @@ TEST_CASE("plan_memory: aliases keep their storage alive") {
   ir::Graph g;
   const int x = g.add_input(ir::DType::Float32, {4, 4}, "x");
   const int a = g.add_value(ir::DType::Float32, {4, 4});
-  g.add_op("unary", {x}, {a});
+  g.add_op(ir::kind::unary, {x}, {a});
   const int view = g.add_alias(a, {16});
   const int b = g.add_value(ir::DType::Float32, {16});
-  g.add_op("unary", {x}, {b});
+  g.add_op(ir::kind::unary, {x}, {b});
   const int c = g.add_value(ir::DType::Float32, {16});
-  g.add_op("binary", {view, b}, {c});
+  g.add_op(ir::kind::binary, {view, b}, {c});
   g.outputs.push_back({c, "y"});
   passes::plan_memory(g);
   // a (through its view) is read by the third op, so a and b must not share bytes.

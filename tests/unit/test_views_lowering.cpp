@@ -42,7 +42,7 @@ TEST_CASE("views: a view of a view of a view is one copy of the original") {
   passes::eliminate_dead_ops(g);
   REQUIRE(g.ops.size() == 1);
   const ir::Op& copy = g.ops[0];
-  CHECK(copy.kind == "copy");
+  CHECK(copy.kind == ir::kind::copy);
   CHECK(copy.inputs == std::vector<int>{x});
   // y[i, j] = x[1, 1 + 2 j, i]: strides (1, 10) over x's elements from offset 30 + 5.
   CHECK(copy.ints("src_strides") == std::vector<int64_t>{1, 10});
@@ -89,7 +89,7 @@ TEST_CASE("views: cat of slices and transposes reads the original tensors") {
   g.outputs.push_back({c, "y"});
   passes::eliminate_dead_ops(g);
   REQUIRE(g.ops.size() == 1);
-  CHECK(g.ops[0].kind == "assemble");
+  CHECK(g.ops[0].kind == ir::kind::assemble);
   CHECK(g.ops[0].inputs == std::vector<int>{x});
   CHECK(g.ops[0].ints("piece_src_strides") == std::vector<int64_t>{20, 4, 1, 20, -8, 1});
 }

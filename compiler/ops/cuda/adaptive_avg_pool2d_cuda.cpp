@@ -7,7 +7,7 @@ namespace {
 
 CudaCode emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op, size_t) {
   // NHWC tensors: convert_to_channels_last.cpp.
-  const std::string nhwc = op.has("channels_last") && op.b("channels_last") ? "_nhwc" : "";
+  const std::string nhwc = op.has(ir::attr::channels_last) && op.b(ir::attr::channels_last) ? "_nhwc" : "";
   std::string args;
   for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"})
     args += std::to_string(op.i(key)) + ", ";
@@ -19,7 +19,7 @@ CudaCode emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op, size_t
 }  // namespace
 
 void register_adaptive_avg_pool2d_cuda(CudaRegistry& r) {
-  r.add("adaptive_avg_pool2d", emit_adaptive_avg_pool2d);
+  r.add(ir::kind::adaptive_avg_pool2d, emit_adaptive_avg_pool2d);
 }
 
 }  // namespace aotc::ops::cuda

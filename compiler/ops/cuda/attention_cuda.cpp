@@ -29,7 +29,7 @@ CudaCode emit_attention(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_attention_cuda(CudaRegistry& r) {
-  r.add("attention", emit_attention,
+  r.add(ir::kind::attention, emit_attention,
         [](const ir::Op& op) { return rt::cuda::attention_scratch_bytes(params_of(op)); });
 }
 

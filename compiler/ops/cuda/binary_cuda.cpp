@@ -46,9 +46,9 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
   std::string value = to_bool ? "aotc::rt::cuda::compare_apply" + op_code + "(a[" + ia + "], b[" + ib + "])"
                               : "aotc::rt::cuda::binary_apply" + op_code + "(a[" + ia + "], b[" + ib + "], " +
                                     EmitContext::f32(op.f("alpha")) + ")";
-  if (op.has("clamp_lo"))
-    value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f("clamp_lo")) + ", " +
-            EmitContext::f32(op.f("clamp_hi")) + ")";
+  if (op.has(ir::attr::clamp_lo))
+    value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f(ir::attr::clamp_lo)) +
+            ", " + EmitContext::f32(op.f(ir::attr::clamp_hi)) + ")";
   CudaCode code;
   code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + in_type +
                  "* __restrict__ a, const " + in_type + "* __restrict__ b, " + (to_bool ? "bool" : "float") +
@@ -68,6 +68,6 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
 
 }  // namespace
 
-void register_binary_cuda(CudaRegistry& r) { r.add("binary", emit_binary); }
+void register_binary_cuda(CudaRegistry& r) { r.add(ir::kind::binary, emit_binary); }
 
 }  // namespace aotc::ops::cuda

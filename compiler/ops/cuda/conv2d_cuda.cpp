@@ -16,8 +16,8 @@ namespace aotc::ops::cuda {
 namespace {
 
 rt::cuda::Conv2dPath path_of(const ir::Op& op) {
-  return op.has("cuda_path") ? static_cast<rt::cuda::Conv2dPath>(op.i("cuda_path"))
-                             : rt::cuda::conv2d_path(conv2d_params_of(op));
+  return op.has(ir::attr::cuda_path) ? static_cast<rt::cuda::Conv2dPath>(op.i(ir::attr::cuda_path))
+                                     : rt::cuda::conv2d_path(conv2d_params_of(op));
 }
 
 const char* precision_name(int64_t precision) {
@@ -38,11 +38,11 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
   const std::string x = e.in(op.inputs[0]), w = e.in(op.inputs[1]), bias = e.in(op.inputs[2]);
   const std::string y = e.out(op.outputs[0]), scratch = e.scratch(op);
   // A depthwise one that applies its writer's epilogue (fold_depthwise_input.cpp).
-  if (op.has("input_clamp_lo")) {
+  if (op.has(ir::attr::input_clamp_lo)) {
     ParamsCode in("aotc::rt::cuda::DepthwiseInputEpilogue", "in");
     in.raw("in_bias", op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")
-        .set_f32("in_lo", op.f("input_clamp_lo"))
-        .set_f32("in_hi", op.f("input_clamp_hi"));
+        .set_f32("in_lo", op.f(ir::attr::input_clamp_lo))
+        .set_f32("in_hi", op.f(ir::attr::input_clamp_hi));
     return {"", kernel_call(op, p.str() + in.str(),
                             "aotc::rt::cuda::depthwise_conv2d_f32(ex.stream, p, " + x + ", " + w + ", " +
                                 bias + ", " + y + ", &in);")};
@@ -53,9 +53,9 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
     return {"", kernel_call(
                     op, p.str(),
                     std::string("aotc::rt::cuda::implicit_gemm_conv2d(ex, p, aotc::rt::cuda::Precision::") +
-                        precision_name(op.i("precision")) + ", " + x + ", " + w + ", " + bias + ", " +
+                        precision_name(op.i(ir::attr::precision)) + ", " + x + ", " + w + ", " + bias + ", " +
                         residual + ", " + y + ", " + scratch + ");")};
-  if (op.has("weights_16bit") && op.b("weights_16bit"))
+  if (op.has(ir::attr::weights_16bit) && op.b(ir::attr::weights_16bit))
     return {"", kernel_call(op, p.str(),
                             "aotc::rt::cuda::conv2d_16bit(ex, p, " + x + ", " + w + ", " + bias + ", " +
                                 residual + ", " + y + ", " + scratch + ");")};
@@ -67,9 +67,9 @@ CudaCode emit_conv2d(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_conv2d_cuda(CudaRegistry& r) {
-  r.add("conv2d", emit_conv2d, [](const ir::Op& op) {
+  r.add(ir::kind::conv2d, emit_conv2d, [](const ir::Op& op) {
     return rt::cuda::conv2d_scratch_bytes(conv2d_params_of(op), path_of(op),
-                                          op.has("weights_16bit") && op.b("weights_16bit"));
+                                          op.has(ir::attr::weights_16bit) && op.b(ir::attr::weights_16bit));
   });
 }
 

@@ -39,8 +39,8 @@ CudaCode emit_concat(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_copy_cuda(CudaRegistry& r) {
-  r.add("copy", emit_copy);
-  r.add("concat", emit_concat);
+  r.add(ir::kind::copy, emit_copy);
+  r.add(ir::kind::concat, emit_concat);
 }
 
 }  // namespace aotc::ops::cuda

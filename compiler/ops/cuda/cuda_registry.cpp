@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-
 namespace aotc::ops::cuda {
 
 void register_all_cuda_ops(CudaRegistry& r) {
@@ -77,13 +76,13 @@ namespace {
 // Whether input `index` of op may be of another dtype than float32: data movement and
 // where move bytes of any type, embedding reads integer ids, attention a bool (or float) mask.
 bool non_float_input_allowed(const ir::Op& op, size_t index) {
-  if (op.kind == "copy" || op.kind == "concat" || op.kind == "assemble" || op.kind == "where" ||
-      op.kind == "cast")
+  if (op.kind == ir::kind::copy || op.kind == ir::kind::concat || op.kind == ir::kind::assemble ||
+      op.kind == ir::kind::where || op.kind == ir::kind::cast)
     return true;
   // Comparisons and logical ops of integer or bool operands (a mask from token ids).
-  if (op.kind == "binary") return rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
-  if (op.kind == "embedding") return index == 1;
-  if (op.kind == "attention") return index == 3;
+  if (op.kind == ir::kind::binary) return rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
+  if (op.kind == ir::kind::embedding) return index == 1;
+  if (op.kind == ir::kind::attention) return index == 3;
   return false;
 }
 

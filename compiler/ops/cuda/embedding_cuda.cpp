@@ -18,6 +18,6 @@ CudaCode emit_embedding(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_embedding_cuda(CudaRegistry& r) { r.add("embedding", emit_embedding); }
+void register_embedding_cuda(CudaRegistry& r) { r.add(ir::kind::embedding, emit_embedding); }
 
 }  // namespace aotc::ops::cuda

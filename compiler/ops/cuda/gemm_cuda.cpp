@@ -14,7 +14,9 @@ namespace aotc::ops::cuda {
 namespace {
 
 // Whether choose_gemm_operands.cpp gave the op a 16-bit weight operand.
-bool has_16bit_operand(const ir::Op& op) { return op.has("a_16bit") && (op.b("a_16bit") || op.b("b_16bit")); }
+bool has_16bit_operand(const ir::Op& op) {
+  return op.has(ir::attr::a_16bit) && (op.b(ir::attr::a_16bit) || op.b(ir::attr::b_16bit));
+}
 
 CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const ParamsCode& p) {
   const ParamsCode conv = conv2d_params_code(gathered_conv_of(op), "conv");
@@ -25,15 +27,17 @@ CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const Params
 
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
   const ParamsCode p = gemm_params_code(e, op);
-  if (op.has("conv_geometry")) return emit_gathered_conv(e, op, p);
+  if (op.has(ir::attr::conv_geometry)) return emit_gathered_conv(e, op, p);
   if (has_16bit_operand(op))
-    return {"", kernel_call(op, p.str(),
-                            "aotc::rt::cuda::gemm_16bit(ex, p, " + e.in(op.inputs[0]) + ", " +
-                                (op.b("a_16bit") ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
-                                (op.b("b_16bit") ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
-                                e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
+    return {"",
+            kernel_call(op, p.str(),
+                        "aotc::rt::cuda::gemm_16bit(ex, p, " + e.in(op.inputs[0]) + ", " +
+                            (op.b(ir::attr::a_16bit) ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
+                            (op.b(ir::attr::b_16bit) ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
+                            e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
   // "b_weight" (choose_gemm_operands.cpp): B is a weight, which the runtime may split once.
-  const char* kernel = op.has("b_weight") && op.b("b_weight") ? "gemm_weight_f32" : "gemm_f32";
+  const char* kernel =
+      op.has(ir::attr::b_weight) && op.b(ir::attr::b_weight) ? "gemm_weight_f32" : "gemm_f32";
   return {"",
           kernel_call(op, p.str(),
                       std::string("aotc::rt::cuda::") + kernel + "(ex, p, " + gemm_operands(e, op) + ");")};
@@ -55,7 +59,7 @@ std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c) {
 }
 
 rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
-  const std::vector<int64_t>& g = op.ints("conv_geometry");
+  const std::vector<int64_t>& g = op.ints(ir::attr::conv_geometry);
   rt::Conv2dParams c;
   int64_t* const fields[] = {&c.n,        &c.c_in,  &c.h_in,     &c.w_in,       &c.c_out,
                              &c.h_out,    &c.w_out, &c.kernel_h, &c.kernel_w,   &c.stride_h,
@@ -65,16 +69,16 @@ rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
 }
 
 void register_gemm_cuda(CudaRegistry& r) {
-  r.add("gemm", emit_gemm, [](const ir::Op& op) -> int64_t {
-    if (op.has("conv_geometry")) {  // the unfolded columns, m x k floats
+  r.add(ir::kind::gemm, emit_gemm, [](const ir::Op& op) -> int64_t {
+    if (op.has(ir::attr::conv_geometry)) {  // the unfolded columns, m x k floats
       const rt::GemmParams p = gemm_params_of(op);
       return p.m * p.k * static_cast<int64_t>(sizeof(float));
     }
-    return has_16bit_operand(op)
-               ? rt::cuda::gemm_16bit_scratch_bytes(gemm_params_of(op), op.b("a_16bit"), op.b("b_16bit"))
-               : 0;
+    return has_16bit_operand(op) ? rt::cuda::gemm_16bit_scratch_bytes(
+                                       gemm_params_of(op), op.b(ir::attr::a_16bit), op.b(ir::attr::b_16bit))
+                                 : 0;
   });
-  r.add("batched_gemm", emit_batched_gemm);
+  r.add(ir::kind::batched_gemm, emit_batched_gemm);
 }
 
 }  // namespace aotc::ops::cuda

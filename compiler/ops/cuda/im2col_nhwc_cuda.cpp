@@ -13,23 +13,23 @@ namespace {
 
 CudaCode emit_im2col_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
   ir::Op conv = op;  // conv2d_params_code also reads the clamp, which an unfolding has not
-  conv.attrs["clamp_lo"] = -INFINITY;
-  conv.attrs["clamp_hi"] = INFINITY;
+  conv.attrs[ir::attr::clamp_lo] = -INFINITY;
+  conv.attrs[ir::attr::clamp_hi] = INFINITY;
   conv.inputs = {op.inputs[0], -1, -1};
-  const auto precision = static_cast<rt::cuda::Precision>(op.i("precision"));
+  const auto precision = static_cast<rt::cuda::Precision>(op.i(ir::attr::precision));
   const std::string call =
       precision == rt::cuda::Precision::Fp16 || precision == rt::cuda::Precision::Bf16
           ? std::string("aotc::rt::cuda::im2col_nhwc_16bit(stream, p, aotc::rt::cuda::Precision::") +
                 (precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16") + ", "
           : std::string("aotc::rt::cuda::im2col_nhwc_f32(stream, p, ");
   return {"", kernel_call(op, conv2d_params_code(conv).str(),
-                          call + (op.b("nchw_input") ? "true, " : "false, ") +
+                          call + (op.b(ir::attr::nchw_input) ? "true, " : "false, ") +
                               std::to_string(op.i("row_stride")) + ", " + e.in(op.inputs[0]) + ", " +
                               e.out(op.outputs[0]) + ");")};
 }
 
 }  // namespace
 
-void register_im2col_nhwc_cuda(CudaRegistry& r) { r.add("im2col_nhwc", emit_im2col_nhwc); }
+void register_im2col_nhwc_cuda(CudaRegistry& r) { r.add(ir::kind::im2col_nhwc, emit_im2col_nhwc); }
 
 }  // namespace aotc::ops::cuda

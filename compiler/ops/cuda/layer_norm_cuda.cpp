@@ -18,6 +18,6 @@ CudaCode emit_layer_norm(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_layer_norm_cuda(CudaRegistry& r) { r.add("layer_norm", emit_layer_norm); }
+void register_layer_norm_cuda(CudaRegistry& r) { r.add(ir::kind::layer_norm, emit_layer_norm); }
 
 }  // namespace aotc::ops::cuda

@@ -7,7 +7,9 @@ namespace aotc::ops::cuda {
 namespace {
 
 // NHWC tensors (convert_to_channels_last.cpp converts max pooling only).
-bool channels_last(const ir::Op& op) { return op.has("channels_last") && op.b("channels_last"); }
+bool channels_last(const ir::Op& op) {
+  return op.has(ir::attr::channels_last) && op.b(ir::attr::channels_last);
+}
 
 CudaCode emit_pool(const EmitContext& e, const ir::Op& op, size_t) {
   return {"", kernel_call(op, pool2d_params_code(op).str(),
@@ -18,8 +20,8 @@ CudaCode emit_pool(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_pool2d_cuda(CudaRegistry& r) {
-  r.add("max_pool2d", emit_pool);
-  r.add("avg_pool2d", emit_pool);
+  r.add(ir::kind::max_pool2d, emit_pool);
+  r.add(ir::kind::avg_pool2d, emit_pool);
 }
 
 }  // namespace aotc::ops::cuda

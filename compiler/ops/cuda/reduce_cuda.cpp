@@ -19,6 +19,6 @@ CudaCode emit_reduce(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_reduce_cuda(CudaRegistry& r) { r.add("reduce", emit_reduce); }
+void register_reduce_cuda(CudaRegistry& r) { r.add(ir::kind::reduce, emit_reduce); }
 
 }  // namespace aotc::ops::cuda

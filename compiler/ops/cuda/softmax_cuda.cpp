@@ -14,6 +14,6 @@ CudaCode emit_softmax(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_softmax_cuda(CudaRegistry& r) { r.add("softmax", emit_softmax); }
+void register_softmax_cuda(CudaRegistry& r) { r.add(ir::kind::softmax, emit_softmax); }
 
 }  // namespace aotc::ops::cuda

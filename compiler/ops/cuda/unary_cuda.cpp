@@ -14,6 +14,6 @@ CudaCode emit_unary(const EmitContext& e, const ir::Op& op, size_t index) {
 
 }  // namespace
 
-void register_unary_cuda(CudaRegistry& r) { r.add("unary", emit_unary); }
+void register_unary_cuda(CudaRegistry& r) { r.add(ir::kind::unary, emit_unary); }
 
 }  // namespace aotc::ops::cuda

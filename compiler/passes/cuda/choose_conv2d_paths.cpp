@@ -20,7 +20,7 @@ void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
   const char* implicit_env = std::getenv("AOTC_CUDA_IMPLICIT_GEMM");
   const bool implicit_gemm = implicit_env && std::string(implicit_env) == "1";
   for (ir::Op& op : graph.ops) {
-    if (op.kind != "conv2d") continue;
+    if (op.kind != ir::kind::conv2d) continue;
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
     rt::cuda::Conv2dPath path = rt::cuda::conv2d_path(p, precision, implicit_gemm);
     bool weights_16bit = false;
@@ -34,9 +34,9 @@ void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision) {
       else
         path = rt::cuda::conv2d_path(p);
     }
-    op.attrs["cuda_path"] = static_cast<int64_t>(path);
-    op.attrs["precision"] = static_cast<int64_t>(precision);
-    op.attrs["weights_16bit"] = weights_16bit;
+    op.attrs[ir::attr::cuda_path] = static_cast<int64_t>(path);
+    op.attrs[ir::attr::precision] = static_cast<int64_t>(precision);
+    op.attrs[ir::attr::weights_16bit] = weights_16bit;
   }
 }
 

@@ -17,23 +17,24 @@ namespace aotc::passes::cuda {
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision) {
   if (precision == rt::cuda::Precision::Fp32) {
     for (ir::Op& op : graph.ops)
-      if (op.kind == "gemm" && !op.has("conv_geometry") && op.b("trans_b") && !op.b("trans_a") &&
-          is_whole_f32_constant(graph, op.inputs[1]))
-        op.attrs["b_weight"] = true;
+      if (op.kind == ir::kind::gemm && !op.has(ir::attr::conv_geometry) && op.b("trans_b") &&
+          !op.b("trans_a") && is_whole_f32_constant(graph, op.inputs[1]))
+        op.attrs[ir::attr::b_weight] = true;
     return;
   }
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   for (ir::Op& op : graph.ops) {
-    if (op.kind != "gemm" || op.has("a_16bit")) continue;  // decided already (convert_to_channels_last.cpp)
+    if (op.kind != ir::kind::gemm || op.has(ir::attr::a_16bit))
+      continue;  // decided already (convert_to_channels_last.cpp)
     const bool a_weight = is_whole_f32_constant(graph, op.inputs[0]);
     const bool b_weight = is_whole_f32_constant(graph, op.inputs[1]);
     if (a_weight == b_weight) continue;  // two activations (or two constants): float32 operands
     const int weight = a_weight ? 0 : 1;
     op.inputs[static_cast<size_t>(weight)] =
         converted_constant(graph, op.inputs[static_cast<size_t>(weight)], precision);
-    op.attrs["a_16bit"] = a_weight;
-    op.attrs["b_16bit"] = b_weight;
-    op.attrs["precision"] = static_cast<int64_t>(precision);
+    op.attrs[ir::attr::a_16bit] = a_weight;
+    op.attrs[ir::attr::b_16bit] = b_weight;
+    op.attrs[ir::attr::precision] = static_cast<int64_t>(precision);
   }
 }
 

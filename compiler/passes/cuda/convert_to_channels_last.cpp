@@ -103,7 +103,7 @@ class ChannelsLast {
       dims[i] = s[static_cast<size_t>(order[i])];
       src_strides[i] = dense[static_cast<size_t>(order[i])];
     }
-    ir::Op& op = g_.add_op("copy", {src}, {dst}, loc);
+    ir::Op& op = g_.add_op(ir::kind::copy, {src}, {dst}, loc);
     op.attrs = {
         {"dims", dims},
         {"src_strides", src_strides},
@@ -228,13 +228,14 @@ class ChannelsLast {
                              : precision_ == rt::cuda::Precision::Fp16 ? ir::DType::Float16
                                                                        : ir::DType::BFloat16;
       a = g_.add_value(type, {rows, depth}, g_.value(op.inputs[0]).name + "_cols");
-      ir::Op& im2col = g_.add_op("im2col_nhwc", {x}, {a}, op.loc);
+      ir::Op& im2col = g_.add_op(ir::kind::im2col_nhwc, {x}, {a}, op.loc);
       for (const char* key : {"n", "c_in", "h_in", "w_in", "c_out", "h_out", "w_out", "groups"})
         im2col.attrs[key] = op.i(key);
       for (const char* key : {"kernel", "stride", "padding", "dilation"}) im2col.attrs[key] = op.ints(key);
       im2col.attrs["row_stride"] = depth;
-      im2col.attrs["nchw_input"] = nchw_input;
-      im2col.attrs["precision"] = static_cast<int64_t>(low_columns ? precision_ : rt::cuda::Precision::Fp32);
+      im2col.attrs[ir::attr::nchw_input] = nchw_input;
+      im2col.attrs[ir::attr::precision] =
+          static_cast<int64_t>(low_columns ? precision_ : rt::cuda::Precision::Fp32);
     }
     ops::GemmShape s;
     s.m = rows;
@@ -245,15 +246,15 @@ class ChannelsLast {
     int w = reordered_weights(op.inputs[1], depth);
     if (low_columns) w = converted_constant(g_, w, precision_);
     const int y = nhwc_output(op.outputs[0]);
-    ir::Op& gemm = g_.add_op("gemm", {a, w, op.inputs[2]}, {y}, op.loc);
+    ir::Op& gemm = g_.add_op(ir::kind::gemm, {a, w, op.inputs[2]}, {y}, op.loc);
     gemm.attrs = ops::gemm_attrs(s);
-    if (gathered) gemm.attrs["conv_geometry"] = ops::cuda::conv_geometry_attr(p);
-    gemm.attrs["clamp_lo"] = op.f("clamp_lo");
-    gemm.attrs["clamp_hi"] = op.f("clamp_hi");
+    if (gathered) gemm.attrs[ir::attr::conv_geometry] = ops::cuda::conv_geometry_attr(p);
+    gemm.attrs[ir::attr::clamp_lo] = op.f(ir::attr::clamp_lo);
+    gemm.attrs[ir::attr::clamp_hi] = op.f(ir::attr::clamp_hi);
     if (low_columns) {
-      gemm.attrs["a_16bit"] = true;
-      gemm.attrs["b_16bit"] = true;
-      gemm.attrs["precision"] = static_cast<int64_t>(precision_);
+      gemm.attrs[ir::attr::a_16bit] = true;
+      gemm.attrs[ir::attr::b_16bit] = true;
+      gemm.attrs[ir::attr::precision] = static_cast<int64_t>(precision_);
     }
     ++convs;
     conv_bytes += g_.value(y).bytes();
@@ -263,8 +264,8 @@ class ChannelsLast {
   // Pooling, unary and binary ops whose tensor inputs all have NHWC forms of the output's
   // shape convert as they are (the pooling ops marked "channels_last").
   bool convert_in_place(const ir::Op& op) {
-    const bool pool = op.kind == "max_pool2d" || op.kind == "adaptive_avg_pool2d";
-    if (!pool && op.kind != "unary" && op.kind != "binary") return false;
+    const bool pool = op.kind == ir::kind::max_pool2d || op.kind == ir::kind::adaptive_avg_pool2d;
+    if (!pool && op.kind != ir::kind::unary && op.kind != ir::kind::binary) return false;
     if (op.outputs.size() != 1 || !is_4d_f32(op.outputs[0]) || op.inputs.empty()) return false;
     if (pool &&
         (g_.value(op.inputs[0]).shape != ir::Shape{op.i("n"), op.i("c"), op.i("h_in"), op.i("w_in")} ||
@@ -281,12 +282,14 @@ class ChannelsLast {
     ir::Op converted = op;
     converted.inputs = inputs;
     converted.outputs = {nhwc_output(op.outputs[0])};
-    if (pool) converted.attrs["channels_last"] = true;
+    if (pool) converted.attrs[ir::attr::channels_last] = true;
     g_.ops.push_back(std::move(converted));
     return true;
   }
 
-  bool convert(const ir::Op& op) { return op.kind == "conv2d" ? convert_conv(op) : convert_in_place(op); }
+  bool convert(const ir::Op& op) {
+    return op.kind == ir::kind::conv2d ? convert_conv(op) : convert_in_place(op);
+  }
 };
 
 }  // namespace
@@ -299,7 +302,7 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
                        "'; it takes nchw or nhwc (or is unset: aotc chooses)");
   if (mode == "nchw") return;
   int ungrouped = 0;  // no copy of the graph (and its weights) for a model that cannot gain
-  for (const ir::Op& op : graph.ops) ungrouped += op.kind == "conv2d" && op.i("groups") == 1;
+  for (const ir::Op& op : graph.ops) ungrouped += op.kind == ir::kind::conv2d && op.i("groups") == 1;
   if (ungrouped == 0 || (mode != "nhwc" && ungrouped < 2)) return;
   ir::Graph converted = graph;
   ChannelsLast pass(converted, precision);

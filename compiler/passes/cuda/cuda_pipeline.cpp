@@ -25,21 +25,22 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   // becomes that op's clamp epilogue: only the CUDA generator of "binary" reads it.
   run_step(graph, verbose, "fuse_activation(binary)", [](ir::Graph& g) {
     fuse_activation(g, [](const ir::Graph& gr, const ir::Op& producer, const ir::Op& act) {
-      return producer.kind == "binary" && !producer.has("clamp_lo") &&
+      return producer.kind == ir::kind::binary && !producer.has(ir::attr::clamp_lo) &&
              gr.value(producer.outputs[0]).shape == gr.value(act.outputs[0]).shape;
     });
   });
   run_step(graph, verbose, "fuse_gemm_gelu", [](ir::Graph& g) { fuse_gemm_gelu(g, "AOTC_CUDA_FUSE_GELU"); });
   run_step(graph, verbose, "convert_to_channels_last",
            [precision](ir::Graph& g) { convert_to_channels_last(g, precision); });
-  run_step(graph, verbose, "choose_conv2d_paths", [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
+  run_step(graph, verbose, "choose_conv2d_paths",
+           [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
   run_step(graph, verbose, "choose_gemm_operands",
            [precision](ir::Graph& g) { choose_gemm_operands(g, precision); });
   run_step(graph, verbose, "fuse_conv_residual", [](ir::Graph& g) {
     fuse_conv_residual(g, [](const ir::Op& conv) {
-      if (conv.kind == "gemm") return true;  // every GEMM path adds a residual in its epilogue
-      if (!conv.has("cuda_path")) return false;
-      const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i("cuda_path"));
+      if (conv.kind == ir::kind::gemm) return true;  // every GEMM path adds a residual in its epilogue
+      if (!conv.has(ir::attr::cuda_path)) return false;
+      const auto path = static_cast<rt::cuda::Conv2dPath>(conv.i(ir::attr::cuda_path));
       return path == rt::cuda::Conv2dPath::ImplicitGemm || path == rt::cuda::Conv2dPath::Pointwise ||
              path == rt::cuda::Conv2dPath::Im2colGemm;
     });

@@ -23,11 +23,12 @@ namespace aotc::passes::cuda {
 namespace {
 
 rt::cuda::Conv2dPath path_of(const ir::Op& op) {
-  return static_cast<rt::cuda::Conv2dPath>(op.i("cuda_path"));
+  return static_cast<rt::cuda::Conv2dPath>(op.i(ir::attr::cuda_path));
 }
 
 bool nchw_conv(const ir::Op& op) {
-  return op.kind == "conv2d" && op.has("cuda_path") && !(op.has("channels_last") && op.b("channels_last"));
+  return op.kind == ir::kind::conv2d && op.has(ir::attr::cuda_path) &&
+         !(op.has(ir::attr::channels_last) && op.b(ir::attr::channels_last));
 }
 
 }  // namespace
@@ -50,11 +51,11 @@ void fold_depthwise_input(ir::Graph& graph) {
     const rt::Conv2dParams p = ops::conv2d_params_of(*producer);
     if (!p.has_bias && std::isinf(p.clamp_lo) && std::isinf(p.clamp_hi)) continue;  // nothing to move
     dw.inputs.push_back(producer->inputs[2]);
-    dw.attrs["input_clamp_lo"] = producer->f("clamp_lo");
-    dw.attrs["input_clamp_hi"] = producer->f("clamp_hi");
+    dw.attrs[ir::attr::input_clamp_lo] = producer->f(ir::attr::clamp_lo);
+    dw.attrs[ir::attr::input_clamp_hi] = producer->f(ir::attr::clamp_hi);
     producer->inputs[2] = -1;
-    producer->attrs["clamp_lo"] = -INFINITY;
-    producer->attrs["clamp_hi"] = INFINITY;
+    producer->attrs[ir::attr::clamp_lo] = -INFINITY;
+    producer->attrs[ir::attr::clamp_hi] = INFINITY;
   }
 }
 
