@@ -13,7 +13,7 @@ LibTorch process running the same model alone.
     bench/run.sh                                   # installs onnxruntime, runs everything
     bench/run.sh --models resnet18 --batches 1 --threads 2 --rounds 4
 
-The peers, as issue 4 defines them:
+The peers:
   - LibTorch 2.11: the TorchScript module through torch.jit.freeze and
     torch.jit.optimize_for_inference, torch.set_num_threads(N);
   - ONNX Runtime: torch.onnx.export (the TorchScript-based exporter), CPU provider,

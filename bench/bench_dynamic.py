@@ -6,7 +6,7 @@ threads); prints the median of the rounds' medians and their spread, and the com
     python bench/bench_dynamic.py [--rounds 3] [--threads 2] [--models resnet50,bert_base]
     python bench/bench_dynamic.py --target cuda --iters 200     # on the GPU machine
 
-Targets (issue 35): dynamic time <= 1.10x static at each shape; dynamic compile time <=
+Targets: dynamic time <= 1.10x static at each shape; dynamic compile time <=
 2x the static one. Needs torchvision; compiles into --workdir (default /tmp/aotc-bench-dynamic)."""
 import argparse
 import json

@@ -1,4 +1,4 @@
-"""GPU benchmark (issue 5): aotc --target cuda against torch eager and
+"""GPU benchmark: aotc --target cuda against torch eager and
 torch.compile(mode="reduce-overhead"), in one process, on the same GPU and inputs.
 
 Each contender runs on torch's current stream; every run is timed with its own pair of CUDA

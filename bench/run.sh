@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CPU benchmark (issue 4): aotc vs LibTorch vs ONNX Runtime. Sets up the machine like the
+# CPU benchmark: aotc vs LibTorch vs ONNX Runtime. Sets up the machine like the
 # README commands, adds ONNX Runtime and onnx (the peers; not needed by aotc) to .venv,
 # and runs bench/bench_cpu.py. Arguments go to bench_cpu.py; without any, the whole
 # table is written to bench/results_cpu.md. Run it on a quiet machine: it takes minutes.

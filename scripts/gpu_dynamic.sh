@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Named dims on the GPU (issue 35), for a machine with an NVIDIA GPU, nvcc and torch (CI has
+# Named dims on the GPU, for a machine with an NVIDIA GPU, nvcc and torch (CI has
 # none): builds aotc (scripts/gpu_suite.sh --build-only), then
 #   - tests/e2e/test_dynamic_shapes.py --target cuda: the BERT-style encoder, resnet18,
 #     mobilenet_v2 and the view that needs a step, compiled once for their ranges with

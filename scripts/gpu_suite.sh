@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU suite (issue 5), for a machine with an NVIDIA GPU, nvcc and torch: builds aotc
+# The GPU suite, for a machine with an NVIDIA GPU, nvcc and torch: builds aotc
 # against that machine's own torch, compiles the CUDA model set with --target cuda,
 # compares each with torch on the same GPU (tests/cuda/check_cuda_models.py), then runs the
 # benchmark (bench/gpu_bench.py); bench/cuda/attention_fused_bench.cu checks the one-launch

@@ -274,7 +274,7 @@ PreparedMethod prepare_method(torch::jit::Module module, const Options& options)
     torch::jit::OptimizeFrozenGraph(graph, /*optimize_numerics=*/true);
     torch::jit::Inline(*graph);
     torch::jit::LowerSimpleTuples(graph);
-    // (ops-pointwise) In-place pointwise ops keep self's dtype (x.eq_(y) stays float,
+    // In-place pointwise ops keep self's dtype (x.eq_(y) stays float,
     // int32.add_(int64) stays int32) while the out-of-place forms this pass would put in
     // their place promote: they stay in-place, and aotc lowers them as such.
     torch::jit::RemoveTensorMutation(graph, [](torch::jit::Node* node) {

@@ -3,7 +3,7 @@
 For each model: torch makes the TorchScript file; aotc compiles it for CUDA; the .so must
 need nothing but glibc, the loader and cuBLAS. Then, on a machine with a GPU, the .so runs
 three ways and each result is compared with torch's on the same GPU (relative L2 error,
-fp32 <= 1e-4, tf32 <= 5e-3, fp16 and bf16 <= 2e-2 (issue 5); the reference is torch's float64 result on the CPU, which
+fp32 <= 1e-4, tf32 <= 5e-3, fp16 and bf16 <= 2e-2; the reference is torch's float64 result on the CPU, which
 cannot have taken a tf32 path; the errors of torch's float32 and float64 results on the GPU
 are reported beside):
 through the C ABI on device memory

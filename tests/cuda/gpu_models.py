@@ -1,5 +1,5 @@
 """Models of the CUDA suite (tests/cuda/check_cuda_models.py, bench/gpu_bench.py): the
-torchvision classifiers of issue 5 and the transformers (vit_b_16 at 224x224, a BERT-base
+torchvision classifiers of the GPU benchmark and the transformers (vit_b_16 at 224x224, a BERT-base
 encoder: 12 layers, width 768, 12 heads, sequence 128) with seeded random weights, and the
 small op models of the CPU suite (tests/e2e/models.py), which cover every op kind the CUDA
 target has.

@@ -321,17 +321,17 @@ CORE_MODELS = {
     "mobilenet_v2_64": mobilenet_v2_64,
 }
 MODELS = dict(CORE_MODELS)
-from models_views import MODELS_VIEWS  # noqa: E402  (ops-views)
+from models_views import MODELS_VIEWS  # noqa: E402
 MODELS.update(MODELS_VIEWS)
 
-# vision (issue 3): convolutional classifiers, U-Net, 1-d and 3-d models (models_vision.py).
+# Vision: convolutional classifiers, U-Net, 1-d and 3-d models (models_vision.py).
 from models_vision import MODELS_VISION  # noqa: E402
 
 MODELS.update(MODELS_VISION)
 from models_sequence import MODELS_SEQUENCE  # noqa: E402  (sequence area: transformers, RNNs)
 MODELS.update(MODELS_SEQUENCE)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
-from models_pointwise import MODELS_POINTWISE  # noqa: E402  (ops-pointwise)
+from models_pointwise import MODELS_POINTWISE  # noqa: E402
 MODELS.update(MODELS_POINTWISE)
 
 # ---- the meson suite's lists (tests/meson.build reads `models.py --list`) ----

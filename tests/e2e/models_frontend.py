@@ -1,4 +1,4 @@
-"""Test models for the frontend (issue 3, control flow): scripted models whose loops, ifs,
+"""Test models for the frontend (control flow): scripted models whose loops, ifs,
 lists, dicts and strings are decided by the input shapes, so that aotc unrolls and folds
 them, and in-place updates through views. Same contract as models.py: each builder
 returns (module, inputs) with seeded weights and inputs."""

@@ -1,4 +1,4 @@
-"""ops-pointwise test models: dtypes and type promotion, arithmetic, math functions,
+"""Pointwise test models: dtypes and type promotion, arithmetic, math functions,
 comparisons and logic, where/masked_fill, activations, casts and reductions. Each model
 exists scripted and traced (the two produce different overloads and constants). Inputs
 include int64, int32 and bool tensors; integer and bool outputs must match torch exactly."""

@@ -1,4 +1,4 @@
-"""Test models of the sequence area (issue 3): transformers, attention, RNNs, and the
+"""Test models of the sequence area: transformers, attention, RNNs, and the
 matrix-product, layer-norm and embedding ops they are built from. Same contract as
 models.py: each builder returns (module, inputs) with a TorchScript module in eval mode and
 inputs as (name, tensor) in forward()'s order; everything is seeded.

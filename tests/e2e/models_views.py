@@ -1,4 +1,4 @@
-"""End-to-end models for views, slicing, indexing, data movement and factories (ops-views).
+"""End-to-end models for views, slicing, indexing, data movement and factories.
 Same contract as models.py: each builder returns (module, inputs). Every model is built
 twice, scripted and traced (suffixes _scripted and _traced), on odd sizes; several take or
 return int64 and bool tensors, which check_model.py compares exactly."""

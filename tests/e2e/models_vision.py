@@ -1,4 +1,4 @@
-"""Convolutional vision models for the end-to-end suite (issue 3): torchvision classifiers
+"""Convolutional vision models for the end-to-end suite: torchvision classifiers
 traced and scripted, a U-Net-style model, a Conv1d model, a 3-d model and a model that
 returns pooling indices. Same contract as models.py: each builder returns (module, inputs)
 with seeded weights and inputs, in eval mode.

@@ -1,4 +1,4 @@
-"""Compile errors of the view, indexing and data-movement ops (ops-views) and of einsum and
+"""Compile errors of the view, indexing and data-movement ops and of einsum and
 the products lowered through it: what aotc cannot
 compile with static shapes (boolean masks and repeats computed at run time) and invalid
 arguments must fail with a message that names the op, the Python file:line and the

@@ -1,4 +1,4 @@
-"""Compile-time errors of the vision ops (issue 3): argument combinations that aotc does
+"""Compile-time errors of the vision ops: argument combinations that aotc does
 not support, or that torch would reject only when the model runs, fail at compile time
 with exit status 1 and one message that names the op, the Python line and the problem."""
 import os

@@ -180,7 +180,7 @@ void conv_cases(ThreadPool& pool) {
   }
 }
 
-// vision (issue 3): conv3d_f32 (vol2col and pointwise) and conv_transpose_f32 (GEMM with a
+// vision: conv3d_f32 (vol2col and pointwise) and conv_transpose_f32 (GEMM with a
 // transposed left operand + col2im), 2-d and 3-d shapes.
 void conv_nd_cases(ThreadPool& pool) {
   struct Case {
@@ -314,7 +314,7 @@ int main() {
     prepacked_cases(pool);
     batched_cases(pool);
     conv_cases(pool);
-    conv_nd_cases(pool);  // vision (issue 3)
+    conv_nd_cases(pool);  // vision
     sequence_cases(pool);
   }
   std::printf("%d checks, %d failures\n", g_checks, g_failures);

@@ -1,4 +1,4 @@
-// The dtype-generic pointwise kernels of ops-pointwise against naive references:
+// The dtype-generic pointwise kernels against naive references:
 // binary_typed (every op, every dtype, broadcasting), the new unary_f32 ops and
 // unary_typed, cast_elements, where_select, reduce_i64 / Prod, arg_reduce, cumsum.
 // Integer and bool results must match exactly; float results within kTolerance. Outputs

@@ -1,4 +1,4 @@
-// The data-movement kernels behind views, indexing and factories (ops-views): fill,
+// The data-movement kernels behind views, indexing and factories: fill,
 // tril_triu, index_gather, gather, and copy_strided with negative and zero strides (flip,
 // the mirrored pieces of reflect padding). Every element size; outputs compared byte for
 // byte with naive references, on odd shapes, with guard bytes after the output.

@@ -1,4 +1,4 @@
-// How view ops lower (ops-views, compiler/ops/strided_view.h): contiguous views are
+// How view ops lower (compiler/ops/strided_view.h): contiguous views are
 // aliases, other views are one copy, and views of views compose into a single copy that
 // reads the original tensor, so the intermediate copies become dead.
 #include <doctest/doctest.h>

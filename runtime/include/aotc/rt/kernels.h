@@ -548,7 +548,7 @@ enum class UnaryOp : int32_t {
   Silu = 8,          // x * sigmoid(x)
   Hardswish = 9,     // x * clamp(x + 3, 0, 6) / 6
   Hardsigmoid = 10,  // clamp(x + 3, 0, 6) / 6
-  // Math and activations of the pointwise family (ops-pointwise). a and b as noted.
+  // Math and activations of the pointwise family. a and b as noted.
   Neg = 11,
   Abs = 12,
   Reciprocal = 13,
@@ -600,7 +600,7 @@ enum class BinaryOp : int32_t {
   Sub = 1,
   Mul = 2,
   Div = 3,  // true division (float32 only: the compiler casts integer operands to float)
-  // ops-pointwise: the rest of the elementwise family, with torch's semantics per dtype.
+  // Pointwise: the rest of the elementwise family, with torch's semantics per dtype.
   FloorDiv = 4,   // floor(a / b); integers: Python's //, 0 for b == 0 (torch raises)
   TruncDiv = 5,   // trunc(a / b); integers: C's /, 0 for b == 0
   Remainder = 6,  // Python's %: the result has b's sign
@@ -795,7 +795,7 @@ void recurrent_f32(ThreadPool& pool, const RecurrentParams& p, const float* gate
                    const float* b_hh, const float* h0, const float* c0, float* y, float* h_n, float* c_n,
                    float* scratch);
 // ---------------------------------------------------------------- views, indexing, factories
-// (ops-views) Every element size: these kernels move bytes. Index tensors are int64 or
+// Every element size: these kernels move bytes. Index tensors are int64 or
 // int32 (index_elem_size 8 or 4); a negative index counts from the end, and an index still
 // out of range is clamped into it (torch raises; a kernel cannot, and must never read
 // outside x).
@@ -864,7 +864,7 @@ struct ScatterParams {
   int64_t index_elem_size = 8;
 };
 void scatter(ThreadPool& pool, const ScatterParams& p, const void* src, const void* index, void* y);
-// ---------------------------------------------------------------- ops-pointwise: dtypes
+// ---------------------------------------------------------------- pointwise: dtypes
 // The element types of the dtype-generic pointwise kernels below. One kernel per op family
 // takes the dtype as an argument (and switches to a template instance once per call), rather
 // than generated code per op: the runtime is compiled once and unit tested, generated code
@@ -912,6 +912,6 @@ void cumsum(ThreadPool& pool, ElemType t, int64_t outer, int64_t axis, int64_t i
 
 }  // namespace aotc::rt
 
-// vision (issue 3): 3-d and transposed convolution, 3-d and adaptive pooling, group norm,
+// Vision: 3-d and transposed convolution, 3-d and adaptive pooling, group norm,
 // upsampling.
 #include <aotc/rt/kernels_spatial.h>
