@@ -205,6 +205,8 @@ Target resolve_target(const std::string& triple) {
 }
 
 void build_shared_library(const Sources& sources, const BuildOptions& options) {
+  if (options.no_build && options.emit_source_dir.empty())
+    throw CompileError("internal: --no-build without --emit-source would keep nothing");
   fs::path work;
   bool temporary = false;
   if (!options.emit_source_dir.empty()) {
@@ -238,8 +240,8 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
     throw CompileError(
         "cannot find clang++, which builds the model library: install clang (and lld), put it on "
         "PATH, or set AOTC_CXX");
-  const std::string ninja_exe = ninja_program();
-  if (ninja_exe.empty())
+  const std::string ninja_exe = options.no_build ? std::string() : ninja_program();
+  if (ninja_exe.empty() && !options.no_build)
     throw CompileError(
         "cannot find ninja, which runs the model build: install it (pip install ninja, or apt "
         "install ninja-build), put it on PATH, or set AOTC_NINJA");
@@ -251,14 +253,30 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
   write_file(work / "weights.bin", sources.weights_bin.data(),
              sources.weights_external ? 0 : sources.weights_bin.size());
   write_text(work / "exports.map", sources.exports_map);
-  std::string ninja = sources.cuda ? cuda::cuda_build_ninja(sources, cxx, runtime_lib, runtime_include)
-                                   : fill_template(templates::build_ninja_in,
-                                                   {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                                    {"CXX", shell_arg(cxx)},
-                                                    {"TARGET_FLAGS", target.flags},
-                                                    {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
-                                                    {"RUNTIME_LIB", ninja_path(runtime_lib)}});
-  write_text(work / "build.ninja", ninja);
+  std::string ninja;
+  if (sources.cuda) {
+    try {
+      ninja = cuda::cuda_build_ninja(sources, cxx, runtime_lib, runtime_include);
+    } catch (const CompileError& e) {
+      // --no-build asks for the sources, which need no CUDA toolchain (a machine without
+      // nvcc can still diff model.cu); only the build.ninja that would run nvcc is missing.
+      if (!options.no_build) throw;
+      std::fprintf(stderr, "aotc: note: --no-build: no build.ninja written: %s\n", e.what());
+    }
+  } else {
+    ninja = fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
+                                                      {"CXX", shell_arg(cxx)},
+                                                      {"TARGET_FLAGS", target.flags},
+                                                      {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
+                                                      {"RUNTIME_LIB", ninja_path(runtime_lib)}});
+  }
+  if (ninja.empty()) {
+    std::error_code ec;
+    fs::remove(work / "build.ninja", ec);  // not one of an earlier compile beside new sources
+  } else {
+    write_text(work / "build.ninja", ninja);
+  }
+  if (options.no_build) return;
 
   std::string output;
   const std::string command = shell_quote(ninja_exe) + " -C " + shell_quote(work.string());

@@ -41,6 +41,10 @@ struct BuildOptions {
   bool verbose = false;
   std::string target_triple;  // empty: the host; e.g. "aarch64-linux-gnu"
   WeightsMode weights = WeightsMode::Embed;
+  // aotc --no-build: write the sources and build.ninja into emit_source_dir (which must be
+  // given) and stop there; output_path is not written. Needs no ninja, and for CUDA sources
+  // no nvcc: without the CUDA toolchain build.ninja is left out, with a note on stderr.
+  bool no_build = false;
 };
 
 // Lays out the constants the ops read (and the outputs return) in one 64-byte aligned
@@ -72,9 +76,10 @@ struct Target {
 Target resolve_target(const std::string& triple);
 
 // Writes the sources and build.ninja, runs ninja, and renames the result onto
-// output_path. On failure nothing is left at output_path (an existing file is untouched).
-// With external weights, weights_path_for(output_path) is written the same way, before
-// the .so; if the .so cannot be published, the previous weights file is put back.
+// output_path (with no_build, only writes the sources). On failure nothing is left at
+// output_path (an existing file is untouched). With external weights,
+// weights_path_for(output_path) is written the same way, before the .so; if the .so
+// cannot be published, the previous weights file is put back.
 void build_shared_library(const Sources& sources, const BuildOptions& options);
 
 // Where the weights of the model library at so_path go with --weights file: its .so

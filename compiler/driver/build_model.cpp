@@ -65,8 +65,8 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
 }
 
 void build_sources(const codegen::Sources& sources, const ModelBuild& build) {
-  codegen::build_shared_library(
-      sources, {build.output, build.emit_dir, build.verbose, build.target_triple, build.weights});
+  codegen::build_shared_library(sources, {build.output, build.emit_dir, build.verbose, build.target_triple,
+                                          build.weights, build.no_build});
 }
 
 }  // namespace aotc::driver

@@ -21,6 +21,7 @@ struct ModelBuild {
   bool cuda = false;                        // --target cuda
   codegen::cuda::CudaOptions cuda_options;  // --cuda-arch, --precision
   bool winograd = true;                     // CPU only
+  bool no_build = false;                    // --no-build: only the sources, into emit_dir; no .so
 };
 
 // Runs the target's passes on graph, generates the sources and builds build.output.

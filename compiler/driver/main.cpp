@@ -49,6 +49,8 @@ is needed to run it.
                            same name is the same size; MAX sizes the memory. CPU and CUDA
   --method NAME            the method to compile (default: forward)
   --emit-source DIR        keep the generated sources and build.ninja in DIR
+  --no-build               with --emit-source: write the sources and build.ninja only; build
+                           and write no .so (-o optional; a developer aid: diff the sources)
   --target-triple TRIPLE   the CPU to build for (default: the host; aarch64-linux-gnu)
   --weights embed|file     weights inside the .so (default) or in MODEL.weights beside it
   --check                  print the model's op census (every op reached for these input
@@ -197,6 +199,7 @@ struct Job {
   bool cuda_flags_given = false;
   bool winograd = true;  // --winograd (CPU)
   bool winograd_given = false;
+  bool no_build = false;  // --no-build: the sources in emit_dir, no build, no .so
 };
 
 std::optional<Job> parse_command_line(int argc, char** argv) {
@@ -234,6 +237,8 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       options.method = value("--method");
     } else if (arg == "--emit-source") {
       emit_dir = value("--emit-source");
+    } else if (arg == "--no-build") {
+      job.no_build = true;
     } else if (arg == "--target-triple") {
       job.target_triple = value("--target-triple");
     } else if (arg == "--weights") {
@@ -286,7 +291,9 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   }
   if (options.model_path.empty()) throw UsageError("no model file given");
   if (job.check && !output.empty()) throw UsageError("--check writes no file; leave out -o");
-  if (output.empty() && !job.check) throw UsageError("no output file given (-o MODEL.so)");
+  // Without a build there is nothing to keep but the sources: --emit-source says where.
+  if (job.no_build && emit_dir.empty()) throw UsageError("--no-build goes with --emit-source DIR");
+  if (output.empty() && !job.check && !job.no_build) throw UsageError("no output file given (-o MODEL.so)");
   if (job.cuda_flags_given && !job.cuda) throw UsageError("--cuda-arch and --precision need --target cuda");
   if (job.winograd_given && job.cuda) throw UsageError("--winograd is for the CPU target, not --target cuda");
   if (job.cuda && !job.target_triple.empty())
@@ -333,6 +340,7 @@ int compile(const Job& job) {
   build.cuda = job.cuda;
   build.cuda_options = job.cuda_options;
   build.winograd = job.winograd;
+  build.no_build = job.no_build;
   if (job.dynamic) {
     aotc::frontend::ModuleFile file(options.model_path);
     aotc::driver::build_dynamic_model(

@@ -234,6 +234,8 @@ def main():
               "aten::expand  x1", line_of(InPlaceExpandedView, "y.expand("), out=out)
     check("usage: --check with -o", [aotc, "--check", add, "-o", out] + good, 2, "--check writes no file", out=out)
     check("usage: --markdown alone", [aotc, "--markdown"], 2, "--list-ops")
+    check("usage: --no-build without --emit-source", [aotc, add, "-o", out, "--no-build"] + good, 2,
+          "--no-build goes with --emit-source", out=out)
     check("model raises for the shapes", [aotc, checks, "-o", out, "--input", "x:4x4"], 1,
           "expected a 4-d input", out=out)
     check("unknown method", [aotc, add, "-o", out, "--method", "nope"] + good, 1, "no method 'nope'", out=out)
@@ -254,6 +256,30 @@ def main():
     # And the success path writes the file.
     ok = subprocess.run([aotc, add, "-o", out] + good, capture_output=True, text=True)
     expect("success path", ok.returncode == 0 and os.path.exists(out), ok.stderr[-2000:])
+
+    # --no-build (scripts/check_generated_sources.py): the sources and build.ninja in the
+    # --emit-source directory, no .so even where -o names one; with --dim too; and for
+    # --target cuda without the CUDA toolchain (a runtime that is not there): model.cu, and
+    # a note instead of build.ninja.
+    sources = ["model.cpp", "weights.S", "weights.bin", "exports.map", "build.ninja"]
+    for name, extra, files in [
+            ("--no-build", ["-o", out] + good, sources),
+            ("--no-build without -o", good, sources),
+            ("--no-build with --dim", ["-o", out, "--input", "x:Bx3", "--input", "y:Bx3", "--dim", "B=1..8"],
+             sources),
+            ("--no-build --target cuda", ["-o", out, "--target", "cuda"] + good, ["model.cu", "weights.bin"])]:
+        emit = os.path.join(w, "emit_" + name.replace(" ", "_").replace("-", ""))
+        if os.path.exists(out):
+            os.remove(out)
+        env = dict(os.environ, AOTC_CUDA_RUNTIME_LIB=os.path.join(w, "nope.a"))
+        result = subprocess.run([aotc, add, "--emit-source", emit, "--no-build"] + extra, capture_output=True,
+                                text=True, env=env)
+        written = sorted(os.listdir(emit)) if os.path.isdir(emit) else []
+        cuda_note = "--target" not in extra or ("no build.ninja written" in result.stderr and
+                                                "build.ninja" not in written)
+        expect(f"{name} writes the sources and no .so",
+               result.returncode == 0 and all(f in written for f in files) and not os.path.exists(out) and
+               cuda_note, (result.returncode, written, result.stderr[-2000:]))
     return finish("all CLI error paths behave")
 
 
