@@ -42,24 +42,6 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// For ninja variables that end up in a shell command: shell-quoted, then '$' escaped for
-// ninja.
-std::string shell_arg(const std::string& s) {
-  std::string out;
-  for (char c : shell_quote(s)) out += c == '$' ? std::string("$$") : std::string(1, c);
-  return out;
-}
-
-// Ninja paths in build statements: escape '$', ' ' and ':'.
-std::string ninja_path(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '$' || c == ' ' || c == ':') out += '$';
-    out += c;
-  }
-  return out;
-}
-
 // Runs a command, returning its exit status and combined output.
 int run_command(const std::string& command, std::string& output) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
@@ -166,6 +148,21 @@ std::string weights_path_for(const std::string& so_path) {
   return so_path + ".weights";
 }
 
+std::string ninja_shell_arg(const std::string& s) {
+  std::string out;
+  for (char c : shell_quote(s)) out += c == '$' ? std::string("$$") : std::string(1, c);
+  return out;
+}
+
+std::string ninja_path(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '$' || c == ' ' || c == ':') out += '$';
+    out += c;
+  }
+  return out;
+}
+
 Target resolve_target(const std::string& triple) {
   // The CPU targets besides the host, and their clang flags; each needs the runtime built
   // for it (cross/<triple>.ini). The aarch64 flags match runtime_cpu_args in meson.build.
@@ -265,9 +262,9 @@ void build_shared_library(const Sources& sources, const BuildOptions& options) {
     }
   } else {
     ninja = fill_template(templates::build_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                                      {"CXX", shell_arg(cxx)},
+                                                      {"CXX", ninja_shell_arg(cxx)},
                                                       {"TARGET_FLAGS", target.flags},
-                                                      {"RUNTIME_INCLUDE", shell_arg(runtime_include)},
+                                                      {"RUNTIME_INCLUDE", ninja_shell_arg(runtime_include)},
                                                       {"RUNTIME_LIB", ninja_path(runtime_lib)}});
   }
   if (ninja.empty()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,14 +54,24 @@ struct BuildOptions {
 // returns an empty blob and leaves the offsets as they are.
 std::vector<uint8_t> layout_weights(ir::Graph& graph);
 
-// What every target's model source shares (generate_sources.cpp): the weights' checksum as
-// a C++ literal ("0x...ull"), the TensorDesc lines of the graph's inputs (one unused entry
-// for a model without inputs: C++ has no empty arrays) and of one value, and the source
-// name made a harmless single comment line (it is model-derived text).
-std::string checksum_literal(const std::vector<uint8_t>& weights);
-std::string input_descs(const ir::Graph& graph);
-std::string tensor_desc(const std::string& name, const ir::Value& v);
-std::string comment_safe(const std::string& text);
+// The part of a model's source that every target generates alike (generate_sources.cpp),
+// which each target's generator extends: the weights laid out (sources.weights_bin,
+// weights_external, weights_s, exports_map) and the values of its template's placeholders
+// that describe the model: AOTC_VERSION, AOTC_VERSION_LITERAL, SOURCE_NAME, OP_COUNT,
+// ARENA_BYTES, WEIGHTS_BYTES, WEIGHTS_CHECKSUM, WEIGHTS_DATA, WEIGHTS_EXTERNAL,
+// WEIGHTS_WHERE, INPUT_DESCS, OUTPUT_DESCS, NUM_INPUTS and NUM_OUTPUTS. The target adds
+// RUN_BODY, OUTPUT_COPIES and its own, then fills its template.
+struct ModelSource {
+  Sources sources;
+  std::map<std::string, std::string> values;
+};
+ModelSource model_source(ir::Graph& graph, const std::string& source_name, WeightsMode weights);
+
+// A string for a ninja variable that ends up in a shell command (shell-quoted, '$' escaped
+// for ninja), and a path in a ninja build statement ('$', ' ' and ':' escaped): the
+// build.ninja of every target (build_library.cpp).
+std::string ninja_shell_arg(const std::string& s);
+std::string ninja_path(const std::string& s);
 
 // The CPU a model is built for (--target-triple): clang flags for build.ninja and the
 // aotc runtime library built for that CPU.

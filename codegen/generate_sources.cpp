@@ -18,8 +18,7 @@ namespace {
 
 constexpr int64_t kWeightAlignment = 64;
 
-}  // namespace
-
+// The TensorDesc line of one value.
 std::string tensor_desc(const std::string& name, const ir::Value& v) {
   std::ostringstream os;
   os << "    {" << cpp_string_literal(name) << ", " << ir::dtype_abi_name(v.dtype) << ", " << v.shape.size()
@@ -29,6 +28,8 @@ std::string tensor_desc(const std::string& name, const ir::Value& v) {
   return os.str();
 }
 
+// The TensorDesc lines of the graph's inputs (one unused entry for a model without inputs:
+// C++ has no empty arrays) and of its outputs.
 std::string input_descs(const ir::Graph& graph) {
   if (graph.inputs.empty()) return "    {\"\", AOTC_DTYPE_FLOAT32, 0, {}},\n";
   std::string descs;
@@ -36,6 +37,14 @@ std::string input_descs(const ir::Graph& graph) {
   return descs;
 }
 
+std::string output_descs(const ir::Graph& graph) {
+  std::string descs;
+  for (const ir::GraphOutput& out : graph.outputs)
+    descs += tensor_desc(out.name, graph.value(out.value)) + "\n";
+  return descs;
+}
+
+// The weights' checksum as a C++ literal ("0x...ull").
 std::string checksum_literal(const std::vector<uint8_t>& weights) {
   const uint64_t checksum = rt::weights_checksum(weights.data(), weights.size());
   char text[32];
@@ -43,11 +52,14 @@ std::string checksum_literal(const std::vector<uint8_t>& weights) {
   return text;
 }
 
+// Model-derived text (the source name) made a harmless single comment line.
 std::string comment_safe(const std::string& text) {
   std::string safe;
   for (unsigned char c : text) safe += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '_';
   return safe;
 }
+
+}  // namespace
 
 // Constants actually read by ops or returned, in first-use order, packed with alignment;
 // the others' bytes are released.
@@ -95,10 +107,34 @@ std::string cpp_string_literal(const std::string& s) {
   return out + "\"";
 }
 
-Sources generate_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights) {
-  Sources sources;
+ModelSource model_source(ir::Graph& graph, const std::string& source_name, WeightsMode weights) {
+  ModelSource model;
+  Sources& sources = model.sources;
   sources.weights_bin = layout_weights(graph);
   sources.weights_external = weights == WeightsMode::File;
+  sources.weights_s = std::string(templates::weights_S_in);
+  sources.exports_map = std::string(templates::exports_map);
+  model.values = {
+      {"AOTC_VERSION", comment_safe(aotc_version())},
+      {"AOTC_VERSION_LITERAL", cpp_string_literal(aotc_version())},
+      {"SOURCE_NAME", comment_safe(source_name)},
+      {"OP_COUNT", std::to_string(graph.ops.size())},
+      {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
+      {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
+      {"WEIGHTS_CHECKSUM", checksum_literal(sources.weights_bin)},
+      {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
+      {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
+      {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
+      {"INPUT_DESCS", input_descs(graph)},
+      {"OUTPUT_DESCS", output_descs(graph)},
+      {"NUM_INPUTS", std::to_string(graph.inputs.size())},
+      {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
+  };
+  return model;
+}
+
+Sources generate_sources(ir::Graph& graph, const std::string& source_name, WeightsMode weights) {
+  ModelSource model = model_source(graph, source_name, weights);
   // Per-thread kernel scratch: the largest any op needs, in whole cache lines.
   int64_t thread_scratch = 0;
   for (const ir::Op& op : graph.ops) thread_scratch = std::max(thread_scratch, op.thread_scratch_bytes);
@@ -112,37 +148,17 @@ Sources generate_sources(ir::Graph& graph, const std::string& source_name, Weigh
     if (!fn) throw CompileError("internal: no code generator for IR op '" + op.kind + "'");
     body += (*fn)(emit, op);
   }
-
-  std::string output_descs, copies;
+  std::string copies;
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const ir::GraphOutput& out = graph.outputs[i];
-    const ir::Value& v = graph.value(out.value);
-    output_descs += tensor_desc(out.name, v) + "\n";
     copies += "  std::memcpy(args.outputs[" + std::to_string(i) + "], " + emit.in(out.value) + ", " +
-              std::to_string(v.bytes()) + ");\n";
+              std::to_string(graph.value(out.value).bytes()) + ");\n";
   }
-  sources.model_cpp = fill_template(
-      templates::model_cpp_in,
-      {{"AOTC_VERSION", comment_safe(aotc_version())},
-       {"AOTC_VERSION_LITERAL", cpp_string_literal(aotc_version())},
-       {"SOURCE_NAME", comment_safe(source_name)},
-       {"OP_COUNT", std::to_string(graph.ops.size())},
-       {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
-       {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-       {"WEIGHTS_CHECKSUM", checksum_literal(sources.weights_bin)},
-       {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
-       {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
-       {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
-       {"THREAD_SCRATCH_BYTES", std::to_string(thread_scratch)},
-       {"INPUT_DESCS", input_descs(graph)},
-       {"OUTPUT_DESCS", output_descs},
-       {"NUM_INPUTS", std::to_string(graph.inputs.size())},
-       {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
-       {"RUN_BODY", body},
-       {"OUTPUT_COPIES", copies}});
-  sources.weights_s = std::string(templates::weights_S_in);
-  sources.exports_map = std::string(templates::exports_map);
-  return sources;
+  model.values["THREAD_SCRATCH_BYTES"] = std::to_string(thread_scratch);
+  model.values["RUN_BODY"] = body;
+  model.values["OUTPUT_COPIES"] = copies;
+  model.sources.model_cpp = fill_template(templates::model_cpp_in, model.values);
+  return model.sources;
 }
 
 }  // namespace aotc::codegen

@@ -16,27 +16,6 @@
 #include "templates_embedded.h"
 
 namespace aotc::codegen::cuda {
-namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  std::string escaped;
-  for (char c : out + "'") escaped += c == '$' ? std::string("$$") : std::string(1, c);
-  return escaped;
-}
-
-std::string ninja_path(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '$' || c == ' ' || c == ':') out += '$';
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
-
 rt::cuda::Precision parse_precision(const std::string& name) {
   if (name == "fp32") return rt::cuda::Precision::Fp32;
   if (name == "tf32") return rt::cuda::Precision::Tf32;
@@ -64,11 +43,10 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
     throw CompileError("--precision " + options.precision +
                        " needs a GPU of compute capability 8.0 or newer (sm_80), not sm_" +
                        std::to_string(options.arch));
-  Sources sources;
+  ModelSource model = model_source(graph, source_name, weights);
+  Sources& sources = model.sources;
   sources.cuda = true;
   sources.cuda_arch = "sm_" + std::to_string(options.arch);
-  sources.weights_bin = layout_weights(graph);
-  sources.weights_external = weights == WeightsMode::File;
 
   const ops::cuda::CudaRegistry& registry = ops::cuda::CudaRegistry::get();
   ops::EmitContext emit(graph);
@@ -81,46 +59,27 @@ Sources generate_cuda_sources(ir::Graph& graph, const std::string& source_name, 
     kernels += code.kernels;
     body += code.launch;
   }
-  std::string output_descs, copies;
+  std::string copies;
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const ir::GraphOutput& out = graph.outputs[i];
-    const ir::Value& v = graph.value(out.value);
-    output_descs += tensor_desc(out.name, v) + "\n";
-    if (v.bytes() > 0)
+    const int64_t bytes = graph.value(out.value).bytes();
+    if (bytes > 0)
       copies += "  cudaMemcpyAsync(args.outputs[" + std::to_string(i) + "], " + emit.in(out.value) + ", " +
-                std::to_string(v.bytes()) +
+                std::to_string(bytes) +
                 ", cudaMemcpyDeviceToDevice, stream);\n"
                 "  aotc::rt::cuda::check_launch(\"output copy\");\n";
   }
-
-  sources.model_cpp = fill_template(
-      templates::model_cu_in,
-      {{"AOTC_VERSION", comment_safe(aotc_version())},
-       {"AOTC_VERSION_LITERAL", cpp_string_literal(aotc_version())},
-       {"SOURCE_NAME", comment_safe(source_name)},
-       {"CUDA_ARCH", sources.cuda_arch},
-       {"PRECISION", options.precision},
-       {"PRECISION_ENUM", precision == rt::cuda::Precision::Tf32   ? "Tf32"
-                          : precision == rt::cuda::Precision::Fp16 ? "Fp16"
-                          : precision == rt::cuda::Precision::Bf16 ? "Bf16"
-                                                                   : "Fp32"},
-       {"ARCH_NUMBER", std::to_string(options.arch)},
-       {"OP_COUNT", std::to_string(graph.ops.size())},
-       {"ARENA_BYTES", std::to_string(graph.arena_bytes)},
-       {"WEIGHTS_BYTES", std::to_string(sources.weights_bin.size())},
-       {"WEIGHTS_CHECKSUM", checksum_literal(sources.weights_bin)},
-       {"WEIGHTS_DATA", sources.weights_external ? "nullptr" : "aotc_weights_data"},
-       {"WEIGHTS_EXTERNAL", sources.weights_external ? "true" : "false"},
-       {"WEIGHTS_WHERE", sources.weights_external ? "in the .weights file beside the library" : "embedded"},
-       {"INPUT_DESCS", input_descs(graph)},
-       {"OUTPUT_DESCS", output_descs},
-       {"NUM_INPUTS", std::to_string(graph.inputs.size())},
-       {"NUM_OUTPUTS", std::to_string(graph.outputs.size())},
-       {"KERNELS", kernels},
-       {"RUN_BODY", body},
-       {"OUTPUT_COPIES", copies}});
-  sources.weights_s = std::string(templates::weights_S_in);
-  sources.exports_map = std::string(templates::exports_map);
+  model.values["CUDA_ARCH"] = sources.cuda_arch;
+  model.values["PRECISION"] = options.precision;
+  model.values["PRECISION_ENUM"] = precision == rt::cuda::Precision::Tf32   ? "Tf32"
+                                   : precision == rt::cuda::Precision::Fp16 ? "Fp16"
+                                   : precision == rt::cuda::Precision::Bf16 ? "Bf16"
+                                                                            : "Fp32";
+  model.values["ARCH_NUMBER"] = std::to_string(options.arch);
+  model.values["KERNELS"] = kernels;
+  model.values["RUN_BODY"] = body;
+  model.values["OUTPUT_COPIES"] = copies;
+  sources.model_cpp = fill_template(templates::model_cu_in, model.values);
   return sources;
 }
 
@@ -146,11 +105,11 @@ std::string cuda_build_ninja(const Sources& sources, const std::string& cxx, con
                        runtime_lookup_note("AOTC_CUDA_RUNTIME_LIB"));
   const std::string arch = sources.cuda_arch.substr(3);
   return fill_template(templates::build_cuda_ninja_in, {{"AOTC_VERSION", AOTC_VERSION_STRING},
-                                                        {"NVCC", shell_quote(nvcc)},
-                                                        {"CXX", shell_quote(cxx)},
+                                                        {"NVCC", ninja_shell_arg(nvcc)},
+                                                        {"CXX", ninja_shell_arg(cxx)},
                                                         {"CUDA_ARCH_NUMBER", arch},
-                                                        {"RUNTIME_INCLUDE", shell_quote(runtime_include)},
-                                                        {"CUDA_LIB_DIR", shell_quote(cuda_lib)},
+                                                        {"RUNTIME_INCLUDE", ninja_shell_arg(runtime_include)},
+                                                        {"CUDA_LIB_DIR", ninja_shell_arg(cuda_lib)},
                                                         {"RUNTIME_LIB", ninja_path(runtime_lib)},
                                                         {"CUDA_RUNTIME_LIB", ninja_path(cuda_runtime)}});
 }
