@@ -218,8 +218,8 @@ ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var)
       .set("dilation_w", c.dilation_w)
       .set("groups", c.groups)
       .set_bool("has_bias", c.has_bias)
-      .set_f32(ir::attr::clamp_lo, c.clamp_lo)
-      .set_f32(ir::attr::clamp_hi, c.clamp_hi);
+      .set_f32("clamp_lo", c.clamp_lo)
+      .set_f32("clamp_hi", c.clamp_hi);
   return p;
 }
 

@@ -88,8 +88,8 @@ std::string conv_nd_params_code(const ir::Op& op) {
       .set_array("pad", op.ints("padding"))
       .set_array("dilation", op.ints("dilation"))
       .set_bool("has_bias", op.inputs[2] >= 0)
-      .set_f32(ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
-      .set_f32(ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
+      .set_f32("clamp_lo", op.f(ir::attr::clamp_lo))
+      .set_f32("clamp_hi", op.f(ir::attr::clamp_hi));
   return p.str();
 }
 

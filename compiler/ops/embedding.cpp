@@ -4,6 +4,7 @@
 #include <aotc/rt/kernels.h>
 
 #include "op_helpers.h"
+#include "sequence_ops.h"
 
 namespace aotc::ops {
 namespace {
@@ -27,17 +28,21 @@ void lower_embedding(LowerContext& ctx) {
 }
 
 std::string emit_embedding(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p("aotc::rt::EmbeddingParams");
-  p.set("count", op.i("count"))
-      .set("dim", op.i("dim"))
-      .set("vocab", op.i("vocab"))
-      .set_bool("ids_int32", op.b("ids_int32"));
-  return kernel_call(op, p.str(),
+  return kernel_call(op, embedding_params_code(op).str(),
                      "aotc::rt::embedding_f32(pool, p, " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[0]) +
                          ", " + e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace
+
+ParamsCode embedding_params_code(const ir::Op& op) {
+  ParamsCode p("aotc::rt::EmbeddingParams");
+  p.set("count", op.i("count"))
+      .set("dim", op.i("dim"))
+      .set("vocab", op.i("vocab"))
+      .set_bool("ids_int32", op.b("ids_int32"));
+  return p;
+}
 
 void register_embedding(Registry& r) {
   r.add_lowering("aten::embedding", lower_embedding);

@@ -59,8 +59,8 @@ ParamsCode gemm_fields(const ir::Op& op, const std::string& type, const std::str
       .set_f32(prefix + "alpha", op.f("alpha"))
       .set_f32(prefix + "beta", op.f("beta"))
       .raw(prefix + "bias_kind", "static_cast<aotc::rt::BiasKind>(" + std::to_string(op.i("bias_kind")) + ")")
-      .set_f32(prefix + ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
-      .set_f32(prefix + ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
+      .set_f32(prefix + "clamp_lo", op.f(ir::attr::clamp_lo))
+      .set_f32(prefix + "clamp_hi", op.f(ir::attr::clamp_hi));
   return p;
 }
 
@@ -92,7 +92,7 @@ ParamsCode gemm_params_code(const EmitContext& e, const ir::Op& op) {
   // four operands.
   if (op.inputs.size() > 3 && op.inputs[3] >= 0) p.raw("residual", e.in(op.inputs[3])).set("ldr", op.i("n"));
   if (op.has(ir::attr::activation))  // passes/fuse_gemm_gelu.cpp
-    p.raw(ir::attr::activation,
+    p.raw("activation",
           "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::activation)) + ")");
   return p;
 }

@@ -46,8 +46,8 @@ std::string emit_group_norm(const EmitContext& e, const ir::Op& op) {
       .set("groups", op.i("groups"))
       .set("spatial", op.i("spatial"))
       .set_f32("eps", op.f("eps"))
-      .set_f32(ir::attr::clamp_lo, op.f(ir::attr::clamp_lo))
-      .set_f32(ir::attr::clamp_hi, op.f(ir::attr::clamp_hi));
+      .set_f32("clamp_lo", op.f(ir::attr::clamp_lo))
+      .set_f32("clamp_hi", op.f(ir::attr::clamp_hi));
   return kernel_call(op, p.str(),
                      "aotc::rt::group_norm_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
                          ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ");");

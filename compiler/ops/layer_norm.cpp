@@ -46,10 +46,8 @@ void lower_native_layer_norm(LowerContext& ctx) {
 }
 
 std::string emit_layer_norm(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p("aotc::rt::LayerNormParams");
-  p.set("rows", op.i("rows")).set("cols", op.i("cols")).set_f32("eps", op.f("eps"));
   const bool stats = op.outputs.size() == 3;
-  return kernel_call(op, p.str(),
+  return kernel_call(op, layer_norm_params_code(op).str(),
                      "aotc::rt::layer_norm_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
                          ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ", " +
                          (stats ? e.out(op.outputs[1]) : "nullptr") + ", " +
@@ -73,6 +71,12 @@ int make_layer_norm(LowerContext& ctx, int x, int64_t cols, int gamma, int beta,
   ir::Op& op = ctx.add_op(ir::kind::layer_norm, {x, gamma, beta}, {y});
   op.attrs = {{"rows", cols > 0 ? ir::numel(shape) / cols : 0}, {"cols", cols}, {"eps", eps}};
   return y;
+}
+
+ParamsCode layer_norm_params_code(const ir::Op& op) {
+  ParamsCode p("aotc::rt::LayerNormParams");
+  p.set("rows", op.i("rows")).set("cols", op.i("cols")).set_f32("eps", op.f("eps"));
+  return p;
 }
 
 void register_layer_norm(Registry& r) {

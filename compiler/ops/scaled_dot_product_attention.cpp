@@ -226,6 +226,17 @@ ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const At
   return op;
 }
 
+rt::AttentionParams attention_params_of(const ir::Op& op) {
+  rt::AttentionParams p;
+  p.batch = op.i("batch");
+  p.heads = op.i("heads");
+  p.q_len = op.i("q_len");
+  p.kv_len = op.i("kv_len");
+  p.head_dim = op.i("head_dim");
+  p.v_head_dim = op.i("v_head_dim");
+  return p;
+}
+
 ParamsCode attention_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::AttentionParams");
   p.set("batch", op.i("batch"))
@@ -239,7 +250,7 @@ ParamsCode attention_params_code(const ir::Op& op) {
       .set_array("q_strides", op.ints("q_strides"))
       .set_array("k_strides", op.ints("k_strides"))
       .set_array("v_strides", op.ints("v_strides"))
-      .set_array(ir::attr::out_strides, op.ints(ir::attr::out_strides))
+      .set_array("out_strides", op.ints(ir::attr::out_strides))
       .raw("mask_kind", "static_cast<aotc::rt::AttentionMask>(" + std::to_string(op.i("mask_kind")) + ")")
       .set_array("mask_strides", op.ints("mask_strides"))
       .raw("weights", "static_cast<aotc::rt::AttentionWeights>(" + std::to_string(op.i("weights")) + ")");

@@ -31,6 +31,12 @@ ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const At
 // operands "q, k, v, mask, out, probs" (q, k, v at their offsets; absent ones nullptr).
 ParamsCode attention_params_code(const ir::Op& op);
 std::string attention_operands(const EmitContext& e, const ir::Op& op);
+// Its sizes (batch, heads, lengths, head dims) as rt::AttentionParams, for scratch sizes.
+rt::AttentionParams attention_params_of(const ir::Op& op);
+// The params of an "embedding" and a "layer_norm" op as C++, for both targets' generators
+// (embedding.cpp, layer_norm.cpp).
+ParamsCode embedding_params_code(const ir::Op& op);
+ParamsCode layer_norm_params_code(const ir::Op& op);
 
 // torch's multi-head self/cross attention block on [B, T, D] inputs (batch first), as the
 // native fast path computes it: QKV projection (one GEMM when query, key and value are the

@@ -1,15 +1,14 @@
 // IR "layer_norm" (layer_norm, native_layer_norm) on CUDA -> aotc::rt::cuda::layer_norm_f32
 // (runtime/cuda/kernels/layer_norm.cu): one block per row, float32 reductions.
+#include "../sequence_ops.h"
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
 namespace {
 
 CudaCode emit_layer_norm(const EmitContext& e, const ir::Op& op, size_t) {
-  ParamsCode p("aotc::rt::LayerNormParams");
-  p.set("rows", op.i("rows")).set("cols", op.i("cols")).set_f32("eps", op.f("eps"));
   const bool stats = op.outputs.size() == 3;  // native_layer_norm's mean and rstd
-  return {"", kernel_call(op, p.str(),
+  return {"", kernel_call(op, layer_norm_params_code(op).str(),
                           "aotc::rt::cuda::layer_norm_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
                               e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
                               ", " + (stats ? e.out(op.outputs[1]) : "nullptr") + ", " +
