@@ -1,10 +1,12 @@
-"""The op lists hold: every line of compiler/ops/op_files.def and
+"""The op lists and the checklists hold: every line of compiler/ops/op_files.def and
 compiler/ops/cuda/cuda_op_files.def names a file that defines its register function, every
 op file is listed once (the others in compiler/ops/ are the helpers compiler/meson.build
-lists by name), docs/HACKING.md's checklist names the list, and compiler/ops/TEMPLATE
-compiles (with --cxx) so that copying it starts from code that builds.
+lists by name), docs/HACKING.md's checklist names the list, every path HACKING.md and
+INTERNALS.md name exists, and compiler/ops/TEMPLATE compiles (with --cxx) so that copying
+it starts from code that builds.
 Usage: test_op_files.py --root SOURCE_ROOT [--cxx C++ compiler]"""
 import argparse
+import fnmatch
 import glob
 import os
 import re
@@ -60,6 +62,29 @@ def main():
     hacking = open(os.path.join(args.root, "docs", "HACKING.md")).read()
     if "op_files.def" not in hacking or "compiler/ops/TEMPLATE" not in hacking:
         problems.append("docs/HACKING.md's 'Add an op' does not name op_files.def and compiler/ops/TEMPLATE")
+    # Every path the developer docs name (in backticks, with a '/') is a tracked file or
+    # folder, or the end of one's path; placeholders (<op>, NAME) are left alone.
+    tracked = subprocess.run(["git", "ls-files"], cwd=args.root, capture_output=True, text=True).stdout.split()
+    if tracked:
+        folders = {os.path.dirname(t) for t in tracked}
+        folders |= {f[:i] for f in folders for i in range(len(f)) if f[i] == "/"}
+        for doc in ["HACKING.md", "INTERNALS.md"]:
+            text = open(os.path.join(args.root, "docs", doc)).read()
+            for token in set(re.findall(r"`([^`\s]+/[^`\s]*)`", text)):
+                path = token.rstrip(":,.").removeprefix("./")
+                # Placeholders (<op>, a target T) and what a build makes (build/, gen/) are no files.
+                if "<" in path or "://" in path or path.startswith(("-", "$", "../", "build", "gen/")) or \
+                        path[0].isupper() or re.search(r"(^|[/-])T([./]|$)", path):
+                    continue
+                if "*" in path:
+                    found = any(fnmatch.fnmatch(t, path) or fnmatch.fnmatch(t, "*/" + path) for t in tracked)
+                else:
+                    bare = path.rstrip("/")
+                    found = bare in folders or any(t == bare or t.endswith("/" + bare) for t in tracked) or \
+                        any(f.endswith("/" + bare) for f in folders)
+                if not found:
+                    problems.append(f"docs/{doc} names `{token}`, which is no file or folder of the tree")
+        print("the paths of docs/HACKING.md and docs/INTERNALS.md exist")
     if args.cxx:
         with tempfile.TemporaryDirectory() as tmp:
             source = os.path.join(tmp, "example.cpp")
