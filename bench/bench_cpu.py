@@ -38,6 +38,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
+from common import rel_l2  # noqa: E402,F401  (ab_cpu.py and model_sweep.py take it from here)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -268,10 +271,6 @@ def p90(values):
     ordered = sorted(values)
     return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
 
-
-def rel_l2(got, want):
-    got, want = got.double().flatten(), want.double().flatten()
-    return float((got - want).norm() / max(want.norm(), 1e-30))
 
 
 def first_tensor(value):

@@ -13,6 +13,7 @@ the median over all rounds' calls; spread: the lowest and highest of the rounds'
 import argparse
 import copy
 import math
+import os
 import shutil
 import statistics
 import sys
@@ -24,6 +25,9 @@ from importlib.metadata import entry_points
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
+import common  # noqa: E402  (rel_l2)
 
 
 class BertLayer(nn.Module):
@@ -79,9 +83,10 @@ def inductor_freezing(gm, example_inputs):
 
 
 def rel_l2(got, want):
+    """The worst relative L2 error over the outputs (common.rel_l2 per tensor)."""
     if isinstance(want, (tuple, list)):
         return max(rel_l2(g, w) for g, w in zip(got, want))
-    return ((got.double() - want.double()).norm() / want.double().norm()).item()
+    return common.rel_l2(got, want)
 
 
 def main():

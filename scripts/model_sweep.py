@@ -20,8 +20,8 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import bench_cpu  # noqa: E402
+from common import TOLERANCE  # noqa: E402  (bench_cpu put tests/e2e on the path)
 
-TOLERANCE = 1e-4
 
 
 def torchvision_cases():

@@ -21,6 +21,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
+from common import rel_l2  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(REPO, "samples", "cmake_app")
 failures = []
@@ -45,10 +48,6 @@ def installed_prefix(workdir):
     out = subprocess.run([sys.executable, "-I", "-c", "import aotc, os; print(os.path.dirname(aotc.__file__))"],
                          env=env, cwd=workdir, capture_output=True, text=True, check=True).stdout
     return out.strip()
-
-
-def rel_l2(got, want):
-    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
 
 
 def parse_outputs(text):
