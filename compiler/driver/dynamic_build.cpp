@@ -594,10 +594,12 @@ void DynamicBuilder::fit_bucket(Bucket& bucket) {
       auto v = poly->evaluate(check_sizes[c]);
       if (!v || *v != check_buffers[c][k]) poly.reset();
     }
-    const bool fits = poly && grows_with_dims(*poly, dims) && poly->evaluate(bucket.base_sizes) == bucket.buffers[k].size;
-    bucket.sizes_code += "  sizes[" + std::to_string(k) + "] = " +
-                         (fits ? poly->expression(names_, kDimPrefix) : std::to_string(bucket.buffers[k].size)) +
-                         ";\n";
+    const bool fits =
+        poly && grows_with_dims(*poly, dims) && poly->evaluate(bucket.base_sizes) == bucket.buffers[k].size;
+    bucket.sizes_code +=
+        "  sizes[" + std::to_string(k) +
+        "] = " + (fits ? poly->expression(names_, kDimPrefix) : std::to_string(bucket.buffers[k].size)) +
+        ";\n";
   }
 }
 
@@ -677,7 +679,8 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
     }
     code += "const int64_t kArenaMin" + n + "[] = " + cpp_row(lo) + ";\nconst int64_t kArenaMax" + n +
             "[] = " + cpp_row(hi) + ";\n";
-    code += "// Bucket " + n + "'s arena buffers in the order of their offsets: {first op, last op, bytes}.\n";
+    code +=
+        "// Bucket " + n + "'s arena buffers in the order of their offsets: {first op, last op, bytes}.\n";
     code += "const aotc::rt::ArenaBuffer kArenaBuffers" + n + "[] = {\n";
     for (const passes::PlannedBuffer& buffer : bucket.buffers)
       code += "    {" + std::to_string(buffer.first) + ", " + std::to_string(buffer.last) + ", " +
@@ -691,8 +694,8 @@ std::string DynamicBuilder::dynamic_desc(const std::vector<Bucket>& buckets) {
   }
   code += "const aotc::rt::ArenaPlan kArenaPlans[] = {\n" + plans + "};\n\n";
   code += "const aotc::rt::DynamicDesc kDynamic = {kDims, " + std::to_string(dims_.size()) +
-          ", kInputDims, kOutputDimNames, &output_dims, kArenaPlans, " + std::to_string(buckets.size()) + ", " +
-          std::to_string(offsets) + "};\n\n";
+          ", kInputDims, kOutputDimNames, &output_dims, kArenaPlans, " + std::to_string(buckets.size()) +
+          ", " + std::to_string(offsets) + "};\n\n";
   return code;
 }
 

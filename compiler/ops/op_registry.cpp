@@ -169,7 +169,8 @@ std::string address(const ir::Graph& g, int id) {
   switch (v.storage) {
     case ir::Storage::Arena:
       if (v.arena_slot >= 0)
-        return "(arena + aotc_offsets[" + std::to_string(v.arena_slot) + "] + " + std::to_string(offset) + ")";
+        return "(arena + aotc_offsets[" + std::to_string(v.arena_slot) + "] + " + std::to_string(offset) +
+               ")";
       if (v.arena_offset < 0)
         throw CompileError("internal: value %" + std::to_string(id) + " has no arena offset");
       return "(arena + " + std::to_string(v.arena_offset + offset) + ")";

@@ -9,13 +9,12 @@
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
 //     buffers free to change from run to run while the graph stays the same.
 // A model with named dims (aotc --dim; ModelDesc::dynamic) sizes arena and staging for its
-// largest shape (the context's: aotc_context_options.dim_limits) at context create and captures nothing there: a graph bakes in its
-// kernels' sizes, so each distinct shape gets its own, made (tuning run, then capture) in
-// the first run at that shape and kept in a small per-context cache of the most recently
-// used ones (aotc_context_options.cuda_graph_cache, evicting the least recently used). A
-// shape that repeats replays its graph and allocates nothing. Its runs copy only the bytes
-// of the inputs' and outputs' actual shapes, read and written densely at the start of
-// their staging buffers.
+// largest shape (the context's: aotc_context_options.dim_limits) at context create and captures nothing
+// there: a graph bakes in its kernels' sizes, so each distinct shape gets its own, made (tuning run, then
+// capture) in the first run at that shape and kept in a small per-context cache of the most recently used
+// ones (aotc_context_options.cuda_graph_cache, evicting the least recently used). A shape that repeats
+// replays its graph and allocates nothing. Its runs copy only the bytes of the inputs' and outputs' actual
+// shapes, read and written densely at the start of their staging buffers.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/model_cuda.h>
 
@@ -104,7 +103,7 @@ struct ContextState {
   unsigned char* memory = nullptr;  // one cudaMalloc: arena, staging, cuBLAS workspace
   std::vector<void*> inputs, outputs;
   std::vector<uint64_t> input_bytes, output_bytes;  // at the largest shape
-  std::vector<int64_t> arena_offsets;                // a model with named dims: the context's
+  std::vector<int64_t> arena_offsets;               // a model with named dims: the context's
   // A model without named dims: its one graph, captured at create.
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -207,8 +206,8 @@ aotc_status tune_gemms(ContextState* s, unsigned char* arena, const int64_t* dim
     flush = nullptr;
   }
   gemm_tuning_set_flush(s->tuning, flush, flush_bytes);
-  const CudaRunArgs args{exec_of(s, true), arena, s->model->weights, s->inputs.data(), s->outputs.data(),
-                         dims, offsets_of(s)};
+  const CudaRunArgs args{exec_of(s, true),  arena, s->model->weights, s->inputs.data(),
+                         s->outputs.data(), dims,  offsets_of(s)};
   s->cuda->run(args);
   const cudaError_t synced = cudaStreamSynchronize(s->own_stream);
   gemm_tuning_set_flush(s->tuning, nullptr, 0);
@@ -243,8 +242,8 @@ aotc_status capture(ContextState* s, unsigned char* arena, const int64_t* dims, 
   const char* what = "starting the graph capture";
   cudaError_t e = cudaStreamBeginCapture(s->own_stream, cudaStreamCaptureModeThreadLocal);
   if (e == cudaSuccess) {
-    const CudaRunArgs args{exec_of(s, false), arena, s->model->weights, s->inputs.data(), s->outputs.data(),
-                           dims, offsets_of(s)};
+    const CudaRunArgs args{exec_of(s, false), arena, s->model->weights, s->inputs.data(),
+                           s->outputs.data(), dims,  offsets_of(s)};
     s->cuda->run(args);
     what = "capturing the model's run";
     e = cudaStreamEndCapture(s->own_stream, &graph);
@@ -350,13 +349,15 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
     for (size_t i = 0; i < desc.num_inputs; ++i) {
       TensorDesc largest = desc.inputs[i];
       for (int32_t d = 0; plan.limits && d < largest.rank; ++d)
-        if (desc.dynamic->input_dims[i][d] >= 0) largest.dims[d] = plan.limits[desc.dynamic->input_dims[i][d]];
+        if (desc.dynamic->input_dims[i][d] >= 0)
+          largest.dims[d] = plan.limits[desc.dynamic->input_dims[i][d]];
       s->input_bytes.push_back(dense_bytes(largest));
     }
     for (size_t i = 0; i < desc.num_outputs; ++i)
-      s->output_bytes.push_back(plan.largest_output_dims ? dense_bytes(desc.outputs[i].dtype, desc.outputs[i].rank,
-                                                                       plan.largest_output_dims[i])
-                                                         : dense_bytes(desc.outputs[i]));
+      s->output_bytes.push_back(
+          plan.largest_output_dims
+              ? dense_bytes(desc.outputs[i].dtype, desc.outputs[i].rank, plan.largest_output_dims[i])
+              : dense_bytes(desc.outputs[i]));
     if (plan.arena_offsets && desc.dynamic)
       s->arena_offsets.assign(plan.arena_offsets, plan.arena_offsets + desc.dynamic->num_arena_offsets);
     s->inputs.assign(desc.num_inputs + 1, nullptr);

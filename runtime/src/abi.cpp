@@ -155,8 +155,8 @@ aotc_status resolve_limits(const aotc::rt::ModelDesc& desc, const aotc_context_o
       for (size_t j = 0, used = 0; j < dyn.num_dims && used < sizeof names; ++j)
         used += static_cast<size_t>(
             std::snprintf(names + used, sizeof names - used, "%s%s", j ? ", " : "", dyn.dims[j].name));
-      return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: the model has no dim '%.100s' (its dims: %s)", i,
-                  limit.name, names);
+      return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: the model has no dim '%.100s' (its dims: %s)",
+                  i, limit.name, names);
     }
     if (set[k])
       return fail(AOTC_ERR_INVALID_ARGUMENT, "dim_limits[%d]: %s is limited twice", i, dyn.dims[k].name);
@@ -175,8 +175,8 @@ aotc_status resolve_limits(const aotc::rt::ModelDesc& desc, const aotc_context_o
 
 // The activation bytes of a context running at sizes up to limits (a model with dynamic
 // dims; desc.arena_bytes otherwise), its arena offsets written to offsets (num_arena_offsets).
-aotc_status context_activation_bytes(const aotc::rt::ModelDesc& desc, const int64_t* limits,
-                                     int64_t* offsets, uint64_t* out_bytes) {
+aotc_status context_activation_bytes(const aotc::rt::ModelDesc& desc, const int64_t* limits, int64_t* offsets,
+                                     uint64_t* out_bytes) {
   *out_bytes = desc.arena_bytes;
   if (!desc.dynamic || !desc.dynamic->arena_plans) return AOTC_OK;
   const int64_t bytes = aotc::rt::place_arena(*desc.dynamic, limits, offsets);
@@ -801,7 +801,8 @@ AOTC_API aotc_status aotc_context_create(aotc_model* model, const aotc_context_o
   }
   if (desc->device) {
     const aotc::rt::ContextPlan plan{activations, desc->dynamic ? arena_offsets : nullptr,
-                                     desc->dynamic ? limits : nullptr, desc->dynamic ? ctx->output_dims : nullptr};
+                                     desc->dynamic ? limits : nullptr,
+                                     desc->dynamic ? ctx->output_dims : nullptr};
     if (aotc_status s =
             desc->device->context_create(*desc, model->device_state, options ? options->cuda_stream : nullptr,
                                          options ? options->cuda_graph_cache : 0, plan, &ctx->device_state)) {

@@ -1116,7 +1116,8 @@ TEST_CASE("a caller's arena: too small, misaligned, NULL with a size") {
   options.num_dim_limits = 1;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "no named dims");
   options.num_dim_limits = 0;
-  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT, "num_dim_limits is 0");
+  CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_INVALID_ARGUMENT,
+              "num_dim_limits is 0");
   options.dim_limits = nullptr;
   options.num_dim_limits = 2;
   CHECK_FAILS(api().context_create(model, &options, &context), AOTC_ERR_NULL_POINTER, "dim_limits is NULL");

@@ -79,7 +79,8 @@ TEST_CASE("place_arena: buffers alive together never overlap, and no offset grow
     for (const aotc::rt::ArenaBuffer& b : c.buffers) {
       g_sizes[0].push_back(b.size);
       for (int r = 1; r < 4; ++r)
-        g_sizes[static_cast<size_t>(r)].push_back(b.size ? static_cast<int64_t>(rng() % static_cast<uint64_t>(b.size + 1)) : 0);
+        g_sizes[static_cast<size_t>(r)].push_back(
+            b.size ? static_cast<int64_t>(rng() % static_cast<uint64_t>(b.size + 1)) : 0);
     }
     const int64_t min_dims[] = {0}, max_dims[] = {3};
     const aotc::rt::ArenaPlan plan{min_dims, max_dims, c.buffers.data(), c.buffers.size(), &table_sizes};

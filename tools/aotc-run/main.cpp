@@ -40,7 +40,8 @@ constexpr const char* kUsage =
     "       aotc-run MODEL.so --input NAME=FILE.npy ... --output-dir DIR [--threads N] [--weights FILE]\n"
     "                [--max-dim NAME=N ...]\n"
     "       aotc-run MODEL.so --bench [--input NAME=FILE.npy ...] [--shape NAME=DIMS ...]\n"
-    "                [--threads N] [--iters N] [--warmup N] [--json] [--weights FILE] [--max-dim NAME=N ...]\n"
+    "                [--threads N] [--iters N] [--warmup N] [--json] [--weights FILE] [--max-dim NAME=N "
+    "...]\n"
     "       aotc-run --help | --version\n"
     "\n"
     "Loads a model library built by aotc through its C ABI (aotc.h) and describes it, runs\n"
@@ -201,9 +202,8 @@ Options parse_args(int argc, char** argv) {
       const size_t eq = spec.find('=');
       if (eq == std::string::npos || eq == 0)
         throw UsageError("--max-dim needs NAME=N, e.g. S=128, got '" + spec + "'");
-      options.max_dims.emplace_back(spec.substr(0, eq),
-                                    parse_count("--max-dim " + spec.substr(0, eq), spec.substr(eq + 1), 0,
-                                                1000000000000L));
+      options.max_dims.emplace_back(spec.substr(0, eq), parse_count("--max-dim " + spec.substr(0, eq),
+                                                                    spec.substr(eq + 1), 0, 1000000000000L));
     } else if (arg == "--output-dir") {
       options.output_dir = value();
       if (options.output_dir->empty()) throw UsageError("--output-dir needs a directory");
@@ -427,8 +427,10 @@ class Library {
   // --max-dim: the context's dim_limits (kept here: the options point into them).
   void set_dim_limits(const std::vector<std::pair<std::string, int64_t>>& max_dims) {
     if (!max_dims.empty() && !api_.model_arena_requirements_v2)
-      throw RunError("--max-dim needs a library of C ABI minor version 6 or later (aotc_context_options."
-                     "dim_limits): rebuild '" + path_ + "' with this aotc");
+      throw RunError(
+          "--max-dim needs a library of C ABI minor version 6 or later (aotc_context_options."
+          "dim_limits): rebuild '" +
+          path_ + "' with this aotc");
     for (const auto& entry : max_dims) limit_names_.push_back(entry.first);
     for (size_t i = 0; i < max_dims.size(); ++i)
       limits_.push_back({limit_names_[i].c_str(), max_dims[i].second, {0, 0}});

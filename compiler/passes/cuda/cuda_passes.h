@@ -9,23 +9,24 @@
 namespace aotc::passes::cuda {
 
 // The CUDA target's pipeline: the default passes, then a check that every op has a CUDA
-// generator and float32 operands (ops::cuda::check_cuda_support), then run_cuda_passes: a relu/clamp into the binary op (residual add) it
-// follows and a GELU into the linear layer before it, a CNN in NHWC where that pays (its
-// convolutions become GEMMs), the other convolutions' paths for the precision (weights
-// converted for fp16/bf16), the GEMMs' operands, residual adds into GEMMs and GEMM
-// convolutions, a GEMM convolution's epilogue into the depthwise convolution reading it;
-// then each op's CUDA scratch (no per-thread CPU scratch) and the memory plan. verbose
-// logs each step (as run_cpu_pipeline does) and the IR after the default passes and at
-// the end.
+// generator and float32 operands (ops::cuda::check_cuda_support), then run_cuda_passes: a
+// relu/clamp into the binary op (residual add) it follows and a GELU into the linear layer
+// before it, a CNN in NHWC where that pays (its convolutions become GEMMs), the other
+// convolutions' paths for the precision (weights converted for fp16/bf16), the GEMMs'
+// operands, residual adds into GEMMs and GEMM convolutions, a GEMM convolution's epilogue
+// into the depthwise convolution reading it; then each op's CUDA scratch (no per-thread CPU
+// scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
+// after the default passes and at the end.
 void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose);
 // Its CUDA part, for a graph that ran the default passes and check_cuda_support.
 void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbose);
 
 // The passes it runs.
-void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision);  // convert_to_channels_last.cpp
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);       // choose_conv2d_paths.cpp
-void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);      // choose_gemm_operands.cpp
-void fold_depthwise_input(ir::Graph& graph);                                     // fold_depthwise_input.cpp
+void convert_to_channels_last(ir::Graph& graph,
+                              rt::cuda::Precision precision);                // convert_to_channels_last.cpp
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // choose_conv2d_paths.cpp
+void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // choose_gemm_operands.cpp
+void fold_depthwise_input(ir::Graph& graph);                                 // fold_depthwise_input.cpp
 
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest

@@ -139,8 +139,8 @@ typedef struct aotc_tensor {
 /* Minor version 6: the largest size of a named dim that a context runs at
  * (aotc_context_options.dim_limits). */
 typedef struct aotc_dim_limit {
-  const char* name; /* a named dim of the model, as aotc_dim_range.name gives it ("S") */
-  int64_t max;      /* at least the dim's smallest valid size, at most its largest */
+  const char* name;     /* a named dim of the model, as aotc_dim_range.name gives it ("S") */
+  int64_t max;          /* at least the dim's smallest valid size, at most its largest */
   uint64_t reserved[2]; /* must be zero */
 } aotc_dim_limit;
 

@@ -95,7 +95,7 @@ struct ArenaBuffer {
 // (aotc_context_options.dim_limits; runtime/src/place_arena.cpp). The generated code reads
 // buffer k's offset from the context's table (RunArgs::arena_offsets), this bucket's part.
 struct ArenaPlan {
-  const int64_t* min_dims;     // the bucket's smallest and largest size of each named dim
+  const int64_t* min_dims;  // the bucket's smallest and largest size of each named dim
   const int64_t* max_dims;
   const ArenaBuffer* buffers;  // in the order of their offsets in aotc's plan at max_dims
   size_t num_buffers;
