@@ -4,7 +4,7 @@
 // process, over the 1x1 layers of torchvision's mobilenet_v2, efficientnet_b0, resnet18/50,
 // googlenet, densenet121, squeezenet1_1, regnet_x_400mf and shufflenet_v2 at 224x224.
 // Prints the median milliseconds of each, own / Eigen, and which one the runtime takes;
-// the rule in conv2d_pointwise_on_eigen (runtime/include/aotc/rt/kernels.h) follows it.
+// the rule in conv2d_pointwise_on_eigen (runtime/include/aotc/rt/kernels/conv.h) follows it.
 //
 // Build after ./scripts/setup.sh (one line):
 //   g++ -O2 -march=x86-64-v3 -std=c++20 -Iruntime/include -Iruntime/src/kernels

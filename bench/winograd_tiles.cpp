@@ -2,7 +2,7 @@
 // F(4x4, 3x3) (and the implicit-GEMM path, conv2d_f32, for reference) on the 3x3 stride-1
 // layers of resnet18/50, taking turns run by run in one process so that all see the same
 // machine state. Prints the median milliseconds of each and the ratio F4 / F2; the
-// compiler's choice (conv2d_winograd_tile in runtime/include/aotc/rt/kernels.h) follows it.
+// compiler's choice (conv2d_winograd_tile in runtime/include/aotc/rt/kernels/conv.h) follows it.
 //
 // Build after ./scripts/setup.sh (the runtime library is build/runtime/libaotc_runtime.a):
 //   g++ -O2 -std=c++20 -Iruntime/include bench/winograd_tiles.cpp

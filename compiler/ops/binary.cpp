@@ -1,5 +1,5 @@
 // Arithmetic with broadcasting and torch's type promotion -> IR "binary" -> binary_f32 /
-// binary_typed: add, sub (alpha), rsub, mul, div (rounding_mode None, 'trunc', 'floor'),
+// rt::binary: add, sub (alpha), rsub, mul, div (rounding_mode None, 'trunc', 'floor'),
 // true_divide, floor_divide, remainder, fmod, pow (tensor^scalar, scalar^tensor,
 // tensor^tensor), minimum, maximum, atan2, square, addcmul, addcdiv, lerp; in-place forms too.
 // Python numbers become 0-d constants of the computation dtype.
@@ -144,7 +144,7 @@ std::string emit_binary(const EmitContext& e, const ir::Op& op) {
       e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.out(op.outputs[0]) + ");";
   if (t == ir::DType::Float32 && e.graph.value(op.outputs[0]).dtype == ir::DType::Float32)
     return kernel_call(op, p.str(), "aotc::rt::binary_f32(pool, p, " + args);
-  return kernel_call(op, p.str(), "aotc::rt::binary_typed(pool, p, " + elem_type_code(t) + ", " + args);
+  return kernel_call(op, p.str(), "aotc::rt::binary(pool, p, " + elem_type_code(t) + ", " + args);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Type conversion -> IR "cast" -> cast_elements: aten::to (dtype, device+dtype, other, and
+// Type conversion -> IR "cast" -> rt::cast: aten::to (dtype, device+dtype, other, and
 // the prim forms), type_as, _to_copy. A conversion to the same dtype without copy=True is
 // the same tensor (an alias), as in torch.
 #include "elementwise.h"
@@ -73,9 +73,9 @@ std::string emit_cast(const EmitContext& e, const ir::Op& op) {
   const ir::Value& x = e.graph.value(op.inputs[0]);
   const ir::Value& y = e.graph.value(op.outputs[0]);
   return kernel_call(op, "",
-                     "aotc::rt::cast_elements(pool, " + elem_type_code(x.dtype) + ", " +
-                         elem_type_code(y.dtype) + ", " + std::to_string(ir::numel(y.shape)) + ", " +
-                         e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+                     "aotc::rt::cast(pool, " + elem_type_code(x.dtype) + ", " + elem_type_code(y.dtype) +
+                         ", " + std::to_string(ir::numel(y.shape)) + ", " + e.in(op.inputs[0]) + ", " +
+                         e.out(op.outputs[0]) + ");");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // "where" for any of the dtypes the kernels take (float32, int64, int32, bool).
 //
 // Design: every dtype-generic pointwise op is one IR op that calls one runtime kernel per
-// family (binary_typed, unary_typed, cast_elements, where_select), which takes the element
+// family (rt::binary, rt::unary, rt::cast, rt::where), which takes the element
 // type as an argument. Operands are first converted to the op's computation dtype (a
 // Python number becomes a 0-d constant of that dtype at compile time, a tensor of another
 // dtype gets an explicit "cast" op), so a kernel sees one element type for its inputs and
@@ -65,7 +65,7 @@ bool is_inplace(const LowerContext& ctx);
 void set_elementwise_output(LowerContext& ctx, int result);
 
 // Lowers op(argument 0) for the "unary" IR op: integer and bool tensors keep their dtype
-// through the ops unary_typed implements and are converted to float32 for the others (as
+// through the ops rt::unary implements and are converted to float32 for the others (as
 // torch promotes them); in-place forms write back in self's dtype.
 void lower_unary(LowerContext& ctx, rt::UnaryOp op, double a = 0, double b = 0);
 

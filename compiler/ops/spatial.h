@@ -1,6 +1,6 @@
 // spatial.h - lowering pieces shared by the convolution, pooling and normalisation op
 // files (1-d, 2-d and 3-d spatial tensors N x C x ...). Kernels see every spatial tensor
-// as 3-d (d, h, w) with leading 1s: see runtime/include/aotc/rt/kernels_spatial.h.
+// as 3-d (d, h, w) with leading 1s: see runtime/include/aotc/rt/kernels/spatial.h.
 #pragma once
 
 #include <aotc/rt/kernels.h>

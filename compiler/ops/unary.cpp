@@ -1,4 +1,4 @@
-// Activations -> IR "unary" -> unary_f32 (unary_typed for integer and bool tensors):
+// Activations -> IR "unary" -> unary_f32 (rt::unary for integer and bool tensors):
 // relu, relu6, hardtanh, leaky_relu, sigmoid, tanh, gelu (erf and tanh), silu, hardswish,
 // hardsigmoid, and their in-place forms. Integer inputs of the float-only activations are
 // converted to float32 first, as torch promotes them.
@@ -46,8 +46,8 @@ std::string emit_unary(const EmitContext& e, const ir::Op& op) {
     return v;
   };
   return kernel_call(op, "",
-                     "aotc::rt::unary_typed(pool, " + kind + ", " + elem_type_code(t) + ", " + literal(a) +
-                         ", " + literal(b) + ", " + count + ", " + data);
+                     "aotc::rt::unary(pool, " + kind + ", " + elem_type_code(t) + ", " + literal(a) + ", " +
+                         literal(b) + ", " + count + ", " + data);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // where(cond, self, other) in its Tensor and Scalar forms, and masked_fill (Scalar or 0-d
-// Tensor value, in-place too) -> IR "where" -> where_select, with broadcasting of all
+// Tensor value, in-place too) -> IR "where" -> rt::where, with broadcasting of all
 // three operands.
 #include "elementwise.h"
 
@@ -36,7 +36,7 @@ std::string emit_where(const EmitContext& e, const ir::Op& op) {
       .set_array("a_strides", broadcast_strides(e.graph.value(op.inputs[1]).shape, y.shape))
       .set_array("b_strides", broadcast_strides(e.graph.value(op.inputs[2]).shape, y.shape));
   return kernel_call(op, p.str(),
-                     "aotc::rt::where_select(pool, p, " + std::to_string(ir::dtype_size(y.dtype)) + ", " +
+                     "aotc::rt::where(pool, p, " + std::to_string(ir::dtype_size(y.dtype)) + ", " +
                          e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
                          e.out(op.outputs[0]) + ");");
 }

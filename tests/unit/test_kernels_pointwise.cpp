@@ -1,6 +1,6 @@
 // The dtype-generic pointwise kernels against naive references:
-// binary_typed (every op, every dtype, broadcasting), the new unary_f32 ops and
-// unary_typed, cast_elements, where_select, reduce_i64 / Prod, arg_reduce, cumsum.
+// rt::binary (every op, every dtype, broadcasting), the new unary_f32 ops and
+// rt::unary, rt::cast, rt::where, reduce_i64 / Prod, arg_reduce, cumsum.
 // Integer and bool results must match exactly; float results within kTolerance. Outputs
 // are followed by sentinel bytes that must survive.
 #include <doctest/doctest.h>
@@ -251,8 +251,7 @@ void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi)
     const bool to_bool = aotc::rt::binary_op_gives_bool(op);
     Buffer<T> y(to_bool ? 0 : n);
     Buffer<bool> yb(to_bool ? n : 0);
-    aotc::rt::binary_typed(pool, p, t, a.data(), b.data(),
-                           to_bool ? static_cast<void*>(yb.data()) : y.data());
+    aotc::rt::binary(pool, p, t, a.data(), b.data(), to_bool ? static_cast<void*>(yb.data()) : y.data());
     const auto sa = strides_in(s.a, out), sb = strides_in(s.b, out);
     size_t bad = 0;
     for (size_t e = 0; e < n; ++e) {
@@ -271,7 +270,7 @@ void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi)
 
 }  // namespace
 
-TEST_CASE("binary_typed: integer ops, every dtype, broadcasting, exact") {
+TEST_CASE("binary: integer ops, every dtype, broadcasting, exact") {
   const BinaryOp ops[] = {
       BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,        BinaryOp::FloorDiv,
       BinaryOp::TruncDiv,   BinaryOp::Remainder, BinaryOp::Fmod,       BinaryOp::Pow,
@@ -293,7 +292,7 @@ TEST_CASE("binary_typed: integer ops, every dtype, broadcasting, exact") {
   }
 }
 
-TEST_CASE("binary_typed: float32 ops and comparisons") {
+TEST_CASE("binary: float32 ops and comparisons") {
   const BinaryOp ops[] = {BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,       BinaryOp::Div,
                           BinaryOp::FloorDiv,   BinaryOp::TruncDiv,  BinaryOp::Remainder, BinaryOp::Fmod,
                           BinaryOp::Pow,        BinaryOp::Minimum,   BinaryOp::Maximum,   BinaryOp::PRelu,
@@ -317,8 +316,8 @@ TEST_CASE("binary_typed: float32 ops and comparisons") {
         const bool to_bool = aotc::rt::binary_op_gives_bool(op);
         Buffer<float> y(to_bool ? 0 : n);
         Buffer<bool> yb(to_bool ? n : 0);
-        aotc::rt::binary_typed(pool, p, ElemType::F32, a.data(), b.data(),
-                               to_bool ? static_cast<void*>(yb.data()) : y.data());
+        aotc::rt::binary(pool, p, ElemType::F32, a.data(), b.data(),
+                         to_bool ? static_cast<void*>(yb.data()) : y.data());
         const auto sa = strides_in(s.a, out), sb = strides_in(s.b, out);
         std::vector<float> got(n);
         std::vector<double> want(n);
@@ -354,7 +353,7 @@ TEST_CASE("binary_f32: NaN propagation of minimum / maximum; alpha") {
   p.alpha = 2.0f;
   const int64_t ia[] = {5, 6, 7}, ib[] = {1, 2, 3};
   int64_t iy[3];
-  aotc::rt::binary_typed(pool, p, ElemType::I64, ia, ib, iy);
+  aotc::rt::binary(pool, p, ElemType::I64, ia, ib, iy);
   CHECK(iy[0] == 3);
   CHECK(iy[2] == 1);
 }
@@ -466,7 +465,7 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
   CHECK(std::fabs(inplace[1] - std::erf(0.5)) < 4e-7);
 }
 
-TEST_CASE("unary_typed: integer and bool ops, exact") {
+TEST_CASE("unary: integer and bool ops, exact") {
   ThreadPool pool(3);
   const auto x = random_values<int64_t>(50001, 9, -20, 20);
   const size_t n = x.size();
@@ -488,9 +487,8 @@ TEST_CASE("unary_typed: integer and bool ops, exact") {
     Buffer<int64_t> y(n);
     Buffer<int32_t> y32(n);
     std::vector<int32_t> x32(x.begin(), x.end());
-    aotc::rt::unary_typed(pool, c.op, ElemType::I64, c.a, c.b, static_cast<int64_t>(n), x.data(), y.data());
-    aotc::rt::unary_typed(pool, c.op, ElemType::I32, c.a, c.b, static_cast<int64_t>(n), x32.data(),
-                          y32.data());
+    aotc::rt::unary(pool, c.op, ElemType::I64, c.a, c.b, static_cast<int64_t>(n), x.data(), y.data());
+    aotc::rt::unary(pool, c.op, ElemType::I32, c.a, c.b, static_cast<int64_t>(n), x32.data(), y32.data());
     size_t bad = 0;
     for (size_t i = 0; i < n; ++i)
       bad += (y.at(i) != c.f(x[i])) + (y32.at(i) != static_cast<int32_t>(c.f(x[i])));
@@ -501,12 +499,12 @@ TEST_CASE("unary_typed: integer and bool ops, exact") {
   }
   const bool b[] = {true, false, true};
   bool nb[3];
-  aotc::rt::unary_typed(pool, UnaryOp::BitwiseNot, ElemType::Bool, 0, 0, 3, b, nb);
+  aotc::rt::unary(pool, UnaryOp::BitwiseNot, ElemType::Bool, 0, 0, 3, b, nb);
   CHECK(!nb[0]);
   CHECK(nb[1]);
 }
 
-TEST_CASE("cast_elements: every pair of dtypes") {
+TEST_CASE("cast: every pair of dtypes") {
   ThreadPool pool(3);
   const size_t n = 40009;
   auto f = random_floats(n, 5, -100.0f, 100.0f);
@@ -522,29 +520,25 @@ TEST_CASE("cast_elements: every pair of dtypes") {
     bl[i] = f[i] > 0;
   }
   Buffer<int32_t> to32(n);
-  aotc::rt::cast_elements(pool, ElemType::F32, ElemType::I32, static_cast<int64_t>(n), f.data(), to32.data());
+  aotc::rt::cast(pool, ElemType::F32, ElemType::I32, static_cast<int64_t>(n), f.data(), to32.data());
   CHECK(to32.at(1) == 0);
   CHECK(to32.at(2) == 2147483647);
   size_t bad = 0;
   for (size_t i = 3; i < n; ++i) bad += to32.at(i) != static_cast<int32_t>(std::trunc(f[i]));
   Buffer<bool> tob(n);
-  aotc::rt::cast_elements(pool, ElemType::F32, ElemType::Bool, static_cast<int64_t>(n), f.data(), tob.data());
+  aotc::rt::cast(pool, ElemType::F32, ElemType::Bool, static_cast<int64_t>(n), f.data(), tob.data());
   for (size_t i = 0; i < n; ++i) bad += tob.at(i) != (f[i] != 0.0f);
   Buffer<float> tof(n);
-  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::F32, static_cast<int64_t>(n), i64.data(),
-                          tof.data());
+  aotc::rt::cast(pool, ElemType::I64, ElemType::F32, static_cast<int64_t>(n), i64.data(), tof.data());
   for (size_t i = 0; i < n; ++i) bad += tof.at(i) != static_cast<float>(i64[i]);
   Buffer<int64_t> to64(n);
-  aotc::rt::cast_elements(pool, ElemType::I32, ElemType::I64, static_cast<int64_t>(n), i32.data(),
-                          to64.data());
+  aotc::rt::cast(pool, ElemType::I32, ElemType::I64, static_cast<int64_t>(n), i32.data(), to64.data());
   for (size_t i = 0; i < n; ++i) bad += to64.at(i) != i32[i];
   Buffer<int64_t> b64(n);
-  aotc::rt::cast_elements(pool, ElemType::Bool, ElemType::I64, static_cast<int64_t>(n), bl.data(),
-                          b64.data());
+  aotc::rt::cast(pool, ElemType::Bool, ElemType::I64, static_cast<int64_t>(n), bl.data(), b64.data());
   for (size_t i = 0; i < n; ++i) bad += b64.at(i) != bl[i];
   Buffer<int32_t> n32(n);
-  aotc::rt::cast_elements(pool, ElemType::I64, ElemType::I32, static_cast<int64_t>(n), i64.data(),
-                          n32.data());
+  aotc::rt::cast(pool, ElemType::I64, ElemType::I32, static_cast<int64_t>(n), i64.data(), n32.data());
   for (size_t i = 0; i < n; ++i) bad += n32.at(i) != static_cast<int32_t>(i64[i]);
   CHECK(bad == 0);
   CHECK(to32.guard_ok());
@@ -554,7 +548,7 @@ TEST_CASE("cast_elements: every pair of dtypes") {
   CHECK(b64.guard_ok());
 }
 
-TEST_CASE("where_select: broadcasting of condition and both branches, 1/4/8-byte elements") {
+TEST_CASE("where: broadcasting of condition and both branches, 1/4/8-byte elements") {
   struct Case {
     Shape c, a, b;
   };
@@ -599,9 +593,9 @@ TEST_CASE("where_select: broadcasting of condition and both branches, 1/4/8-byte
       Buffer<float> y4(n);
       Buffer<unsigned char> y1(n);
       const bool* c = reinterpret_cast<const bool*>(cond.data());
-      aotc::rt::where_select(pool, p, 8, c, a.data(), b.data(), y8.data());
-      aotc::rt::where_select(pool, p, 4, c, af.data(), bf.data(), y4.data());
-      aotc::rt::where_select(pool, p, 1, c, ab.data(), bb.data(), y1.data());
+      aotc::rt::where(pool, p, 8, c, a.data(), b.data(), y8.data());
+      aotc::rt::where(pool, p, 4, c, af.data(), bf.data(), y4.data());
+      aotc::rt::where(pool, p, 1, c, ab.data(), bb.data(), y1.data());
       size_t bad = 0;
       for (size_t e = 0; e < n; ++e) {
         const int64_t i = static_cast<int64_t>(e);

@@ -1,5 +1,5 @@
 // IR "cast" on CUDA: a kernel generated for this op, its element count and both element
-// types compile-time constants, converting as the CPU's cast_elements does (float to
+// types compile-time constants, converting as the CPU's rt::cast does (float to
 // integer truncates, NaN gives 0 and out-of-range values clamp; anything to bool is != 0):
 // aotc::rt::cuda::cast_apply in aotc/rt/cuda/pointwise.cuh.
 #include "cuda_registry.h"

@@ -316,8 +316,7 @@ void run_typed(ThreadPool& pool, const BinaryParams& p, const Layout& l, const v
 
 }  // namespace
 
-void binary_typed(ThreadPool& pool, const BinaryParams& p, ElemType t, const void* a, const void* b,
-                  void* y) {
+void binary(ThreadPool& pool, const BinaryParams& p, ElemType t, const void* a, const void* b, void* y) {
   Layout l;
   if (p.rank < 0 || p.rank > 8 || !simplify(p, l)) return;
   switch (t) {
@@ -333,7 +332,7 @@ void binary_typed(ThreadPool& pool, const BinaryParams& p, ElemType t, const voi
 }
 
 void binary_f32(ThreadPool& pool, const BinaryParams& p, const float* a, const float* b, float* y) {
-  binary_typed(pool, p, ElemType::F32, a, b, y);
+  binary(pool, p, ElemType::F32, a, b, y);
 }
 
 }  // namespace aotc::rt

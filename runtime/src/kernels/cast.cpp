@@ -56,7 +56,7 @@ void cast_from(ThreadPool& pool, ElemType to, int64_t count, const void* x, void
 
 }  // namespace
 
-void cast_elements(ThreadPool& pool, ElemType from, ElemType to, int64_t count, const void* x, void* y) {
+void cast(ThreadPool& pool, ElemType from, ElemType to, int64_t count, const void* x, void* y) {
   if (count <= 0) return;
   if (from == to) {
     if (x != y) std::memcpy(y, x, static_cast<size_t>(count * elem_size(to)));

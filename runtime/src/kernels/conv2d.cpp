@@ -198,7 +198,7 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
     detail::conv2d_pointwise_few_rows_f32(pool, p, x, w, bias, residual, y);
     return;
   }
-  // With AVX-512 tiles every 1x1 layer is faster on the implicit GEMM (kernels.h).
+  // With AVX-512 tiles every 1x1 layer is faster on the implicit GEMM (kernels/conv.h).
   if (!conv2d_pointwise_on_eigen(p) || detail::use_avx512()) {
     detail::conv2d_gemm_f32(pool, p, x, w, bias, residual, y, scratch);
     return;

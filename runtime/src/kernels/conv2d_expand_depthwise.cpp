@@ -1,5 +1,5 @@
 // conv2d_expand_depthwise.cpp - a 1x1 expansion and the depthwise convolution that alone
-// reads it, in one pass (kernels.h, "A 1x1 expansion fused with the depthwise
+// reads it, in one pass (kernels/conv.h, "A 1x1 expansion fused with the depthwise
 // convolution"). Why: mobilenet_v2's expansions write 4.8 MB (96 x 112 x 112) or 1.8 MB
 // (144 x 56 x 56) that the depthwise convolution reads back, and the depthwise kernel then
 // interleaves 8 planes at a time into lanes; here the expansion writes its rows straight

@@ -13,7 +13,7 @@
 // A last panel of at most 4 columns (7 x 7 outputs: 49 = 3 x 16 + 1; 14 x 14: 196 = 12 x 16
 // + 4) runs as dot products along the depth instead (thin_tile in gemm_micro_kernel.h).
 //
-// Blocking (conv2d_gemm_blocking in kernels.h): a block of kc x nc panel floats (<= 96 KiB,
+// Blocking (conv2d_gemm_blocking in kernels/layouts.h): a block of kc x nc panel floats (<= 96 KiB,
 // L2) is packed once per thread and swept by every 6-row group of M; a 6 x kc weight
 // strip (<= 6 KiB) stays in L1 across the block's panels. Depth beyond kc is summed in C.
 //

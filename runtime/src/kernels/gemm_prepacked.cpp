@@ -1,7 +1,7 @@
 // gemm_prepacked.cpp - C = act(A * W + beta * bias) (+ residual), clamped, where W is a constant
 // right operand that the compiler packed once (prepack_gemm_weights pass, layout in
-// kernels.h: depth blocks of 16-column panels, alpha folded in). A run packs nothing: the rows of A are the
-// micro-kernel's broadcast operand read in place, the weight panels are read as stored.
+// kernels/layouts.h: depth blocks of 16-column panels, alpha folded in). A run packs nothing: the rows of A
+// are the micro-kernel's broadcast operand read in place, the weight panels are read as stored.
 //
 // Why A broadcast and W packed (and not the convolution's orientation, weights broadcast
 // and the activation packed): a linear layer's output is row-major tokens x features, so

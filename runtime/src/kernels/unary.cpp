@@ -3,7 +3,7 @@
 // Eigen's vectorised forms (5-20x faster than libm, within 2e-7 relative and with libm's
 // results for 0, inf and NaN); exp, sqrt and expm1 stay with the C library because
 // Eigen's give 3e-39 for exp(-inf) and NaN for sqrt(inf).
-// unary_typed covers the few ops that integer and bool tensors have. y may alias x.
+// unary() covers the few ops that integer and bool tensors have. y may alias x.
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
@@ -337,8 +337,8 @@ void unary_int_run(ThreadPool& pool, UnaryOp op, double a, double b, int64_t cou
 
 }  // namespace
 
-void unary_typed(ThreadPool& pool, UnaryOp op, ElemType t, double a, double b, int64_t count, const void* x,
-                 void* y) {
+void unary(ThreadPool& pool, UnaryOp op, ElemType t, double a, double b, int64_t count, const void* x,
+           void* y) {
   if (count <= 0) return;
   switch (t) {
     case ElemType::F32:

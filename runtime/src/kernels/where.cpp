@@ -64,8 +64,8 @@ void where_run(ThreadPool& pool, const WhereParams& p, const bool* cond, const v
 
 }  // namespace
 
-void where_select(ThreadPool& pool, const WhereParams& p, int64_t elem_size, const bool* cond, const void* a,
-                  const void* b, void* y) {
+void where(ThreadPool& pool, const WhereParams& p, int64_t elem_size, const bool* cond, const void* a,
+           const void* b, void* y) {
   if (p.rank < 0 || p.rank > 8) return;
   switch (elem_size) {
     case 1:

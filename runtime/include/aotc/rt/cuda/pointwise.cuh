@@ -194,7 +194,7 @@ __device__ __forceinline__ bool compare_apply(T a, T b) {
   }
 }
 
-// One element converted as the CPU's cast_elements converts it (runtime/src/kernels/cast.cpp):
+// One element converted as the CPU's rt::cast converts it (runtime/src/kernels/cast.cpp):
 // to bool "!= 0"; float to integer truncated toward zero, NaN to 0, out-of-range clamped.
 template <class To, class From>
 __device__ __forceinline__ To cast_apply(From v) {

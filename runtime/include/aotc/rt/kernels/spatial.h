@@ -1,4 +1,4 @@
-// kernels_spatial.h - kernels over 1-d, 2-d and 3-d spatial tensors (N, C, D, H, W):
+// kernels/spatial.h - kernels over 1-d, 2-d and 3-d spatial tensors (N, C, D, H, W):
 // 3-d and transposed convolution, 3-d and adaptive pooling (with argmax indices), group
 // normalisation and upsampling. Included by kernels.h; same conventions (see there).
 //
@@ -6,12 +6,11 @@
 // 2-d tensor N x C x H x W is N x C x 1 x H x W, with kernel 1, stride 1, padding 0 along d.
 #pragma once
 
-#include <aotc/rt/kernels.h>
-
-#include <cstddef>
 #include <cstdint>
 
 namespace aotc::rt {
+
+class ThreadPool;
 
 // ---------------------------------------------------------------- convolution (3-d, transposed)
 struct ConvNdParams {
@@ -29,37 +28,6 @@ struct ConvNdParams {
 
 inline int64_t conv_nd_volume(const int64_t* v) { return v[0] * v[1] * v[2]; }
 
-// The GEMM one image-group of conv3d_f32 computes: y_g (c_out/g x out volume) =
-// w_g (c_out/g x depth) * col (depth x out volume), depth = c_in/g x kernel volume.
-inline GemmParams conv3d_gemm(const ConvNdParams& p) {
-  GemmParams g;
-  const int64_t groups = p.groups > 0 ? p.groups : 1;
-  g.m = p.c_out / groups;
-  g.n = conv_nd_volume(p.out);
-  g.k = (p.c_in / groups) * conv_nd_volume(p.kernel);
-  g.lda = g.k;
-  g.ldb = g.n;
-  g.ldc = g.n;
-  g.bias_kind = p.has_bias ? BiasKind::PerRow : BiasKind::None;
-  g.clamp_lo = p.clamp_lo;
-  g.clamp_hi = p.clamp_hi;
-  return g;
-}
-// True when the input already is the GEMM's right-hand side (1x1x1, stride 1, no padding).
-inline bool conv3d_is_pointwise(const ConvNdParams& p) {
-  for (int d = 0; d < 3; ++d)
-    if (p.kernel[d] != 1 || p.stride[d] != 1 || p.pad[d] != 0) return false;
-  return true;
-}
-// Scratch: the vol2col buffer of one image-group (0 for pointwise).
-inline int64_t conv3d_scratch_bytes(const ConvNdParams& p) {
-  if (conv3d_is_pointwise(p) || p.groups <= 0) return 0;
-  return (p.c_in / p.groups) * conv_nd_volume(p.kernel) * conv_nd_volume(p.out) *
-         static_cast<int64_t>(sizeof(float));
-}
-inline int64_t conv3d_thread_scratch_bytes(const ConvNdParams& p) {
-  return p.groups > 0 ? gemm_thread_scratch_bytes(conv3d_gemm(p)) : 0;
-}
 // x: n x c_in x in; w: c_out x (c_in/groups) x kernel; bias: c_out; y: n x c_out x out.
 void conv3d_f32(ThreadPool& pool, const ConvNdParams& p, const float* x, const float* w, const float* bias,
                 float* y, float* scratch);
@@ -68,28 +36,6 @@ void conv3d_f32(ThreadPool& pool, const ConvNdParams& p, const float* x, const f
 // per image-group one GEMM col = w_g^T x_g (c_out/g x kernel volume rows, input volume
 // columns), then col2im scatters col into y, which starts as the bias. Output padding only
 // makes the output larger (out is given); those positions receive the bias alone.
-// The GEMM of one image-group: w_g is stored c_in/g x (c_out/g x kernel volume), used
-// transposed; x_g is c_in/g x input volume.
-inline GemmParams conv_transpose_gemm(const ConvNdParams& p) {
-  GemmParams g;
-  const int64_t groups = p.groups > 0 ? p.groups : 1;
-  g.m = (p.c_out / groups) * conv_nd_volume(p.kernel);
-  g.n = conv_nd_volume(p.in);
-  g.k = p.c_in / groups;
-  g.trans_a = true;
-  g.lda = g.m;
-  g.ldb = g.n;
-  g.ldc = g.n;
-  return g;
-}
-inline int64_t conv_transpose_scratch_bytes(const ConvNdParams& p) {
-  if (p.groups <= 0) return 0;
-  return (p.c_out / p.groups) * conv_nd_volume(p.kernel) * conv_nd_volume(p.in) *
-         static_cast<int64_t>(sizeof(float));
-}
-inline int64_t conv_transpose_thread_scratch_bytes(const ConvNdParams& p) {
-  return p.groups > 0 ? gemm_thread_scratch_bytes(conv_transpose_gemm(p)) : 0;
-}
 // x: n x c_in x in; w: c_in x (c_out/groups) x kernel (torch's layout); bias: c_out;
 // y: n x c_out x out.
 void conv_transpose_f32(ThreadPool& pool, const ConvNdParams& p, const float* x, const float* w,
@@ -150,10 +96,6 @@ enum class UpsampleMode : int32_t {
   Linear = 2,        // linear / bilinear / trilinear, align_corners or half-pixel centres
   Cubic = 3,         // bicubic (torch's cubic convolution, A = -0.75), taps clamped to the input
 };
-// Input cells each output position reads along one dim.
-inline int upsample_taps(UpsampleMode mode) {
-  return mode == UpsampleMode::Cubic ? 4 : (mode == UpsampleMode::Linear ? 2 : 1);
-}
 // ratio[d] is torch's source scale along each dim, computed by the compiler as torch does
 // (area_pixel_compute_scale): (in - 1) / (out - 1) with align_corners, else 1 / scale_factor
 // when a scale factor was given, else in / out. dims (1 to 3) is how many trailing dims
@@ -167,10 +109,6 @@ struct UpsampleParams {
   int64_t out[3] = {1, 1, 1};
   float ratio[3] = {1.0f, 1.0f, 1.0f};
 };
-// Scratch: the source columns and weights of one output row (computed once per call).
-inline int64_t upsample_scratch_bytes(const UpsampleParams& p) {
-  return p.out[2] * upsample_taps(p.mode) * static_cast<int64_t>(sizeof(int64_t) + sizeof(float));
-}
 void upsample_f32(ThreadPool& pool, const UpsampleParams& p, const float* x, float* y, void* scratch);
 
 // Grid sampling (F.grid_sample, 2-d): y[n, c, oh, ow] samples x[n, c] at the normalised

@@ -1,0 +1,35 @@
+// kernels/reductions.h - the reductions along dims or an axis: sum, mean, max, min, prod, argmax, cumsum.
+#pragma once
+
+#include <aotc/rt/kernels/pointwise.h>
+
+#include <cstdint>
+
+namespace aotc::rt {
+
+class ThreadPool;
+
+// ---------------------------------------------------------------- reductions
+enum class ReduceOp : int32_t { Sum = 0, Mean = 1, Max = 2, Min = 3, Prod = 4 };
+// Reduces the dims where reduce_mask[d] is true; y has the kept dims in order (dense),
+// whether or not the caller keeps size-1 dims in its shape.
+struct ReduceParams {
+  ReduceOp op = ReduceOp::Sum;
+  int32_t rank = 0;
+  int64_t dims[8] = {};
+  bool reduce_mask[8] = {};
+};
+void reduce_f32(ThreadPool& pool, const ReduceParams& p, const float* x, float* y);
+
+// reduce_f32 for int64 tensors (Sum, Max, Min, Prod; Mean is float only).
+void reduce_i64(ThreadPool& pool, const ReduceParams& p, const int64_t* x, int64_t* y);
+
+// max/min over the middle axis of outer x axis x inner: values (may be null) and the
+// int64 index of the first maximum (NaN counts as the maximum, as in torch).
+void arg_reduce(ThreadPool& pool, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,
+                const void* x, void* values, int64_t* indices);
+
+// Inclusive prefix sum along the middle axis of outer x axis x inner; t is F32 or I64.
+void cumsum(ThreadPool& pool, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x, void* y);
+
+}  // namespace aotc::rt
