@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -20,6 +21,7 @@
 #include "../../codegen/cuda/cuda_target.h"
 #include "../frontend/frontend.h"
 #include "../ir/error.h"
+#include "../ops/cuda/cuda_registry.h"
 #include "../ops/op_registry.h"
 #include "aotc_config.h"
 #include "build_model.h"
@@ -141,6 +143,30 @@ std::string ops_markdown() {
       "a model reaches for the given input shapes and whether each is supported.\n\n"
       "| op | in-place form |\n| --- | --- |\n";
   for (const std::string& row : rows) text += row + "\n";
+  // The IR ops those lower to, and which target has a generator for each.
+  const std::vector<std::string> cpu = aotc::ops::Registry::get().ir_op_kinds();
+  const std::vector<std::string> cuda = aotc::ops::cuda::CudaRegistry::get().kinds();
+  std::set<std::string> kinds(cpu.begin(), cpu.end());
+  kinds.insert(cuda.begin(), cuda.end());
+  std::string table, missing;
+  int missing_count = 0;
+  for (const std::string& kind : kinds) {
+    const bool on_cpu = std::find(cpu.begin(), cpu.end(), kind) != cpu.end();
+    const bool on_cuda = std::find(cuda.begin(), cuda.end(), kind) != cuda.end();
+    table += "| `" + kind + "` | " + (on_cpu ? "yes" : "") + " | " + (on_cuda ? "yes" : "") + " |\n";
+    if (on_cpu && !on_cuda) {
+      missing += std::string(missing.empty() ? "" : ", ") + "`" + kind + "`";
+      ++missing_count;
+    }
+  }
+  text +=
+      "\n## IR ops by target\n\n"
+      "Each TorchScript op above lowers to some of these IR ops; a model compiles for a target\n"
+      "when every IR op it lowers to has a generator there (`--target cuda` names the first one\n"
+      "that has none, with its Python line). " +
+      std::to_string(missing_count) + " of the " + std::to_string(cpu.size()) +
+      " IR ops of the CPU target have no CUDA generator yet: " + missing +
+      " (docs/CUDA.md lists them too).\n\n| IR op | CPU | CUDA |\n| --- | --- | --- |\n" + table;
   return text;
 }
 

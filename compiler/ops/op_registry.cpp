@@ -33,6 +33,12 @@ const EmitFn* Registry::find_ir_op(const std::string& kind) const {
   auto it = ir_ops_.find(kind);
   return it == ir_ops_.end() ? nullptr : &it->second;
 }
+std::vector<std::string> Registry::ir_op_kinds() const {
+  std::vector<std::string> kinds;
+  for (const auto& [kind, fn] : ir_ops_) kinds.push_back(kind);
+  return kinds;
+}
+
 std::vector<std::string> Registry::lowering_names() const {
   std::vector<std::string> names;
   for (const auto& [name, fn] : lowerings_) names.push_back(name);

@@ -153,6 +153,7 @@ class Registry {
   const LowerFn* find_lowering(const std::string& torch_name) const;
   const EmitFn* find_ir_op(const std::string& kind) const;
   std::vector<std::string> lowering_names() const;  // sorted, for --list-ops and the docs
+  std::vector<std::string> ir_op_kinds() const;     // sorted: the IR kinds with a CPU generator
 
  private:
   std::map<std::string, LowerFn> lowerings_;
