@@ -15,6 +15,22 @@ import sys
 SM90A_SOURCES = {"gemm_3xtf32.cu"}
 
 
+def up_to_date(obj: str, depfile: str, command: list[str]) -> bool:
+    """Whether obj was built by this command and is newer than every file its depfile
+    (nvcc -MD) names: only the sources whose code changed are compiled again (meson reruns
+    the whole target when any one input or header changes)."""
+    try:
+        with open(obj + ".cmd") as f:
+            if f.read() != " ".join(command):
+                return False
+        with open(depfile) as f:
+            deps = f.read().replace("\\\n", " ").split(":", 1)[1].split()
+        built = os.path.getmtime(obj)
+        return all(os.path.getmtime(d) <= built for d in deps)
+    except (OSError, IndexError):
+        return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nvcc", required=True)
@@ -44,12 +60,18 @@ def main() -> None:
 
     def compile_one(source: str) -> str:
         obj = os.path.join(out_dir, os.path.basename(source) + ".o")
+        depfile = obj + ".d"
         command = [args.nvcc, "-std=c++20", "-O3", *gencode_of(source),
                    "-Xcompiler=-fPIC,-fvisibility=hidden,-ffunction-sections,-fdata-sections",
                    "-Werror=all-warnings", "-I", args.include, "-c", source, "-o", obj]
+        if up_to_date(obj, depfile, command):
+            return obj
+        command += ["-MD", "-MF", depfile]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             sys.exit(f"{' '.join(command)}\n{result.stdout}{result.stderr}")
+        with open(obj + ".cmd", "w") as f:
+            f.write(" ".join(command[:-3]))
         return obj
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
