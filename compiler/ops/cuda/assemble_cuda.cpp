@@ -14,6 +14,6 @@ CudaCode emit_assemble(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_assemble_cuda(CudaRegistry& r) { r.add(ir::kind::assemble, emit_assemble); }
+void register_assemble_cuda(CudaRegistry& r) { r.add(ir::kind::assemble, emit_assemble, nullptr, any_dtype); }
 
 }  // namespace aotc::ops::cuda

@@ -18,8 +18,11 @@ CudaCode emit_attention(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_attention_cuda(CudaRegistry& r) {
-  r.add(ir::kind::attention, emit_attention,
-        [](const ir::Op& op) { return rt::cuda::attention_scratch_bytes(attention_params_of(op)); });
+  r.add(
+      ir::kind::attention, emit_attention,
+      [](const ir::Op& op) { return rt::cuda::attention_scratch_bytes(attention_params_of(op)); },
+      // input 3, the mask: float or bool
+      [](const ir::Op&, size_t index, ir::DType t) { return t == ir::DType::Float32 || index == 3; });
 }
 
 }  // namespace aotc::ops::cuda

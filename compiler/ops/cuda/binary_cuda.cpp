@@ -68,6 +68,11 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
 
 }  // namespace
 
-void register_binary_cuda(CudaRegistry& r) { r.add(ir::kind::binary, emit_binary); }
+void register_binary_cuda(CudaRegistry& r) {
+  // Comparisons and logical ops of integer or bool operands (a mask from token ids).
+  r.add(ir::kind::binary, emit_binary, nullptr, [](const ir::Op& op, size_t, ir::DType t) {
+    return t == ir::DType::Float32 || rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
+  });
+}
 
 }  // namespace aotc::ops::cuda

@@ -15,6 +15,6 @@ CudaCode emit_cast(const EmitContext& e, const ir::Op& op, size_t index) {
 
 }  // namespace
 
-void register_cast_cuda(CudaRegistry& r) { r.add(ir::kind::cast, emit_cast); }
+void register_cast_cuda(CudaRegistry& r) { r.add(ir::kind::cast, emit_cast, nullptr, any_dtype); }
 
 }  // namespace aotc::ops::cuda

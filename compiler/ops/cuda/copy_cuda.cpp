@@ -39,8 +39,8 @@ CudaCode emit_concat(const EmitContext& e, const ir::Op& op, size_t) {
 }  // namespace
 
 void register_copy_cuda(CudaRegistry& r) {
-  r.add(ir::kind::copy, emit_copy);
-  r.add(ir::kind::concat, emit_concat);
+  r.add(ir::kind::copy, emit_copy, nullptr, any_dtype);
+  r.add(ir::kind::concat, emit_concat, nullptr, any_dtype);
 }
 
 }  // namespace aotc::ops::cuda

@@ -22,9 +22,15 @@ CudaRegistry& CudaRegistry::get() {
   return *registry;
 }
 
-void CudaRegistry::add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch) {
+void CudaRegistry::add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch, CudaDtypeFn dtypes) {
   emit_[kind] = std::move(emit);
   if (scratch) scratch_[kind] = std::move(scratch);
+  if (dtypes) dtypes_[kind] = std::move(dtypes);
+}
+
+bool CudaRegistry::takes_dtype(const ir::Op& op, size_t index, ir::DType dtype) const {
+  auto it = dtypes_.find(op.kind);
+  return it == dtypes_.end() ? dtype == ir::DType::Float32 : it->second(op, index, dtype);
 }
 
 const CudaEmitFn* CudaRegistry::find(const std::string& kind) const {
@@ -71,23 +77,6 @@ std::string blocks_of_256(int64_t count) {
   return "static_cast<unsigned>((" + std::to_string(count) + "ll + 255) / 256)";
 }
 
-namespace {
-
-// Whether input `index` of op may be of another dtype than float32: data movement and
-// where move bytes of any type, embedding reads integer ids, attention a bool (or float) mask.
-bool non_float_input_allowed(const ir::Op& op, size_t index) {
-  if (op.kind == ir::kind::copy || op.kind == ir::kind::concat || op.kind == ir::kind::assemble ||
-      op.kind == ir::kind::where || op.kind == ir::kind::cast)
-    return true;
-  // Comparisons and logical ops of integer or bool operands (a mask from token ids).
-  if (op.kind == ir::kind::binary) return rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
-  if (op.kind == ir::kind::embedding) return index == 1;
-  if (op.kind == ir::kind::attention) return index == 3;
-  return false;
-}
-
-}  // namespace
-
 void check_cuda_support(const ir::Graph& graph) {
   const CudaRegistry& r = CudaRegistry::get();
   for (const ir::Op& op : graph.ops) {
@@ -100,11 +89,10 @@ void check_cuda_support(const ir::Graph& graph) {
                          ") has no CUDA implementation yet (the CUDA target has: " + known + ")");
     }
     for (size_t i = 0; i < op.inputs.size(); ++i)
-      if (const int id = op.inputs[i];
-          id >= 0 && graph.value(id).dtype != ir::DType::Float32 && !non_float_input_allowed(op, i))
+      if (const int id = op.inputs[i]; id >= 0 && !r.takes_dtype(op, i, graph.value(id).dtype))
         throw CompileError("--target cuda: IR op '" + op.kind + "' (at " + where + ") reads a " +
-                           ir::dtype_name(graph.value(id).dtype) +
-                           " tensor; the CUDA target is float32 only");
+                           ir::dtype_name(graph.value(id).dtype) + " tensor as input " + std::to_string(i) +
+                           ", which its CUDA generator does not take");
   }
 }
 

@@ -31,18 +31,25 @@ struct CudaCode {
 using CudaEmitFn = std::function<CudaCode(const EmitContext&, const ir::Op&, size_t op_index)>;
 // Arena scratch the op's CUDA kernels need (planned before codegen), if not the CPU's.
 using CudaScratchFn = std::function<int64_t(const ir::Op&)>;
+// Whether the generator takes input `index` of op in `dtype`. Without one, float32 only.
+using CudaDtypeFn = std::function<bool(const ir::Op& op, size_t index, ir::DType dtype)>;
+// For generators whose kernels move or index elements of any dtype.
+inline bool any_dtype(const ir::Op&, size_t, ir::DType) { return true; }
 
 class CudaRegistry {
  public:
   static CudaRegistry& get();  // filled on first use by register_all_cuda_ops()
-  void add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch = nullptr);
+  void add(const std::string& kind, CudaEmitFn emit, CudaScratchFn scratch = nullptr,
+           CudaDtypeFn dtypes = nullptr);
   const CudaEmitFn* find(const std::string& kind) const;
   const CudaScratchFn* find_scratch(const std::string& kind) const;
+  bool takes_dtype(const ir::Op& op, size_t index, ir::DType dtype) const;
   std::vector<std::string> kinds() const;  // sorted
 
  private:
   std::map<std::string, CudaEmitFn> emit_;
   std::map<std::string, CudaScratchFn> scratch_;
+  std::map<std::string, CudaDtypeFn> dtypes_;
 };
 
 // Every generator file's register function, in cuda_op_files.def's order.
@@ -69,7 +76,7 @@ std::string kernel_name(size_t op_index, const std::string& suffix = "");
 // C++ expression of x[i] (unary_cuda.cpp, cast_cuda.cpp).
 CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index, const std::string& value);
 
-// Checks that every op of the graph has a CUDA generator and float32 operands, and fails
+// Checks that every op of the graph has a CUDA generator that takes its operands' dtypes, and fails
 // with a CompileError naming the first one that does not (its kind and Python line).
 void check_cuda_support(const ir::Graph& graph);
 

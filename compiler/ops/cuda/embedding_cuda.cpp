@@ -14,6 +14,10 @@ CudaCode emit_embedding(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_embedding_cuda(CudaRegistry& r) { r.add(ir::kind::embedding, emit_embedding); }
+void register_embedding_cuda(CudaRegistry& r) {
+  // input 1, the ids: int64 or int32
+  r.add(ir::kind::embedding, emit_embedding, nullptr,
+        [](const ir::Op&, size_t index, ir::DType t) { return t == ir::DType::Float32 || index == 1; });
+}
 
 }  // namespace aotc::ops::cuda

@@ -22,6 +22,6 @@ CudaCode emit_where(const EmitContext& e, const ir::Op& op, size_t) {
 
 }  // namespace
 
-void register_where_cuda(CudaRegistry& r) { r.add(ir::kind::where, emit_where); }
+void register_where_cuda(CudaRegistry& r) { r.add(ir::kind::where, emit_where, nullptr, any_dtype); }
 
 }  // namespace aotc::ops::cuda
