@@ -1,0 +1,227 @@
+// The kernels the CUDA target had before the kernel table: 2-d pooling (NCHW and NHWC),
+// softmax, reductions, layer norm, channel affine, embedding, strided copies, fill, where.
+#include "kernel_table.h"
+
+namespace aotc::test {
+namespace {
+
+using rt::Pool2dParams;
+
+// x (n, c, h, w) -> (n, h, w, c)
+std::vector<float> to_nhwc(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> y(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < h * w; ++s) y[(i * h * w + s) * c + k] = x[(i * c + k) * h * w + s];
+  return y;
+}
+std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> x(y.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < h * w; ++s) x[(i * c + k) * h * w + s] = y[(i * h * w + s) * c + k];
+  return x;
+}
+
+int64_t pooled(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  int64_t out = (ceil_mode ? span + stride - 1 : span) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+void pool2d_cases(KernelTable& t) {
+  struct Shape {
+    int64_t n, c, h, w, k, stride, pad, dil;
+    bool ceil_mode, include_pad;
+  };
+  for (const Shape s :
+       {Shape{1, 3, 7, 9, 3, 2, 1, 1, true, true}, Shape{2, 5, 13, 11, 2, 2, 0, 1, false, false},
+        Shape{1, 1, 1, 1, 1, 1, 0, 1, false, true}, Shape{3, 7, 17, 5, 3, 1, 1, 2, false, false}}) {
+    Pool2dParams p;
+    p.n = s.n, p.c = s.c, p.h_in = s.h, p.w_in = s.w;
+    p.kernel_h = p.kernel_w = s.k;
+    p.stride_h = p.stride_w = s.stride;
+    p.pad_h = p.pad_w = s.pad;
+    p.dilation_h = p.dilation_w = s.dil;
+    p.count_include_pad = s.include_pad;
+    p.h_out = pooled(s.h, s.k, s.pad, s.stride, s.dil, s.ceil_mode);
+    p.w_out = pooled(s.w, s.k, s.pad, s.stride, s.dil, s.ceil_mode);
+    const std::string what = dims_str({s.n, s.c, s.h, s.w}) + " k" + std::to_string(s.k) + " s" +
+                             std::to_string(s.stride) + " p" + std::to_string(s.pad) + " d" +
+                             std::to_string(s.dil);
+    const size_t out = static_cast<size_t>(p.n * p.c * p.h_out * p.w_out);
+    const std::vector<float> x = t.floats(static_cast<size_t>(s.n * s.c * s.h * s.w), true);
+    std::vector<float> cpu(out);
+    rt::max_pool2d_f32(t.pool(), p, x.data(), cpu.data());
+    float* y = t.device<float>(out);
+    rt::cuda::max_pool2d_f32(t.stream(), p, t.upload(x), y);
+    t.expect_equal("max_pool2d", what, cpu, t.download(y, out));
+    y = t.device<float>(out);
+    rt::cuda::max_pool2d_nhwc_f32(t.stream(), p, t.upload(to_nhwc(x, p.n, p.c, p.h_in, p.w_in)), y);
+    t.expect_equal("max_pool2d (nhwc)", what, cpu, to_nchw(t.download(y, out), p.n, p.c, p.h_out, p.w_out));
+    if (s.dil == 1) {
+      rt::avg_pool2d_f32(t.pool(), p, x.data(), cpu.data());
+      y = t.device<float>(out);
+      rt::cuda::avg_pool2d_f32(t.stream(), p, t.upload(x), y);
+      t.expect_close("avg_pool2d", what, cpu, t.download(y, out));
+    }
+  }
+  for (const auto& s :
+       std::vector<std::vector<int64_t>>{{2, 3, 7, 9, 3, 4}, {1, 5, 1, 1, 1, 1}, {1, 4, 13, 6, 5, 7}}) {
+    const int64_t n = s[0], c = s[1], h = s[2], w = s[3], ho = s[4], wo = s[5];
+    const std::vector<float> x = t.floats(static_cast<size_t>(n * c * h * w), true);
+    const size_t out = static_cast<size_t>(n * c * ho * wo);
+    std::vector<float> cpu(out);
+    rt::adaptive_avg_pool2d_f32(t.pool(), n, c, h, w, ho, wo, x.data(), cpu.data());
+    float* y = t.device<float>(out);
+    rt::cuda::adaptive_avg_pool2d_f32(t.stream(), n, c, h, w, ho, wo, t.upload(x), y);
+    const std::string what = dims_str({n, c, h, w}) + " -> " + dims_str({ho, wo});
+    t.expect_close("adaptive_avg_pool2d", what, cpu, t.download(y, out));
+    y = t.device<float>(out);
+    rt::cuda::adaptive_avg_pool2d_nhwc_f32(t.stream(), n, c, h, w, ho, wo, t.upload(to_nhwc(x, n, c, h, w)),
+                                           y);
+    t.expect_close("adaptive_avg_pool2d (nhwc)", what, cpu, to_nchw(t.download(y, out), n, c, ho, wo));
+  }
+}
+
+void softmax_cases(KernelTable& t) {
+  for (const auto& s : std::vector<std::vector<int64_t>>{{3, 17, 5}, {1, 1000, 1}, {7, 1, 3}, {2, 33, 1}}) {
+    for (const bool log : {false, true}) {
+      const size_t n = static_cast<size_t>(s[0] * s[1] * s[2]);
+      const std::vector<float> x = t.floats(n, s[1] == 33, 3.0f);
+      std::vector<float> cpu(n);
+      rt::softmax_f32(t.pool(), s[0], s[1], s[2], log, x.data(), cpu.data());
+      float* y = t.device<float>(n);
+      rt::cuda::softmax_f32(t.stream(), s[0], s[1], s[2], log, t.upload(x), y);
+      t.expect_close(log ? "softmax (log)" : "softmax", dims_str({s[0], s[1], s[2]}), cpu, t.download(y, n));
+    }
+  }
+}
+
+void reduce_cases(KernelTable& t) {
+  for (const rt::ReduceOp op :
+       {rt::ReduceOp::Sum, rt::ReduceOp::Mean, rt::ReduceOp::Max, rt::ReduceOp::Min}) {
+    rt::ReduceParams p;
+    p.op = op;
+    p.rank = 3;
+    p.dims[0] = 5, p.dims[1] = 37, p.dims[2] = 3;
+    for (int mask = 1; mask < 8; ++mask) {
+      size_t out = 1;
+      for (int d = 0; d < 3; ++d) {
+        p.reduce_mask[d] = (mask >> d) & 1;
+        if (!p.reduce_mask[d]) out *= static_cast<size_t>(p.dims[d]);
+      }
+      const bool specials = op == rt::ReduceOp::Max || op == rt::ReduceOp::Min;
+      const std::vector<float> x = t.floats(5 * 37 * 3, specials && mask == 2);
+      std::vector<float> cpu(out);
+      rt::reduce_f32(t.pool(), p, x.data(), cpu.data());
+      float* y = t.device<float>(out);
+      rt::cuda::reduce_f32(t.stream(), p, t.upload(x), y);
+      const char* names[] = {"reduce (sum)", "reduce (mean)", "reduce (max)", "reduce (min)"};
+      t.expect_close(names[static_cast<int>(op)], "5x37x3 mask " + std::to_string(mask), cpu,
+                     t.download(y, out));
+    }
+  }
+}
+
+void layer_norm_cases(KernelTable& t) {
+  for (const auto& s : std::vector<std::vector<int64_t>>{{7, 33}, {1, 768}, {3, 1}, {2, 1025}}) {
+    rt::LayerNormParams p;
+    p.rows = s[0], p.cols = s[1];
+    const size_t n = static_cast<size_t>(p.rows * p.cols);
+    const std::vector<float> x = t.floats(n, false, 4.0f), g = t.floats(static_cast<size_t>(p.cols)),
+                             b = t.floats(static_cast<size_t>(p.cols));
+    std::vector<float> cpu(n), mean(static_cast<size_t>(p.rows)), rstd(static_cast<size_t>(p.rows));
+    rt::layer_norm_f32(t.pool(), p, x.data(), g.data(), b.data(), cpu.data(), mean.data(), rstd.data());
+    float* y = t.device<float>(n);
+    float* dm = t.device<float>(static_cast<size_t>(p.rows));
+    float* dr = t.device<float>(static_cast<size_t>(p.rows));
+    rt::cuda::layer_norm_f32(t.stream(), p, t.upload(x), t.upload(g), t.upload(b), y, dm, dr);
+    const std::string what = dims_str({p.rows, p.cols});
+    t.expect_close("layer_norm", what, cpu, t.download(y, n));
+    t.expect_close("layer_norm (mean)", what, mean, t.download(dm, mean.size()));
+    t.expect_close("layer_norm (rstd)", what, rstd, t.download(dr, rstd.size()));
+  }
+}
+
+void channel_affine_cases(KernelTable& t) {
+  const int64_t n = 2, c = 5, s = 13;
+  const std::vector<float> x = t.floats(static_cast<size_t>(n * c * s), true), scale = t.floats(c),
+                           shift = t.floats(c);
+  std::vector<float> cpu(x.size());
+  rt::channel_affine_f32(t.pool(), n, c, s, scale.data(), shift.data(), 0.0f, 6.0f, x.data(), cpu.data());
+  float* y = t.device<float>(x.size());
+  rt::cuda::channel_affine_f32(t.stream(), n, c, s, t.upload(scale), t.upload(shift), 0.0f, 6.0f, t.upload(x),
+                               y);
+  t.expect_close("channel_affine (relu6)", dims_str({n, c, s}), cpu, t.download(y, x.size()));
+}
+
+void embedding_cases(KernelTable& t) {
+  rt::EmbeddingParams p;
+  p.count = 29, p.dim = 17, p.vocab = 11;
+  const std::vector<float> w = t.floats(static_cast<size_t>(p.vocab * p.dim), true);
+  const std::vector<int64_t> ids = t.ints(static_cast<size_t>(p.count), -13, 13);  // some out of range
+  const size_t n = static_cast<size_t>(p.count * p.dim);
+  std::vector<float> cpu(n);
+  rt::embedding_f32(t.pool(), p, ids.data(), w.data(), cpu.data());
+  float* y = t.device<float>(n);
+  rt::cuda::embedding_f32(t.stream(), p, t.upload(ids), t.upload(w), y);
+  t.expect_equal("embedding (int64 ids)", "29 ids, 11x17, out of range ones", cpu, t.download(y, n));
+}
+
+void copy_fill_where_cases(KernelTable& t) {
+  // A permuting copy of a 3x5x7 view with a gap, of 8-byte elements.
+  rt::CopyParams c;
+  c.rank = 3;
+  c.elem_size = 8;
+  c.dims[0] = 3, c.dims[1] = 5, c.dims[2] = 7;
+  c.src_strides[0] = 1, c.src_strides[1] = 3 * 8, c.src_strides[2] = 3;  // src: 8 x 5 x 3 buffer
+  c.dst_strides[0] = 35, c.dst_strides[1] = 7, c.dst_strides[2] = 1;
+  const std::vector<int64_t> src = t.ints(8 * 5 * 3 + 8, -1000, 1000);
+  std::vector<int64_t> cpu(105, -1);
+  rt::copy_strided(t.pool(), c, src.data(), cpu.data());
+  int64_t* y = t.device<int64_t>(105);
+  rt::cuda::copy_strided(t.stream(), c, t.upload(src), y);
+  t.expect_equal("copy (strided, 8-byte)", "3x5x7 permuted", cpu, t.download(y, 105));
+
+  rt::FillParams f;
+  f.count = 1001;
+  f.elem_size = 4;
+  const float v = -2.5f;
+  std::memcpy(f.value, &v, 4);
+  std::vector<float> filled(1001);
+  rt::fill(t.pool(), f, filled.data());
+  float* fy = t.device<float>(1001);
+  rt::cuda::fill(t.stream(), f, fy);
+  t.expect_equal("assemble (fill)", "1001 floats", filled, t.download(fy, 1001));
+
+  rt::WhereParams w;  // cond [4, 1, 6], a [4, 5, 6], b scalar
+  w.rank = 3;
+  w.out_dims[0] = 4, w.out_dims[1] = 5, w.out_dims[2] = 6;
+  w.cond_strides[0] = 6, w.cond_strides[2] = 1;
+  w.a_strides[0] = 30, w.a_strides[1] = 6, w.a_strides[2] = 1;
+  std::vector<unsigned char> cond(24);
+  for (auto& b : cond) b = static_cast<unsigned char>(t.ints(1, 0, 1)[0]);
+  const std::vector<float> a = t.floats(120, true), b = t.floats(1);
+  std::vector<float> cpu_w(120);
+  rt::where(t.pool(), w, 4, reinterpret_cast<const bool*>(cond.data()), a.data(), b.data(), cpu_w.data());
+  float* wy = t.device<float>(120);
+  rt::cuda::where_select(t.stream(), w, 4, reinterpret_cast<const bool*>(t.upload(cond)), t.upload(a),
+                         t.upload(b), wy);
+  t.expect_equal("where", "4x5x6, cond 4x1x6, b scalar", cpu_w, t.download(wy, 120));
+}
+
+}  // namespace
+
+void existing_cases(KernelTable& t) {
+  pool2d_cases(t);
+  softmax_cases(t);
+  reduce_cases(t);
+  layer_norm_cases(t);
+  channel_affine_cases(t);
+  embedding_cases(t);
+  copy_fill_where_cases(t);
+}
+
+}  // namespace aotc::test
