@@ -89,6 +89,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a minute per model)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds of aotc, eager and torch.compile timed in turn: each row gives the median of the "
+                         "rounds' medians and their range (the machine drifts between rounds)")
     ap.add_argument("--profile", default="", help="models whose aotc kernels are profiled")
     ap.add_argument("--ab-env", default="",
                     help="NAME=VALUE: also time aotc in a second context created with that environment "
@@ -130,11 +133,18 @@ def main():
         run_aotc = ctx.prepare(xs, outs)
         row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision, "aotc_create_ms": create_ms}
         with torch.no_grad():
-            row["aotc"] = time_runs(run_aotc, args.warmup, args.iters)
-            row["eager"] = time_runs(lambda: eager(*torch_xs), args.warmup, args.iters)
+            contenders = {"aotc": (run_aotc, args.warmup), "eager": (lambda: eager(*torch_xs), args.warmup)}
             if not args.no_compile:
                 compiled = torch.compile(eager, mode="reduce-overhead")
-                row["compile"] = time_runs(lambda: compiled(*torch_xs), max(args.warmup, 10), args.iters)
+                contenders["compile"] = (lambda: compiled(*torch_xs), max(args.warmup, 10))
+            rounds = {key: [] for key in contenders}
+            for _ in range(max(1, args.rounds)):
+                for key, (fn, warmup) in contenders.items():
+                    rounds[key].append(time_runs(fn, warmup, args.iters))
+            for key, results in rounds.items():
+                medians = sorted(r["median"] for r in results)
+                row[key] = {"median": statistics.median(medians), "low": medians[0], "high": medians[-1],
+                            "p90": statistics.median(r["p90"] for r in results), "rounds": len(results)}
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
             if args.ab_env or args.ab_workdir:
@@ -172,7 +182,9 @@ def main():
         sys.stdout.flush()
 
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    md = [f"\n### {date}, {device}, torch {torch.__version__}, {args.precision}, medians of {args.iters} runs (ms)\n",
+    per_round = f"medians of {args.iters} runs" + (f", median of {args.rounds} alternating rounds [range]"
+                                                      if args.rounds > 1 else "")
+    md = [f"\n### {date}, {device}, torch {torch.__version__}, {args.precision}, {per_round} (ms)\n",
           "| model | batch | aotc | torch eager | torch.compile reduce-overhead | aotc / eager | aotc / compile |",
           "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
@@ -180,7 +192,13 @@ def main():
         c = r.get("compile", {}).get("median")
         c_text = "%.3f" % c if c else "not run"
         ratio = "%.2f" % (a / c) if c else "-"
-        md.append(f"| {r['model']} | {r['batch']} | {a:.3f} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
+        if args.rounds > 1:
+            a_text = f"{a:.3f} [{r['aotc']['low']:.3f}-{r['aotc']['high']:.3f}]"
+            if c:
+                c_text += f" [{r['compile']['low']:.3f}-{r['compile']['high']:.3f}]"
+        else:
+            a_text = f"{a:.3f}"
+        md.append(f"| {r['model']} | {r['batch']} | {a_text} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
     ab_rows = [r for r in rows if "aotc_ab" in r]
     if ab_rows:
         ab = ab_rows[0]["ab_env"]

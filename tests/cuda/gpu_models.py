@@ -100,6 +100,68 @@ def _bert_base():
     return ts, [("ids", ids), ("mask", mask)], m
 
 
+def _mc3_18_clip():
+    """torchvision's mc3_18 video classifier on a Kinetics-sized clip: 16 frames of 112x112."""
+    def build():
+        import torchvision
+        torch.manual_seed(29)
+        m = torchvision.models.video.mc3_18(weights=None).eval()
+        x = torch.randn(1, 3, 16, 112, 112)
+        with torch.no_grad():
+            ts = torch.jit.trace(m, x)
+        return ts, [("x", x)], m
+    return build
+
+
+class _SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model's "out" map (its forward returns a dict)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
+
+
+def _fcn_resnet50(size):
+    """torchvision's fcn_resnet50 (a dilated resnet50, bilinear upsampling to the input)."""
+    def build():
+        import torchvision
+        torch.manual_seed(31)
+        m = _SegmentationOut(torchvision.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None,
+                                                                          aux_loss=False)).eval()
+        x = torch.randn(1, 3, size, size)
+        with torch.no_grad():
+            ts = torch.jit.trace(m, x)
+        return ts, [("x", x)], m
+    return build
+
+
+class _LstmTagger(torch.nn.Module):
+    """A 2-layer LSTM over a sequence (batch first) and a linear layer on every step."""
+
+    def __init__(self, features, hidden, classes):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(features, hidden, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y)
+
+
+def _lstm_tagger(batch, steps):
+    def build():
+        torch.manual_seed(33)
+        m = _LstmTagger(128, 256, 32).eval()
+        x = torch.randn(batch, steps, 128)
+        with torch.no_grad():
+            ts = torch.jit.trace(m, x)
+        return ts, [("x", x)], m
+    return build
+
+
 def _small(name):
     def build():
         module, inputs = MODELS[name]()
@@ -119,6 +181,9 @@ GPU_MODELS["bert_base"] = _bert_base
 GPU_MODELS["encoder_post_relu"] = _encoder_layers(False, "relu", 2)
 GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
 GPU_MODELS["mlp_gelu"] = _mlp_gelu
+GPU_MODELS["mc3_18_clip"] = _mc3_18_clip()
+GPU_MODELS["fcn_resnet50"] = _fcn_resnet50(224)
+GPU_MODELS["lstm_tagger"] = _lstm_tagger(1, 64)
 for _name in ["mlp", "small_cnn", "conv_shapes", "winograd_shapes", "two_inputs", "activations", "dict_out",
               # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
               "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",
