@@ -1,6 +1,6 @@
-// reduce.cu - sum / mean / max / min over any set of dims of a dense tensor. A warp per
-// output element: its lanes stride over the reduced index space and combine with
-// shuffles; max and min propagate NaN, as torch does.
+// reduce.cu - sum / mean / max / min / prod over any set of dims of a dense float32 tensor
+// (int64: reduce_i64.cu). A warp per output element: its lanes stride over the reduced index
+// space and combine with shuffles; max and min propagate NaN, as torch does.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 namespace aotc::rt::cuda {
@@ -18,6 +18,7 @@ struct ReduceLayout {
 __device__ __forceinline__ float combine(ReduceOp op, float a, float b) {
   if (op == ReduceOp::Max) return (a != a || b > a) ? (a != a ? a : b) : (b != b ? b : a);
   if (op == ReduceOp::Min) return (a != a || b < a) ? (a != a ? a : b) : (b != b ? b : a);
+  if (op == ReduceOp::Prod) return a * b;
   return a + b;
 }
 
@@ -31,7 +32,10 @@ __global__ void reduce_kernel(ReduceOp op, ReduceLayout l, const float* __restri
     base += (rest % l.kept_dims[d]) * l.kept_strides[d];
     rest /= l.kept_dims[d];
   }
-  float acc = op == ReduceOp::Max ? -__builtin_inff() : op == ReduceOp::Min ? __builtin_inff() : 0.0f;
+  float acc = op == ReduceOp::Max    ? -__builtin_inff()
+              : op == ReduceOp::Min  ? __builtin_inff()
+              : op == ReduceOp::Prod ? 1.0f
+                                     : 0.0f;
   for (int64_t j = lane; j < l.count; j += 32) {
     int64_t offset = base, r = j;
     for (int d = l.reduced_rank - 1; d >= 0; --d) {
