@@ -72,14 +72,53 @@ TEST_CASE("cuda: an IR op without a CUDA generator fails naming the op and the P
   }
 }
 
-TEST_CASE("cuda: a non-float32 operand is refused") {
-  ir::Graph g;
-  const int x = g.add_input(ir::DType::Int64, {4}, "x");
-  const int y = g.add_value(ir::DType::Float32, {4});
-  ir::Op& op = g.add_op(ir::kind::unary, {x}, {y}, where(7));
-  op.attrs = {{"op", int64_t{1}}, {"a", 0.0}, {"b", 0.0}};
-  g.outputs.push_back({y, "y"});
-  CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(g), doctest::Contains("int64"), CompileError);
+TEST_CASE("cuda: an operand dtype the op does not compute in is refused") {
+  // relu of int64 is computed (as the CPU's rt::unary); exp of int64, int64 true division, the
+  // negation of a bool, a bitwise op on float32 and the mean of int64 are not: the lowering
+  // never makes them, and the CPU kernels do not compute them either.
+  const auto check = [](const char* kind, ir::DType t, std::vector<std::pair<std::string, ir::Attr>> attrs,
+                        bool accepted) {
+    ir::Graph g;
+    const int x = g.add_input(t, {4}, "x");
+    const int y = g.add_value(t, {4});
+    std::vector<int> inputs = {x};
+    if (std::string(kind) == ir::kind::binary) inputs.push_back(x);
+    ir::Op& op = g.add_op(kind, inputs, {y}, where(7));
+    for (auto& [k, v] : attrs) op.attrs[k] = v;
+    g.outputs.push_back({y, "y"});
+    if (accepted) {
+      CHECK_NOTHROW(ops::cuda::check_cuda_support(g));
+    } else {
+      CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(g), doctest::Contains(ir::dtype_name(t)),
+                           CompileError);
+    }
+  };
+  const auto unary = [](rt::UnaryOp op) {
+    return std::vector<std::pair<std::string, ir::Attr>>{
+        {"op", static_cast<int64_t>(op)}, {"a", 0.0}, {"b", 0.0}};
+  };
+  const auto binary = [](rt::BinaryOp op) {
+    return std::vector<std::pair<std::string, ir::Attr>>{{"op", static_cast<int64_t>(op)}, {"alpha", 1.0}};
+  };
+  check(ir::kind::unary, ir::DType::Int64, unary(rt::UnaryOp::Relu), true);
+  check(ir::kind::unary, ir::DType::Int32, unary(rt::UnaryOp::Abs), true);
+  check(ir::kind::unary, ir::DType::Bool, unary(rt::UnaryOp::BitwiseNot), true);
+  check(ir::kind::unary, ir::DType::Int64, unary(rt::UnaryOp::Exp), false);
+  check(ir::kind::unary, ir::DType::Bool, unary(rt::UnaryOp::Neg), false);
+  check(ir::kind::unary, ir::DType::Float32, unary(rt::UnaryOp::BitwiseNot), false);
+  check(ir::kind::binary, ir::DType::Int32, binary(rt::BinaryOp::Remainder), true);
+  check(ir::kind::binary, ir::DType::Bool, binary(rt::BinaryOp::BitwiseXor), true);
+  check(ir::kind::binary, ir::DType::Int64, binary(rt::BinaryOp::Div), false);
+  check(ir::kind::binary, ir::DType::Int64, binary(rt::BinaryOp::Atan2), false);
+  check(ir::kind::binary, ir::DType::Bool, binary(rt::BinaryOp::Sub), false);
+  check(ir::kind::binary, ir::DType::Float32, binary(rt::BinaryOp::BitwiseAnd), false);
+  const auto reduce = [](rt::ReduceOp op) {
+    return std::vector<std::pair<std::string, ir::Attr>>{{"op", static_cast<int64_t>(op)},
+                                                         {"mask", std::vector<int64_t>{0}}};
+  };
+  check(ir::kind::reduce, ir::DType::Int64, reduce(rt::ReduceOp::Prod), true);
+  check(ir::kind::reduce, ir::DType::Int64, reduce(rt::ReduceOp::Mean), false);
+  check(ir::kind::reduce, ir::DType::Int32, reduce(rt::ReduceOp::Sum), false);
 }
 
 TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float") {
@@ -111,7 +150,7 @@ TEST_CASE("cuda: a comparison writes bool for where; other float ops keep float"
 
 TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
   // m = (ids != 0).float(): the comparison reads int64, the cast bool; arithmetic on the
-  // ids themselves stays refused.
+  // ids themselves is int64 arithmetic.
   ir::Graph g;
   const int ids = g.add_input(ir::DType::Int64, {2, 5}, "ids");
   const int zero = g.add_constant(ir::DType::Int64, {}, std::vector<uint8_t>(8, 0));
@@ -129,13 +168,81 @@ TEST_CASE("cuda: int64 ids compared into a mask and cast to float") {
         std::string::npos);
   CHECK(src.model_cpp.find("(const bool* __restrict__ x, float* y, ") != std::string::npos);
   CHECK(src.model_cpp.find("cast_apply<float>") != std::string::npos);
-  ir::Graph bad;
-  const int i2 = bad.add_input(ir::DType::Int64, {4}, "ids");
-  const int sum = bad.add_value(ir::DType::Int64, {4});
-  bad.add_op(ir::kind::binary, {i2, i2}, {sum}, where(3)).attrs = {{"op", int64_t{0}},
-                                                                   {"alpha", 1.0}};  // Add
-  bad.outputs.push_back({sum, "s"});
-  CHECK_THROWS_WITH_AS(ops::cuda::check_cuda_support(bad), doctest::Contains("int64"), CompileError);
+  ir::Graph ints;
+  const int i2 = ints.add_input(ir::DType::Int64, {4}, "ids");
+  const int sum = ints.add_value(ir::DType::Int64, {4});
+  ints.add_op(ir::kind::binary, {i2, i2}, {sum}, where(3)).attrs = {{"op", int64_t{0}},
+                                                                    {"alpha", 1.0}};  // Add
+  ints.outputs.push_back({sum, "s"});
+  ops::cuda::check_cuda_support(ints);
+  passes::cuda::run_cuda_passes(ints, rt::cuda::Precision::Fp32, false);
+  const codegen::Sources int_src =
+      codegen::cuda::generate_cuda_sources(ints, "model.pt", codegen::WeightsMode::Embed, {});
+  CHECK(
+      int_src.model_cpp.find("const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* y, ") !=
+      std::string::npos);
+  CHECK(int_src.model_cpp.find(
+            "binary_apply_int<static_cast<aotc::rt::BinaryOp>(0), int64_t>(a[i], b[i], 1ll)") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "cuda: integer and bool arithmetic: typed kernels, alphas, clamp bounds, fused clamps, reductions") {
+  // s = relu(a - 3 * b) (int64; the relu fused into the binary kernel), c = clamp(i, -1e30, 2.5)
+  // (int32: bounds rounded into int32 as the CPU rounds them), n = ~(p | q) (bool),
+  // t = sum(s, dim 1) (int64: reduce_i64), f = x * x (float32: unchanged).
+  ir::Graph g;
+  const int a = g.add_input(ir::DType::Int64, {3, 5}, "a");
+  const int b = g.add_input(ir::DType::Int64, {5}, "b");
+  const int i = g.add_input(ir::DType::Int32, {7}, "i");
+  const int p = g.add_input(ir::DType::Bool, {4}, "p");
+  const int q = g.add_input(ir::DType::Bool, {4}, "q");
+  const int x = g.add_input(ir::DType::Float32, {6}, "x");
+  const int d = g.add_value(ir::DType::Int64, {3, 5});
+  g.add_op(ir::kind::binary, {a, b}, {d}, where(1)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Sub)},
+                                                             {"alpha", 3.0}};
+  const int s = g.add_value(ir::DType::Int64, {3, 5});
+  g.add_op(ir::kind::unary, {d}, {s}, where(2)).attrs = {
+      {"op", static_cast<int64_t>(rt::UnaryOp::Relu)}, {"a", 0.0}, {"b", 0.0}};
+  const int c = g.add_value(ir::DType::Int32, {7});
+  g.add_op(ir::kind::unary, {i}, {c}, where(3)).attrs = {
+      {"op", static_cast<int64_t>(rt::UnaryOp::Clamp)}, {"a", -1e30}, {"b", 2.5}};
+  const int o = g.add_value(ir::DType::Bool, {4});
+  g.add_op(ir::kind::binary, {p, q}, {o}, where(4)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::BitwiseOr)}, {"alpha", 1.0}};
+  const int n = g.add_value(ir::DType::Bool, {4});
+  g.add_op(ir::kind::unary, {o}, {n}, where(5)).attrs = {
+      {"op", static_cast<int64_t>(rt::UnaryOp::BitwiseNot)}, {"a", 0.0}, {"b", 0.0}};
+  const int t = g.add_value(ir::DType::Int64, {3});
+  g.add_op(ir::kind::reduce, {s}, {t}, where(6)).attrs = {{"op", static_cast<int64_t>(rt::ReduceOp::Sum)},
+                                                          {"mask", std::vector<int64_t>{0, 1}}};
+  const int f = g.add_value(ir::DType::Float32, {6});
+  g.add_op(ir::kind::binary, {x, x}, {f}, where(7)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Mul)},
+                                                             {"alpha", 1.0}};
+  for (const int out : {s, c, n, t, f}) g.outputs.push_back({out, "y" + std::to_string(out)});
+  ops::cuda::check_cuda_support(g);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  int unary = 0;
+  for (const ir::Op& op : g.ops) unary += op.kind == ir::kind::unary;
+  CHECK(unary == 2);  // the relu went into the subtraction
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+  const auto has = [&](const std::string& text) {
+    CHECK_MESSAGE(src.model_cpp.find(text) != std::string::npos, text);
+  };
+  has("aotc::rt::cuda::unary_apply_int<aotc::rt::UnaryOp::Clamp, int64_t>("
+      "aotc::rt::cuda::binary_apply_int<static_cast<aotc::rt::BinaryOp>(1), int64_t>(a[i], b[ib], 3ll), 0ll, "
+      "9223372036854775807ll)");
+  has("(const int32_t* __restrict__ x, int32_t* y, ");
+  has("unary_apply_int<static_cast<aotc::rt::UnaryOp>(2), int32_t>(x[i], "
+      "static_cast<int32_t>(-2147483648ll), "
+      "static_cast<int32_t>(2ll))");
+  has("const bool* __restrict__ a, const bool* __restrict__ b, bool* y, ");
+  has("binary_apply_int<static_cast<aotc::rt::BinaryOp>(12), bool>(a[i], b[i], true)");
+  has("unary_apply_int<static_cast<aotc::rt::UnaryOp>(47), bool>(x[i], false, false)");
+  has("aotc::rt::cuda::reduce_i64(stream, p, ");
+  has("const float* __restrict__ a, const float* __restrict__ b, float* y, ");
+  has("binary_apply<static_cast<aotc::rt::BinaryOp>(2)>(a[i], b[i], 1.f)");
 }
 
 TEST_CASE("cuda: prepare fuses the residual add and its relu into a GEMM convolution and plans its scratch") {

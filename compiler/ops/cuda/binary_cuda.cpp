@@ -1,11 +1,56 @@
 // IR "binary" on CUDA: a kernel generated for this op with torch's broadcasting folded
 // into compile-time index arithmetic (an operand read densely or as a scalar needs none),
 // and the relu/clamp that the CUDA pipeline fused into it (the residual add + relu of
-// a ResNet block is one pass).
+// a ResNet block is one pass). Operands of float32, int64, int32 or bool, computed as the
+// CPU's rt::binary computes them (aotc/rt/cuda/pointwise.cuh).
+#include <cstdint>
+
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
+
+// unary_cuda.cpp: v rounded into t as the CPU rounds an integer clamp's bounds, as a literal.
+std::string int_bound_literal(ir::DType t, double v);
+
 namespace {
+
+using rt::BinaryOp;
+
+// The ops whose result has the operands' dtype, per dtype, as the CPU computes them
+// (rt::binary leaves the others unwritten; the lowering never makes them).
+bool computes(BinaryOp op, ir::DType t) {
+  if (rt::binary_op_gives_bool(op)) return true;  // comparisons and logical ops: any dtype
+  const bool bitwise = op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
+  switch (t) {
+    case ir::DType::Float32:
+      return !bitwise;
+    case ir::DType::Int64:
+    case ir::DType::Int32:
+      return bitwise || op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+             op == BinaryOp::FloorDiv || op == BinaryOp::TruncDiv || op == BinaryOp::Remainder ||
+             op == BinaryOp::Fmod || op == BinaryOp::Pow || op == BinaryOp::Minimum ||
+             op == BinaryOp::Maximum;
+    case ir::DType::Bool:
+      return bitwise || op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Minimum ||
+             op == BinaryOp::Maximum;
+    default:
+      return false;
+  }
+}
+
+// The CPU's alpha for integer operands: static_cast<T>(float alpha), which x86 makes T's
+// minimum when out of range.
+std::string int_alpha_literal(ir::DType t, double alpha) {
+  const float f = static_cast<float>(alpha);
+  if (t == ir::DType::Bool) return "true";  // (unused: bool add is "or")
+  if (t == ir::DType::Int32) {
+    const bool in_range = f >= -2147483648.0f && f < 2147483648.0f;
+    return "static_cast<int32_t>(" + std::to_string(in_range ? static_cast<int32_t>(f) : INT32_MIN) + ")";
+  }
+  const bool in_range = f >= -9223372036854775808.0f && f < 9223372036854775808.0f;
+  const int64_t v = in_range ? static_cast<int64_t>(f) : INT64_MIN;
+  return v == INT64_MIN ? "(-9223372036854775807ll - 1)" : std::to_string(v) + "ll";
+}
 
 // Index expression of one operand for output element i.
 std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& out, const std::string& var,
@@ -38,20 +83,37 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
       operand_index(broadcast_strides(e.graph.value(op.inputs[0]).shape, out), out, "ia", body);
   const std::string ib =
       operand_index(broadcast_strides(e.graph.value(op.inputs[1]).shape, out), out, "ib", body);
-  // Comparisons and logical ops write bool (where's condition); the rest float.
-  const bool to_bool = e.graph.value(op.outputs[0]).dtype == ir::DType::Bool;
-  // (Float operands, or for comparisons any one dtype: the lowering converts both to it.)
-  const std::string in_type = EmitContext::c_type(e.graph.value(op.inputs[0]).dtype);
+  // Comparisons and logical ops write bool (where's condition); the rest the operands' dtype
+  // (both operands have one dtype: the lowering converts them to it).
+  const ir::DType t = e.graph.value(op.inputs[0]).dtype, out_t = e.graph.value(op.outputs[0]).dtype;
+  const bool to_bool = rt::binary_op_gives_bool(static_cast<BinaryOp>(op.i("op")));
+  const std::string in_type = EmitContext::c_type(t);
   const std::string op_code = "<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) + ")>";
-  std::string value = to_bool ? "aotc::rt::cuda::compare_apply" + op_code + "(a[" + ia + "], b[" + ib + "])"
-                              : "aotc::rt::cuda::binary_apply" + op_code + "(a[" + ia + "], b[" + ib + "], " +
-                                    EmitContext::f32(op.f("alpha")) + ")";
-  if (op.has(ir::attr::clamp_lo))
-    value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f(ir::attr::clamp_lo)) +
-            ", " + EmitContext::f32(op.f(ir::attr::clamp_hi)) + ")";
+  const std::string operands = "(a[" + ia + "], b[" + ib + "]";
+  std::string value;
+  if (to_bool) {
+    value = "aotc::rt::cuda::compare_apply" + op_code + operands + ")";
+  } else if (t == ir::DType::Float32) {
+    value =
+        "aotc::rt::cuda::binary_apply" + op_code + operands + ", " + EmitContext::f32(op.f("alpha")) + ")";
+  } else {
+    value = "aotc::rt::cuda::binary_apply_int<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) +
+            "), " + in_type + ">" + operands + ", " + int_alpha_literal(t, op.f("alpha")) + ")";
+  }
+  if (op.has(ir::attr::clamp_lo)) {
+    if (out_t == ir::DType::Float32) {
+      value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f(ir::attr::clamp_lo)) +
+              ", " + EmitContext::f32(op.f(ir::attr::clamp_hi)) + ")";
+    } else {  // a fused integer relu / clamp: the unary op's own formula and bounds
+      const std::string out_type = EmitContext::c_type(out_t);
+      value = "aotc::rt::cuda::unary_apply_int<aotc::rt::UnaryOp::Clamp, " + out_type + ">(" + value + ", " +
+              int_bound_literal(out_t, op.f(ir::attr::clamp_lo)) + ", " +
+              int_bound_literal(out_t, op.f(ir::attr::clamp_hi)) + ")";
+    }
+  }
   CudaCode code;
   code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + in_type +
-                 "* __restrict__ a, const " + in_type + "* __restrict__ b, " + (to_bool ? "bool" : "float") +
+                 "* __restrict__ a, const " + in_type + "* __restrict__ b, " + EmitContext::c_type(out_t) +
                  "* y, " + kKernelDimsParam +
                  ") {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
@@ -69,10 +131,8 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
 }  // namespace
 
 void register_binary_cuda(CudaRegistry& r) {
-  // Comparisons and logical ops of integer or bool operands (a mask from token ids).
-  r.add(ir::kind::binary, emit_binary, nullptr, [](const ir::Op& op, size_t, ir::DType t) {
-    return t == ir::DType::Float32 || rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
-  });
+  r.add(ir::kind::binary, emit_binary, nullptr,
+        [](const ir::Op& op, size_t, ir::DType t) { return computes(static_cast<BinaryOp>(op.i("op")), t); });
 }
 
 }  // namespace aotc::ops::cuda

@@ -229,4 +229,9 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
+// ---------------------------------------------------------------- integer pointwise and reductions
+// reduce_f32 of int64 tensors (sum, max, min, prod; sums and products wrap), as the CPU's
+// reduce_i64. (Integer unary and binary ops are generated per model: pointwise.cuh.)
+void reduce_i64(cudaStream_t stream, const ReduceParams& p, const int64_t* x, int64_t* y);
+
 }  // namespace aotc::rt::cuda

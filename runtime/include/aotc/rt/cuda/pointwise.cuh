@@ -120,7 +120,7 @@ __device__ __forceinline__ float unary_apply(float x, float a, float b) {
   } else if constexpr (Op == UnaryOp::Cosh) {
     return coshf(x);
   } else {
-    // (BitwiseNot is for integer tensors, which the CUDA target refuses.)
+    // (BitwiseNot is for integer and bool tensors: unary_apply_int.)
     static_assert(Op == UnaryOp::Erfc, "unknown unary op");
     return erfcf(x);
   }
@@ -162,8 +162,8 @@ __device__ __forceinline__ float binary_apply(float a, float b, float alpha) {
   } else if constexpr (Op == BinaryOp::PRelu) {
     return a > 0.0f ? a : a * b;
   } else {
-    // (The bitwise ops are for integer tensors, which the CUDA target refuses; comparisons
-    // and logical ops go through compare_apply.)
+    // (The bitwise ops are for integer and bool tensors, binary_apply_int; comparisons and
+    // logical ops go through compare_apply.)
     static_assert(Op == BinaryOp::Atan2, "unknown binary op");
     return atan2f(a, b);
   }
@@ -211,6 +211,134 @@ __device__ __forceinline__ To cast_apply(From v) {
     return static_cast<To>(d);
   } else {
     return static_cast<To>(v);
+  }
+}
+
+// ---- integer and bool operands: the CPU's rt::binary and rt::unary (runtime/src/kernels/
+// binary.cpp, unary.cpp) per element. Integer arithmetic wraps (it runs on the unsigned
+// type: no undefined behaviour), division and remainder by zero give 0, INT_MIN / -1 wraps,
+// FloorDiv and Remainder follow Python's signs. Only the (op, type) pairs the CPU computes
+// compile; the CUDA generators' dtype checks (binary_cuda.cpp, unary_cuda.cpp) accept the same.
+namespace detail {
+
+template <class T>
+__device__ __forceinline__ T int_div_trunc(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));
+  return static_cast<T>(a / b);
+}
+template <class T>
+__device__ __forceinline__ T int_mod_trunc(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  return static_cast<T>(a % b);
+}
+template <class T>
+__device__ __forceinline__ T int_pow(T base, T exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, b = static_cast<U>(base);
+  for (T e = exp; e > 0; e = static_cast<T>(e >> 1)) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<T>(result);
+}
+
+}  // namespace detail
+
+// a OP (alpha * b) for int64 / int32 (alpha: the CPU's static_cast<T>(float alpha)) and bool.
+template <BinaryOp Op, class T>
+__device__ __forceinline__ T binary_apply_int(T a, T b, T alpha) {
+  if constexpr (std::is_same_v<T, bool>) {
+    (void)alpha;
+    if constexpr (Op == BinaryOp::Add) {
+      return a || b;
+    } else if constexpr (Op == BinaryOp::Mul) {
+      return a && b;
+    } else if constexpr (Op == BinaryOp::Minimum) {
+      return a && b;
+    } else if constexpr (Op == BinaryOp::Maximum) {
+      return a || b;
+    } else if constexpr (Op == BinaryOp::BitwiseAnd) {
+      return a && b;
+    } else if constexpr (Op == BinaryOp::BitwiseOr) {
+      return a || b;
+    } else {
+      static_assert(Op == BinaryOp::BitwiseXor, "no such binary op on bool");
+      return a != b;
+    }
+  } else {
+    static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "int64, int32 or bool");
+    using U = std::make_unsigned_t<T>;
+    if constexpr (Op == BinaryOp::Add) {
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(alpha) * static_cast<U>(b));
+    } else if constexpr (Op == BinaryOp::Sub) {
+      return static_cast<T>(static_cast<U>(a) - static_cast<U>(alpha) * static_cast<U>(b));
+    } else if constexpr (Op == BinaryOp::Mul) {
+      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    } else if constexpr (Op == BinaryOp::FloorDiv) {
+      const T q = detail::int_div_trunc(a, b), r = detail::int_mod_trunc(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+    } else if constexpr (Op == BinaryOp::TruncDiv) {
+      return detail::int_div_trunc(a, b);
+    } else if constexpr (Op == BinaryOp::Remainder) {  // the result has b's sign
+      const T r = detail::int_mod_trunc(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+    } else if constexpr (Op == BinaryOp::Fmod) {  // a's sign
+      return detail::int_mod_trunc(a, b);
+    } else if constexpr (Op == BinaryOp::Pow) {
+      return detail::int_pow(a, b);
+    } else if constexpr (Op == BinaryOp::Minimum) {
+      return b < a ? b : a;
+    } else if constexpr (Op == BinaryOp::Maximum) {
+      return b > a ? b : a;
+    } else if constexpr (Op == BinaryOp::BitwiseAnd) {
+      return static_cast<T>(a & b);
+    } else if constexpr (Op == BinaryOp::BitwiseOr) {
+      return static_cast<T>(a | b);
+    } else {
+      static_assert(Op == BinaryOp::BitwiseXor, "no such binary op on integers");
+      return static_cast<T>(a ^ b);
+    }
+  }
+}
+
+// The unary ops of integer and bool tensors; lo and hi are Clamp's bounds already rounded
+// into T as the CPU rounds them (the generator does it). Floor, ceil, round and trunc of an
+// integer are the integer itself.
+template <UnaryOp Op, class T>
+__device__ __forceinline__ T unary_apply_int(T x, T lo, T hi) {
+  if constexpr (Op == UnaryOp::Clamp) {
+    return x < lo ? lo : (x > hi ? hi : x);
+  } else if constexpr (Op == UnaryOp::Identity || Op == UnaryOp::Floor || Op == UnaryOp::Ceil ||
+                       Op == UnaryOp::Round || Op == UnaryOp::Trunc) {
+    return x;
+  } else if constexpr (std::is_same_v<T, bool>) {  // relu, sign and square of a bool are itself
+    static_assert(
+        Op == UnaryOp::Relu || Op == UnaryOp::Sign || Op == UnaryOp::Square || Op == UnaryOp::BitwiseNot,
+        "no such unary op on bool");
+    return Op == UnaryOp::BitwiseNot ? !x : x;
+  } else {
+    static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>, "int64, int32 or bool");
+    using U = std::make_unsigned_t<T>;
+    if constexpr (Op == UnaryOp::Relu) {
+      return x < 0 ? T(0) : x;
+    } else if constexpr (Op == UnaryOp::Neg) {  // INT_MIN wraps, as torch
+      return static_cast<T>(0 - static_cast<U>(x));
+    } else if constexpr (Op == UnaryOp::Abs) {
+      return x < 0 ? static_cast<T>(0 - static_cast<U>(x)) : x;
+    } else if constexpr (Op == UnaryOp::Sign) {
+      return static_cast<T>((T(0) < x) - (x < T(0)));
+    } else if constexpr (Op == UnaryOp::Square) {
+      return static_cast<T>(static_cast<U>(x) * static_cast<U>(x));
+    } else {
+      static_assert(Op == UnaryOp::BitwiseNot, "no such unary op on integers");
+      return static_cast<T>(~x);
+    }
   }
 }
 
