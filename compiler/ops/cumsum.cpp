@@ -24,14 +24,16 @@ void lower_cumsum(LowerContext& ctx) {
 }
 
 std::string emit_cumsum(const EmitContext& e, const ir::Op& op) {
-  return kernel_call(op, "",
-                     "aotc::rt::cumsum(pool, " + elem_type_code(e.graph.value(op.outputs[0]).dtype) + ", " +
-                         std::to_string(op.i("outer")) + ", " + std::to_string(op.i("axis")) + ", " +
-                         std::to_string(op.i("inner")) + ", " + e.in(op.inputs[0]) + ", " +
-                         e.out(op.outputs[0]) + ");");
+  return kernel_call(op, "", "aotc::rt::cumsum(pool, " + cumsum_arguments(e, op) + ");");
 }
 
 }  // namespace
+
+std::string cumsum_arguments(const EmitContext& e, const ir::Op& op) {
+  return elem_type_code(e.graph.value(op.outputs[0]).dtype) + ", " + std::to_string(op.i("outer")) + ", " +
+         std::to_string(op.i("axis")) + ", " + std::to_string(op.i("inner")) + ", " + e.in(op.inputs[0]) +
+         ", " + e.out(op.outputs[0]);
+}
 
 void register_cumsum(Registry& r) {
   register_with_inplace(r, "aten::cumsum", lower_cumsum);

@@ -94,4 +94,10 @@ int add_reduce_op(LowerContext& ctx, rt::ReduceOp op, int x, const ReduceShape& 
 // Max or min over the dims of any dtype (int32 and bool go through int64).
 int add_extremum(LowerContext& ctx, bool is_max, int x, const ReduceShape& rs);
 
+// The kernel arguments after the pool (CPU) or stream (CUDA), as C++, of IR "arg_reduce"
+// (max_min.cpp: type, is_max, outer, axis, inner, x, values, indices) and "cumsum"
+// (cumsum.cpp: type, outer, axis, inner, x, y), for both targets' generators.
+std::string arg_reduce_arguments(const EmitContext& e, const ir::Op& op);
+std::string cumsum_arguments(const EmitContext& e, const ir::Op& op);
+
 }  // namespace aotc::ops

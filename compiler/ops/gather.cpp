@@ -1,11 +1,10 @@
 // gather and take_along_dim -> IR "gather" (runtime gather: one element per index,
 // x read through its strides, 0 along the dims take_along_dim broadcasts).
-#include "strided_view.h"
+#include "indexing.h"
 
 namespace aotc::ops {
-namespace {
 
-std::string emit_gather(const EmitContext& e, const ir::Op& op) {
+ParamsCode gather_params_code(const EmitContext& e, const ir::Op& op) {
   const ir::Value& y = e.graph.value(op.outputs[0]);
   ParamsCode p("aotc::rt::GatherParams");
   p.set("rank", static_cast<int64_t>(y.shape.size()))
@@ -15,7 +14,13 @@ std::string emit_gather(const EmitContext& e, const ir::Op& op) {
       .set("x_dim_size", op.i("x_dim_size"))
       .set("elem_size", ir::dtype_size(y.dtype))
       .set("index_elem_size", ir::dtype_size(e.graph.value(op.inputs[1]).dtype));
-  return kernel_call(op, p.str(),
+  return p;
+}
+
+namespace {
+
+std::string emit_gather(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, gather_params_code(e, op).str(),
                      "aotc::rt::gather(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " +
                          e.out(op.outputs[0]) + ");");
 }

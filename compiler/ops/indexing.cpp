@@ -12,24 +12,8 @@ namespace {
 bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
 
 std::string emit_index_gather(const EmitContext& e, const ir::Op& op) {
-  const ir::Value& y = e.graph.value(op.outputs[0]);
-  const auto& sizes = op.ints("sizes");
-  std::vector<int64_t> index_elem;
-  std::string list;
-  for (size_t k = 1; k < op.inputs.size(); ++k) {
-    index_elem.push_back(ir::dtype_size(e.graph.value(op.inputs[k]).dtype));
-    list += (k > 1 ? ", " : "") + e.in(op.inputs[k]);
-  }
-  ParamsCode p("aotc::rt::IndexGatherParams");
-  p.set("outer", op.i("outer"))
-      .set("count", op.i("count"))
-      .set("inner", op.i("inner"))
-      .set("elem_size", ir::dtype_size(y.dtype))
-      .set("num_indices", static_cast<int64_t>(sizes.size()))
-      .set_array("sizes", sizes)
-      .set_array("index_elem_size", index_elem);
   return kernel_call(
-      op, p.str() + " const void* const idx[] = {" + list + "};",
+      op, index_gather_params_code(e, op),
       "aotc::rt::index_gather(pool, p, " + e.in(op.inputs[0]) + ", idx, " + e.out(op.outputs[0]) + ");");
 }
 
@@ -186,6 +170,26 @@ void lower_take(LowerContext& ctx) {
 }
 
 }  // namespace
+
+std::string index_gather_params_code(const EmitContext& e, const ir::Op& op) {
+  const ir::Value& y = e.graph.value(op.outputs[0]);
+  const auto& sizes = op.ints("sizes");
+  std::vector<int64_t> index_elem;
+  std::string list;
+  for (size_t k = 1; k < op.inputs.size(); ++k) {
+    index_elem.push_back(ir::dtype_size(e.graph.value(op.inputs[k]).dtype));
+    list += (k > 1 ? ", " : "") + e.in(op.inputs[k]);
+  }
+  ParamsCode p("aotc::rt::IndexGatherParams");
+  p.set("outer", op.i("outer"))
+      .set("count", op.i("count"))
+      .set("inner", op.i("inner"))
+      .set("elem_size", ir::dtype_size(y.dtype))
+      .set("num_indices", static_cast<int64_t>(sizes.size()))
+      .set_array("sizes", sizes)
+      .set_array("index_elem_size", index_elem);
+  return p.str() + " const void* const idx[] = {" + list + "};";
+}
 
 std::optional<std::vector<int64_t>> constant_int_values(const ir::Graph& graph, int id) {
   if (!graph.is_constant(id)) return std::nullopt;

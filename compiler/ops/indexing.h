@@ -1,5 +1,5 @@
 // indexing.h - shared pieces of the indexing ops (index_select, x[idx], gather,
-// repeat_interleave with tensor repeats, masked_select).
+// repeat_interleave with tensor repeats, masked_select, scatter, tril/triu).
 #pragma once
 
 #include <optional>
@@ -19,5 +19,14 @@ int add_index_gather(LowerContext& ctx, int x, int64_t first, const std::vector<
 
 // index_select of x along dim with indices known at compile time (an int64 constant).
 int index_select_constant(LowerContext& ctx, int x, int64_t dim, const std::vector<int64_t>& indices);
+
+// The kernels' parameters as C++ for the CPU and CUDA generators alike, the struct named p:
+// IR "gather" (gather.cpp), "tril_triu" (tril_triu.cpp); "index_gather" (indexing.cpp) with
+// its index pointers as `idx`; "scatter" (scatter.cpp) with a scattered scalar's bytes as
+// `value` where the op has no src.
+ParamsCode gather_params_code(const EmitContext& e, const ir::Op& op);
+ParamsCode tril_triu_params_code(const EmitContext& e, const ir::Op& op);
+std::string index_gather_params_code(const EmitContext& e, const ir::Op& op);
+std::string scatter_params_code(const EmitContext& e, const ir::Op& op);
 
 }  // namespace aotc::ops

@@ -66,18 +66,19 @@ LowerFn argmax_or_argmin(bool is_max) {
 }
 
 std::string emit_arg_reduce(const EmitContext& e, const ir::Op& op) {
-  const bool values = op.b("values");
-  const ir::Value& x = e.graph.value(op.inputs[0]);
-  return kernel_call(op, "",
-                     "aotc::rt::arg_reduce(pool, " + elem_type_code(x.dtype) + ", " +
-                         (op.b("is_max") ? "true" : "false") + ", " + std::to_string(op.i("outer")) + ", " +
-                         std::to_string(op.i("axis")) + ", " + std::to_string(op.i("inner")) + ", " +
-                         e.in(op.inputs[0]) + ", " +
-                         (values ? e.out(op.outputs[0]) : std::string("nullptr")) + ", " +
-                         e.out(op.outputs[values ? 1 : 0]) + ");");
+  return kernel_call(op, "", "aotc::rt::arg_reduce(pool, " + arg_reduce_arguments(e, op) + ");");
 }
 
 }  // namespace
+
+std::string arg_reduce_arguments(const EmitContext& e, const ir::Op& op) {
+  const bool values = op.b("values");
+  const ir::Value& x = e.graph.value(op.inputs[0]);
+  return elem_type_code(x.dtype) + ", " + (op.b("is_max") ? "true" : "false") + ", " +
+         std::to_string(op.i("outer")) + ", " + std::to_string(op.i("axis")) + ", " +
+         std::to_string(op.i("inner")) + ", " + e.in(op.inputs[0]) + ", " +
+         (values ? e.out(op.outputs[0]) : std::string("nullptr")) + ", " + e.out(op.outputs[values ? 1 : 0]);
+}
 
 void register_max_min(Registry& r) {
   r.add_lowering("aten::max", max_or_min(true));

@@ -1,6 +1,7 @@
 // scatter / scatter_ (src tensor or scalar value, no reduce) -> IR "scatter": self copied to
 // the output, then the runtime scatter writes one element per index.
 #include "assemble.h"
+#include "indexing.h"
 
 namespace aotc::ops {
 namespace {
@@ -41,12 +42,29 @@ void lower_scatter(LowerContext& ctx) {
     op->attrs["value"] = std::vector<int64_t>(value.begin(), value.end());
   }
   op->attrs["dim"] = dim;
+  // For the CUDA scratch (scatter_cuda.cpp), which is planned from the op alone.
+  op->attrs["index_shape"] = index.shape;
+  op->attrs["y_dim_size"] = x.shape[static_cast<size_t>(dim)];
   if (ir::numel(index.shape) > 0 && x.shape[static_cast<size_t>(dim)] == 0)
     ctx.fail("cannot scatter into an empty dimension");
   ctx.set_tensor_output(0, out);
 }
 
 std::string emit_scatter(const EmitContext& e, const ir::Op& op) {
+  const ir::Value& y = e.graph.value(op.outputs[0]);
+  const bool has_src = op.inputs.size() > 2;
+  const std::string params = scatter_params_code(e, op);
+  std::string src = has_src ? e.in(op.inputs[2]) : "value";
+  const std::string copy = "std::memcpy(" + e.out(op.outputs[0]) + ", " + e.in(op.inputs[0]) + ", " +
+                           std::to_string(y.bytes()) + "); ";
+  return kernel_call(op, params,
+                     copy + "aotc::rt::scatter(pool, p, " + src + ", " + e.in(op.inputs[1]) + ", " +
+                         e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+std::string scatter_params_code(const EmitContext& e, const ir::Op& op) {
   const ir::Value& y = e.graph.value(op.outputs[0]);
   const ir::Value& index = e.graph.value(op.inputs[1]);
   const int64_t elem = ir::dtype_size(y.dtype);
@@ -62,20 +80,13 @@ std::string emit_scatter(const EmitContext& e, const ir::Op& op) {
       .set("elem_size", elem)
       .set("index_elem_size", ir::dtype_size(index.dtype));
   std::string params = p.str();
-  std::string src = has_src ? e.in(op.inputs[2]) : "value";
   if (!has_src) {
     params += " const unsigned char value[8] = {";
     for (int64_t b : op.ints("value")) params += std::to_string(b) + ",";
     params += "};";
   }
-  const std::string copy = "std::memcpy(" + e.out(op.outputs[0]) + ", " + e.in(op.inputs[0]) + ", " +
-                           std::to_string(y.bytes()) + "); ";
-  return kernel_call(op, params,
-                     copy + "aotc::rt::scatter(pool, p, " + src + ", " + e.in(op.inputs[1]) + ", " +
-                         e.out(op.outputs[0]) + ");");
+  return params;
 }
-
-}  // namespace
 
 void register_scatter(Registry& r) {
   r.add_lowering("aten::scatter", lower_scatter);

@@ -1,6 +1,6 @@
 // tril / triu (diagonal = k) over the last two dims -> IR "tril_triu" (runtime
 // tril_triu, any dtype).
-#include "op_helpers.h"
+#include "indexing.h"
 
 namespace aotc::ops {
 namespace {
@@ -19,6 +19,14 @@ void lower_tril(LowerContext& ctx) { lower_triangle(ctx, false); }
 void lower_triu(LowerContext& ctx) { lower_triangle(ctx, true); }
 
 std::string emit_tril_triu(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(
+      op, tril_triu_params_code(e, op).str(),
+      "aotc::rt::tril_triu(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+ParamsCode tril_triu_params_code(const EmitContext& e, const ir::Op& op) {
   const ir::Value& y = e.graph.value(op.outputs[0]);
   const size_t r = y.shape.size();
   ParamsCode p("aotc::rt::TriangleParams");
@@ -28,11 +36,8 @@ std::string emit_tril_triu(const EmitContext& e, const ir::Op& op) {
       .set("diagonal", op.i("diagonal"))
       .set_bool("upper", op.b("upper"))
       .set("elem_size", ir::dtype_size(y.dtype));
-  return kernel_call(
-      op, p.str(), "aotc::rt::tril_triu(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_tril_triu(Registry& r) {
   r.add_lowering("aten::tril", lower_tril);

@@ -229,6 +229,28 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
+// ---------------------------------------------------------------- indexing, scans, arg reductions
+// As the CPU kernels (data_movement.h, reductions.h): elements of 1, 2, 4 or 8 bytes; int64
+// or int32 indices, wrapped when negative and clamped into range (never a read or write
+// outside a tensor); ties keep the first index.
+void gather(cudaStream_t stream, const GatherParams& p, const void* x, const void* index, void* y);
+// indices: a host array of p.num_indices device pointers.
+void index_gather(cudaStream_t stream, const IndexGatherParams& p, const void* x, const void* const* indices,
+                  void* y);
+// y = self (y_bytes, not copied when self is y), then src (device; null: value, elem_size
+// host bytes passed in the launch) scattered into it, the last write in index order winning
+// as on the CPU; scratch: scatter_scratch_bytes(p) (scatter_plan.h).
+void scatter(cudaStream_t stream, const ScatterParams& p, const void* self, int64_t y_bytes, const void* src,
+             const unsigned char* value, const void* index, void* y, void* scratch);
+void tril_triu(cudaStream_t stream, const TriangleParams& p, const void* x, void* y);
+// values may be null; NaN counts as the maximum (and the minimum) and the first NaN wins.
+void arg_reduce(cudaStream_t stream, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,
+                const void* x, void* values, int64_t* indices);
+// t: F32 (summed in the CPU's order, unless the axis is long and the lines few: a block
+// scan) or I64 (wrapping).
+void cumsum(cudaStream_t stream, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
+            void* y);
+
 // ---------------------------------------------------------------- integer pointwise and reductions
 // reduce_f32 of int64 tensors (sum, max, min, prod; sums and products wrap), as the CPU's
 // reduce_i64. (Integer unary and binary ops are generated per model: pointwise.cuh.)
