@@ -35,15 +35,19 @@ LowerFn adaptive_pool_lowering(size_t spatial, bool is_max) {
 }
 
 std::string emit_adaptive_pool3d(const EmitContext& e, const ir::Op& op) {
-  ParamsCode p("aotc::rt::AdaptivePoolParams");
-  p.set("n", op.i("n")).set("c", op.i("c")).set_array("in", op.ints("in")).set_array("out", op.ints("out"));
   std::string call =
       "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]);
   if (op.kind == ir::kind::adaptive_max_pool3d) call += ", " + e.out(op.outputs[1]);
-  return kernel_call(op, p.str(), call + ");");
+  return kernel_call(op, adaptive_pool3d_params_code(op).str(), call + ");");
 }
 
 }  // namespace
+
+ParamsCode adaptive_pool3d_params_code(const ir::Op& op) {
+  ParamsCode p("aotc::rt::AdaptivePoolParams");
+  p.set("n", op.i("n")).set("c", op.i("c")).set_array("in", op.ints("in")).set_array("out", op.ints("out"));
+  return p;
+}
 
 void register_adaptive_pool3d(Registry& r) {
   r.add_lowering("aten::adaptive_avg_pool3d", adaptive_pool_lowering(3, false));

@@ -46,6 +46,16 @@ LowerFn max_pool_with_indices_lowering(size_t spatial) {
 }
 
 std::string emit_pool3d(const EmitContext& e, const ir::Op& op) {
+  std::string call =
+      "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]);
+  if (op.kind == ir::kind::max_pool3d)
+    call += ", " + (op.outputs.size() > 1 ? e.out(op.outputs[1]) : "nullptr");
+  return kernel_call(op, pool3d_params_code(op).str(), call + ");");
+}
+
+}  // namespace
+
+ParamsCode pool3d_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::Pool3dParams");
   p.set("n", op.i("n"))
       .set("c", op.i("c"))
@@ -57,14 +67,8 @@ std::string emit_pool3d(const EmitContext& e, const ir::Op& op) {
       .set_array("dilation", op.ints("dilation"))
       .set_bool("count_include_pad", op.b("count_include_pad"))
       .set("divisor_override", op.i("divisor_override"));
-  std::string call =
-      "aotc::rt::" + op.kind + "_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]);
-  if (op.kind == ir::kind::max_pool3d)
-    call += ", " + (op.outputs.size() > 1 ? e.out(op.outputs[1]) : "nullptr");
-  return kernel_call(op, p.str(), call + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_pool3d(Registry& r) {
   r.add_lowering("aten::max_pool3d", pool3d_lowering(true));

@@ -40,6 +40,11 @@ void expand_depthwise_params_of(const ir::Op& op, rt::Conv2dParams& pw, rt::Conv
 // The rt::Pool2dParams of a "max_pool2d" or "avg_pool2d" IR op, as C++ (pool2d.cpp; the
 // CUDA generator uses it too).
 ParamsCode pool2d_params_code(const ir::Op& op);
+// The rt::Pool3dParams of a "max_pool3d" or "avg_pool3d" IR op (pool3d.cpp) and the
+// rt::AdaptivePoolParams of an "adaptive_avg_pool3d" or "adaptive_max_pool3d" IR op
+// (adaptive_pool3d.cpp), as C++; the CUDA generators use them too.
+ParamsCode pool3d_params_code(const ir::Op& op);
+ParamsCode adaptive_pool3d_params_code(const ir::Op& op);
 // The rt::ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ (conv3d.cpp).
 std::string conv_nd_params_code(const ir::Op& op);
 // Picks one of the above from the weight's rank and `transposed`.

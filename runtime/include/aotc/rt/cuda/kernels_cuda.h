@@ -229,6 +229,23 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
+// ---------------------------------------------------------------- 3-d pooling, unpooling, resampling, group norm
+// Max and average pooling over N x C x D x H x W (1-d and 2-d forms with leading 1s), one
+// thread per output, as the CPU kernels: indices (nullable) and values of the first maximum
+// in window order or of the last NaN, bit for bit; averages summed in window order.
+void max_pool3d_f32(cudaStream_t stream, const Pool3dParams& p, const float* x, float* y, int64_t* indices);
+void avg_pool3d_f32(cudaStream_t stream, const Pool3dParams& p, const float* x, float* y);
+// Adaptive pooling, bins as the CPU's; global average pooling (1x1x1) adds a plane in the
+// CPU's 16 interleaved partial sums, so it too gives the CPU's bits.
+void adaptive_avg_pool3d_f32(cudaStream_t stream, const AdaptivePoolParams& p, const float* x, float* y);
+void adaptive_max_pool3d_f32(cudaStream_t stream, const AdaptivePoolParams& p, const float* x, float* y,
+                             int64_t* indices);
+// Max unpooling as max_unpool_f32 on the CPU (later duplicates win, indices outside
+// [0, out_volume) skipped), deterministic: each output's winner is found with atomicMax.
+// scratch: null (the winners are kept in y; in_volume < 2^32) or planes * out_volume * 8
+// bytes.
+void max_unpool_f32(cudaStream_t stream, int64_t planes, int64_t in_volume, int64_t out_volume, const float* x,
+                    const int64_t* indices, float* y, void* scratch);
 // ---------------------------------------------------------------- indexing, scans, arg reductions
 // As the CPU kernels (data_movement.h, reductions.h): elements of 1, 2, 4 or 8 bytes; int64
 // or int32 indices, wrapped when negative and clamped into range (never a read or write
