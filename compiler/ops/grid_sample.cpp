@@ -28,6 +28,14 @@ void lower_grid_sampler(LowerContext& ctx) {
 }
 
 std::string emit_grid_sample(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, grid_sample_params_code(op).str(),
+                     "aotc::rt::grid_sample_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
+                         ", " + e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+ParamsCode grid_sample_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::GridSampleParams");
   p.set("n", op.i("n"))
       .set("c", op.i("c"))
@@ -38,12 +46,8 @@ std::string emit_grid_sample(const EmitContext& e, const ir::Op& op) {
       .raw("mode", "static_cast<aotc::rt::GridSampleMode>(" + std::to_string(op.i("mode")) + ")")
       .raw("padding", "static_cast<aotc::rt::GridSamplePadding>(" + std::to_string(op.i("padding")) + ")")
       .set_bool("align_corners", op.b("align_corners"));
-  return kernel_call(op, p.str(),
-                     "aotc::rt::grid_sample_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
-                         ", " + e.out(op.outputs[0]) + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_grid_sample(Registry& r) {
   r.add_lowering("aten::grid_sampler", lower_grid_sampler);

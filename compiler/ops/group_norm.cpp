@@ -40,6 +40,26 @@ void lower_group_norm(LowerContext& ctx) {
 }
 
 std::string emit_group_norm(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, group_norm_params_code(op).str(),
+                     "aotc::rt::group_norm_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
+                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+rt::GroupNormParams group_norm_params_of(const ir::Op& op) {
+  rt::GroupNormParams p;
+  p.n = op.i("n");
+  p.c = op.i("c");
+  p.groups = op.i("groups");
+  p.spatial = op.i("spatial");
+  p.eps = static_cast<float>(op.f("eps"));
+  p.clamp_lo = static_cast<float>(op.f(ir::attr::clamp_lo));
+  p.clamp_hi = static_cast<float>(op.f(ir::attr::clamp_hi));
+  return p;
+}
+
+ParamsCode group_norm_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::GroupNormParams");
   p.set("n", op.i("n"))
       .set("c", op.i("c"))
@@ -48,12 +68,8 @@ std::string emit_group_norm(const EmitContext& e, const ir::Op& op) {
       .set_f32("eps", op.f("eps"))
       .set_f32("clamp_lo", op.f(ir::attr::clamp_lo))
       .set_f32("clamp_hi", op.f(ir::attr::clamp_hi));
-  return kernel_call(op, p.str(),
-                     "aotc::rt::group_norm_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
-                         ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_group_norm(Registry& r) {
   r.add_lowering("aten::group_norm", lower_group_norm);

@@ -78,5 +78,13 @@ void lower_batch_norm_eval(LowerContext& ctx);
 // group_norm.cpp: IR "group_norm" over x (N x C x ...) with `groups` groups; gamma and
 // beta are value ids or -1.
 int add_group_norm(LowerContext& ctx, int x, int64_t groups, int gamma, int beta, double eps);
+// The rt::GroupNormParams of a "group_norm" IR op, and as C++ (group_norm.cpp; the CUDA
+// generator uses them too).
+rt::GroupNormParams group_norm_params_of(const ir::Op& op);
+ParamsCode group_norm_params_code(const ir::Op& op);
+// The rt::UpsampleParams of an "upsample" IR op (upsample.cpp) and the rt::GridSampleParams
+// of a "grid_sample" IR op (grid_sample.cpp), as C++; the CUDA generators use them too.
+ParamsCode upsample_params_code(const ir::Op& op);
+ParamsCode grid_sample_params_code(const ir::Op& op);
 
 }  // namespace aotc::ops

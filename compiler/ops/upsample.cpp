@@ -89,6 +89,14 @@ LowerFn upsample_lowering(size_t spatial, rt::UpsampleMode mode) {
 }
 
 std::string emit_upsample(const EmitContext& e, const ir::Op& op) {
+  return kernel_call(op, upsample_params_code(op).str(),
+                     "aotc::rt::upsample_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) +
+                         ", " + e.scratch(op) + ");");
+}
+
+}  // namespace
+
+ParamsCode upsample_params_code(const ir::Op& op) {
   ParamsCode p("aotc::rt::UpsampleParams");
   const auto& ratio = std::get<std::vector<double>>(op.attrs.at("ratio"));
   p.raw("mode", "static_cast<aotc::rt::UpsampleMode>(" + std::to_string(op.i("mode")) + ")")
@@ -98,12 +106,8 @@ std::string emit_upsample(const EmitContext& e, const ir::Op& op) {
       .set_array("in", op.ints("in"))
       .set_array("out", op.ints("out"));
   for (size_t d = 0; d < 3; ++d) p.set_f32("ratio[" + std::to_string(d) + "]", ratio[d]);
-  return kernel_call(op, p.str(),
-                     "aotc::rt::upsample_f32(pool, p, " + e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) +
-                         ", " + e.scratch(op) + ");");
+  return p;
 }
-
-}  // namespace
 
 void register_upsample(Registry& r) {
   using M = rt::UpsampleMode;

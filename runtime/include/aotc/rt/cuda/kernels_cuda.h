@@ -246,6 +246,18 @@ void adaptive_max_pool3d_f32(cudaStream_t stream, const AdaptivePoolParams& p, c
 // bytes.
 void max_unpool_f32(cudaStream_t stream, int64_t planes, int64_t in_volume, int64_t out_volume, const float* x,
                     const int64_t* indices, float* y, void* scratch);
+// Upsampling and grid sampling, one thread per output (grid sampling: per position, over
+// channels): the CPU kernels' source-index formulas in the same float operations, so the
+// nearest modes pick the CPU's cells bit for bit; the weighted sums in the CPU's order.
+void upsample_f32(cudaStream_t stream, const UpsampleParams& p, const float* x, float* y);
+void grid_sample_f32(cudaStream_t stream, const GridSampleParams& p, const float* x, const float* grid,
+                     float* y);
+// Group normalisation in float32, mean then centred squares (gamma / beta nullable, clamp):
+// a group of up to kGroupNormChunk values is one block; larger ones split into chunks whose
+// statistics meet in scratch (group_norm_scratch_bytes, group_norm_plan.h).
+void group_norm_f32(cudaStream_t stream, const GroupNormParams& p, const float* x, const float* gamma,
+                    const float* beta, float* y, float* scratch);
+
 // ---------------------------------------------------------------- indexing, scans, arg reductions
 // As the CPU kernels (data_movement.h, reductions.h): elements of 1, 2, 4 or 8 bytes; int64
 // or int32 indices, wrapped when negative and clamped into range (never a read or write
