@@ -2,6 +2,9 @@
 // weight, both read in conv2d.cpp) -> IR "conv3d" -> conv3d_f32 (vol2col + GEMM).
 #include <aotc/rt/kernels.h>
 
+#include <iterator>
+#include <vector>
+
 #include "spatial.h"
 
 namespace aotc::ops {
@@ -72,6 +75,25 @@ void lower_conv3d(LowerContext& ctx, const ConvArgs& a) {
   op.scratch_bytes = rt::conv3d_scratch_bytes(p);
   op.thread_scratch_bytes = rt::conv3d_thread_scratch_bytes(p);
   ctx.set_tensor_output(0, out);
+}
+
+// The ConvNdParams of a "conv3d" or "conv_transpose" IR op.
+rt::ConvNdParams conv_nd_params_of(const ir::Op& op) {
+  rt::ConvNdParams p;
+  p.n = op.i("n");
+  p.c_in = op.i("c_in");
+  p.c_out = op.i("c_out");
+  p.groups = op.i("groups");
+  const char* const arrays[] = {"in", "out", "kernel", "stride", "padding", "dilation"};
+  int64_t* const fields[] = {p.in, p.out, p.kernel, p.stride, p.pad, p.dilation};
+  for (size_t a = 0; a < std::size(arrays); ++a) {
+    const std::vector<int64_t>& v = op.ints(arrays[a]);
+    for (size_t d = 0; d < 3 && d < v.size(); ++d) fields[a][d] = v[d];
+  }
+  p.has_bias = op.inputs[2] >= 0;
+  p.clamp_lo = static_cast<float>(op.f(ir::attr::clamp_lo));
+  p.clamp_hi = static_cast<float>(op.f(ir::attr::clamp_hi));
+  return p;
 }
 
 // The ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ for generated code.

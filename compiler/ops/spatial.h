@@ -45,8 +45,10 @@ ParamsCode pool2d_params_code(const ir::Op& op);
 // (adaptive_pool3d.cpp), as C++; the CUDA generators use them too.
 ParamsCode pool3d_params_code(const ir::Op& op);
 ParamsCode adaptive_pool3d_params_code(const ir::Op& op);
-// The rt::ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ (conv3d.cpp).
+// The rt::ConvNdParams of a "conv3d" or "conv_transpose" IR op, as C++ (conv3d.cpp; the
+// CUDA generators use it too), and as values (for the CUDA scratch plan).
 std::string conv_nd_params_code(const ir::Op& op);
+rt::ConvNdParams conv_nd_params_of(const ir::Op& op);
 // Picks one of the above from the weight's rank and `transposed`.
 void lower_any_conv(LowerContext& ctx, const ConvArgs& a);
 

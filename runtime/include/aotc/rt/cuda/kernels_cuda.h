@@ -229,6 +229,35 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
+// ---------------------------------------------------------------- 3-d and transposed convolution
+// As the CPU kernels (kernels/spatial.h); 1-d and 2-d transposed ones are 3-d with leading 1s.
+// The columns go through scratch of conv3d_cuda_scratch_bytes / conv_transpose_cuda_scratch_bytes
+// (conv_nd_plan.h), whole batch or in chunks. conv3d: vol2col + one GEMM per image-group (the
+// groups or the images a strided batch), bias and clamp the GEMM's epilogue; 1x1x1 stride 1
+// unpadded: the GEMM on the input; depthwise (groups == c_in): depthwise_conv3d_f32.
+void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const float* w, const float* bias,
+                float* y, float* scratch);
+// col[img][(c, kd, kh, kw)][j]: the input value tap (kd, kh, kw) of channel c reads for output
+// position first_column + j (j < columns), zero in the padding; x starts at the first image.
+void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int64_t first_column,
+                 int64_t columns, const float* x, float* col);
+// groups == c_in: one thread per output, window from the input, bias and clamp fused.
+void depthwise_conv3d_f32(cudaStream_t stream, const ConvNdParams& p, const float* x, const float* w,
+                          const float* bias, float* y);
+// conv_transpose: per image-group col = W_g^T x_g (one GEMM, groups or images a strided batch),
+// then col2vol_f32; depthwise (groups == c_in): depthwise_conv_transpose_f32.
+void conv_transpose_f32(const Exec& ex, const ConvNdParams& p, const float* x, const float* w,
+                        const float* bias, float* y, float* scratch);
+// y[img][first_channel + c][o] = clamp(bias + the col entries that reach o, in tap order), for
+// img < images, c < channels; col is [img][c][tap][input position], y starts at the first
+// image. A gather: one thread per output, no atomics, the CPU's order of additions.
+void col2vol_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int64_t first_channel,
+                 int64_t channels, const float* col, const float* bias, float* y);
+// groups == c_in: one thread per output sums x * w over the taps that reach it (the CPU's
+// products and order of additions), bias and clamp fused.
+void depthwise_conv_transpose_f32(cudaStream_t stream, const ConvNdParams& p, const float* x, const float* w,
+                                  const float* bias, float* y);
+
 // ---------------------------------------------------------------- 3-d pooling, unpooling, resampling, group norm
 // Max and average pooling over N x C x D x H x W (1-d and 2-d forms with leading 1s), one
 // thread per output, as the CPU kernels: indices (nullable) and values of the first maximum

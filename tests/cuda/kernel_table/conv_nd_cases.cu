@@ -1,0 +1,162 @@
+// 3-d and transposed convolutions (conv3d.cu, vol2col.cu, depthwise_conv3d.cu,
+// conv_transpose.cu, col2vol.cu, depthwise_conv_transpose.cu) against the CPU kernels: 1-d,
+// 2-d and 3-d, odd sizes, stride, padding, dilation, output padding, groups (depthwise with
+// and without a channel multiplier, groups batched per image and images batched per group),
+// with and without bias, relu6, batches, NaN and infinite inputs, and shapes whose columns
+// exceed the scratch budget (chunks of images, of output columns, of output channels).
+#include <aotc/rt/cuda/conv_nd_plan.h>
+
+#include <limits>
+
+#include "kernel_table.h"
+
+namespace aotc::test {
+namespace {
+
+using rt::ConvNdParams;
+
+struct Shape {
+  int64_t n, c_in, c_out, groups;
+  int64_t in[3], kernel[3], stride[3], pad[3], dilation[3];
+  int64_t output_padding[3];  // transposed only
+  bool bias, relu6;
+};
+
+ConvNdParams params_of(const Shape& s, bool transposed) {
+  ConvNdParams p;
+  p.n = s.n, p.c_in = s.c_in, p.c_out = s.c_out, p.groups = s.groups;
+  for (int d = 0; d < 3; ++d) {
+    p.in[d] = s.in[d], p.kernel[d] = s.kernel[d], p.stride[d] = s.stride[d];
+    p.pad[d] = s.pad[d], p.dilation[d] = s.dilation[d];
+    p.out[d] = transposed
+                   ? (s.in[d] - 1) * s.stride[d] - 2 * s.pad[d] + s.dilation[d] * (s.kernel[d] - 1) +
+                         s.output_padding[d] + 1
+                   : (s.in[d] + 2 * s.pad[d] - s.dilation[d] * (s.kernel[d] - 1) - 1) / s.stride[d] + 1;
+  }
+  p.has_bias = s.bias;
+  if (s.relu6) p.clamp_lo = 0.0f, p.clamp_hi = 6.0f;
+  return p;
+}
+
+std::string what_of(const Shape& s, bool specials) {
+  std::string w = dims_str({s.n, s.c_in, s.in[0], s.in[1], s.in[2]}) + "->" + std::to_string(s.c_out) + " k" +
+                  dims_str({s.kernel[0], s.kernel[1], s.kernel[2]}) + " s" +
+                  dims_str({s.stride[0], s.stride[1], s.stride[2]}) + " p" +
+                  dims_str({s.pad[0], s.pad[1], s.pad[2]}) + " d" +
+                  dims_str({s.dilation[0], s.dilation[1], s.dilation[2]});
+  if (s.output_padding[0] || s.output_padding[1] || s.output_padding[2])
+    w += " op" + dims_str({s.output_padding[0], s.output_padding[1], s.output_padding[2]});
+  if (s.groups > 1) w += " g" + std::to_string(s.groups);
+  if (!s.bias) w += " nobias";
+  if (s.relu6) w += " relu6";
+  if (specials) w += " nan/inf";
+  return w;
+}
+
+// Normal inputs; with specials a NaN, +inf, -inf and -0 at random places (few: a window
+// spreads each to many outputs; float32's largest values are left out, as a sum of them
+// overflows or not depending on its order).
+std::vector<float> input(KernelTable& t, size_t n, bool specials) {
+  std::vector<float> v = t.floats(n);
+  if (specials && n > 0) {
+    const float kinds[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), -0.0f};
+    const std::vector<int64_t> at = t.ints(std::size(kinds), 0, static_cast<int64_t>(n) - 1);
+    for (size_t i = 0; i < std::size(kinds); ++i) v[static_cast<size_t>(at[i])] = kinds[i];
+  }
+  return v;
+}
+
+void run_case(KernelTable& t, const Shape& s, bool transposed, bool specials) {
+  const ConvNdParams p = params_of(s, transposed);
+  const int64_t taps = rt::conv_nd_volume(p.kernel);
+  const size_t x_count = static_cast<size_t>(p.n * p.c_in * rt::conv_nd_volume(p.in));
+  const size_t w_count = static_cast<size_t>(transposed ? p.c_in * (p.c_out / p.groups) * taps
+                                                        : p.c_out * (p.c_in / p.groups) * taps);
+  const size_t y_count = static_cast<size_t>(p.n * p.c_out * rt::conv_nd_volume(p.out));
+  const std::vector<float> x = input(t, x_count, specials);
+  const std::vector<float> w = t.floats(w_count, false, 0.3f);
+  const std::vector<float> bias = t.floats(static_cast<size_t>(p.c_out));
+  const float* const b_host = s.bias ? bias.data() : nullptr;
+  std::vector<float> cpu(y_count);
+  const int64_t cpu_scratch = transposed ? rt::conv_transpose_scratch_bytes(p) : rt::conv3d_scratch_bytes(p);
+  std::vector<float> scratch(static_cast<size_t>(cpu_scratch / 4 + 1));
+  const int64_t gpu_scratch =
+      transposed ? rt::cuda::conv_transpose_cuda_scratch_bytes(p) : rt::cuda::conv3d_cuda_scratch_bytes(p);
+  float* const d_scratch = gpu_scratch > 0 ? t.device<float>(static_cast<size_t>(gpu_scratch / 4)) : nullptr;
+  float* const y = t.device<float>(y_count);
+  const float* const d_bias = s.bias ? t.upload(bias) : nullptr;
+  if (transposed) {
+    rt::conv_transpose_f32(t.pool(), p, x.data(), w.data(), b_host, cpu.data(), scratch.data());
+    rt::cuda::conv_transpose_f32(t.exec(), p, t.upload(x), t.upload(w), d_bias, y, d_scratch);
+  } else {
+    rt::conv3d_f32(t.pool(), p, x.data(), w.data(), b_host, cpu.data(), scratch.data());
+    rt::cuda::conv3d_f32(t.exec(), p, t.upload(x), t.upload(w), d_bias, y, d_scratch);
+  }
+  t.expect_close(transposed ? "conv_transpose" : "conv3d", what_of(s, specials), cpu, t.download(y, y_count));
+}
+
+}  // namespace
+
+void conv_nd_cases(KernelTable& t) {
+  // n, c_in, c_out, groups, in, kernel, stride, pad, dilation, output_padding, bias, relu6
+  const std::vector<Shape> conv3d = {
+      {2, 3, 5, 1, {5, 7, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, false},
+      {1, 4, 7, 1, {7, 11, 6}, {2, 3, 5}, {2, 1, 3}, {1, 2, 0}, {1, 2, 1}, {}, true, true},
+      // groups: images batched per group, then groups batched per image
+      {3, 6, 9, 3, {5, 6, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {}, false, false},
+      {1, 6, 9, 3, {5, 6, 7}, {3, 1, 3}, {1, 2, 1}, {0, 1, 2}, {2, 1, 1}, {}, true, false},
+      // depthwise, then with 2 outputs per group
+      {2, 5, 5, 5, {4, 9, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, true},
+      {2, 4, 8, 4, {5, 7, 3}, {3, 2, 3}, {2, 1, 1}, {2, 0, 1}, {1, 2, 2}, {}, false, false},
+      // pointwise (no columns), with groups, and a strided 1x1x1 (columns)
+      {2, 6, 4, 1, {3, 5, 7}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {}, true, false},
+      {1, 6, 4, 2, {3, 5, 7}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {}, true, true},
+      {2, 6, 4, 1, {5, 5, 7}, {1, 1, 1}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {}, true, false},
+      {1, 1, 1, 1, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {}, true, false},
+      {1, 2, 3, 1, {1, 1, 1}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, false},
+      // 2-d and 1-d as 3-d
+      {3, 5, 7, 1, {1, 13, 11}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, {}, true, true},
+      {2, 3, 4, 1, {1, 1, 29}, {1, 1, 5}, {1, 1, 3}, {0, 0, 2}, {1, 1, 2}, {}, false, false},
+  };
+  const std::vector<Shape> transposed = {
+      {2, 4, 6, 1, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1}, {1, 1, 1}, {0, 0, 1}, true, false},
+      {1, 6, 6, 3, {1, 5, 7}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0}, {1, 2, 2}, {0, 1, 0}, false, true},
+      {2, 5, 4, 1, {3, 4, 5}, {2, 3, 3}, {1, 2, 3}, {0, 1, 1}, {1, 1, 1}, {0, 1, 2}, true, true},
+      // groups: images batched per group, then groups batched per image
+      {3, 6, 9, 3, {3, 4, 5}, {3, 2, 3}, {2, 1, 2}, {1, 0, 2}, {1, 2, 1}, {1, 0, 1}, true, false},
+      {1, 6, 4, 2, {4, 3, 5}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {2, 1, 3}, {1, 1, 2}, false, false},
+      // depthwise, then with 2 outputs per group
+      {2, 6, 6, 6, {1, 7, 9}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true, false},
+      {2, 3, 6, 3, {3, 5, 4}, {3, 3, 2}, {2, 1, 3}, {1, 1, 0}, {1, 2, 1}, {1, 0, 2}, true, true},
+      {2, 5, 3, 1, {3, 4, 5}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true, false},
+      {1, 1, 1, 1, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true, false},
+      {1, 3, 2, 1, {1, 1, 1}, {3, 3, 3}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, false, false},
+      // padding that crops more than a stride
+      {2, 7, 5, 1, {1, 6, 6}, {1, 5, 3}, {1, 3, 2}, {0, 2, 1}, {1, 1, 2}, {0, 2, 1}, true, false},
+  };
+  // Columns beyond the scratch budget. conv3d: 113 MB per image (3 images: chunks of 2 and
+  // 1), and 283 MB for one image (two chunks of output columns, groups batched per image).
+  // conv_transpose: 101 MB per image (chunks of 2 and 1), and 335 MB for one image (chunks
+  // of 10 of its 20 output channels).
+  const std::vector<Shape> conv3d_big = {
+      {3, 8, 4, 1, {32, 64, 64}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, false},
+      {1, 16, 2, 2, {40, 64, 64}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, true},
+  };
+  const std::vector<Shape> transposed_big = {
+      {3, 4, 6, 1, {16, 64, 64}, {4, 4, 4}, {2, 2, 2}, {}, {1, 1, 1}, {}, true, false},
+      {1, 4, 20, 1, {16, 64, 64}, {4, 4, 4}, {1, 1, 1}, {}, {1, 1, 1}, {}, true, true},
+  };
+  for (const Shape& s : conv3d) {
+    run_case(t, s, false, false);
+    run_case(t, s, false, true);
+  }
+  for (const Shape& s : conv3d_big) run_case(t, s, false, false);
+  for (const Shape& s : transposed) {
+    run_case(t, s, true, false);
+    run_case(t, s, true, true);
+  }
+  for (const Shape& s : transposed_big) run_case(t, s, true, false);
+}
+
+}  // namespace aotc::test
