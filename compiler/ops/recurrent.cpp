@@ -7,6 +7,7 @@
 
 #include "gemm.h"
 #include "op_helpers.h"
+#include "sequence_ops.h"
 
 namespace aotc::ops {
 namespace {
@@ -166,43 +167,48 @@ void lower_gru(LowerContext& ctx) {
   for (size_t i = 0; i < 2; ++i) ctx.set_tensor_output(i, r[i]);
 }
 
-std::string offset_ptr(const std::string& ptr, int64_t offset) {
-  return offset ? "(" + ptr + " + " + std::to_string(offset) + ")" : ptr;
-}
-
 // inputs: gates_x per direction, then (w_hh, b_hh) per direction, then h0, c0 (layer slices);
 // outputs: y, h_n, c_n (layer slices [D, B, H]).
 std::string emit_recurrent(const EmitContext& e, const ir::Op& op) {
-  const int64_t D = op.i("directions"), B = op.i("batch"), H = op.i("hidden");
-  const bool lstm = op.i("cell") == static_cast<int64_t>(rt::RecurrentCell::Lstm);
-  const int h0 = op.inputs[static_cast<size_t>(3 * D)], c0 = op.inputs[static_cast<size_t>(3 * D + 1)];
   std::string code;
-  for (int64_t d = 0; d < D; ++d) {
-    ParamsCode p("aotc::rt::RecurrentParams");
-    p.raw("cell", "static_cast<aotc::rt::RecurrentCell>(" + std::to_string(op.i("cell")) + ")")
-        .set("steps", op.i("steps"))
-        .set("batch", B)
-        .set("hidden", H)
-        .set_bool("reverse", d == 1)
-        .set("gx_step_stride", op.i("gx_step_stride"))
-        .set("gx_batch_stride", op.i("gx_batch_stride"))
-        .set("y_step_stride", op.i("y_step_stride"))
-        .set("y_batch_stride", op.i("y_batch_stride"));
-    const int64_t state = d * B * H;
-    const std::string call =
-        "aotc::rt::recurrent_f32(pool, p, " + e.in(op.inputs[static_cast<size_t>(d)]) + ", " +
-        e.in(op.inputs[static_cast<size_t>(D + 2 * d)]) + ", " +
-        e.in(op.inputs[static_cast<size_t>(D + 2 * d + 1)]) + ", " +
-        (h0 >= 0 ? offset_ptr(e.in(h0), state) : "nullptr") + ", " +
-        (c0 >= 0 ? offset_ptr(e.in(c0), state) : "nullptr") + ", " + offset_ptr(e.out(op.outputs[0]), d * H) +
-        ", " + offset_ptr(e.out(op.outputs[1]), state) + ", " +
-        (lstm ? offset_ptr(e.out(op.outputs[2]), state) : "nullptr") + ", " + e.scratch(op) + ");";
-    code += kernel_call(op, p.str(), call);
-  }
+  for (int64_t d = 0; d < op.i("directions"); ++d)
+    code += kernel_call(
+        op, recurrent_params_code(op, d == 1).str(),
+        "aotc::rt::recurrent_f32(pool, p, " + recurrent_operands(e, op, d) + ", " + e.scratch(op) + ");");
   return code;
 }
 
 }  // namespace
+
+ParamsCode recurrent_params_code(const ir::Op& op, bool reverse) {
+  ParamsCode p("aotc::rt::RecurrentParams");
+  p.raw("cell", "static_cast<aotc::rt::RecurrentCell>(" + std::to_string(op.i("cell")) + ")")
+      .set("steps", op.i("steps"))
+      .set("batch", op.i("batch"))
+      .set("hidden", op.i("hidden"))
+      .set_bool("reverse", reverse)
+      .set("gx_step_stride", op.i("gx_step_stride"))
+      .set("gx_batch_stride", op.i("gx_batch_stride"))
+      .set("y_step_stride", op.i("y_step_stride"))
+      .set("y_batch_stride", op.i("y_batch_stride"));
+  return p;
+}
+
+std::string recurrent_operands(const EmitContext& e, const ir::Op& op, int64_t direction) {
+  const int64_t D = op.i("directions"), B = op.i("batch"), H = op.i("hidden"), d = direction;
+  const bool lstm = op.i("cell") == static_cast<int64_t>(rt::RecurrentCell::Lstm);
+  const int h0 = op.inputs[static_cast<size_t>(3 * D)], c0 = op.inputs[static_cast<size_t>(3 * D + 1)];
+  const auto offset_ptr = [](const std::string& ptr, int64_t offset) {
+    return offset ? "(" + ptr + " + " + std::to_string(offset) + ")" : ptr;
+  };
+  const int64_t state = d * B * H;
+  return e.in(op.inputs[static_cast<size_t>(d)]) + ", " + e.in(op.inputs[static_cast<size_t>(D + 2 * d)]) +
+         ", " + e.in(op.inputs[static_cast<size_t>(D + 2 * d + 1)]) + ", " +
+         (h0 >= 0 ? offset_ptr(e.in(h0), state) : "nullptr") + ", " +
+         (c0 >= 0 ? offset_ptr(e.in(c0), state) : "nullptr") + ", " +
+         offset_ptr(e.out(op.outputs[0]), d * H) + ", " + offset_ptr(e.out(op.outputs[1]), state) + ", " +
+         (lstm ? offset_ptr(e.out(op.outputs[2]), state) : "nullptr");
+}
 
 void register_recurrent(Registry& r) {
   r.add_lowering("aten::lstm", lower_lstm);

@@ -37,6 +37,12 @@ rt::AttentionParams attention_params_of(const ir::Op& op);
 // (embedding.cpp, layer_norm.cpp).
 ParamsCode embedding_params_code(const ir::Op& op);
 ParamsCode layer_norm_params_code(const ir::Op& op);
+// A "recurrent" op's rt::RecurrentParams as C++ (p.reverse as given), and one direction's
+// operands "gates_x, w_hh, b_hh, h0, c0, y, h_n, c_n" (absent ones nullptr; h0, c0, y,
+// h_n and c_n at the direction's offsets), for both targets' generators (recurrent.cpp,
+// cuda/recurrent_cuda.cpp).
+ParamsCode recurrent_params_code(const ir::Op& op, bool reverse);
+std::string recurrent_operands(const EmitContext& e, const ir::Op& op, int64_t direction);
 
 // torch's multi-head self/cross attention block on [B, T, D] inputs (batch first), as the
 // native fast path computes it: QKV projection (one GEMM when query, key and value are the

@@ -229,6 +229,27 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 
+// ---------------------------------------------------------------- recurrent layers
+// One direction's tensors of a recurrent layer, as the CPU's recurrent_f32 takes them (null
+// h0 / c0: zeros; null h_n / c_n: not written).
+struct RecurrentOperands {
+  const float* gates_x = nullptr;
+  const float* w_hh = nullptr;
+  const float* b_hh = nullptr;
+  const float* h0 = nullptr;
+  const float* c0 = nullptr;
+  float* y = nullptr;
+  float* h_n = nullptr;
+  float* c_n = nullptr;
+};
+// The time loop of an LSTM or GRU layer (recurrent.cu): `first` walks time as p.reverse
+// says, `second` (w_hh null: none) the other way, both in the same launch per step, which
+// computes h W_hh^T + b_hh and the gate math. scratch: the LSTM's c, 2 * batch * hidden
+// floats (batch * hidden for one direction); the GRU's may be null. Exact float32 at every
+// precision.
+void recurrent_f32(const Exec& ex, const RecurrentParams& p, const RecurrentOperands& first,
+                   const RecurrentOperands& second, float* scratch);
+
 // ---------------------------------------------------------------- 3-d and transposed convolution
 // As the CPU kernels (kernels/spatial.h); 1-d and 2-d transposed ones are 3-d with leading 1s.
 // The columns go through scratch of conv3d_cuda_scratch_bytes / conv_transpose_cuda_scratch_bytes
