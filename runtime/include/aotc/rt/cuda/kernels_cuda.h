@@ -279,7 +279,7 @@ void col2vol_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int
 void depthwise_conv_transpose_f32(cudaStream_t stream, const ConvNdParams& p, const float* x, const float* w,
                                   const float* bias, float* y);
 
-// ---------------------------------------------------------------- 3-d pooling, unpooling, resampling, group norm
+// ---------------------------------------------------------------- 3-d pooling, resampling, group norm
 // Max and average pooling over N x C x D x H x W (1-d and 2-d forms with leading 1s), one
 // thread per output, as the CPU kernels: indices (nullable) and values of the first maximum
 // in window order or of the last NaN, bit for bit; averages summed in window order.
@@ -294,8 +294,8 @@ void adaptive_max_pool3d_f32(cudaStream_t stream, const AdaptivePoolParams& p, c
 // [0, out_volume) skipped), deterministic: each output's winner is found with atomicMax.
 // scratch: null (the winners are kept in y; in_volume < 2^32) or planes * out_volume * 8
 // bytes.
-void max_unpool_f32(cudaStream_t stream, int64_t planes, int64_t in_volume, int64_t out_volume, const float* x,
-                    const int64_t* indices, float* y, void* scratch);
+void max_unpool_f32(cudaStream_t stream, int64_t planes, int64_t in_volume, int64_t out_volume,
+                    const float* x, const int64_t* indices, float* y, void* scratch);
 // Upsampling and grid sampling, one thread per output (grid sampling: per position, over
 // channels): the CPU kernels' source-index formulas in the same float operations, so the
 // nearest modes pick the CPU's cells bit for bit; the weighted sums in the CPU's order.
