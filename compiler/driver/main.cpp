@@ -164,9 +164,11 @@ std::string ops_markdown() {
       "Each TorchScript op above lowers to some of these IR ops; a model compiles for a target\n"
       "when every IR op it lowers to has a generator there (`--target cuda` names the first one\n"
       "that has none, with its Python line). " +
-      std::to_string(missing_count) + " of the " + std::to_string(cpu.size()) +
-      " IR ops of the CPU target have no CUDA generator yet: " + missing +
-      " (docs/CUDA.md lists them too).\n\n| IR op | CPU | CUDA |\n| --- | --- | --- |\n" + table;
+      (missing_count == 0
+           ? std::string("Every IR op of the CPU target has a CUDA generator.")
+           : "IR ops of the CPU target without a CUDA generator (" + std::to_string(missing_count) + " of " +
+                 std::to_string(cpu.size()) + "; docs/CUDA.md says why): " + missing + ".") +
+      "\n\n| IR op | CPU | CUDA |\n| --- | --- | --- |\n" + table;
   return text;
 }
 
