@@ -13,7 +13,8 @@
 #   scripts/gpu_parity.sh [--no-bench]
 # Environment: OUT (default ./gpu-out), BUILD, WORK, PRECISIONS (default "fp32 tf32 fp16"),
 # MODELS (default e2e: all), JOBS (models compiled at once, default half the cores),
-# BENCH_MODELS (default fcn_resnet50,lstm_tagger,mc3_18_clip), ROUNDS (default 3).
+# BENCH_MODELS (default fcn_resnet50,lstm_tagger,mc3_18_clip), ROUNDS (default 3), BENCH_ARGS (more
+# bench/gpu_bench.py options, e.g. --profile MODEL,...).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out}
@@ -45,8 +46,10 @@ if [ "${1:-}" != "--no-bench" ]; then
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK/bench" --models "$BENCH_MODELS" --jobs "$JOBS" \
     2>&1 | tee "$OUT/parity_bench_models.txt"
   logs+=("$OUT/parity_bench_models.txt")
+  read -r -a bench_args <<<"${BENCH_ARGS:-}"
   python3 "$ROOT/bench/gpu_bench.py" --workdir "$WORK/bench" --models "$BENCH_MODELS" --rounds "${ROUNDS:-3}" \
-    --results "$OUT/results_gpu.md" --json "$OUT/bench_parity.json" 2>&1 | tee "$OUT/bench_parity.txt"
+    --results "$OUT/results_gpu.md" --json "$OUT/bench_parity.json" "${bench_args[@]}" 2>&1 |
+    tee "$OUT/bench_parity.txt"
 fi
 # The sum of every check's "N passed, M failed" line (a check that died without one counts as a failure).
 passed=0
