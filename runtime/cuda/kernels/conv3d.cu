@@ -1,10 +1,7 @@
 // conv3d.cu - 3-d convolution (NCDHW) as GEMMs: per image and group, y_g (c_out/g x output
-// volume) = W_g (c_out/g x K) col_g^T, K = c_in/g x kernel volume, where col is the input's
-// unfolding, one row of K values per output position (vol2col.cu). That is a linear layer's
-// A B^T, which gemm_f32's tuning may run on gemm_3xtf32 (float32's accuracy on tensor cores,
-// the bias per row and the clamp in its epilogue) where a single product is faster there.
-// A 1x1x1, stride-1, unpadded convolution multiplies the input itself (K x output volume).
-// Images, or groups, are one strided-batched GEMM (gemm_cublas.cu); the
+// volume) = W_g (c_out/g x K) col_g (K x output volume), K = c_in/g x kernel volume, where
+// col is the input's unfolding (vol2col.cu) or, for a 1x1x1, stride-1, unpadded convolution,
+// the input itself. Images, or groups, are one strided-batched GEMM (gemm_cublas.cu); the
 // bias per output channel and the clamp are its epilogue, written straight into y. The
 // columns of the whole batch are unfolded at once where they fit the scratch budget, else
 // in chunks (conv_nd_plan.h). Depthwise convolutions take a direct kernel instead of a
@@ -40,15 +37,13 @@ void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const flo
     const int64_t images = p.n - img0 < chunks.images ? p.n - img0 : chunks.images;
     for (int64_t c0 = 0; c0 < vol_out; c0 += chunks.columns) {
       const int64_t columns = vol_out - c0 < chunks.columns ? vol_out - c0 : chunks.columns;
-      // B: the input (K x columns, rows ldb apart), or this chunk's unfolding transposed
-      // (columns x K per group, positions `rows` apart); one image's after another's.
+      // B: this chunk's columns, rows ldb apart; one image's after another's.
       const float* cols = x + img0 * p.c_in * vol_in;
       if (!pointwise) {
         vol2col_f32(ex.stream, p, images, c0, columns, cols, scratch);
         cols = scratch;
       }
-      const int64_t ldb = pointwise ? columns : rows, image_stride = rows * columns;
-      const int64_t group_stride = pointwise ? k * ldb : k;  // from one group's B to the next
+      const int64_t ldb = columns, image_stride = rows * ldb;
       float* const out = y + img0 * p.c_out * vol_out + c0;
       BatchedGemmParams bp;
       GemmParams& g = bp.gemm;
@@ -57,7 +52,6 @@ void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const flo
       g.k = k;
       g.lda = k;
       g.ldb = ldb;
-      g.trans_b = !pointwise;
       g.ldc = vol_out;
       g.bias_kind = b ? BiasKind::PerRow : BiasKind::None;
       g.clamp_lo = p.clamp_lo;
@@ -70,13 +64,13 @@ void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const flo
         bp.stride_c = p.c_out * vol_out;
         bp.stride_bias = 0;
         for (int64_t grp = 0; grp < groups; ++grp)
-          batched_gemm_f32(ex, bp, w + grp * cout_g * k, cols + grp * group_stride,
-                           b ? b + grp * cout_g : nullptr, out + grp * cout_g * vol_out);
+          batched_gemm_f32(ex, bp, w + grp * cout_g * k, cols + grp * k * ldb, b ? b + grp * cout_g : nullptr,
+                           out + grp * cout_g * vol_out);
       } else {
         // Per image, the groups as the batch.
         bp.batch = groups;
         bp.stride_a = cout_g * k;
-        bp.stride_b = group_stride;
+        bp.stride_b = k * ldb;
         bp.stride_c = cout_g * vol_out;
         bp.stride_bias = b ? cout_g : 0;
         for (int64_t i = 0; i < images; ++i)

@@ -1,10 +1,11 @@
-// vol2col.cu - unfolds the receptive fields of 3-d convolutions (conv3d.cu) into rows, so that
-// each image-group is one GEMM of a linear layer's form (A B^T):
-// col[img][j][(c, kd, kh, kw)] is the input value that tap (kd, kh, kw) of channel c reads for
-// output position first_column + j, zero in the padding. One thread per element, consecutive
-// threads consecutive taps of one position: stores are coalesced, and the loads of a warp
-// fall on a few input rows that neighbouring positions read again (from L1 and L2). 32-bit
-// index arithmetic within an image (the launcher checks that it fits), 64-bit offsets.
+// vol2col.cu - unfolds the receptive fields of 3-d convolutions (conv3d.cu) into columns, so
+// that each image-group is one GEMM: col[img][(c, kd, kh, kw)][j] is the input value that tap
+// (kd, kh, kw) of channel c reads for output position first_column + j, zero in the padding.
+// As im2col.cu: a thread writes kVec consecutive positions of one row, consecutive threads
+// consecutive runs (coalesced stores, and coalesced loads at stride 1), row after row, so
+// blocks stay full however short a row is; a thread divides once for its run and walks the
+// output positions from there; rows of whole vectors are stored as float4. 32-bit index
+// arithmetic within a row (the launcher checks that it fits), 64-bit offsets.
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <cstdint>
@@ -12,49 +13,74 @@
 namespace aotc::rt::cuda {
 namespace {
 
+constexpr int kVec = 4;  // output positions per thread
+
 struct Vol2colShape {
   int c_in;
   int in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
   int first_column, columns;
-  int row;  // values per position: c_in x kernel volume
 };
 
-__global__ void vol2col_kernel(Vol2colShape s, int64_t count, const float* __restrict__ x,
-                               float* __restrict__ col) {
-  const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= count) return;
-  const int64_t per_image = static_cast<int64_t>(s.columns) * s.row;
-  const int64_t image = e / per_image;
-  const int within = static_cast<int>(e - image * per_image);
-  const int j = within / s.row, r = within - j * s.row;
+// Rows first_row.. of the columns, runs_per_row runs of kVec positions each, runs in all.
+template <bool kVectorStore>
+__global__ void vol2col_kernel(Vol2colShape s, int first_row, int runs_per_row, int runs,
+                               const float* __restrict__ x, float* __restrict__ col) {
+  const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;  // runs + 255 fits, int may not
+  if (thread >= static_cast<unsigned>(runs)) return;
+  const int run = static_cast<int>(thread);
+  const int row_in_slice = run / runs_per_row;
+  const int j0 = (run - row_in_slice * runs_per_row) * kVec;
+  const int row = first_row + row_in_slice;  // (image * c_in + c) * taps + tap
   const int taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
-  const int c = r / taps, tap = r - c * taps;
+  const int plane = row / taps;  // image * c_in + c
+  const int tap = row - plane * taps;
   const int kd = tap / (s.kernel[1] * s.kernel[2]);
   const int khw = tap - kd * s.kernel[1] * s.kernel[2];
   const int kh = khw / s.kernel[2], kw = khw - kh * s.kernel[2];
-  const int pos = s.first_column + j;
+  const float* const xp = x + static_cast<int64_t>(plane) * s.in[0] * s.in[1] * s.in[2];
+  const int pos = s.first_column + j0;
   const int plane_out = s.out[1] * s.out[2];
-  const int od = pos / plane_out;
-  const int oh = (pos - od * plane_out) / s.out[2];
-  const int ow = pos - od * plane_out - oh * s.out[2];
-  const int id = od * s.stride[0] + kd * s.dilation[0] - s.pad[0];
-  const int ih = oh * s.stride[1] + kh * s.dilation[1] - s.pad[1];
-  const int iw = ow * s.stride[2] + kw * s.dilation[2] - s.pad[2];
-  float value = 0.0f;
-  if (id >= 0 && id < s.in[0] && ih >= 0 && ih < s.in[1] && iw >= 0 && iw < s.in[2])
-    value = x[((image * s.c_in + c) * s.in[0] + id) * static_cast<int64_t>(s.in[1]) * s.in[2] +
-              static_cast<int64_t>(ih) * s.in[2] + iw];
-  col[e] = value;
+  int od = pos / plane_out;
+  int oh = (pos - od * plane_out) / s.out[2];
+  int ow = pos - od * plane_out - oh * s.out[2];
+  const int dd = kd * s.dilation[0] - s.pad[0], dh = kh * s.dilation[1] - s.pad[1],
+            dw = kw * s.dilation[2] - s.pad[2];
+  float v[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    float value = 0.0f;
+    const int id = od * s.stride[0] + dd, ih = oh * s.stride[1] + dh, iw = ow * s.stride[2] + dw;
+    if (j0 + j < s.columns && id >= 0 && id < s.in[0] && ih >= 0 && ih < s.in[1] && iw >= 0 && iw < s.in[2])
+      value = xp[(id * s.in[1] + ih) * s.in[2] + iw];
+    v[j] = value;
+    if (++ow == s.out[2]) {
+      ow = 0;
+      if (++oh == s.out[1]) {
+        oh = 0;
+        ++od;
+      }
+    }
+  }
+  float* const out = col + static_cast<int64_t>(row) * s.columns + j0;
+  if constexpr (kVectorStore) {
+    // columns % kVec == 0: the run is whole and its address a multiple of kVec elements.
+    *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (j0 + j < s.columns) out[j] = v[j];
+  }
 }
 
 }  // namespace
 
 void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int64_t first_column,
                  int64_t columns, const float* x, float* col) {
-  const int64_t row = p.c_in * conv_nd_volume(p.kernel);
-  if (images <= 0 || row <= 0 || columns <= 0) return;
+  const int64_t taps = conv_nd_volume(p.kernel);
+  const int64_t rows = images * p.c_in * taps;
+  if (rows <= 0 || columns <= 0) return;
   constexpr int64_t kMax = int64_t{1} << 30;
-  bool fits = row * columns <= kMax && conv_nd_volume(p.in) <= kMax && conv_nd_volume(p.out) <= kMax &&
+  bool fits = rows <= kMax && conv_nd_volume(p.in) <= kMax && conv_nd_volume(p.out) <= kMax && taps <= kMax &&
               first_column >= 0 && first_column + columns <= conv_nd_volume(p.out);
   for (int d = 0; d < 3; ++d)
     fits = fits && p.kernel[d] * p.dilation[d] <= kMax && p.out[d] * p.stride[d] <= kMax && p.pad[d] <= kMax;
@@ -74,11 +100,18 @@ void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int
   }
   s.first_column = static_cast<int>(first_column);
   s.columns = static_cast<int>(columns);
-  s.row = static_cast<int>(row);
-  const int64_t count = images * columns * row;
-  vol2col_kernel<<<static_cast<unsigned>((count + kThreads - 1) / kThreads), kThreads, 0, stream>>>(s, count,
-                                                                                                    x, col);
-  check_launch("vol2col_kernel");
+  // The vector store needs every row to start on a vector: the scratch is 256-byte aligned.
+  const bool vector_store = columns % kVec == 0 && reinterpret_cast<uintptr_t>(col) % 16 == 0;
+  const int64_t runs_per_row = (columns + kVec - 1) / kVec;
+  // Run indices are 32-bit: more rows than that go in slices.
+  const int64_t slice_rows = ((int64_t{1} << 31) - 1 - kThreads) / runs_per_row;
+  for (int64_t first = 0; first < rows; first += slice_rows) {
+    const int64_t runs = (rows - first < slice_rows ? rows - first : slice_rows) * runs_per_row;
+    const auto launch = vector_store ? vol2col_kernel<true> : vol2col_kernel<false>;
+    launch<<<blocks_for(runs), kThreads, 0, stream>>>(
+        s, static_cast<int>(first), static_cast<int>(runs_per_row), static_cast<int>(runs), x, col);
+    check_launch("vol2col_kernel");
+  }
 }
 
 }  // namespace aotc::rt::cuda

@@ -258,7 +258,7 @@ void recurrent_f32(const Exec& ex, const RecurrentParams& p, const RecurrentOper
 // unpadded: the GEMM on the input; depthwise (groups == c_in): depthwise_conv3d_f32.
 void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const float* w, const float* bias,
                 float* y, float* scratch);
-// col[img][j][(c, kd, kh, kw)]: the input value tap (kd, kh, kw) of channel c reads for output
+// col[img][(c, kd, kh, kw)][j]: the input value tap (kd, kh, kw) of channel c reads for output
 // position first_column + j (j < columns), zero in the padding; x starts at the first image.
 void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int64_t first_column,
                  int64_t columns, const float* x, float* col);
