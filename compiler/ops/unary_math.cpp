@@ -11,7 +11,13 @@ namespace {
 using rt::UnaryOp;
 
 LowerFn unary(UnaryOp op) {
-  return [op](LowerContext& ctx) { lower_unary(ctx, op); };
+  return [op](LowerContext& ctx) {
+    // torch raises for both; the unary kernels have no bool form of them.
+    if ((op == UnaryOp::Neg || op == UnaryOp::Abs) && ctx.value(0).dtype == ir::DType::Bool)
+      ctx.fail(std::string(op == UnaryOp::Neg ? "negation" : "abs") +
+               " of a bool tensor is not supported (torch raises too); use logical_not or a cast");
+    lower_unary(ctx, op);
+  };
 }
 
 // round(self) and round.decimals(self, *, int decimals)

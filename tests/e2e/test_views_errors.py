@@ -70,6 +70,11 @@ class TensordotSizes(nn.Module):
         return torch.tensordot(x, y, dims=([0], [0]))  # LINE
 
 
+class NegBool(nn.Module):
+    def forward(self, x):
+        return torch.neg(x > 0)  # LINE
+
+
 # name -> (module, inputs, words the message must contain)
 CASES = {
     "mask_index": (MaskIndex, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
@@ -97,6 +102,7 @@ SCRIPT_ONLY = {
                       ["aten::einsum", "output subscript z does not appear"]),
     "tensordot_sizes": (TensordotSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                         ["aten::tensordot", "[3, 4]", "[4, 5]", "differ in size"]),
+    "neg_bool": (NegBool, [("x", torch.randn(3, 4))], ["aten::neg", "negation of a bool tensor", "logical_not"]),
 }
 
 def source_line(cls):
