@@ -4,6 +4,7 @@
 // byte with naive references, on odd shapes, with guard bytes after the output.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "kernel_reference.h"
@@ -98,7 +99,9 @@ TEST_CASE("tril_triu: diagonals inside, on and outside the matrix") {
     ThreadPool pool(threads);
     for (int64_t elem : {1, 4, 8}) {
       for (const Mat& m : kMats) {
-        for (int64_t diagonal : {-200, -3, -1, 0, 1, 2, 6, 200}) {
+        for (int64_t diagonal :
+             {std::numeric_limits<int64_t>::min(), int64_t{-200}, int64_t{-3}, int64_t{-1}, int64_t{0},
+              int64_t{1}, int64_t{2}, int64_t{6}, int64_t{200}, std::numeric_limits<int64_t>::max()}) {
           for (bool upper : {false, true}) {
             aotc::rt::TriangleParams p;
             const int64_t batch = m.batch, rows = m.rows, cols = m.cols;

@@ -15,12 +15,15 @@ void tril_triu(ThreadPool& pool, const TriangleParams& p, const void* x, void* y
   const auto* src = static_cast<const unsigned char*>(x);
   auto* dst = static_cast<unsigned char*>(y);
   const int64_t row_bytes = p.cols * p.elem_size;
+  // A diagonal past either corner acts as that corner's; clamping it keeps r + diagonal
+  // from overflowing (torch accepts any int64).
+  const int64_t diagonal = detail::max_i64(-p.rows - 1, detail::min_i64(p.diagonal, p.cols + 1));
   pool.parallel_for(p.batch * p.rows, detail::min_chunk_for(p.cols), [&](int64_t begin, int64_t end) {
     for (int64_t br = begin; br < end; ++br) {
       const int64_t r = br % p.rows;
       // Kept columns [lo, hi): tril keeps c <= r + diagonal, triu keeps c >= r + diagonal.
-      int64_t lo = p.upper ? r + p.diagonal : 0;
-      int64_t hi = p.upper ? p.cols : r + p.diagonal + 1;
+      int64_t lo = p.upper ? r + diagonal : 0;
+      int64_t hi = p.upper ? p.cols : r + diagonal + 1;
       lo = detail::max_i64(0, detail::min_i64(lo, p.cols));
       hi = detail::max_i64(lo, detail::min_i64(hi, p.cols));
       const unsigned char* s = src + br * row_bytes;
