@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstring>
 
+#include <limits>
+
 #include "kernel_table.h"
 
 namespace aotc::test {
@@ -213,9 +215,11 @@ void scatter_cases(KernelTable& t) {
 // ---- tril / triu
 void tril_triu_cases(KernelTable& t) {
   const int64_t huge = int64_t{1} << 40;
+  const int64_t most = std::numeric_limits<int64_t>::max(), least = std::numeric_limits<int64_t>::min();
   for (const int64_t elem : {1, 2, 4, 8})
     for (const bool upper : {false, true})
-      for (const int64_t diag : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{5}, int64_t{-4}, huge, -huge})
+      for (const int64_t diag :
+           {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{5}, int64_t{-4}, huge, -huge, most, least})
         for (const auto& s :
              std::vector<std::vector<int64_t>>{{1, 7, 9}, {3, 11, 5}, {2, 1, 1}, {1, 64, 65}}) {
           rt::TriangleParams p;
