@@ -1,23 +1,28 @@
-"""CPU benchmark: aotc against LibTorch and ONNX Runtime, in one process, on this machine.
+"""CPU benchmark: aotc against LibTorch, ONNX Runtime, OpenVINO and ExecuTorch, on this machine.
 
-For each model, batch size and thread count it times the three runtimes in rounds: each
-round gives every runtime one untimed run and then --per-round timed runs, so that the
-three see the same machine state (these machines are noisy); a pause (--settle-ms) before
-each turn lets the last runtime's idle worker threads stop spinning, so that they do not
-share the cores with the one being timed. It prints a table of medians and p90s, the
-ratios aotc/peer, the achieved GFLOP/s of each runtime against the machine's sgemm peak
-measured in the same run (at its start, and again in each row's rounds), aotc's arena
-against its liveness lower bound, aotc's compile time, and the peak RSS of aotc-run vs a
-LibTorch process running the same model alone.
+For each model, batch size and thread count it times the runtimes in rounds: each round gives
+every runtime one untimed run and then --per-round timed runs, so that they all see the same
+machine state (these machines are noisy); a pause (--settle-ms) before each turn lets the last
+runtime's idle worker threads stop spinning, so that they do not share the cores with the one
+being timed. It prints a table of medians and p90s with aotc / best peer (median over the rounds
+and its spread), a roofline line per row (the model's GFLOP and aotc's GFLOP/s against the best
+sgemm run timed in the row's own rounds), aotc's arena against its liveness lower bound, aotc's
+compile time, and the peak RSS of aotc-run vs a LibTorch process running the same model alone.
 
-    bench/run.sh                                   # installs onnxruntime, runs everything
+    bench/run.sh                                   # installs the peers, runs everything
     bench/run.sh --models resnet18 --batches 1 --threads 2 --rounds 4
+    bench/run.sh --with-executorch --models resnet18 mobilenet_v2 --batches 1 8 --threads 1 2
 
-The peers:
-  - LibTorch 2.11: the TorchScript module through torch.jit.freeze and
+The peers (one whose package is missing is skipped, with a line saying so):
+  - LibTorch: the TorchScript module through torch.jit.freeze and
     torch.jit.optimize_for_inference, torch.set_num_threads(N);
   - ONNX Runtime: torch.onnx.export (the TorchScript-based exporter), CPU provider,
     intra_op_num_threads=N, inter_op_num_threads=1, sequential execution;
+  - OpenVINO: the same ONNX file, CPU plugin, INFERENCE_NUM_THREADS=N, LATENCY hint, f32
+    precision (not its bf16 default where the CPU has AMX/AVX512_BF16), the same numpy inputs;
+  - ExecuTorch with XNNPACK (with --executorch-python): bench/executorch_peer.py, run by the
+    python of its own venv (torch 2.15), lowers the same weights to a .pte and runs it with its
+    threadpool at N, as a process that times one round whenever this one asks;
   - aotc: the .so loaded with ctypes, called through its C ABI, one context with N threads.
 """
 import argparse
@@ -272,6 +277,125 @@ def p90(values):
     return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
 
 
+# ---- runtimes and peers ----------------------------------------------------------------------
+
+RUNTIMES = ["aotc", "libtorch", "onnxruntime", "openvino", "executorch"]
+PEERS = RUNTIMES[1:]
+LABELS = {"aotc": "aotc", "libtorch": "LibTorch", "onnxruntime": "ORT", "openvino": "OpenVINO",
+          "executorch": "ExecuTorch"}
+
+
+def find_peers(executorch_python):
+    """{peer: version} of the peers that can run here; prints a line for each one skipped, so
+    that a missing package shows as a missing column, never as a crash."""
+    found = {"libtorch": torch.__version__}
+    for module in ["onnxruntime", "openvino"]:
+        try:
+            found[module] = __import__(module).__version__.split("-")[0]
+        except ImportError:
+            print(f"{module}: not installed, skipped (bench/run.sh installs it)", flush=True)
+    if not executorch_python:
+        print("executorch: skipped (no --executorch-python; bench/run.sh --with-executorch makes its venv)",
+              flush=True)
+    else:
+        r = subprocess.run([executorch_python, "-c", "from importlib.metadata import version; "
+                            "import executorch.runtime, torch; print(version('executorch'), torch.__version__)"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            et, et_torch = r.stdout.split()
+            found["executorch"] = f"{et} (torch {et_torch.split('+')[0]})"
+        else:
+            last = (r.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"executorch: skipped ({executorch_python} cannot import it: {last[:200]})", flush=True)
+    return found
+
+
+class InProcess:
+    """A runtime called in this process; run() does one inference."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def warm(self, n):
+        for _ in range(n):
+            self.run()
+
+    def round(self, n):
+        """One round's timed runs (ms), after an untimed one that wakes this runtime's threads
+        after the others ran."""
+        self.run()
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            self.run()
+            times.append((time.perf_counter() - start) * 1e3)
+        return times
+
+    def close(self):
+        pass
+
+
+class ExecuTorchPeer:
+    """bench/executorch_peer.py --serve, run by the python of ExecuTorch's own venv (it needs
+    torch 2.15's libtorch, this process has 2.11's). One process per configuration, kept warm
+    like the in-process runtimes and asked for one round at a time, so that it takes its turn in
+    the same alternating rounds; it times itself, so the pipe is not in its times."""
+
+    def __init__(self, python, extra_args, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        script = os.path.join(ROOT, "bench", "executorch_peer.py")
+        self.proc = subprocess.Popen([python, script, "--serve", *extra_args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        if not self._reply().get("ready"):
+            raise RuntimeError("no ready line")
+
+    def _reply(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            self.close()
+            with open(self.log_path) as f:
+                tail = [s for s in f.read().splitlines() if s.strip()][-1:] or ["exited"]
+            raise RuntimeError(f"failed: {tail[0][:200]} (log: {self.log_path})")
+        return json.loads(line)
+
+    def warm(self, n):
+        pass  # done by the process before it said ready
+
+    def round(self, n):
+        self.proc.stdin.write("round\n")
+        self.proc.stdin.flush()
+        return self._reply()["ms"]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+        self.log.close()
+
+
+def check_peer(notes, peer, got, want, tol=1e-3):
+    """A peer that computes something else would make its times meaningless: note it. Looser
+    than aotc's 1e-4: the peers' own kernels (Winograd, other summation orders) are not ours
+    to hold to it."""
+    err = rel_l2(torch.as_tensor(np.asarray(got)), want)
+    if err > tol:
+        notes[peer] = f"WRONG: rel L2 {err:.2e}"
+
+
+def versus_best_peer(row):
+    """aotc / best peer: in each round, aotc's median over the fastest peer's median of that
+    round; the row gives the median of those ratios and their min..max (the spread), and the
+    peer fastest overall. Peers with a WRONG note do not count."""
+    peers = [k for k in PEERS if f"{k}_round_medians_ms" in row and "WRONG" not in row["notes"].get(k, "")]
+    if "aotc_round_medians_ms" not in row or not peers:
+        return {}
+    ratios = [a / min(row[f"{k}_round_medians_ms"][i] for k in peers)
+              for i, a in enumerate(row["aotc_round_medians_ms"])]
+    return {"best_peer": min(peers, key=lambda k: row[f"{k}_median_ms"]),
+            "vs_best": statistics.median(ratios), "vs_best_min": min(ratios), "vs_best_max": max(ratios)}
+
+
 
 def first_tensor(value):
     if isinstance(value, torch.Tensor):
@@ -323,7 +447,7 @@ def cpu_model():
 
 # ---- one configuration -----------------------------------------------------------------------
 
-def bench_model(args, name, batch, work, peaks, sgemm):
+def bench_model(args, name, batch, work, peaks, sgemm, peers):
     rows = []
     model, inputs = make_model(name, batch)
     tensors = [t for _, t in inputs]
@@ -348,18 +472,32 @@ def bench_model(args, name, batch, work, peaks, sgemm):
     with torch.no_grad():
         want = first_tensor(model(*tensors))
 
-    # ONNX Runtime
-    ort_note = ""
-    ort_session = None
+    # ONNX Runtime and OpenVINO run the same ONNX file (the TorchScript-based exporter).
+    onnx_note = ""
     onnx_path = os.path.join(work, f"{name}_b{batch}.onnx")
-    try:
-        import onnxruntime as ort
-        if not os.path.exists(onnx_path):
-            with torch.no_grad(), mha_fastpath_off():
-                torch.onnx.export(model, tuple(tensors), onnx_path, input_names=[n for n, _ in inputs],
-                                  opset_version=17, dynamo=False)
-    except Exception as e:  # noqa: BLE001 - reported in the table
-        ort_note = f"export failed: {str(e).splitlines()[0][:200]}"
+    if "onnxruntime" in peers or "openvino" in peers:
+        try:
+            if not os.path.exists(onnx_path):
+                with torch.no_grad(), mha_fastpath_off():
+                    torch.onnx.export(model, tuple(tensors), onnx_path, input_names=[n for n, _ in inputs],
+                                      opset_version=17, dynamo=False)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            onnx_note = f"export failed: {str(e).splitlines()[0][:200]}"
+    feeds = {n: t.numpy() for n, t in inputs}
+
+    # ExecuTorch: bench/executorch_peer.py in its own venv, on these weights and this input (the
+    # other venv's torch could seed its weights differently). Lowered again once per batch size.
+    et_args = None
+    if "executorch" in peers:
+        state = os.path.join(work, f"{name}_b{batch}_state.pt")
+        torch.save(model.state_dict(), state)
+        x_path = os.path.join(work, f"{name}_b{batch}_input.npy")
+        np.save(x_path, tensors[0].numpy())
+        pte = os.path.join(work, f"{name}_b{batch}_xnnpack.pte")
+        if os.path.exists(pte):
+            os.remove(pte)
+        et_args = ["--model", name, "--batch", str(batch), "--pte", pte, "--state", state, "--input", x_path,
+                   "--warmup", str(args.warmup), "--per-round", str(args.per_round)]
 
     for threads in args.threads:
         torch.set_num_threads(threads)
@@ -373,13 +511,15 @@ def bench_model(args, name, batch, work, peaks, sgemm):
             err = rel_l2(got, want)
             if err > 1e-4:
                 notes["aotc"] = f"WRONG: rel L2 {err:.2e}"
-            runners["aotc"] = aotc_model.run
+            runners["aotc"] = InProcess(aotc_model.run)
         with torch.no_grad():
             def libtorch_run(frozen=frozen, tensors=tensors):
                 with torch.no_grad():
                     return frozen(*tensors)
-            runners["libtorch"] = libtorch_run
-        if not ort_note:
+            runners["libtorch"] = InProcess(libtorch_run)
+        if onnx_note:
+            notes["onnx"] = onnx_note
+        if "onnxruntime" in peers and not onnx_note:
             import onnxruntime as ort
             so_opts = ort.SessionOptions()
             so_opts.intra_op_num_threads = threads
@@ -387,44 +527,65 @@ def bench_model(args, name, batch, work, peaks, sgemm):
             so_opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             so_opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             ort_session = ort.InferenceSession(onnx_path, so_opts, providers=["CPUExecutionProvider"])
-            feeds = {n: t.numpy() for n, t in inputs}
-            runners["onnxruntime"] = lambda s=ort_session, f=feeds: s.run(None, f)
-        elif ort_note:
-            notes["onnxruntime"] = ort_note
-        # The peak again in these rounds (aotc's sgemm, one timed run a round): the machine's
-        # speed drifts over minutes (other tenants), and a model's share of the peak is read
-        # against the peak of the same moments.
+            check_peer(notes, "onnxruntime", ort_session.run(None, feeds)[0], want)
+            runners["onnxruntime"] = InProcess(lambda s=ort_session, f=feeds: s.run(None, f))
+        if "openvino" in peers and not onnx_note:
+            import openvino as ov
+            # f32 asked for: on a CPU with AMX or AVX512_BF16 OpenVINO's default is bf16 (on this
+            # machine's Xeon, 2026-11-28: resnet18 at 8.7 ms, rel L2 3.5e-3 from torch), which
+            # would time a different computation from the others' fp32.
+            compiled = ov.Core().compile_model(onnx_path, "CPU", {"INFERENCE_NUM_THREADS": threads,
+                                                                  "PERFORMANCE_HINT": "LATENCY",
+                                                                  "INFERENCE_PRECISION_HINT": "f32"})
+            request = compiled.create_infer_request()
+            request.infer(feeds)
+            check_peer(notes, "openvino", request.get_output_tensor(0).data, want)
+            runners["openvino"] = InProcess(lambda r=request, f=feeds: r.infer(f))
+        if et_args:
+            out_path = os.path.join(work, f"{name}_b{batch}_t{threads}_executorch_out.npy")
+            try:
+                et = ExecuTorchPeer(args.executorch_python, et_args + ["--threads", str(threads), "--output", out_path],
+                                    os.path.join(work, f"{name}_b{batch}_t{threads}_executorch.log"))
+                check_peer(notes, "executorch", np.load(out_path), want)
+                runners["executorch"] = et
+            except RuntimeError as e:
+                notes["executorch"] = str(e)
+        # The sgemm peak again in these rounds (one run a round each of aotc's sgemm and torch.mm,
+        # the best of them is the row's peak): the machine's speed drifts over minutes (other
+        # tenants), and a model's share of the peak is read against the peak of the same moments.
         sgemm_model = AotcModel(sgemm[0], [sgemm[1]], threads)
-        runners["sgemm"] = sgemm_model.run
+        runners["sgemm"] = InProcess(sgemm_model.run)
+        mm_a, mm_b = torch.randn(SGEMM_N, SGEMM_N), torch.randn(SGEMM_N, SGEMM_N)
+        runners["sgemm_torch"] = InProcess(lambda: torch.mm(mm_a, mm_b))
 
-        times = {k: [] for k in runners}
-        for k, run in runners.items():  # warm-up
-            for _ in range(args.warmup):
-                run()
+        rounds = {k: [] for k in runners}  # per runtime, each round's timed runs (ms)
+        for k, runner in runners.items():  # warm-up (ExecuTorch's process warmed itself up)
+            runner.warm(args.warmup)
         for _ in range(args.rounds):
-            for k, run in runners.items():
+            for k, runner in runners.items():
                 # Idle workers of the runtime timed before spin on for tens of ms (ONNX
                 # Runtime's intra-op pool by default): measured on mobilenet_v2, aotc took
                 # 12.3 ms right after ORT's runs and 7.0 ms alone or after this pause.
                 time.sleep(args.settle_ms / 1e3)
-                run()  # untimed: wakes this runtime's threads after the others ran
-                for _ in range(1 if k == "sgemm" else args.per_round):
-                    start = time.perf_counter()
-                    run()
-                    times[k].append((time.perf_counter() - start) * 1e3)
+                rounds[k].append(runner.round(1 if k.startswith("sgemm") else args.per_round))
+        for runner in runners.values():
+            runner.close()
         if "aotc" in runners:
             aotc_model.close()
         sgemm_model.close()
-        med = {k: statistics.median(v) for k, v in times.items()}
+        best_sgemm_ms = min(t for k in ["sgemm", "sgemm_torch"] for r in rounds[k] for t in r)
         row = {"model": name, "batch": batch, "threads": threads, "runs": args.rounds * args.per_round,
                "gflop": flops / 1e9, "peak_gflops": peaks[threads],
-               "row_peak_gflops": 2 * SGEMM_N ** 3 / (med["sgemm"] / 1e3) / 1e9,
+               "row_peak_gflops": 2 * SGEMM_N ** 3 / (best_sgemm_ms / 1e3) / 1e9,
                "compile_s": compile_s, "arena": arena, "lower_bound": bound, "notes": notes}
-        for k in ["aotc", "libtorch", "onnxruntime"]:
-            if k in med:
-                row[f"{k}_median_ms"] = med[k]
-                row[f"{k}_p90_ms"] = p90(times[k])
-                row[f"{k}_gflops"] = flops / 1e9 / (med[k] / 1e3)
+        for k in RUNTIMES:
+            if k in rounds:
+                all_ms = [t for r in rounds[k] for t in r]
+                row[f"{k}_median_ms"] = statistics.median(all_ms)
+                row[f"{k}_p90_ms"] = p90(all_ms)
+                row[f"{k}_round_medians_ms"] = [statistics.median(r) for r in rounds[k]]
+                row[f"{k}_gflops"] = flops / 1e9 / (row[f"{k}_median_ms"] / 1e3)
+        row.update(versus_best_peer(row))
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -450,33 +611,44 @@ def fmt(v, spec=".2f"):
     return "-" if v is None else format(v, spec)
 
 
-def report(rows, torch_sgemm, aotc_sgemm, header):
+def report(rows, torch_sgemm, aotc_sgemm, header, peers):
     lines = [header, ""]
-    lines.append("| model | batch | threads | aotc ms (p90) | LibTorch ms (p90) | ORT ms (p90) | aotc/LibTorch "
-                 "| aotc/ORT | aotc GFLOP/s (% peak: row / start) | sgemm GFLOP/s in the row | LibTorch GFLOP/s "
-                 "| ORT GFLOP/s | notes |")
-    lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    shown = ["aotc"] + [k for k in PEERS if k in peers]
+    lines.append("| model | batch | threads | " + " | ".join(f"{LABELS[k]} ms (p90)" for k in shown)
+                 + " | aotc / best peer (min..max) | notes |")
+    lines.append("| --- | ---: | ---: | " + " | ".join("---:" for _ in shown) + " | ---: | --- |")
     for r in rows:
-        a, t, o = r.get("aotc_median_ms"), r.get("libtorch_median_ms"), r.get("onnxruntime_median_ms")
-        row_peak = r.get("row_peak_gflops")
-        pct = (f" ({100 * r['aotc_gflops'] / row_peak:.0f}% / {100 * r['aotc_gflops'] / r['peak_gflops']:.0f}%)"
-               if a and row_peak else "")
+        cells = [f"{fmt(r.get(f'{k}_median_ms'))} ({fmt(r.get(f'{k}_p90_ms'))})" if f"{k}_median_ms" in r else "-"
+                 for k in shown]
+        vs = (f"{r['vs_best']:.2f} ({r['vs_best_min']:.2f}..{r['vs_best_max']:.2f}) {LABELS[r['best_peer']]}"
+              if "vs_best" in r else "-")
+        if "vs_best" in r and r["vs_best"] > 1:
+            vs = f"**{vs}**"  # behind the best peer
         notes = "; ".join(f"{k}: {v}" for k, v in r["notes"].items()).replace("|", "/")
-        lines.append(
-            f"| {r['model']} | {r['batch']} | {r['threads']} "
-            f"| {fmt(a)} ({fmt(r.get('aotc_p90_ms'))}) | {fmt(t)} ({fmt(r.get('libtorch_p90_ms'))}) "
-            f"| {fmt(o)} ({fmt(r.get('onnxruntime_p90_ms'))}) "
-            f"| {fmt(a / t if a and t else None)} | {fmt(a / o if a and o else None)} "
-            f"| {fmt(r.get('aotc_gflops'), '.1f')}{pct} | {fmt(row_peak, '.1f')} "
-            f"| {fmt(r.get('libtorch_gflops'), '.1f')} "
-            f"| {fmt(r.get('onnxruntime_gflops'), '.1f')} | {notes} |")
+        lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | " + " | ".join(cells) + f" | {vs} | {notes} |")
+    lines += ["", "aotc / best peer: per round, aotc's median over the fastest peer's median in that round; the "
+              "median of the rounds' ratios, their min..max, and the peer fastest overall. Above 1 (bold): "
+              "behind it.", ""]
+
+    # Roofline: how far from the machine's limit, next to how far from the peers.
+    lines.append("Roofline (FLOPs by torch's counter on one eager forward; peak: the best sgemm run of the "
+                 f"row's own rounds, {SGEMM_N}x{SGEMM_N}x{SGEMM_N} fp32, aotc's linear layer or torch.mm):")
+    lines.append("")
+    for r in rows:
+        if not r.get("aotc_gflops") or not r.get("row_peak_gflops"):
+            continue
+        peak = r["row_peak_gflops"]
+        best = r.get("best_peer")
+        peer = (f"; best peer {LABELS[best]} {r[f'{best}_gflops']:.1f} GFLOP/s = {r[f'{best}_gflops'] / peak:.2f}"
+                if best else "")
+        lines.append(f"- {r['model']} (batch {r['batch']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}): "
+                     f"{r['gflop']:.2f} GFLOP, aotc {r['aotc_gflops']:.1f} GFLOP/s = {r['aotc_gflops'] / peak:.2f} "
+                     f"of the {peak:.0f} GFLOP/s sgemm peak{peer}")
     def rates(r):
         return ", ".join(f"{t} thread{'s' if t > 1 else ''}: {g:.1f} GFLOP/s" for t, g in sorted(r.items()))
     lines += ["", f"sgemm {SGEMM_N}x{SGEMM_N} fp32 measured at the start of this run: torch.mm {rates(torch_sgemm)}; "
-              f"aotc (a linear layer) {rates(aotc_sgemm)}. % peak: \"row\" is against aotc's sgemm timed in the "
-              "row's own rounds (one run a round, alternating with the three runtimes), \"start\" against the "
-              "better of the two rates above. Winograd layers count as direct convolution (their FLOPs as if "
-              "computed directly), so a model can pass 100%.", ""]
+              f"aotc (a linear layer) {rates(aotc_sgemm)}. Winograd layers count as direct convolution (their "
+              "FLOPs as if computed directly), so a model can pass 1.0 of the peak.", ""]
     lines.append("| model | batch | aotc compile s | arena bytes | lower bound | ratio | peak RSS aotc-run | "
                  "peak RSS LibTorch |")
     lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -509,8 +681,12 @@ def main():
     ap.add_argument("--no-rss", dest="rss", action="store_false")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build/bench"))
     ap.add_argument("--results", default="", help="write the markdown table here too")
+    ap.add_argument("--executorch-python", default=os.environ.get("AOTC_BENCH_EXECUTORCH_PYTHON", ""),
+                    help="python of ExecuTorch's venv (bench/run.sh --with-executorch makes it); "
+                         "without it ExecuTorch is skipped")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    peers = find_peers(args.executorch_python)
     torch_sgemm = {t: measure_peak_gflops(t) for t in args.threads}
     sgemm = aotc_sgemm_model(args.aotc, args.workdir)
     aotc_sgemm = measure_aotc_sgemm_gflops(sgemm, args.threads)
@@ -520,17 +696,17 @@ def main():
     for name in args.models:
         for batch in args.batches:
             try:
-                rows += bench_model(args, name, batch, args.workdir, peaks, sgemm)
+                rows += bench_model(args, name, batch, args.workdir, peaks, sgemm, peers)
             except Exception as e:  # noqa: BLE001 - one model's failure must not end the run
                 print(f"{name} batch {batch}: failed: {e}", file=sys.stderr, flush=True)
                 rows.append({"model": name, "batch": batch, "threads": "-", "runs": 0, "gflop": 0,
                              "peak_gflops": 1, "compile_s": None, "arena": None, "lower_bound": None,
                              "notes": {"bench": str(e).splitlines()[0][:200]}})
-    import onnxruntime
-    header = (f"CPU benchmark, {datetime.date.today()}: {cpu_model()}, {os.cpu_count()} cores; torch "
-              f"{torch.__version__}, onnxruntime {onnxruntime.__version__}; {args.rounds} rounds x "
-              f"{args.per_round} timed runs per runtime after {args.warmup} warm-up; medians and p90 in ms.")
-    text = report(rows, torch_sgemm, aotc_sgemm, header)
+    versions = ", ".join(f"{LABELS[k]} {v}" for k, v in peers.items())
+    header = (f"CPU benchmark, {datetime.date.today()}: {cpu_model()}, {os.cpu_count()} cores; {versions}; "
+              f"{args.rounds} rounds x {args.per_round} timed runs per runtime after {args.warmup} warm-up; "
+              "medians and p90 in ms.")
+    text = report(rows, torch_sgemm, aotc_sgemm, header, peers)
     print(text)
     if args.results:
         with open(args.results, "w") as f:
