@@ -450,9 +450,10 @@ void do_context(FuzzedDataProvider& in) {
       options.dim_limits = reinterpret_cast<const aotc_dim_limit*>(static_cast<uintptr_t>(v));
     else  // minor version 2 named the word: a stream on a CPU model fails like a reserved word
       options.cuda_stream = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
-    reserved_zero = which == 0   ? static_cast<int32_t>(v) >= 0
-                    : which == 3 ? v == 0
-                                 : static_cast<int32_t>(v) == 0;
+    // The pointers (3, 4) are whole words: a null low half with high bits set is no null.
+    reserved_zero = which == 0                 ? static_cast<int32_t>(v) >= 0
+                    : which == 3 || which == 4 ? v == 0
+                                               : static_cast<int32_t>(v) == 0;
   }
   // The arena the model needs for this thread count (as a caller would ask for it).
   uint64_t need = 0, alignment = 0;
