@@ -219,8 +219,7 @@ void set_elementwise_output(LowerContext& ctx, int result) {
   ctx.set_tensor_output(0, result);
 }
 
-namespace {
-bool keeps_integer_dtype(rt::UnaryOp op) {
+bool unary_keeps_integer_dtype(rt::UnaryOp op) {
   using rt::UnaryOp;
   switch (op) {
     case UnaryOp::Identity:
@@ -240,11 +239,10 @@ bool keeps_integer_dtype(rt::UnaryOp op) {
       return false;
   }
 }
-}  // namespace
 
 void lower_unary(LowerContext& ctx, rt::UnaryOp op, double a, double b) {
   int x = ctx.tensor(0);
-  if (!keeps_integer_dtype(op)) x = cast_to(ctx, x, ir::DType::Float32);
+  if (!unary_keeps_integer_dtype(op)) x = cast_to(ctx, x, ir::DType::Float32);
   set_elementwise_output(ctx, add_unary_op(ctx, op, x, a, b));
 }
 

@@ -68,6 +68,10 @@ void set_elementwise_output(LowerContext& ctx, int result);
 // through the ops rt::unary implements and are converted to float32 for the others (as
 // torch promotes them); in-place forms write back in self's dtype.
 void lower_unary(LowerContext& ctx, rt::UnaryOp op, double a = 0, double b = 0);
+// The unary ops that integer and bool tensors keep their dtype through (rt::unary computes
+// them); lower_unary converts integers to float32 for the others. neg and abs of bool are
+// refused before (unary_math.cpp), as torch refuses them.
+bool unary_keeps_integer_dtype(rt::UnaryOp op);
 
 // Registers name and name_ (the in-place form) with the same lowering.
 void register_with_inplace(Registry& r, const std::string& name, LowerFn fn);

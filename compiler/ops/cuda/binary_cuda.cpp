@@ -9,9 +9,6 @@
 
 namespace aotc::ops::cuda {
 
-// unary_cuda.cpp: v rounded into t as the CPU rounds an integer clamp's bounds, as a literal.
-std::string int_bound_literal(ir::DType t, double v);
-
 namespace {
 
 using rt::BinaryOp;

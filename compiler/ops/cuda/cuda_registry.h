@@ -76,6 +76,11 @@ std::string kernel_name(size_t op_index, const std::string& suffix = "");
 // C++ expression of x[i] (unary_cuda.cpp, cast_cuda.cpp).
 CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index, const std::string& value);
 
+// An integer clamp's bound v rounded into t as the CPU's bound_to rounds it
+// (runtime/src/kernels/unary.cpp: -inf and NaN give t's minimum, +inf its maximum; bool:
+// v != 0), as a C++ literal of t (unary_cuda.cpp; binary_cuda.cpp for a fused clamp).
+std::string int_bound_literal(ir::DType t, double v);
+
 // Checks that every op of the graph has a CUDA generator that takes its operands' dtypes, and fails
 // with a CompileError naming the first one that does not (its kind and Python line).
 void check_cuda_support(const ir::Graph& graph);

@@ -5,13 +5,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "../elementwise.h"
 #include "cuda_registry.h"
 
 namespace aotc::ops::cuda {
 
-// Also binary_cuda.cpp's, for an integer clamp fused into a binary op. Clamps v into t's
-// range before converting, as the CPU's bound_to (runtime/src/kernels/unary.cpp): -inf
-// and NaN give the minimum, +inf the maximum (bool: v != 0).
 std::string int_bound_literal(ir::DType t, double v) {
   if (t == ir::DType::Bool) return v != 0.0 ? "true" : "false";
   if (t == ir::DType::Int32) {
@@ -32,29 +30,13 @@ namespace {
 
 using rt::UnaryOp;
 
-// The ops whose CPU kernel computes them for dtype t (rt::unary copies or leaves unwritten
-// the others; the lowering never makes them).
+// The ops the CPU kernels compute for dtype t: every float32 op but BitwiseNot, and for
+// integers and bool those that keep their dtype (bool has no neg or abs).
 bool computes(UnaryOp op, ir::DType t) {
   if (t == ir::DType::Float32) return op != UnaryOp::BitwiseNot;
-  if (t != ir::DType::Int64 && t != ir::DType::Int32 && t != ir::DType::Bool) return false;
-  switch (op) {
-    case UnaryOp::Identity:
-    case UnaryOp::Relu:
-    case UnaryOp::Clamp:
-    case UnaryOp::Sign:
-    case UnaryOp::Square:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-    case UnaryOp::Trunc:
-    case UnaryOp::BitwiseNot:
-      return true;
-    case UnaryOp::Neg:  // torch refuses both on bool
-    case UnaryOp::Abs:
-      return t != ir::DType::Bool;
-    default:
-      return false;
-  }
+  if (t == ir::DType::Bool && (op == UnaryOp::Neg || op == UnaryOp::Abs)) return false;
+  return (t == ir::DType::Int64 || t == ir::DType::Int32 || t == ir::DType::Bool) &&
+         unary_keeps_integer_dtype(op);
 }
 
 CudaCode emit_unary(const EmitContext& e, const ir::Op& op, size_t index) {
