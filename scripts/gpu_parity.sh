@@ -11,7 +11,7 @@
 #     torch.compile(mode="reduce-overhead") in one process, 3 alternating rounds (--no-bench: not).
 # The last line sums them: "N passed, M failed".
 #   scripts/gpu_parity.sh [--no-bench]
-# Environment: OUT (default ./gpu-out), BUILD, WORK, PRECISIONS (default "fp32 tf32 fp16"),
+# Environment: OUT (default ./gpu-out), BUILD, WORK, PRECISIONS (unset: "fp32 tf32 fp16"; empty: none),
 # MODELS (default e2e: all), JOBS (models compiled at once, default half the cores),
 # BENCH_MODELS (default fcn_resnet50,lstm_tagger,mc3_18_clip), ROUNDS (default 3), BENCH_ARGS (more
 # bench/gpu_bench.py options, e.g. --profile MODEL,...).
@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out}
 BUILD=${BUILD:-/tmp/aotc-gpu-build}
 WORK=${WORK:-/tmp/aotc-gpu-parity}
-PRECISIONS=${PRECISIONS:-fp32 tf32 fp16}
+PRECISIONS=${PRECISIONS-fp32 tf32 fp16}
 MODELS=${MODELS:-e2e}
 JOBS=${JOBS:-$(( $(nproc) / 2 ))}
 BENCH_MODELS=${BENCH_MODELS:-fcn_resnet50,lstm_tagger,mc3_18_clip}
