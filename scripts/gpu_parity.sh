@@ -35,12 +35,17 @@ ninja -C "$BUILD" tests/cuda_kernel_table >>"$OUT/build.log" 2>&1 || { tail -40 
 logs=()
 "$BUILD/tests/cuda_kernel_table" 2>&1 | tee "$OUT/kernel_table.txt"
 logs+=("$OUT/kernel_table.txt")
-for precision in $PRECISIONS; do
+# Every precision in one run: each model's torch references once, its runs beside the
+# compiles of the models after it.
+read -r -a precisions <<<"$PRECISIONS"
+if [ "${#precisions[@]}" -gt 0 ]; then
+  tag=$(IFS=_; echo "${precisions[*]}")
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK/models" --models "$MODELS" --jobs "$JOBS" \
-    --precision "$precision" --json "$OUT/parity_$precision.json" 2>&1 | tee "$OUT/parity_$precision.txt"
-  logs+=("$OUT/parity_$precision.txt")
-done
+    --precision "$(IFS=,; echo "${precisions[*]}")" --json "$OUT/parity_$tag.json" 2>&1 |
+    tee "$OUT/parity_$tag.txt"
+  logs+=("$OUT/parity_$tag.txt")
+fi
 if [ "${1:-}" != "--no-bench" ]; then
   python3 "$ROOT/tests/cuda/check_cuda_models.py" --aotc "$BUILD/compiler/aotc" \
     --aotc-run "$BUILD/tools/aotc-run/aotc-run" --workdir "$WORK/bench" --models "$BENCH_MODELS" --jobs "$JOBS" \

@@ -9,7 +9,12 @@ are reported beside):
 through the C ABI on device memory
 (torch's CUDA tensors, torch's current stream), on host memory, and through aotc-run (.npy
 files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
-the compile checks still run and the test reports SKIP (exit status 77) for the rest."""
+the compile checks still run and the test reports SKIP (exit status 77) for the rest.
+
+--precision takes a comma-separated list (fp32,tf32,fp16): each model is then compiled once
+per precision and torch's references are computed once for all of them. Compiles run --jobs
+at a time, and a model's runs start as soon as its compiles are done, while later models
+still compile."""
 import concurrent.futures
 import json
 import os
@@ -52,11 +57,11 @@ def build_model(name, work):
     return pt, inputs
 
 
-def compile_model(args, pt, inputs, work):
-    so = os.path.join(work, f"model_{args.precision}.so")
+def compile_model(args, precision, pt, inputs, work):
+    so = os.path.join(work, f"model_{precision}.so")
     start = time.monotonic()
     result = run_aotc(args.aotc, pt, so, inputs, target="cuda",
-                      extra=["--cuda-arch", args.cuda_arch, "--precision", args.precision])
+                      extra=["--cuda-arch", args.cuda_arch, "--precision", precision])
     seconds = time.monotonic() - start
     if result.returncode != 0:
         raise RuntimeError(f"aotc failed:\n{result.stderr[-4000:]}")
@@ -93,14 +98,17 @@ def poisoned(info, device):
     return torch.full(info["shape"], fill, dtype=dtype, device=device)
 
 
-def check_on_gpu(args, name, pt, so, inputs, work):
+def torch_references(pt, inputs, precisions):
+    """torch's results for a model, computed once for every precision checked: "expected" (the
+    reference) and the ones reported beside aotc's, by name."""
     loaded = torch.jit.load(pt, map_location="cuda")
     cuda_inputs = [t.cuda() for _, t in inputs]
+    beside = {}
     with torch.no_grad():
         try:  # torch's own float32 result on the GPU, reported beside
-            torch_fp32 = flatten(loaded(*cuda_inputs), [])
+            beside["torch-fp32"] = flatten(loaded(*cuda_inputs), [])
         except Exception:  # noqa: BLE001 (a model that makes CPU tensors inside)
-            torch_fp32 = None
+            pass
         # The reference: torch's CPU float64 result. Not CUDA's: its fused encoder layer
         # (aten::_transformer_encoder_layer_fwd, pre-norm GELU) differs from the CPU one and
         # from the unfused layers by 5.2e-5 even in float64 (measured on an H100, 2026-11-23).
@@ -109,17 +117,26 @@ def check_on_gpu(args, name, pt, so, inputs, work):
         if expected is None:
             expected = flatten(torch.jit.load(pt, map_location="cpu")(*[t for _, t in inputs]), [])
         cuda64 = as_float64(pt, "cuda", cuda_inputs)
+        if cuda64 is not None:
+            beside["torch-cuda-fp64"] = cuda64
         # fp16 / bf16: torch's own model in that dtype on the same GPU, reported beside aotc's
         # (a network whose activations leave fp16's range fails in torch too).
-        low = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
-        torch_low = None
-        if low is not None:
+        for precision in precisions:
+            low = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+            if low is None:
+                continue
             try:
                 low_model = torch.jit.load(pt, map_location="cuda").to(low)
-                torch_low = flatten(low_model(*[t.to(low) if t.is_floating_point() else t for t in cuda_inputs]), [])
+                outs = flatten(low_model(*[t.to(low) if t.is_floating_point() else t for t in cuda_inputs]), [])
+                beside[f"torch-{precision}"] = [g.float() if g.is_floating_point() else g for g in outs]
             except Exception:  # noqa: BLE001 (a traced model may hold float32 constants)
-                torch_low = None
+                pass
     torch.cuda.synchronize()
+    return {"expected": expected, "beside": beside, "cuda_inputs": cuda_inputs}
+
+
+def check_on_gpu(args, precision, references, so, inputs, work):
+    expected, cuda_inputs = references["expected"], references["cuda_inputs"]
     lib = Library(so)
     if lib.device() != DEVICE_CUDA:
         raise RuntimeError("aotc_model_device does not say CUDA")
@@ -128,12 +145,9 @@ def check_on_gpu(args, name, pt, so, inputs, work):
         return max((output_error(g, w) for g, w in zip(outputs, expected)), default=0.0)
 
     errors = {}
-    if torch_fp32 is not None:
-        errors["torch-fp32"] = worst(torch_fp32)
-    if cuda64 is not None:
-        errors["torch-cuda-fp64"] = worst(cuda64)
-    if torch_low is not None:
-        errors[f"torch-{args.precision}"] = worst([g.float() if g.is_floating_point() else g for g in torch_low])
+    for key, outs in references["beside"].items():
+        if key in ("torch-fp32", "torch-cuda-fp64") or key == f"torch-{precision}":
+            errors[key] = worst(outs)
     stream = torch.cuda.Stream()  # a real stream: torch's default one is the legacy stream, handle 0
     ctx = Context(model, stream.cuda_stream)
     if ctx.stream() != stream.cuda_stream:
@@ -157,7 +171,7 @@ def check_on_gpu(args, name, pt, so, inputs, work):
     info = subprocess.run([args.aotc_run, so, "--info", "--json"], capture_output=True, text=True)
     if info.returncode != 0 or json.loads(info.stdout).get("device") != "cuda":
         raise RuntimeError(f"aotc-run --info --json does not say device cuda: {info.stdout} {info.stderr}")
-    out = os.path.join(work, "out")
+    out = os.path.join(work, f"out_{precision}")
     result = run_aotc_run(args.aotc_run, so, "--output-dir", out, *write_inputs(inputs, work))
     if result.returncode != 0:
         raise RuntimeError(f"aotc-run failed: {result.stderr}")
@@ -179,6 +193,40 @@ def model_names(spec):
     return names
 
 
+def check_model(args, precision, name, row, compiled, built, references, gpu):
+    """One model at one precision: fills row, prints its line, records a failure."""
+    try:
+        if "error" in row:
+            raise RuntimeError(row["error"])
+        result, error = compiled
+        if error is not None:
+            raise error
+        so, seconds, needed = result
+        pt, inputs = built[name]
+        row["compile_s"] = round(seconds, 2)
+        row["needed"] = needed
+        if gpu:
+            row["errors"], per_output = check_on_gpu(args, precision, references, so, inputs,
+                                                     os.path.join(args.workdir, name))
+            worst = max(v for k, v in row["errors"].items() if not k.startswith("torch-"))
+            row["ok"] = bool(worst <= PRECISION_TOLERANCE[precision])
+            status = "ok" if row["ok"] else "FAIL"
+            detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())
+            print(f"{status:4} {name} ({precision}): compiled in {seconds:.1f} s; rel L2 {detail}")
+            if not row["ok"] and len(per_output) > 1:  # which output, to start the search
+                print("     per output (host run): " + ", ".join(f"{i}: {e:.2e}" for i, e in enumerate(per_output)))
+        else:
+            row["ok"] = True
+            print(f"ok   {name} ({precision}): compiled in {seconds:.1f} s, needs {needed}; no GPU: not run")
+    except Exception as e:  # noqa: BLE001
+        row["ok"] = False
+        row["error"] = str(e)
+        print(f"FAIL {name} ({precision}): {str(e)[-1500:]}")
+    if not row["ok"]:
+        failures.append(f"{name} ({precision})")
+    sys.stdout.flush()
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's own float32 result, reported beside
     torch.backends.cudnn.allow_tf32 = False
@@ -186,14 +234,19 @@ def main():
     ap.add_argument("--models", default=DEFAULT_MODELS,
                     help='comma-separated names of tests/cuda/gpu_models.py or tests/e2e/models*.py; "e2e": all '
                          "of the latter")
-    ap.add_argument("--precision", default="fp32", choices=sorted(PRECISION_TOLERANCE))
+    ap.add_argument("--precision", default="fp32",
+                    help="comma-separated, of " + ", ".join(sorted(PRECISION_TOLERANCE)))
     ap.add_argument("--cuda-arch", default="sm_90")
     ap.add_argument("--jobs", type=int, default=1, help="models compiled at once (each runs nvcc)")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    precisions = args.precision.split(",")
+    unknown = [p for p in precisions if p not in PRECISION_TOLERANCE]
+    if unknown:
+        ap.error(f"--precision: unknown {unknown}; choose from {sorted(PRECISION_TOLERANCE)}")
     gpu = gpu_available()
     names = model_names(args.models)
-    rows = {name: {"model": name, "precision": args.precision} for name in names}
+    rows = {(name, p): {"model": name, "precision": p} for name in names for p in precisions}
     built = {}
     for name in names:  # torch makes the TorchScript files one at a time
         work = os.path.join(args.workdir, name)
@@ -201,56 +254,39 @@ def main():
         try:
             built[name] = build_model(name, work)
         except Exception as e:  # noqa: BLE001
-            rows[name]["error"] = f"building the model in torch failed: {e}"
+            for p in precisions:
+                rows[(name, p)]["error"] = f"building the model in torch failed: {e}"
 
-    def compile_one(name):
+    def compile_one(name, precision):
         try:
             pt, inputs = built[name]
-            return name, compile_model(args, pt, inputs, os.path.join(args.workdir, name)), None
+            return compile_model(args, precision, pt, inputs, os.path.join(args.workdir, name)), None
         except Exception as e:  # noqa: BLE001
-            return name, None, e
+            return None, e
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        compiled = {name: (result, error) for name, result, error in pool.map(compile_one, list(built))}
-    for name in names:
-        row = rows[name]
-        try:
-            if "error" in row:
-                raise RuntimeError(row["error"])
-            result, error = compiled[name]
-            if error is not None:
-                raise error
-            so, seconds, needed = result
-            pt, inputs = built[name]
-            row["compile_s"] = round(seconds, 2)
-            row["needed"] = needed
-            if gpu:
-                row["errors"], per_output = check_on_gpu(args, name, pt, so, inputs, os.path.join(args.workdir, name))
-                worst = max(v for k, v in row["errors"].items() if not k.startswith("torch-"))
-                row["ok"] = bool(worst <= PRECISION_TOLERANCE[args.precision])
-                status = "ok" if row["ok"] else "FAIL"
-                detail = ", ".join(f"{k} {v:.2e}" for k, v in row["errors"].items())
-                print(f"{status:4} {name} ({args.precision}): compiled in {seconds:.1f} s; rel L2 {detail}")
-                if not row["ok"] and len(per_output) > 1:  # which output, to start the search
-                    print("     per output (host run): " + ", ".join(f"{i}: {e:.2e}" for i, e in enumerate(per_output)))
-            else:
-                row["ok"] = True
-                print(f"ok   {name} ({args.precision}): compiled in {seconds:.1f} s, needs {needed}; no GPU: not run")
-        except Exception as e:  # noqa: BLE001
-            row["ok"] = False
-            row["error"] = str(e)
-            print(f"FAIL {name} ({args.precision}): {str(e)[-1500:]}")
-        if not row["ok"]:
-            failures.append(f"{name} ({args.precision})")
-        sys.stdout.flush()
-    results = [rows[name] for name in names]
+        futures = {(name, p): pool.submit(compile_one, name, p) for name in built for p in precisions}
+        for name in names:  # in order, each as soon as its compiles are done
+            references = None
+            if gpu and name in built:
+                for p in precisions:
+                    futures[(name, p)].result()
+                try:
+                    references = torch_references(*built[name], precisions)
+                except Exception as e:  # noqa: BLE001
+                    for p in precisions:
+                        rows[(name, p)].setdefault("error", f"torch's reference run failed: {e}")
+            for p in precisions:
+                compiled = futures[(name, p)].result() if (name, p) in futures else (None, None)
+                check_model(args, p, name, rows[(name, p)], compiled, built, references, gpu)
+    results = list(rows.values())
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     if not failures and not gpu:
         print("SKIP: no GPU here; the models compiled, their runs were skipped")
         return SKIP
-    status = finish(f"all {len(results)} models match torch ({args.precision})")
+    status = finish(f"all {len(names)} models match torch ({args.precision})")
     print(f"{len(results) - len(failures)} passed, {len(failures)} failed")
     return status
 
