@@ -1,8 +1,9 @@
 // index_nd.cuh - index arithmetic that several library kernels (runtime/cuda/kernels/)
 // share, so that each formula is written once: output positions and windows of the 3-d
-// pooling and convolution kernels. Each helper keeps the integer width its kernels use:
-// 64-bit for the pooling kernels, 32-bit positions for the convolution kernels whose
-// launcher checks that they fit (a 32-bit division costs several times less).
+// pooling and convolution kernels, and the reading of index tensors. Each helper keeps the
+// integer width its kernels use: 64-bit for the pooling kernels, 32-bit positions for the
+// convolution kernels whose launcher checks that they fit (a 32-bit division costs several
+// times less).
 #pragma once
 
 #include <aotc/rt/kernels.h>
@@ -129,6 +130,22 @@ __device__ __forceinline__ void for_each_transposed_tap(const Window3d& g, Pos3d
       }
     }
   }
+}
+
+// --- index tensors (gather, scatter, index_gather) --------------------------------------
+
+// An index value v made a position in [0, size): wrapped once when negative, then clamped,
+// as on the CPU (runtime/src/kernels/index_util.h), so that no index reaches outside the
+// tensor it indexes.
+__device__ __forceinline__ int64_t wrap_index(int64_t v, int64_t size) {
+  if (v < 0) v += size;
+  return v < 0 ? 0 : (v >= size ? size - 1 : v);
+}
+
+// Element i of an index tensor of int64 or int32, made a position in [0, size).
+template <class Index>
+__device__ __forceinline__ int64_t read_index(const Index* __restrict__ index, int64_t i, int64_t size) {
+  return wrap_index(static_cast<int64_t>(index[i]), size);
 }
 
 }  // namespace aotc::rt::cuda
