@@ -1,9 +1,9 @@
 // index_nd.cuh - index arithmetic that several library kernels (runtime/cuda/kernels/)
 // share, so that each formula is written once: output positions and windows of the 3-d
-// pooling and convolution kernels, and the reading of index tensors. Each helper keeps the
-// integer width its kernels use: 64-bit for the pooling kernels, 32-bit positions for the
-// convolution kernels whose launcher checks that they fit (a 32-bit division costs several
-// times less).
+// pooling and convolution kernels, the reading of index tensors, the layout of reductions
+// over any set of dims. Each helper keeps the integer width its kernels use: 64-bit for
+// the pooling kernels, 32-bit positions for the convolution kernels whose launcher checks
+// that they fit (a 32-bit division costs several times less).
 #pragma once
 
 #include <aotc/rt/kernels.h>
@@ -146,6 +146,37 @@ __device__ __forceinline__ int64_t wrap_index(int64_t v, int64_t size) {
 template <class Index>
 __device__ __forceinline__ int64_t read_index(const Index* __restrict__ index, int64_t i, int64_t size) {
   return wrap_index(static_cast<int64_t>(index[i]), size);
+}
+
+// --- reductions over any set of dims (reduce, reduce_i64) -------------------------------
+
+// The input split into kept dims (the output's, in order) and reduced dims, each with its
+// input stride.
+struct ReduceLayout {
+  int kept_rank = 0, reduced_rank = 0;
+  int64_t kept_dims[8] = {}, kept_strides[8] = {};
+  int64_t reduced_dims[8] = {}, reduced_strides[8] = {};
+  int64_t outputs = 1, count = 1;  // output elements; input elements per output
+};
+
+// The input offset of output element out's first input (every reduced coordinate 0).
+__device__ __forceinline__ int64_t kept_offset(const ReduceLayout& l, int64_t out) {
+  int64_t base = 0;
+  for (int d = l.kept_rank - 1; d >= 0; --d) {
+    base += (out % l.kept_dims[d]) * l.kept_strides[d];
+    out /= l.kept_dims[d];
+  }
+  return base;
+}
+
+// The input offset of an output's j-th input (row-major over the reduced dims), base its
+// kept_offset.
+__device__ __forceinline__ int64_t reduced_offset(const ReduceLayout& l, int64_t base, int64_t j) {
+  for (int d = l.reduced_rank - 1; d >= 0; --d) {
+    base += (j % l.reduced_dims[d]) * l.reduced_strides[d];
+    j /= l.reduced_dims[d];
+  }
+  return base;
 }
 
 }  // namespace aotc::rt::cuda
