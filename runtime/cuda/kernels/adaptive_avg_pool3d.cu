@@ -5,6 +5,7 @@
 // interleaved partial sums added pairwise at the end: here 16 lanes of a warp per plane,
 // which read the plane coalesced and give the CPU's result bit for bit.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -32,21 +33,16 @@ __global__ void adaptive_avg_pool3d_kernel(int64_t total, AdaptivePoolParams p, 
                                            float* __restrict__ y) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const int64_t ow = i % p.out[2];
-  const int64_t oh = (i / p.out[2]) % p.out[1];
-  const int64_t od = (i / (p.out[2] * p.out[1])) % p.out[0];
-  const int64_t plane = i / (p.out[2] * p.out[1] * p.out[0]);
-  const float* xp = x + plane * p.in[0] * p.in[1] * p.in[2];
-  const int64_t d0 = (od * p.in[0]) / p.out[0], d1 = ((od + 1) * p.in[0] + p.out[0] - 1) / p.out[0];
-  const int64_t h0 = (oh * p.in[1]) / p.out[1], h1 = ((oh + 1) * p.in[1] + p.out[1] - 1) / p.out[1];
-  const int64_t w0 = (ow * p.in[2]) / p.out[2], w1 = ((ow + 1) * p.in[2] + p.out[2] - 1) / p.out[2];
+  const OutElement3d o = out_element3d(i, p.out);
+  const float* xp = x + o.plane * p.in[0] * p.in[1] * p.in[2];
+  const Bins3d b = adaptive_bins3d(o, p);
   float sum = 0.0f;
-  for (int64_t id = d0; id < d1; ++id)
-    for (int64_t ih = h0; ih < h1; ++ih) {
+  for (int64_t id = b.d.lo; id < b.d.hi; ++id)
+    for (int64_t ih = b.h.lo; ih < b.h.hi; ++ih) {
       const float* xrow = xp + (id * p.in[1] + ih) * p.in[2];
-      for (int64_t iw = w0; iw < w1; ++iw) sum += xrow[iw];
+      for (int64_t iw = b.w.lo; iw < b.w.hi; ++iw) sum += xrow[iw];
     }
-  y[i] = sum / static_cast<float>((d1 - d0) * (h1 - h0) * (w1 - w0));
+  y[i] = sum / static_cast<float>((b.d.hi - b.d.lo) * (b.h.hi - b.h.lo) * (b.w.hi - b.w.lo));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // the input plane). Bins as adaptive_avg_pool3d.cu's; as the CPU kernel, the value and
 // index are those of the first maximum in bin order (d, h, w) or of the last NaN.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -11,21 +12,16 @@ __global__ void adaptive_max_pool3d_kernel(int64_t total, AdaptivePoolParams p, 
                                            float* __restrict__ y, int64_t* __restrict__ indices) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const int64_t ow = i % p.out[2];
-  const int64_t oh = (i / p.out[2]) % p.out[1];
-  const int64_t od = (i / (p.out[2] * p.out[1])) % p.out[0];
-  const int64_t plane = i / (p.out[2] * p.out[1] * p.out[0]);
-  const float* xp = x + plane * p.in[0] * p.in[1] * p.in[2];
-  const int64_t d0 = (od * p.in[0]) / p.out[0], d1 = ((od + 1) * p.in[0] + p.out[0] - 1) / p.out[0];
-  const int64_t h0 = (oh * p.in[1]) / p.out[1], h1 = ((oh + 1) * p.in[1] + p.out[1] - 1) / p.out[1];
-  const int64_t w0 = (ow * p.in[2]) / p.out[2], w1 = ((ow + 1) * p.in[2] + p.out[2] - 1) / p.out[2];
+  const OutElement3d o = out_element3d(i, p.out);
+  const float* xp = x + o.plane * p.in[0] * p.in[1] * p.in[2];
+  const Bins3d b = adaptive_bins3d(o, p);
   float best = -__builtin_inff();
-  int64_t best_index = (d0 * p.in[1] + h0) * p.in[2] + w0;
+  int64_t best_index = (b.d.lo * p.in[1] + b.h.lo) * p.in[2] + b.w.lo;
   // No early exit at a NaN: a later NaN is the one torch reports.
-  for (int64_t id = d0; id < d1; ++id)
-    for (int64_t ih = h0; ih < h1; ++ih) {
+  for (int64_t id = b.d.lo; id < b.d.hi; ++id)
+    for (int64_t ih = b.h.lo; ih < b.h.hi; ++ih) {
       const int64_t row = (id * p.in[1] + ih) * p.in[2];
-      for (int64_t iw = w0; iw < w1; ++iw) {
+      for (int64_t iw = b.w.lo; iw < b.w.hi; ++iw) {
         const float v = xp[row + iw];
         if (v > best || v != v) {
           best = v;

@@ -4,6 +4,7 @@
 // replaces both; a window entirely in the padding gives 0. The sum runs in window order
 // (d, h, w), as the CPU's does.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -22,14 +23,11 @@ __global__ void avg_pool3d_kernel(int64_t total, Pool3dParams p, const float* __
                                   float* __restrict__ y) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const int64_t ow = i % p.out[2];
-  const int64_t oh = (i / p.out[2]) % p.out[1];
-  const int64_t od = (i / (p.out[2] * p.out[1])) % p.out[0];
-  const int64_t plane = i / (p.out[2] * p.out[1] * p.out[0]);
-  const float* xp = x + plane * p.in[0] * p.in[1] * p.in[2];
-  const Window wd = window(od, p.stride[0], p.pad[0], p.kernel[0], p.in[0]);
-  const Window wh = window(oh, p.stride[1], p.pad[1], p.kernel[1], p.in[1]);
-  const Window ww = window(ow, p.stride[2], p.pad[2], p.kernel[2], p.in[2]);
+  const OutElement3d o = out_element3d(i, p.out);
+  const float* xp = x + o.plane * p.in[0] * p.in[1] * p.in[2];
+  const Window wd = window(o.d, p.stride[0], p.pad[0], p.kernel[0], p.in[0]);
+  const Window wh = window(o.h, p.stride[1], p.pad[1], p.kernel[1], p.in[1]);
+  const Window ww = window(o.w, p.stride[2], p.pad[2], p.kernel[2], p.in[2]);
   if (wd.lo_in >= wd.hi_in || wh.lo_in >= wh.hi_in || ww.lo_in >= ww.hi_in) {
     y[i] = 0.0f;
     return;

@@ -7,14 +7,14 @@
 // output positions of one channel, whose sources at stride 1 are consecutive too. 32-bit
 // positions (the launcher checks that they fit), 64-bit offsets.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <cstdint>
 
 namespace aotc::rt::cuda {
 namespace {
 
-struct Col2volShape {
-  int in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
+struct Col2volShape : Window3d {
   int64_t c_out, first_channel, channels;
   bool has_bias;
   float lo, hi;
@@ -22,8 +22,7 @@ struct Col2volShape {
 
 __global__ void col2vol_kernel(Col2volShape s, int64_t count, const float* __restrict__ col,
                                const float* __restrict__ bias, float* __restrict__ y) {
-  const int64_t volume_out = static_cast<int64_t>(s.out[0]) * s.out[1] * s.out[2];
-  const int64_t volume_in = static_cast<int64_t>(s.in[0]) * s.in[1] * s.in[2];
+  const int64_t volume_out = volume3d(s.out), volume_in = volume3d(s.in);
   const int taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -32,32 +31,11 @@ __global__ void col2vol_kernel(Col2volShape s, int64_t count, const float* __res
     const int64_t image = plane / s.channels;
     const int64_t channel = s.first_channel + (plane - image * s.channels);
     const float* const src = col + plane * taps * volume_in;
-    const int plane_out = s.out[1] * s.out[2];
-    const int od = pos / plane_out;
-    const int oh = (pos - od * plane_out) / s.out[2];
-    const int ow = pos - od * plane_out - oh * s.out[2];
+    const Pos3d o = out_pos3d(s, pos);
     float acc = s.has_bias ? bias[channel] : 0.0f;
-    for (int kd = 0; kd < s.kernel[0]; ++kd) {
-      // id * stride = od + pad - kd * dilation, an input position when it divides.
-      const int sd = od + s.pad[0] - kd * s.dilation[0];
-      if (sd < 0) break;  // and every later kd
-      const int id = sd / s.stride[0];
-      if (id * s.stride[0] != sd || id >= s.in[0]) continue;
-      for (int kh = 0; kh < s.kernel[1]; ++kh) {
-        const int sh = oh + s.pad[1] - kh * s.dilation[1];
-        if (sh < 0) break;
-        const int ih = sh / s.stride[1];
-        if (ih * s.stride[1] != sh || ih >= s.in[1]) continue;
-        for (int kw = 0; kw < s.kernel[2]; ++kw) {
-          const int sw = ow + s.pad[2] - kw * s.dilation[2];
-          if (sw < 0) break;
-          const int iw = sw / s.stride[2];
-          if (iw * s.stride[2] != sw || iw >= s.in[2]) continue;
-          const int t = (kd * s.kernel[1] + kh) * s.kernel[2] + kw;
-          acc += src[t * volume_in + (static_cast<int64_t>(id) * s.in[1] + ih) * s.in[2] + iw];
-        }
-      }
-    }
+    for_each_transposed_tap(s, o, [&](int t, int id, int ih, int iw) {
+      acc += src[t * volume_in + (static_cast<int64_t>(id) * s.in[1] + ih) * s.in[2] + iw];
+    });
     // The CPU's clamp (kernel_util.h clamp_value): NaN passes.
     acc = acc < s.lo ? s.lo : acc;
     y[(image * s.c_out + channel) * volume_out + pos] = acc > s.hi ? s.hi : acc;
@@ -70,25 +48,11 @@ void col2vol_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int
                  int64_t channels, const float* col, const float* bias, float* y) {
   const int64_t count = images * channels * conv_nd_volume(p.out);
   if (count <= 0) return;
-  constexpr int64_t kMax = int64_t{1} << 30;
-  bool fits = conv_nd_volume(p.in) <= kMax && conv_nd_volume(p.out) <= kMax &&
-              conv_nd_volume(p.kernel) <= kMax && first_channel >= 0 && first_channel + channels <= p.c_out;
-  for (int d = 0; d < 3; ++d)
-    fits = fits && p.kernel[d] * p.dilation[d] <= kMax && p.out[d] + p.pad[d] <= kMax &&
-           p.in[d] * p.stride[d] <= kMax && p.stride[d] > 0;
-  if (!fits) {
+  if (!window3d_fits_int32(p, true) || first_channel < 0 || first_channel + channels > p.c_out) {
     note_error("col2vol", "the convolution is too large for 32-bit positions");
     return;
   }
-  Col2volShape s{};
-  for (int d = 0; d < 3; ++d) {
-    s.in[d] = static_cast<int>(p.in[d]);
-    s.out[d] = static_cast<int>(p.out[d]);
-    s.kernel[d] = static_cast<int>(p.kernel[d]);
-    s.stride[d] = static_cast<int>(p.stride[d]);
-    s.pad[d] = static_cast<int>(p.pad[d]);
-    s.dilation[d] = static_cast<int>(p.dilation[d]);
-  }
+  Col2volShape s{window3d(p)};
   s.c_out = p.c_out;
   s.first_channel = first_channel;
   s.channels = channels;

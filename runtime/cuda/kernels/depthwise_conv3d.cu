@@ -4,14 +4,14 @@
 // padding multiplies zero by its weight, as the columns of the GEMM path do (an infinite
 // weight gives NaN there too).
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <cstdint>
 
 namespace aotc::rt::cuda {
 namespace {
 
-struct DepthwiseShape {
-  int in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
+struct DepthwiseShape : Window3d {
   int c_out, outputs_per_group;
   bool has_bias;
   float lo, hi;
@@ -21,8 +21,7 @@ struct DepthwiseShape {
 __global__ void depthwise_conv3d_kernel(DepthwiseShape s, int64_t count, const float* __restrict__ x,
                                         const float* __restrict__ w, const float* __restrict__ bias,
                                         float* __restrict__ y) {
-  const int64_t volume_out = static_cast<int64_t>(s.out[0]) * s.out[1] * s.out[2];
-  const int64_t volume_in = static_cast<int64_t>(s.in[0]) * s.in[1] * s.in[2];
+  const int64_t volume_out = volume3d(s.out), volume_in = volume3d(s.in);
   const int taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -34,20 +33,17 @@ __global__ void depthwise_conv3d_kernel(DepthwiseShape s, int64_t count, const f
     const int c_in = s.c_out / s.outputs_per_group;
     const float* const xp = x + (image * c_in + ci) * volume_in;
     const float* const wp = w + static_cast<int64_t>(co) * taps;
-    const int plane_out = s.out[1] * s.out[2];
-    const int od = pos / plane_out;
-    const int oh = (pos - od * plane_out) / s.out[2];
-    const int ow = pos - od * plane_out - oh * s.out[2];
+    const Pos3d o = out_pos3d(s, pos);
     float acc = 0.0f;
     int t = 0;
     for (int kd = 0; kd < s.kernel[0]; ++kd) {
-      const int id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
+      const int id = o.d * s.stride[0] - s.pad[0] + kd * s.dilation[0];
       const bool in_d = id >= 0 && id < s.in[0];
       for (int kh = 0; kh < s.kernel[1]; ++kh) {
-        const int ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
+        const int ih = o.h * s.stride[1] - s.pad[1] + kh * s.dilation[1];
         const bool in_dh = in_d && ih >= 0 && ih < s.in[1];
         for (int kw = 0; kw < s.kernel[2]; ++kw, ++t) {
-          const int iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
+          const int iw = o.w * s.stride[2] - s.pad[2] + kw * s.dilation[2];
           const float v = in_dh && iw >= 0 && iw < s.in[2] ? xp[(id * s.in[1] + ih) * s.in[2] + iw] : 0.0f;
           acc = fmaf(v, wp[t], acc);
         }
@@ -70,24 +66,11 @@ void depthwise_conv3d_f32(cudaStream_t stream, const ConvNdParams& p, const floa
     note_error("depthwise_conv3d_f32", "not a depthwise convolution (groups == c_in)");
     return;
   }
-  constexpr int64_t kMax = int64_t{1} << 30;
-  bool fits = conv_nd_volume(p.in) <= kMax && conv_nd_volume(p.out) <= kMax &&
-              conv_nd_volume(p.kernel) <= kMax && p.c_out <= kMax;
-  for (int d = 0; d < 3; ++d)
-    fits = fits && p.kernel[d] * p.dilation[d] <= kMax && p.out[d] * p.stride[d] <= kMax && p.pad[d] <= kMax;
-  if (!fits) {
+  if (!window3d_fits_int32(p, false) || p.c_out > kWindow3dMax) {
     note_error("depthwise_conv3d_f32", "the convolution is too large for 32-bit positions");
     return;
   }
-  DepthwiseShape s{};
-  for (int d = 0; d < 3; ++d) {
-    s.in[d] = static_cast<int>(p.in[d]);
-    s.out[d] = static_cast<int>(p.out[d]);
-    s.kernel[d] = static_cast<int>(p.kernel[d]);
-    s.stride[d] = static_cast<int>(p.stride[d]);
-    s.pad[d] = static_cast<int>(p.pad[d]);
-    s.dilation[d] = static_cast<int>(p.dilation[d]);
-  }
+  DepthwiseShape s{window3d(p)};
   s.c_out = static_cast<int>(p.c_out);
   s.outputs_per_group = static_cast<int>(p.c_out / p.groups);
   s.has_bias = p.has_bias && bias;

@@ -4,18 +4,12 @@
 // or int32, wrapped when negative and clamped into [0, x_dim_size) as on the CPU
 // (runtime/src/kernels/index_util.h), so that no index reads outside x.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <climits>
 
 namespace aotc::rt::cuda {
 namespace {
-
-template <class Index>
-__device__ __forceinline__ int64_t read_index(const Index* __restrict__ index, int64_t i, int64_t size) {
-  int64_t v = static_cast<int64_t>(index[i]);
-  if (v < 0) v += size;
-  return v < 0 ? 0 : (v >= size ? size - 1 : v);
-}
 
 // Coord is uint32_t where the index space fits in 31 bits: 64-bit divisions cost several
 // times more.

@@ -6,6 +6,7 @@
 // wrapped when negative and clamped into range as on the CPU (runtime/src/kernels/
 // index_util.h): no index reads outside x.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <climits>
 #include <cstdint>
@@ -18,10 +19,9 @@ struct IndexPointers {
 };
 
 __device__ __forceinline__ int64_t read_index(const void* index, int64_t elem_size, int64_t n, int64_t size) {
-  int64_t v = elem_size == 4 ? static_cast<int64_t>(static_cast<const int32_t*>(index)[n])
-                             : static_cast<const int64_t*>(index)[n];
-  if (v < 0) v += size;
-  return v < 0 ? 0 : (v >= size ? size - 1 : v);
+  return wrap_index(elem_size == 4 ? static_cast<int64_t>(static_cast<const int32_t*>(index)[n])
+                                   : static_cast<const int64_t*>(index)[n],
+                    size);
 }
 
 // Coord is uint32_t where the units fit in 31 bits: 64-bit divisions cost several times more.

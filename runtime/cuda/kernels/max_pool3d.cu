@@ -4,6 +4,7 @@
 // w) or of the last NaN, and an output whose window has no cell keeps -inf and the index
 // of the window's first tap.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -22,13 +23,10 @@ __global__ void max_pool3d_kernel(int64_t total, Pool3dParams p, const float* __
                                   float* __restrict__ y, int64_t* __restrict__ indices) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const int64_t ow = i % p.out[2];
-  const int64_t oh = (i / p.out[2]) % p.out[1];
-  const int64_t od = (i / (p.out[2] * p.out[1])) % p.out[0];
-  const int64_t plane = i / (p.out[2] * p.out[1] * p.out[0]);
-  const float* xp = x + plane * p.in[0] * p.in[1] * p.in[2];
-  const int64_t id0 = od * p.stride[0] - p.pad[0], ih0 = oh * p.stride[1] - p.pad[1];
-  const int64_t iw0 = ow * p.stride[2] - p.pad[2];
+  const OutElement3d o = out_element3d(i, p.out);
+  const float* xp = x + o.plane * p.in[0] * p.in[1] * p.in[2];
+  const int64_t id0 = o.d * p.stride[0] - p.pad[0], ih0 = o.h * p.stride[1] - p.pad[1];
+  const int64_t iw0 = o.w * p.stride[2] - p.pad[2];
   const TapRange ds = valid_taps(id0, p.dilation[0], p.kernel[0], p.in[0]);
   const TapRange hs = valid_taps(ih0, p.dilation[1], p.kernel[1], p.in[1]);
   const TapRange ws = valid_taps(iw0, p.dilation[2], p.kernel[2], p.in[2]);

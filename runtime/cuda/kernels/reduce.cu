@@ -2,18 +2,10 @@
 // (int64: reduce_i64.cu). A warp per output element: its lanes stride over the reduced index
 // space and combine with shuffles; max and min propagate NaN, as torch does.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
-
-// The input split into kept dims (the output's, in order) and reduced dims, each with
-// its input stride.
-struct ReduceLayout {
-  int kept_rank = 0, reduced_rank = 0;
-  int64_t kept_dims[8] = {}, kept_strides[8] = {};
-  int64_t reduced_dims[8] = {}, reduced_strides[8] = {};
-  int64_t outputs = 1, count = 1;  // output elements; input elements per output
-};
 
 __device__ __forceinline__ float combine(ReduceOp op, float a, float b) {
   if (op == ReduceOp::Max) return (a != a || b > a) ? (a != a ? a : b) : (b != b ? b : a);
@@ -27,23 +19,12 @@ __global__ void reduce_kernel(ReduceOp op, ReduceLayout l, const float* __restri
   const int64_t out = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (out >= l.outputs) return;  // the same for the whole warp
-  int64_t base = 0, rest = out;
-  for (int d = l.kept_rank - 1; d >= 0; --d) {
-    base += (rest % l.kept_dims[d]) * l.kept_strides[d];
-    rest /= l.kept_dims[d];
-  }
+  const int64_t base = kept_offset(l, out);
   float acc = op == ReduceOp::Max    ? -__builtin_inff()
               : op == ReduceOp::Min  ? __builtin_inff()
               : op == ReduceOp::Prod ? 1.0f
                                      : 0.0f;
-  for (int64_t j = lane; j < l.count; j += 32) {
-    int64_t offset = base, r = j;
-    for (int d = l.reduced_rank - 1; d >= 0; --d) {
-      offset += (r % l.reduced_dims[d]) * l.reduced_strides[d];
-      r /= l.reduced_dims[d];
-    }
-    acc = combine(op, acc, x[offset]);
-  }
+  for (int64_t j = lane; j < l.count; j += 32) acc = combine(op, acc, x[reduced_offset(l, base, j)]);
   for (int offset = 16; offset > 0; offset /= 2)
     acc = combine(op, acc, __shfl_down_sync(0xffffffffu, acc, offset));
   if (lane == 0) y[out] = op == ReduceOp::Mean ? acc / static_cast<float>(l.count) : acc;

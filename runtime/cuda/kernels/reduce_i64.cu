@@ -5,20 +5,12 @@
 // is folded by one thread (at most 16 values), a warp (fewer than 4096) or a block of
 // 256 threads, whose lanes stride over the reduced index space and combine with shuffles.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <cstdint>
 
 namespace aotc::rt::cuda {
 namespace {
-
-// The input split into kept dims (the output's, in order) and reduced dims, each with its
-// input stride.
-struct Layout {
-  int kept_rank = 0, reduced_rank = 0;
-  int64_t kept_dims[8] = {}, kept_strides[8] = {};
-  int64_t reduced_dims[8] = {}, reduced_strides[8] = {};
-  int64_t outputs = 1, count = 1;  // output elements; input elements per output
-};
 
 template <ReduceOp Op>
 __device__ __forceinline__ int64_t identity() {
@@ -52,29 +44,18 @@ __device__ __forceinline__ int64_t warp_combine(int64_t acc) {
 // kLanes threads per output: 1, 32 (a warp) or 256 (a block).
 template <ReduceOp Op, int kLanes>
 __global__ void __launch_bounds__(256)
-    reduce_i64_kernel(Layout l, const int64_t* __restrict__ x, int64_t* __restrict__ y) {
+    reduce_i64_kernel(ReduceLayout l, const int64_t* __restrict__ x, int64_t* __restrict__ y) {
   const int64_t gid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t out = kLanes == 256 ? static_cast<int64_t>(blockIdx.x) : gid / kLanes;
   const int lane = kLanes == 1 ? 0 : static_cast<int>(gid % kLanes);
   if (out >= l.outputs) return;  // the same for the whole warp (and block)
-  int64_t base = 0, rest = out;
-  for (int d = l.kept_rank - 1; d >= 0; --d) {
-    base += (rest % l.kept_dims[d]) * l.kept_strides[d];
-    rest /= l.kept_dims[d];
-  }
+  const int64_t base = kept_offset(l, out);
   int64_t acc = identity<Op>();
   if (l.reduced_rank == 1) {
     for (int64_t j = lane; j < l.count; j += kLanes)
       acc = combine<Op>(acc, x[base + j * l.reduced_strides[0]]);
   } else {
-    for (int64_t j = lane; j < l.count; j += kLanes) {
-      int64_t offset = base, r = j;
-      for (int d = l.reduced_rank - 1; d >= 0; --d) {
-        offset += (r % l.reduced_dims[d]) * l.reduced_strides[d];
-        r /= l.reduced_dims[d];
-      }
-      acc = combine<Op>(acc, x[offset]);
-    }
+    for (int64_t j = lane; j < l.count; j += kLanes) acc = combine<Op>(acc, x[reduced_offset(l, base, j)]);
   }
   if constexpr (kLanes >= 32) acc = warp_combine<Op>(acc);
   if constexpr (kLanes == 256) {
@@ -89,7 +70,7 @@ __global__ void __launch_bounds__(256)
 }
 
 template <ReduceOp Op>
-void launch(cudaStream_t stream, const Layout& l, const int64_t* x, int64_t* y) {
+void launch(cudaStream_t stream, const ReduceLayout& l, const int64_t* x, int64_t* y) {
   if (l.count <= 16) {
     reduce_i64_kernel<Op, 1><<<blocks_for(l.outputs), kThreads, 0, stream>>>(l, x, y);
   } else if (l.count < 4096) {
@@ -116,7 +97,7 @@ void reduce_i64(cudaStream_t stream, const ReduceParams& p, const int64_t* x, in
   }
   // Size-1 dims dropped; a dim merged into the previous one of the same role (dense
   // row-major: the pair steps through memory as one dim of the inner one's stride).
-  Layout l;
+  ReduceLayout l;
   int last = -1;  // role of the previous dim kept in the layout: 0 kept, 1 reduced
   for (int d = 0; d < p.rank; ++d) {
     const int64_t n = p.dims[d];

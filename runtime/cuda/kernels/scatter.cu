@@ -6,19 +6,13 @@
 // as on the CPU, by one of the two ways scatter_plan.h describes.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/scatter_plan.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <climits>
 #include <cstring>
 
 namespace aotc::rt::cuda {
 namespace {
-
-template <class Index>
-__device__ __forceinline__ int64_t read_index(const Index* __restrict__ index, int64_t i, int64_t size) {
-  int64_t v = static_cast<int64_t>(index[i]);
-  if (v < 0) v += size;
-  return v < 0 ? 0 : (v >= size ? size - 1 : v);
-}
 
 // The index space as [outer, line, inner]: `line` the positions along dim.
 struct Lines {

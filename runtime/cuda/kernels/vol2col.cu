@@ -7,6 +7,7 @@
 // output positions from there; rows of whole vectors are stored as float4. 32-bit index
 // arithmetic within a row (the launcher checks that it fits), 64-bit offsets.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/index_nd.cuh>
 
 #include <cstdint>
 
@@ -15,9 +16,8 @@ namespace {
 
 constexpr int kVec = 4;  // output positions per thread
 
-struct Vol2colShape {
+struct Vol2colShape : Window3d {
   int c_in;
-  int in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
   int first_column, columns;
 };
 
@@ -39,10 +39,9 @@ __global__ void vol2col_kernel(Vol2colShape s, int first_row, int runs_per_row, 
   const int kh = khw / s.kernel[2], kw = khw - kh * s.kernel[2];
   const float* const xp = x + static_cast<int64_t>(plane) * s.in[0] * s.in[1] * s.in[2];
   const int pos = s.first_column + j0;
-  const int plane_out = s.out[1] * s.out[2];
-  int od = pos / plane_out;
-  int oh = (pos - od * plane_out) / s.out[2];
-  int ow = pos - od * plane_out - oh * s.out[2];
+  // The walk below steps plain ints: stepping a Pos3d's fields compiles to more selects.
+  const Pos3d first = out_pos3d(s, pos);
+  int od = first.d, oh = first.h, ow = first.w;
   const int dd = kd * s.dilation[0] - s.pad[0], dh = kh * s.dilation[1] - s.pad[1],
             dw = kw * s.dilation[2] - s.pad[2];
   float v[kVec];
@@ -79,25 +78,13 @@ void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int
   const int64_t taps = conv_nd_volume(p.kernel);
   const int64_t rows = images * p.c_in * taps;
   if (rows <= 0 || columns <= 0) return;
-  constexpr int64_t kMax = int64_t{1} << 30;
-  bool fits = rows <= kMax && conv_nd_volume(p.in) <= kMax && conv_nd_volume(p.out) <= kMax && taps <= kMax &&
-              first_column >= 0 && first_column + columns <= conv_nd_volume(p.out);
-  for (int d = 0; d < 3; ++d)
-    fits = fits && p.kernel[d] * p.dilation[d] <= kMax && p.out[d] * p.stride[d] <= kMax && p.pad[d] <= kMax;
-  if (!fits) {
+  if (!window3d_fits_int32(p, false) || rows > kWindow3dMax || first_column < 0 ||
+      first_column + columns > conv_nd_volume(p.out)) {
     note_error("vol2col", "the convolution is too large for the vol2col kernel");
     return;
   }
-  Vol2colShape s{};
+  Vol2colShape s{window3d(p)};
   s.c_in = static_cast<int>(p.c_in);
-  for (int d = 0; d < 3; ++d) {
-    s.in[d] = static_cast<int>(p.in[d]);
-    s.out[d] = static_cast<int>(p.out[d]);
-    s.kernel[d] = static_cast<int>(p.kernel[d]);
-    s.stride[d] = static_cast<int>(p.stride[d]);
-    s.pad[d] = static_cast<int>(p.pad[d]);
-    s.dilation[d] = static_cast<int>(p.dilation[d]);
-  }
   s.first_column = static_cast<int>(first_column);
   s.columns = static_cast<int>(columns);
   // The vector store needs every row to start on a vector: the scratch is 256-byte aligned.
