@@ -20,6 +20,7 @@ packages=(
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes (fuzz_* tests, scripts/sanitize.sh)
   clang-format            # the format test: the sources follow .clang-format (scripts/check_format.sh)
   cmake                   # the cmake_app test: a CMake project compiles a model with aotc_add_model
+  libpython3.11           # aotc serve: Triton's Python backend stub links the venv's libpython
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -53,6 +54,14 @@ if [ "$(cat .venv/.aotc-requirements 2>/dev/null)" != "$requirements" ]; then
   fi
   .venv/bin/python -c "import torch, torchvision; assert torch.__version__.startswith('2.11.0'), torch.__version__"
   echo "$requirements" > .venv/.aotc-requirements
+fi
+# aotc serve (python/aotc/_serve.py) and its test: NVIDIA Triton Inference Server through
+# PyTriton, whose wheel carries the tritonserver binary (it runs on a machine without a
+# GPU); tritonclient for the clients.
+serving=(nvidia-pytriton==0.7.0 "tritonclient[http,grpc]==2.73.0")
+if [ "$(cat .venv/.aotc-serving 2>/dev/null)" != "${serving[*]}" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check "numpy<3" "${serving[@]}"
+  echo "${serving[*]}" > .venv/.aotc-serving
 fi
 
 # Build and install: `pip install .` builds aotc with meson through meson-python into

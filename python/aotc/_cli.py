@@ -63,6 +63,9 @@ def _libtorch_env(path):
 
 
 def aotc():
+    if sys.argv[1:2] == ["serve"]:  # aotc serve model.so ...: the Python server (_serve.py)
+        from . import _serve
+        sys.exit(_serve.main(sys.argv[2:]))
     path = _paths.aotc_executable()
     _exec(path, _libtorch_env(path))
 

@@ -1,5 +1,5 @@
 """The installed Python package (pip install ., as scripts/setup.sh does): import aotc works
-without importing torch; the aotc and aotc-run commands are on the venv's PATH; the
+without importing torch; the aotc and aotc-run commands are on the venv's PATH (aotc serve too); the
 torch.compile backend is registered through its entry point; and the installed compiler
 builds models with the runtime and headers inside the package (a relocatable install), not
 with the build tree's."""
@@ -40,6 +40,10 @@ def main():
         path = os.path.join(scripts, command)
         version = run([path, "--version" if command == "aotc" else "--help"], cwd=args.workdir)
         expect(f"{command} is on the venv's PATH and runs", version.returncode == 0, version.stderr)
+
+    serve = run([os.path.join(scripts, "aotc"), "serve", "--help"], cwd=args.workdir)
+    expect("the installed aotc has the serve command", serve.returncode == 0 and "--max-batch" in serve.stdout,
+           serve.stdout[-300:] + serve.stderr[-300:])
 
     entry = run([sys.executable, "-c", "from importlib.metadata import entry_points; "
                  "print([e.value for e in entry_points(group='torch_dynamo_backends') if e.name == 'aotc'])"])
