@@ -115,9 +115,18 @@ def _infer_function(model, batched):
     names = [s.name for s in model.inputs]
     out_names = [s.name for s in model.outputs]
 
-    def run(inputs):
-        outs = model.run([np.ascontiguousarray(inputs[n]) for n in names])
-        return {n: o for n, o in zip(out_names, outs)}
+    if model.device == "cuda":
+        # A CUDA library takes CUDA torch tensors; Triton's Python path hands over host arrays.
+        import torch
+        device = model._torch_device
+
+        def run(inputs):
+            outs = model.run([torch.from_numpy(np.ascontiguousarray(inputs[n])).to(device) for n in names])
+            return {n: o.cpu().numpy() for n, o in zip(out_names, outs)}
+    else:
+        def run(inputs):
+            outs = model.run([np.ascontiguousarray(inputs[n]) for n in names])
+            return {n: o for n, o in zip(out_names, outs)}
 
     if batched:
         from pytriton.decorators import batch
