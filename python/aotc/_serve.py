@@ -141,6 +141,37 @@ def _infer_function(model, batched):
     return infer
 
 
+def check_ports(address, ports):
+    """Refuses a port that another process holds, before Triton is started (Triton itself
+    reports it only in its log, and PyTriton then waits for a server that has exited)."""
+    import socket
+    for what, port in ports:
+        if not 0 < port < 65536:
+            raise ServeError(f"--{what}-port must be 1..65535, got {port}")
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((address, port))
+            except OSError as e:
+                raise ServeError(f"cannot listen on {address}:{port} (--{what}-port): {e.strerror}") from None
+
+
+# PyTriton 0.7's model instances after the first read their configuration from a Unix
+# socket that the first one opens while they start; on a loaded machine one can connect
+# between the socket's bind and listen and fail. Triton is then started again.
+_START_ATTEMPTS = 3
+
+
+def _instance_start_race(error):
+    """What in a failed model load is that race (a short description), or None."""
+    text = str(error)
+    for needle in ("ConnectionRefusedError", "Timeout occurred while waiting for config file"):
+        if needle in text and "get_config_from_handshake_server" in text:
+            return needle
+    return None
+
+
 def serve(args, ready=None):
     """Loads the model, starts Triton and serves until SIGINT or SIGTERM (or until `ready`,
     a threading.Event given by a caller, is followed by a stop). Returns the exit status."""
@@ -156,6 +187,10 @@ def serve(args, ready=None):
         raise ServeError(f"--exit-timeout must be >= 0, got {args.exit_timeout}")
     if args.max_queue_delay_us < 0:
         raise ServeError(f"--max-queue-delay-us must be >= 0, got {args.max_queue_delay_us}")
+    ports = [("http", args.http_port), ("grpc", args.grpc_port), ("metrics", args.metrics_port)]
+    if len({p for _, p in ports}) != len(ports):
+        raise ServeError(f"the HTTP, gRPC and metrics ports must differ, got {[p for _, p in ports]}")
+    check_ports(args.address, ports)
     threads = args.threads or max(1, (os.cpu_count() or 1) // args.instances)
     models = [_runtime.Model(args.model, threads=threads, weights=args.weights) for _ in range(args.instances)]
     first = models[0]
@@ -177,19 +212,28 @@ def serve(args, ready=None):
         stop.set()
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with Triton(config=triton_config) as triton:
-            triton.bind(model_name=name, infer_func=[_infer_function(m, batched) for m in models],
-                        inputs=inputs, outputs=outputs, config=config, strict=True)
-            triton.run()
-            how = f"dynamic batching up to {max_batch} on dim {dim}" if batched else "requests one by one"
-            print(f"aotc serve: model '{name}' ({first.path}, {first.device}) ready: HTTP {args.address}:"
-                  f"{args.http_port}, gRPC {args.address}:{args.grpc_port}, metrics {args.address}:"
-                  f"{args.metrics_port}; {args.instances} instance(s), {how}", flush=True)
-            if ready is not None:
-                ready.set()
-            while not stop.wait(0.5):
-                if not triton.is_alive():
-                    raise ServeError("Triton Inference Server stopped unexpectedly")
+        for attempt in range(1, _START_ATTEMPTS + 1):
+            with Triton(config=triton_config) as triton:
+                try:
+                    triton.bind(model_name=name, infer_func=[_infer_function(m, batched) for m in models],
+                                inputs=inputs, outputs=outputs, config=config, strict=True)
+                except Exception as e:  # noqa: BLE001 (tritonclient's InferenceServerException)
+                    race = _instance_start_race(e)
+                    if attempt == _START_ATTEMPTS or stop.is_set() or not race:
+                        raise
+                    print(f"aotc serve: a model instance did not start ({race}); starting Triton again",
+                          flush=True)
+                    continue  # leaving the with block stops this Triton
+                how = f"dynamic batching up to {max_batch} on dim {dim}" if batched else "requests one by one"
+                print(f"aotc serve: model '{name}' ({first.path}, {first.device}) ready: HTTP {args.address}:"
+                      f"{args.http_port}, gRPC {args.address}:{args.grpc_port}, metrics {args.address}:"
+                      f"{args.metrics_port}; {args.instances} instance(s), {how}", flush=True)
+                if ready is not None:
+                    ready.set()
+                while not stop.wait(0.5):
+                    if not triton.is_alive():
+                        raise ServeError("Triton Inference Server stopped unexpectedly")
+            break
         print("aotc serve: stopped", flush=True)
         return 0
     finally:
@@ -203,8 +247,12 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     from ._errors import AotcError
     try:
+        from pytriton.exceptions import PyTritonError
+    except ImportError:
+        PyTritonError = ServeError
+    try:
         return serve(args)
-    except (ServeError, AotcError, ValueError, OSError) as e:
+    except (ServeError, AotcError, PyTritonError, ValueError, OSError) as e:
         sys.stderr.write(f"aotc serve: error: {e}\n")
         return 2
 

@@ -8,8 +8,8 @@ names and dtypes; a wrong shape, dtype, input name or batch size gets Triton's e
 out of the library's dim range gets aotc's, and the server keeps serving after each; 8 client
 threads x 200 requests (batches 1..4, both protocols) are all correct; the health and
 metrics endpoints answer; SIGTERM stops it with exit status 0. A model without a batch dim is
-served request by request with 2 instances; --max-batch on it, a missing file and a bad option
-exit 2 with a message and start nothing.
+served request by request with 2 instances; --max-batch on it, a missing file, a bad option and
+a port in use exit 2 with a message and start nothing.
 
 usage: PYTHONPATH=python test_serve.py --workdir DIR
 Exits 77 (skipped) without torch or without PyTriton (pip install nvidia-pytriton).
@@ -302,6 +302,16 @@ def main():
            (r.returncode, r.stderr[-300:]))
     r = run_refused(args.workdir, static_so, "--instances", "0")
     expect("--instances 0: exit 2", r.returncode == 2 and "--instances" in r.stderr, (r.returncode, r.stderr[-300:]))
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    start = time.monotonic()
+    r = run_refused(args.workdir, static_so, "--grpc-port", str(port))
+    busy.close()
+    expect("a port in use: exit 2 at once, names the port",
+           r.returncode == 2 and str(port) in r.stderr and "--grpc-port" in r.stderr and
+           time.monotonic() - start < 60, (r.returncode, r.stderr[-300:]))
     return finish("aotc serve answers over HTTP and gRPC like torch")
 
 
