@@ -172,9 +172,9 @@ def _instance_start_race(error):
     return None
 
 
-def serve(args, ready=None):
-    """Loads the model, starts Triton and serves until SIGINT or SIGTERM (or until `ready`,
-    a threading.Event given by a caller, is followed by a stop). Returns the exit status."""
+def serve(args):
+    """Loads the model, starts Triton and serves until SIGINT or SIGTERM. Returns the exit
+    status."""
     from . import _runtime
     try:
         from pytriton.model_config import DynamicBatcher, ModelConfig
@@ -228,8 +228,6 @@ def serve(args, ready=None):
                 print(f"aotc serve: model '{name}' ({first.path}, {first.device}) ready: HTTP {args.address}:"
                       f"{args.http_port}, gRPC {args.address}:{args.grpc_port}, metrics {args.address}:"
                       f"{args.metrics_port}; {args.instances} instance(s), {how}", flush=True)
-                if ready is not None:
-                    ready.set()
                 while not stop.wait(0.5):
                     if not triton.is_alive():
                         raise ServeError("Triton Inference Server stopped unexpectedly")
