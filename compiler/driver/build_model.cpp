@@ -20,7 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 void run_target_pipeline(ir::Graph& graph, const ModelBuild& build) {
   if (build.cuda) {
     passes::cuda::run_cuda_pipeline(graph, codegen::cuda::parse_precision(build.cuda_options.precision),
-                                    build.verbose);
+                                    build.verbose, build.winograd);
     return;
   }
   passes::CpuPipelineOptions options;

@@ -20,7 +20,7 @@ struct ModelBuild {
   codegen::WeightsMode weights = codegen::WeightsMode::Embed;
   bool cuda = false;                        // --target cuda
   codegen::cuda::CudaOptions cuda_options;  // --cuda-arch, --precision
-  bool winograd = true;                     // CPU only
+  bool winograd = true;                     // --winograd
   bool no_build = false;                    // --no-build: only the sources, into emit_dir; no .so
 };
 

@@ -63,7 +63,8 @@ is needed to run it.
                            F(4x4,3x3) where the batch has 25+ tiles of 4x4 (a 20x20 plane
                            at batch 1), else F(2x2,3x3) (default: on; faster, but those
                            layers' weights take 36/9 or 16/9 the memory: off for the
-                           smallest footprint)
+                           smallest footprint). CUDA: stride-1 3x3x3 and 1x3x3 conv3d
+                           by Winograd, F(4,3) at fp32, F(2,3) at lower precisions
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time
   --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
@@ -225,8 +226,7 @@ struct Job {
   bool cuda = false;                                                       // --target cuda
   aotc::codegen::cuda::CudaOptions cuda_options;                           // --cuda-arch, --precision
   bool cuda_flags_given = false;
-  bool winograd = true;  // --winograd (CPU)
-  bool winograd_given = false;
+  bool winograd = true;   // --winograd
   bool no_build = false;  // --no-build: the sources in emit_dir, no build, no .so
 };
 
@@ -282,7 +282,6 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       if (mode != "on" && mode != "off")
         throw UsageError("--winograd must be 'on' or 'off', got '" + mode + "'");
       job.winograd = mode == "on";
-      job.winograd_given = true;
     } else if (arg == "--target") {
       const std::string target = value("--target");
       if (target == "cuda")
@@ -323,7 +322,6 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
   if (job.no_build && emit_dir.empty()) throw UsageError("--no-build goes with --emit-source DIR");
   if (output.empty() && !job.check && !job.no_build) throw UsageError("no output file given (-o MODEL.so)");
   if (job.cuda_flags_given && !job.cuda) throw UsageError("--cuda-arch and --precision need --target cuda");
-  if (job.winograd_given && job.cuda) throw UsageError("--winograd is for the CPU target, not --target cuda");
   if (job.cuda && !job.target_triple.empty())
     throw UsageError("--target cuda builds for the host CPU; --target-triple cannot be combined with it");
   for (const auto& in : job.signature.inputs) job.dynamic |= in.dynamic();

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <aotc/rt/cuda/conv2d_plan.h>
+#include <aotc/rt/cuda/conv3d_winograd_plan.h>
 
 #include <bit>
 #include <cmath>
@@ -986,4 +987,113 @@ TEST_CASE("cuda: a linear layer's GELU becomes the GEMM's epilogue, unless the G
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
   CHECK(src.model_cpp.find("static_cast<aotc::rt::GemmActivation>(1)") != std::string::npos);
+}
+
+namespace {
+
+// y = conv3d(x, w) with a constant weight: n x c_in x in -> c_out, the given kernel, stride
+// and padding (no bias).
+ir::Graph conv3d_graph(int64_t c_in, int64_t c_out, std::vector<int64_t> in, std::vector<int64_t> kernel,
+                       int64_t stride, std::vector<int64_t> pad, std::vector<float>& w) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, c_in, in[0], in[1], in[2]}, "x");
+  std::vector<int64_t> out(3);
+  for (int d = 0; d < 3; ++d) out[d] = (in[d] + 2 * pad[d] - kernel[d]) / stride + 1;
+  w.resize(static_cast<size_t>(c_out * c_in * kernel[0] * kernel[1] * kernel[2]));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  const int wid = g.add_f32_constant({c_out, c_in, kernel[0], kernel[1], kernel[2]}, w, "w");
+  const int y = g.add_value(ir::DType::Float32, {1, c_out, out[0], out[1], out[2]});
+  g.add_op(ir::kind::conv3d, {x, wid, -1}, {y}, where(7)).attrs = {
+      {"n", int64_t{1}},
+      {"c_in", c_in},
+      {"c_out", c_out},
+      {"groups", int64_t{1}},
+      {"in", in},
+      {"out", out},
+      {"kernel", kernel},
+      {"stride", std::vector<int64_t>(3, stride)},
+      {"padding", pad},
+      {"dilation", std::vector<int64_t>(3, 1)},
+      {ir::attr::clamp_lo, -INFINITY},
+      {ir::attr::clamp_hi, INFINITY}};
+  g.outputs.push_back({y, "y"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: stride-1 3x3x3 and 1x3x3 conv3d run by Winograd with weights transformed at compile time") {
+  struct Case {
+    std::vector<int64_t> kernel, pad;
+    int64_t stride;
+    rt::cuda::Precision precision;
+    bool winograd_option;
+    int64_t tile;  // 0: the GEMM path
+  };
+  const Case cases[] = {
+      {{3, 3, 3}, {1, 1, 1}, 1, rt::cuda::Precision::Fp32, true, 4},
+      {{1, 3, 3}, {0, 1, 1}, 1, rt::cuda::Precision::Fp32, true, 4},
+      {{3, 3, 3}, {1, 1, 1}, 1, rt::cuda::Precision::Tf32, true, 2},
+      {{3, 3, 3}, {1, 1, 1}, 1, rt::cuda::Precision::Fp16, true, 2},
+      {{3, 3, 3}, {1, 1, 1}, 1, rt::cuda::Precision::Fp32, false, 0},  // --winograd off
+      {{3, 3, 3}, {1, 1, 1}, 2, rt::cuda::Precision::Fp32, true, 0},   // strided
+      {{3, 1, 1}, {1, 0, 0}, 1, rt::cuda::Precision::Fp32, true, 0},   // temporal only
+      {{1, 3, 3}, {1, 1, 1}, 1, rt::cuda::Precision::Fp32, true, 0},   // a depth pad with a depth kernel of 1
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.tile);
+    std::vector<float> w;
+    ir::Graph g = conv3d_graph(5, 6, {4, 9, 10}, c.kernel, c.stride, c.pad, w);
+    ops::cuda::check_cuda_support(g);
+    passes::cuda::run_cuda_passes(g, c.precision, false, c.winograd_option);
+    const ir::Op& conv = g.ops.back();
+    REQUIRE(conv.kind == ir::kind::conv3d);
+    const rt::ConvNdParams p = ops::conv_nd_params_of(conv);
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+    if (c.tile == 0) {
+      CHECK_FALSE(conv.has(ir::attr::winograd));
+      CHECK(src.model_cpp.find("aotc::rt::cuda::conv3d_f32(ex, p, ") != std::string::npos);
+      continue;
+    }
+    REQUIRE(conv.has(ir::attr::winograd));
+    CHECK(conv.i(ir::attr::winograd) == c.tile);
+    const int64_t points = rt::cuda::conv3d_winograd_points(p, c.tile);
+    CHECK(points ==
+          (c.kernel[0] == 3 ? (c.tile + 2) * (c.tile + 2) * (c.tile + 2) : (c.tile + 2) * (c.tile + 2)));
+    CHECK(g.value(conv.inputs[1]).shape == ir::Shape{points, 6, 5});
+    std::vector<float> u(static_cast<size_t>(points * 30));
+    rt::cuda::conv3d_winograd_weights(p, c.tile, w.data(), u.data());
+    const float* const got = passes::constant_floats(g, conv.inputs[1], points * 30);
+    REQUIRE(got != nullptr);
+    CHECK(std::vector<float>(got, got + u.size()) == u);
+    CHECK(conv.scratch_bytes == rt::cuda::conv3d_winograd_scratch_bytes(p, c.tile));
+    CHECK(src.model_cpp.find("aotc::rt::cuda::conv3d_winograd_f32(ex, p, " + std::to_string(c.tile) + ", ") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("cuda: the Winograd conv3d weight transform is G g G^T along each dimension of 3") {
+  // One input and output channel, weights of one tap at a time: u at point (a, b, c) must be
+  // G[a][kd] G[b][kh] G[c][kw] (F(4, 3)), and for a 1x3x3 kernel G[b][kh] G[c][kw].
+  for (const int64_t kd : {1, 3}) {
+    rt::ConvNdParams p;
+    p.c_in = p.c_out = 1;
+    p.kernel[0] = kd;
+    p.kernel[1] = p.kernel[2] = 3;
+    const double* const g = rt::cuda::conv3d_winograd_g(4);
+    const int64_t ad = kd == 3 ? 6 : 1, points = rt::cuda::conv3d_winograd_points(p, 4);
+    for (int64_t tap = 0; tap < kd * 9; ++tap) {
+      std::vector<float> w(static_cast<size_t>(kd * 9), 0.0f), u(static_cast<size_t>(points));
+      w[static_cast<size_t>(tap)] = 1.0f;
+      rt::cuda::conv3d_winograd_weights(p, 4, w.data(), u.data());
+      const int64_t td = tap / 9, th = tap / 3 % 3, tw = tap % 3;
+      for (int64_t a = 0; a < ad; ++a)
+        for (int64_t b = 0; b < 6; ++b)
+          for (int64_t c = 0; c < 6; ++c) {
+            const double want = (kd == 3 ? g[a * 3 + td] : 1.0) * g[b * 3 + th] * g[c * 3 + tw];
+            CHECK(u[static_cast<size_t>((a * 6 + b) * 6 + c)] == doctest::Approx(want).epsilon(1e-6));
+          }
+    }
+  }
 }

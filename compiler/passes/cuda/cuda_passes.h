@@ -17,16 +17,18 @@ namespace aotc::passes::cuda {
 // into the depthwise convolution reading it; then each op's CUDA scratch (no per-thread CPU
 // scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
 // after the default passes and at the end.
-void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose);
+// winograd: aotc --winograd (choose_conv3d_winograd runs).
+void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose, bool winograd = true);
 // Its CUDA part, for a graph that ran the default passes and check_cuda_support.
-void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbose);
+void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbose, bool winograd = true);
 
 // The passes it runs.
 void convert_to_channels_last(ir::Graph& graph,
-                              rt::cuda::Precision precision);                // convert_to_channels_last.cpp
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // choose_conv2d_paths.cpp
-void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // choose_gemm_operands.cpp
-void fold_depthwise_input(ir::Graph& graph);                                 // fold_depthwise_input.cpp
+                              rt::cuda::Precision precision);                  // convert_to_channels_last.cpp
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);     // choose_conv2d_paths.cpp
+void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    // choose_gemm_operands.cpp
+void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
+void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest

@@ -10,17 +10,17 @@
 
 namespace aotc::passes::cuda {
 
-void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose) {
+void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose, bool winograd) {
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
   // The CUDA generators replace the CPU ones: every op needs one.
   ops::cuda::check_cuda_support(graph);
-  run_cuda_passes(graph, precision, verbose);
+  run_cuda_passes(graph, precision, verbose, winograd);
   if (verbose) std::fprintf(stderr, "aotc: IR for CUDA:\n%s", graph.dump().c_str());
 }
 
-void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbose) {
+void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbose, bool winograd) {
   // relu / clamp reading only a binary op's result (the residual add of a ResNet block)
   // becomes that op's clamp epilogue: only the CUDA generator of "binary" reads it.
   run_step(graph, verbose, "fuse_activation(binary)", [](ir::Graph& g) {
@@ -46,6 +46,9 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
     });
   });
   run_step(graph, verbose, "fold_depthwise_input", fold_depthwise_input);
+  if (winograd)
+    run_step(graph, verbose, "choose_conv3d_winograd",
+             [precision](ir::Graph& g) { choose_conv3d_winograd(g, precision); });
   // Each op's scratch is its CUDA generator's, and another memory plan places it.
   const ops::cuda::CudaRegistry& r = ops::cuda::CudaRegistry::get();
   for (ir::Op& op : graph.ops) {

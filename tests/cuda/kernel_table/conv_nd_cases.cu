@@ -4,9 +4,16 @@
 // and without a channel multiplier, groups batched per image and images batched per group),
 // with and without bias, relu6, batches, NaN and infinite inputs, and shapes whose columns
 // exceed the scratch budget (chunks of images, of output columns, of output channels).
+// The Winograd conv3d (conv3d_winograd.cu) on 3x3x3 and 1x3x3 shapes with both tiles, its
+// weights transformed as the compiler does.
+#include <aotc/rt/cuda/conv3d_winograd_plan.h>
 #include <aotc/rt/cuda/conv_nd_plan.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "kernel_table.h"
 
@@ -96,6 +103,78 @@ void run_case(KernelTable& t, const Shape& s, bool transposed, bool specials) {
   t.expect_close(transposed ? "conv_transpose" : "conv3d", what_of(s, specials), cpu, t.download(y, y_count));
 }
 
+// What the Winograd kernel must give: the CPU's result, except that in an output tile whose
+// input patch holds a non-finite value any output may be NaN, since the transforms mix the
+// whole patch (a direct product's +-inf, or a clamp's bound, may become NaN there).
+std::vector<float> winograd_expected(const ConvNdParams& p, int64_t tile, const std::vector<float>& x,
+                                     const std::vector<float>& cpu, const std::vector<float>& gpu) {
+  int64_t extent[3], alpha[3], tiles[3];
+  for (int d = 0; d < 3; ++d) {
+    extent[d] = rt::cuda::conv3d_winograd_tile_extent(p, tile, d);
+    alpha[d] = rt::cuda::conv3d_winograd_alpha(p, tile, d);
+    tiles[d] = (p.out[d] + extent[d] - 1) / extent[d];
+  }
+  // The tiles t whose patch [t * extent - pad, t * extent - pad + alpha) holds position i.
+  const auto tile_range = [&](int d, int64_t i, int64_t& lo, int64_t& hi) {
+    const int64_t a = i + p.pad[d] - alpha[d] + 1, b = i + p.pad[d];
+    lo = std::max<int64_t>(0, a <= 0 ? 0 : (a + extent[d] - 1) / extent[d]);
+    hi = std::min<int64_t>(tiles[d] - 1, b / extent[d]);
+  };
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> tainted;  // (image, tile d, h, w)
+  const int64_t vol_in = rt::conv_nd_volume(p.in);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isfinite(x[i])) continue;
+    int64_t r = static_cast<int64_t>(i);
+    const int64_t iw = r % p.in[2], ih = r / p.in[2] % p.in[1], id = r / (p.in[2] * p.in[1]) % p.in[0];
+    const int64_t image = r / (vol_in * p.c_in);
+    int64_t lo[3], hi[3];
+    tile_range(0, id, lo[0], hi[0]);
+    tile_range(1, ih, lo[1], hi[1]);
+    tile_range(2, iw, lo[2], hi[2]);
+    for (int64_t a = lo[0]; a <= hi[0]; ++a)
+      for (int64_t b = lo[1]; b <= hi[1]; ++b)
+        for (int64_t c = lo[2]; c <= hi[2]; ++c) tainted.insert({image, a, b, c});
+  }
+  std::vector<float> expected = cpu;
+  const int64_t vol_out = rt::conv_nd_volume(p.out);
+  for (size_t i = 0; i < cpu.size() && i < gpu.size(); ++i) {
+    if (std::isfinite(gpu[i])) continue;
+    const int64_t r = static_cast<int64_t>(i);
+    const int64_t ow = r % p.out[2], oh = r / p.out[2] % p.out[1], od = r / (p.out[2] * p.out[1]) % p.out[0];
+    if (tainted.count({r / (vol_out * p.c_out), od / extent[0], oh / extent[1], ow / extent[2]}))
+      expected[i] = gpu[i];
+  }
+  return expected;
+}
+
+void run_winograd_case(KernelTable& t, const Shape& s, int64_t tile, bool specials) {
+  const ConvNdParams p = params_of(s, false);
+  const int64_t taps = rt::conv_nd_volume(p.kernel);
+  const size_t x_count = static_cast<size_t>(p.n * p.c_in * rt::conv_nd_volume(p.in));
+  const size_t y_count = static_cast<size_t>(p.n * p.c_out * rt::conv_nd_volume(p.out));
+  const std::vector<float> x = input(t, x_count, specials);
+  const std::vector<float> w = t.floats(static_cast<size_t>(p.c_out * p.c_in * taps), false, 0.3f);
+  const std::vector<float> bias = t.floats(static_cast<size_t>(p.c_out));
+  std::vector<float> u(static_cast<size_t>(rt::cuda::conv3d_winograd_points(p, tile) * p.c_out * p.c_in));
+  rt::cuda::conv3d_winograd_weights(p, tile, w.data(), u.data());
+  std::vector<float> cpu(y_count);
+  std::vector<float> scratch(static_cast<size_t>(rt::conv3d_scratch_bytes(p) / 4 + 1));
+  rt::conv3d_f32(t.pool(), p, x.data(), w.data(), s.bias ? bias.data() : nullptr, cpu.data(), scratch.data());
+  const int64_t gpu_scratch = rt::cuda::conv3d_winograd_scratch_bytes(p, tile);
+  float* const d_scratch = t.device<float>(static_cast<size_t>(gpu_scratch / 4));
+  float* const y = t.device<float>(y_count);
+  rt::cuda::conv3d_winograd_f32(t.exec(), p, tile, t.upload(x), t.upload(u),
+                                s.bias ? t.upload(bias) : nullptr, y, d_scratch);
+  const std::vector<float> gpu = t.download(y, y_count);
+  // F(4, 3)'s transforms scale values by up to 10x a dimension and float32's rounding grows
+  // with them: in 3-d about 7e-6 relative L2 error a layer against float64 (20x the direct
+  // product's), and the largest error, relative to the largest output, here up to 1.5e-4
+  // where relu6 clips the outputs that set the scale.
+  const double tol = tile == 4 ? (p.kernel[0] == 3 ? 3e-4 : 3e-5) : 1e-5;
+  t.expect_close("conv3d winograd F(" + std::to_string(tile) + ",3)", what_of(s, specials),
+                 specials ? winograd_expected(p, tile, x, cpu, gpu) : cpu, gpu, tol);
+}
+
 }  // namespace
 
 void conv_nd_cases(KernelTable& t) {
@@ -157,6 +236,27 @@ void conv_nd_cases(KernelTable& t) {
     run_case(t, s, true, true);
   }
   for (const Shape& s : transposed_big) run_case(t, s, true, false);
+  // Winograd: 3x3x3 and 1x3x3, odd sizes (partial tiles), padding 0, 1 and 2, one-plane
+  // depth, relu6, no bias; mc3_18's layer shapes at small sizes; 6 images of 57 MB
+  // transformed (F(4, 3)) in two chunks of 3.
+  const std::vector<Shape> winograd = {
+      {2, 5, 7, 1, {5, 9, 11}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, false},
+      {1, 3, 4, 1, {7, 6, 13}, {3, 3, 3}, {1, 1, 1}, {0, 2, 1}, {1, 1, 1}, {}, false, true},
+      {3, 6, 5, 1, {3, 10, 13}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, {}, true, true},
+      {1, 4, 3, 1, {1, 3, 3}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {}, true, false},
+      {1, 2, 3, 1, {1, 1, 1}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, false},
+      {1, 64, 64, 1, {6, 14, 14}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true, true},
+      {2, 128, 96, 1, {4, 7, 7}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, {}, true, false},
+  };
+  const Shape winograd_big = {6,         32,        32,        1,  {16, 62, 62}, {3, 3, 3},
+                              {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {}, true,         false};
+  for (const int64_t tile : {2, 4}) {
+    for (const Shape& s : winograd) {
+      run_winograd_case(t, s, tile, false);
+      run_winograd_case(t, s, tile, true);
+    }
+  }
+  run_winograd_case(t, winograd_big, 4, false);
 }
 
 }  // namespace aotc::test

@@ -258,6 +258,12 @@ void recurrent_f32(const Exec& ex, const RecurrentParams& p, const RecurrentOper
 // unpadded: the GEMM on the input; depthwise (groups == c_in): depthwise_conv3d_f32.
 void conv3d_f32(const Exec& ex, const ConvNdParams& p, const float* x, const float* w, const float* bias,
                 float* y, float* scratch);
+// A stride-1 3x3x3 or 1x3x3 convolution (conv3d_winograd_applies) by Winograd with output
+// tiles of `tile` (2 or 4) a dimension: u is the weight transformed by
+// conv3d_winograd_weights with the same tile (the compiler does it), scratch
+// conv3d_winograd_scratch_bytes (conv3d_winograd_plan.h); bias and clamp fused.
+void conv3d_winograd_f32(const Exec& ex, const ConvNdParams& p, int64_t tile, const float* x, const float* u,
+                         const float* bias, float* y, float* scratch);
 // col[img][(c, kd, kh, kw)][j]: the input value tap (kd, kh, kw) of channel c reads for output
 // position first_column + j (j < columns), zero in the padding; x starts at the first image.
 void vol2col_f32(cudaStream_t stream, const ConvNdParams& p, int64_t images, int64_t first_column,
