@@ -274,10 +274,19 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
         for (int64_t q = 0; q < panels; ++q) {
           const int64_t c = nb + q * kNr;
           t.cols = min_i64(kNr, ncols - q * kNr);
+          // Two whole panels side by side where the 6 x 32 tile runs (micro_tile_pair).
+#if AOTC_KERNELS_AVX2
+          const bool two = pair_fits(kMr, ncols - q * kNr) && 2 * kcur * kNr <= buf_floats;
+#else
+          const bool two = false;
+#endif
           if (t.cols == kNr) {
             const float* src = xg + k0 * n + c;
             for (int64_t kk = 0; kk < kcur; ++kk)
               for (int64_t l = 0; l < kNr; ++l) buf[kk * kNr + l] = src[kk * n + l];
+            if (two)
+              for (int64_t kk = 0; kk < kcur; ++kk)
+                for (int64_t l = 0; l < kNr; ++l) buf[(kcur + kk) * kNr + l] = src[kk * n + kNr + l];
           } else {  // a ragged last panel: pack_rows zero-fills past the input
             pack_rows(p, cr, xg, k0, k0 + kcur, k0, kcur, c, t.cols, buf);
           }
@@ -302,9 +311,21 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
               thin_fn(rows)(t, thin_cols, kcur);
               continue;
             }
+            if (two && rows == kMr) {
+              micro_tile_pair(t, kcur * kNr);
+              continue;
+            }
 #endif
             (t.cols > 8 ? tile_fn<2>(rows) : tile_fn<1>(rows))(t);
+            if (two) {  // the second panel of a short row group on its own
+              Tile second = t;
+              second.b = buf + kcur * kNr;
+              second.c = t.c + kNr;
+              second.res = t.res ? t.res + kNr : nullptr;
+              tile_fn<2>(rows)(second);
+            }
           }
+          if (two) ++q;
         }
         continue;
       }
@@ -336,6 +357,13 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
 #if AOTC_KERNELS_AVX2
           if (thin && q == panels - 1) {
             thin_fn(rows)(t, thin_cols, kcur);
+            continue;
+          }
+          // Panels q and q + 1 together (the next one may not be the thin one).
+          if (pair_fits(rows, ncols - q * kNr) && !(thin && q + 1 == panels - 1) && q + 1 < panels) {
+            if (next_rows > 0) prefetch_strip_part(t.a + kMr * k, k, next_rows, kcur, q + 1, panels);
+            micro_tile_pair(t, kcur * kNr);
+            ++q;
             continue;
           }
 #endif

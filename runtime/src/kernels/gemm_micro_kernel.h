@@ -477,6 +477,138 @@ void micro_tile(const Tile& t) {
   for (int r = 0; r < MR; ++r)
     for (int64_t c = 0; c < t.cols; ++c) t.c[r * t.ldc + c / 8 * t.c_half + c % 8] = acc[r * W + c];
 }
+// ---- Two adjacent full panels in one depth loop on AVX-512: 6 rows x 32 columns, twelve
+// zmm accumulators. Why: an FMA's 4-cycle latency on an Intel server core's two 512-bit FMA
+// ports needs eight independent accumulators to issue every cycle; the 6 x 16 tile has six,
+// which caps it at 3/4 of the peak (bench/results_cpu.md). Vector p of row r is
+// zmm(4 + 2 r + p) (AOTC_NV2_HALF0 / HALF1). A row's broadcast goes through zmm2 once for
+// both FMAs: embedded broadcasts would load it twice, 14 loads a depth step for 12 FMAs.
+// Each output sums in the same order as on the 6 x 16 tile: the results are bit-identical.
+// clang-format off
+#define AOTC_PROW(off, row, r0, r1)                                         \
+  "vbroadcastss " #off row ", %%zmm2\n\t"                                   \
+  "vfmadd231ps %%zmm0, %%zmm2, %%zmm" #r0 "\n\t"                            \
+  "vfmadd231ps %%zmm1, %%zmm2, %%zmm" #r1 "\n\t"
+#define AOTC_PROWS6(off)                                                    \
+  AOTC_PROW(off, AOTC_AROW0, 4, 5) AOTC_PROW(off, AOTC_AROW1, 6, 7)         \
+  AOTC_PROW(off, AOTC_AROW2, 8, 9) AOTC_PROW(off, AOTC_AROW3, 10, 11)       \
+  AOTC_PROW(off, AOTC_AROW4, 12, 13) AOTC_PROW(off, AOTC_AROW5, 14, 15)
+#define AOTC_PPANEL "vmovups (%[b]), %%zmm0\n\tvmovups (%[b],%[ps],1), %%zmm1\n\t"
+#define AOTC_PST0_AT(i, reg) "vmovups %%zmm" #reg ", " AOTC_CROW##i "\n\t"
+#define AOTC_PST1_AT(i, reg) "vmovups %%zmm" #reg ", 64" AOTC_CROW##i "\n\t"
+#define AOTC_PLD0_AT(i, reg) "vmovups " AOTC_CROW##i ", %%zmm" #reg "\n\t"
+#define AOTC_PLD1_AT(i, reg) "vmovups 64" AOTC_CROW##i ", %%zmm" #reg "\n\t"
+#define AOTC_PACC0_AT(i, reg) "vmovups 128*" #i "(%[acc]), %%zmm" #reg "\n\t"
+#define AOTC_PACC1_AT(i, reg) "vmovups 128*" #i "+64(%[acc]), %%zmm" #reg "\n\t"
+#define AOTC_PCB1_AT(i, reg) "vmovaps %%zmm1, %%zmm" #reg "\n\t"
+// Starts (kStart as TileStart; acc: 6 rows of 32 floats), clamp and store.
+#define AOTC_PSTART0 AOTC_EACH(6, AOTC_PACC0_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_PACC1_AT, AOTC_NV2_HALF1)
+#define AOTC_PSTART1 AOTC_EACH(6, AOTC_ZRB_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_ZRB_AT, AOTC_NV2_HALF1)
+#define AOTC_PSTART2                                                        \
+  "vmovups (%[acc]), %%zmm0\n\tvmovups 64(%[acc]), %%zmm1\n\t"              \
+  AOTC_EACH(6, AOTC_ZCB_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_PCB1_AT, AOTC_NV2_HALF1)
+#define AOTC_PSTART3 AOTC_EACH(6, AOTC_ZZERO_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_ZZERO_AT, AOTC_NV2_HALF1)
+#define AOTC_PSTART4 AOTC_EACH(6, AOTC_PLD0_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_PLD1_AT, AOTC_NV2_HALF1)
+#define AOTC_PCLAMPS                                                        \
+  "vbroadcastss %[lo], %%zmm0\n\tvbroadcastss %[hi], %%zmm1\n\t"            \
+  AOTC_EACH(6, AOTC_ZCL_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_ZCL_AT, AOTC_NV2_HALF1)
+#define AOTC_PEPILOGUE(clampops)                                            \
+  clampops AOTC_EACH(6, AOTC_PST0_AT, AOTC_NV2_HALF0) AOTC_EACH(6, AOTC_PST1_AT, AOTC_NV2_HALF1)
+#define AOTC_PAIR_LOOP_TO_C(start, epilogue)                                                     \
+  asm volatile(                                                                                  \
+      "lea (%[a],%[lda],2), %[a3]\n\t"                                                           \
+      "add %[lda], %[a3]\n\t"                                                                    \
+      "lea (%[c],%[ldc],2), %[c3]\n\t"                                                           \
+      "add %[ldc], %[c3]\n\t" start AOTC_LOOP(AOTC_PPANEL, AOTC_PROWS6) epilogue                 \
+      : [a] "+r"(a), [a3] "=&r"(a3), [b] "+r"(b), [kc] "+r"(kc), [c] "+r"(c), [c3] "=&r"(c3)     \
+      : [lda] "r"(lda_bytes), [ldb] "r"(ldb_bytes), [ps] "r"(ps_bytes), [acc] "r"(start_from),   \
+        [ldc] "r"(ldc_bytes), [lo] "m"(lo), [hi] "m"(hi)                                         \
+      : AOTC_LOOP_CLOBBERS)
+// clang-format on
+
+template <bool kClamp, int kStart>
+inline void pair_loop_to_c_zmm(const float* a, int64_t lda, const float* b, int64_t panel_stride, int64_t ldb,
+                               int64_t kc, const float* start_from, float* c, int64_t ldc, float lo,
+                               float hi) {
+  const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
+  const int64_t ldb_bytes = ldb * static_cast<int64_t>(sizeof(float));
+  const int64_t ps_bytes = panel_stride * static_cast<int64_t>(sizeof(float));
+  const int64_t ldc_bytes = ldc * static_cast<int64_t>(sizeof(float));
+  const float* a3;
+  float* c3;
+#define AOTC_PAIR_TO_C(S_)                                                \
+  if constexpr (kStart == S_) {                                           \
+    if constexpr (kClamp)                                                 \
+      AOTC_PAIR_LOOP_TO_C(AOTC_PSTART##S_, AOTC_PEPILOGUE(AOTC_PCLAMPS)); \
+    else                                                                  \
+      AOTC_PAIR_LOOP_TO_C(AOTC_PSTART##S_, AOTC_PEPILOGUE(""));           \
+  }
+  AOTC_PAIR_TO_C(0)
+  AOTC_PAIR_TO_C(1)
+  AOTC_PAIR_TO_C(2)
+  AOTC_PAIR_TO_C(3)
+  AOTC_PAIR_TO_C(4)
+#undef AOTC_PAIR_TO_C
+}
+
+// Whether micro_tile_pair may take panels q and q + 1 of a row group: AVX-512, six rows, both
+// panels whole (`cols_left` columns from panel q's first to the product's end).
+inline bool pair_fits(int64_t rows, int64_t cols_left) {
+  return rows == kMr && cols_left >= 2 * kNr && use_avx512();
+}
+
+// micro_tile<6, 2> on two adjacent whole panels at once (pair_fits): the second panel
+// panel_stride floats after t.b (ldb apart as the first), its 16 outputs right after the
+// first panel's in each row of C (c_half 8), its column bias and residual likewise.
+template <bool kClamp, int kStart>
+inline void pair_to_c(const Tile& t, int64_t panel_stride, const float* start_from) {
+  pair_loop_to_c_zmm<kClamp, kStart>(t.a, t.lda, t.b, panel_stride, t.ldb, t.kc, start_from, t.c, t.ldc, t.lo,
+                                     t.hi);
+}
+template <int kStart>
+inline void pair_start(const Tile& t, int64_t panel_stride, const float* start_from) {
+  if (t.last && t.clamp)
+    pair_to_c<true, kStart>(t, panel_stride, start_from);
+  else
+    pair_to_c<false, kStart>(t, panel_stride, start_from);
+}
+inline void micro_tile_pair(const Tile& t, int64_t panel_stride) {
+  if (!t.first) return pair_start<kFromC>(t, panel_stride, nullptr);
+  if (!t.res && !(t.bias && t.col_bias)) {
+    if (t.bias) return pair_start<kFromRowBias>(t, panel_stride, t.bias);
+    if (t.col_bias) return pair_start<kFromColBias>(t, panel_stride, t.col_bias);
+    return pair_start<kFromZero>(t, panel_stride, nullptr);
+  }
+  // The sums in micro_tile's order: row bias, + column bias, + residual.
+  alignas(64) float acc[kMr * 2 * kNr];
+  for (int64_t r = 0; r < kMr; ++r)
+    for (int64_t j = 0; j < 2 * kNr; ++j) {
+      float v = t.bias ? t.bias[r] : 0.0f;
+      if (t.col_bias) v += t.col_bias[j];
+      if (t.res) v += t.res[r * t.ldr + j];
+      acc[r * 2 * kNr + j] = v;
+    }
+  pair_start<kFromAcc>(t, panel_stride, acc);
+}
+#undef AOTC_PROW
+#undef AOTC_PROWS6
+#undef AOTC_PPANEL
+#undef AOTC_PST0_AT
+#undef AOTC_PST1_AT
+#undef AOTC_PLD0_AT
+#undef AOTC_PLD1_AT
+#undef AOTC_PACC0_AT
+#undef AOTC_PACC1_AT
+#undef AOTC_PCB1_AT
+#undef AOTC_PSTART0
+#undef AOTC_PSTART1
+#undef AOTC_PSTART2
+#undef AOTC_PSTART3
+#undef AOTC_PSTART4
+#undef AOTC_PCLAMPS
+#undef AOTC_PEPILOGUE
+#undef AOTC_PAIR_LOOP_TO_C
+
 // A ragged last panel of at most kThinCols columns, as dot products along the depth: C[r][c]
 // (+)= sum over k of a[r][k] * cols_t[c][k], the panel's columns transposed (ldt apart, each
 // contiguous in k), with micro_tile's start and epilogue. Why: the 8-wide tile that a

@@ -145,6 +145,15 @@ void prepacked_part(const GemmParams& p, bool use_bias, const float* a, int64_t 
 #endif
           pad_ragged_operands(t, rows, bias_pad, res_pad);
           if (splits == 1) {
+#if AOTC_KERNELS_AVX2
+            // Panels q and q + 1 together (the next one may not be the thin one).
+            if (pair_fits(rows, n1 - col) && !(thin && q + 1 == panels - 1) && q + 1 < panels) {
+              if (next_rows > 0) prefetch_strip_part(t.a + kMr * lda, lda, next_rows, kcur, q + 1, panels);
+              micro_tile_pair(t, kcur * kNr);
+              ++q;
+              continue;
+            }
+#endif
             (t.cols > 8 ? wide : narrow)(t);
             continue;
           }
