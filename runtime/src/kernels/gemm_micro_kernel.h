@@ -572,6 +572,20 @@ inline void pair_start(const Tile& t, int64_t panel_stride, const float* start_f
   else
     pair_to_c<false, kStart>(t, panel_stride, start_from);
 }
+// The accumulators' start for a residual (or both biases): row bias + column bias + residual,
+// in micro_tile's order, into acc (6 rows of 32 floats). Vector code: as a scalar loop it took
+// half of a residual 1x1 convolution's tile time (perf annotate).
+__attribute__((target("avx512f"))) inline void pair_start_sums(const Tile& t, float* acc) {
+  for (int64_t r = 0; r < kMr; ++r) {
+    const __m512 row = t.bias ? _mm512_set1_ps(t.bias[r]) : _mm512_setzero_ps();
+    for (int64_t h = 0; h < 2; ++h) {
+      __m512 v = row;
+      if (t.col_bias) v = _mm512_add_ps(v, _mm512_loadu_ps(t.col_bias + kNr * h));
+      if (t.res) v = _mm512_add_ps(v, _mm512_loadu_ps(t.res + r * t.ldr + kNr * h));
+      _mm512_store_ps(acc + (2 * r + h) * kNr, v);
+    }
+  }
+}
 inline void micro_tile_pair(const Tile& t, int64_t panel_stride) {
   if (!t.first) return pair_start<kFromC>(t, panel_stride, nullptr);
   if (!t.res && !(t.bias && t.col_bias)) {
@@ -579,15 +593,8 @@ inline void micro_tile_pair(const Tile& t, int64_t panel_stride) {
     if (t.col_bias) return pair_start<kFromColBias>(t, panel_stride, t.col_bias);
     return pair_start<kFromZero>(t, panel_stride, nullptr);
   }
-  // The sums in micro_tile's order: row bias, + column bias, + residual.
   alignas(64) float acc[kMr * 2 * kNr];
-  for (int64_t r = 0; r < kMr; ++r)
-    for (int64_t j = 0; j < 2 * kNr; ++j) {
-      float v = t.bias ? t.bias[r] : 0.0f;
-      if (t.col_bias) v += t.col_bias[j];
-      if (t.res) v += t.res[r * t.ldr + j];
-      acc[r * 2 * kNr + j] = v;
-    }
+  pair_start_sums(t, acc);
   pair_start<kFromAcc>(t, panel_stride, acc);
 }
 #undef AOTC_PROW
