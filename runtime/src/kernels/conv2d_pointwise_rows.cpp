@@ -36,6 +36,9 @@ constexpr int64_t kPanel = 16;
 constexpr int64_t kMaxPanels = pointwise_rows::kGroup / kPanel;  // panels of one tile
 // The least tiles a piece of the work holds (ThreadPool::parallel_pieces).
 constexpr int64_t kMinPieceTiles = 4;
+// Depth steps ahead that the AVX-512 tile fetches its inputs (16-32 were equal in resnet50's
+// 1x1 layers, 8 slower: bench/results_cpu.md).
+constexpr int64_t kInputPrefetchSteps = 16;
 
 // What every tile of one call shares.
 struct Layer {
@@ -88,6 +91,11 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
   const float* wk = w.b;
   const float* xk = l.x + p0;
   for (int64_t kk = 0; kk < k; ++kk, wk += w.ld, xk += l.hw) {
+    // The positions' inputs kInputPrefetchSteps depth steps on, toward L1: consecutive steps
+    // are a plane apart (3 KB at 28 x 28), past where the hardware prefetchers stop (a
+    // page), and each step waited for its line from L2.
+    _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw + R - 1), _MM_HINT_T0);
     __m512 b[NV];
     for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(wk + v * kPanel);
     for (int r = 0; r < R; ++r) {
