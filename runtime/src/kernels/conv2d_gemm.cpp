@@ -306,6 +306,17 @@ void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const fl
             t.bias = bg ? bg + m : nullptr;
             t.c = yg + m * n + c;
             set_residual(m, c, rows);
+            // The next row group's output lines (for writing) and residual lines: rows a plane
+            // apart, which the hardware prefetchers do not follow; the tile's stores and its
+            // residual start waited for them from L3.
+            if (m + kMr < m1) {
+              const int64_t next_rows = min_i64(kMr, m1 - m - kMr), width = two ? 2 * kNr : t.cols;
+              for (int64_t r = 0; r < next_rows; ++r)
+                for (int64_t j = 0; j < width; j += 16) {
+                  __builtin_prefetch(yg + (m + kMr + r) * n + c + j, 1, 3);
+                  if (rg) __builtin_prefetch(rg + (m + kMr + r) * n + c + j, 0, 3);
+                }
+            }
 #if AOTC_KERNELS_AVX2
             if (thin) {
               thin_fn(rows)(t, thin_cols, kcur);
