@@ -36,9 +36,6 @@ constexpr int64_t kPanel = 16;
 constexpr int64_t kMaxPanels = pointwise_rows::kGroup / kPanel;  // panels of one tile
 // The least tiles a piece of the work holds (ThreadPool::parallel_pieces).
 constexpr int64_t kMinPieceTiles = 4;
-// Depth steps ahead that the AVX-512 tile fetches its inputs (16-32 were equal in resnet50's
-// 1x1 layers, 8 slower: bench/results_cpu.md).
-constexpr int64_t kInputPrefetchSteps = 16;
 
 // What every tile of one call shares.
 struct Layer {
@@ -74,6 +71,10 @@ void store_tile(const Layer& l, const float* t, int64_t p0, int64_t c0, int64_t 
 }
 
 #if AOTC_KERNELS_AVX2
+// Depth steps ahead that the AVX-512 tile fetches its inputs (16-32 were equal in resnet50's
+// 1x1 layers, 8 slower: bench/results_cpu.md).
+constexpr int64_t kInputPrefetchSteps = 16;
+
 // R positions from p0 x NV panels from panel q: the whole depth in registers.
 template <int R, int NV>
 __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, int64_t q, int64_t cols,
