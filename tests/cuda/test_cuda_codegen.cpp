@@ -1081,7 +1081,7 @@ TEST_CASE("cuda: the Winograd conv3d weight transform is G g G^T along each dime
     p.c_in = p.c_out = 1;
     p.kernel[0] = kd;
     p.kernel[1] = p.kernel[2] = 3;
-    const double* const g = rt::cuda::conv3d_winograd_g(4);
+    const double* const g = rt::winograd_g(4)[0];
     const int64_t ad = kd == 3 ? 6 : 1, points = rt::cuda::conv3d_winograd_points(p, 4);
     for (int64_t tap = 0; tap < kd * 9; ++tap) {
       std::vector<float> w(static_cast<size_t>(kd * 9), 0.0f), u(static_cast<size_t>(points));

@@ -560,17 +560,14 @@ inline bool pair_fits(int64_t rows, int64_t cols_left) {
 // micro_tile<6, 2> on two adjacent whole panels at once (pair_fits): the second panel
 // panel_stride floats after t.b (ldb apart as the first), its 16 outputs right after the
 // first panel's in each row of C (c_half 8), its column bias and residual likewise.
-template <bool kClamp, int kStart>
-inline void pair_to_c(const Tile& t, int64_t panel_stride, const float* start_from) {
-  pair_loop_to_c_zmm<kClamp, kStart>(t.a, t.lda, t.b, panel_stride, t.ldb, t.kc, start_from, t.c, t.ldc, t.lo,
-                                     t.hi);
-}
 template <int kStart>
 inline void pair_start(const Tile& t, int64_t panel_stride, const float* start_from) {
   if (t.last && t.clamp)
-    pair_to_c<true, kStart>(t, panel_stride, start_from);
+    pair_loop_to_c_zmm<true, kStart>(t.a, t.lda, t.b, panel_stride, t.ldb, t.kc, start_from, t.c, t.ldc, t.lo,
+                                     t.hi);
   else
-    pair_to_c<false, kStart>(t, panel_stride, start_from);
+    pair_loop_to_c_zmm<false, kStart>(t.a, t.lda, t.b, panel_stride, t.ldb, t.kc, start_from, t.c, t.ldc,
+                                      t.lo, t.hi);
 }
 // The accumulators' start for a residual (or both biases): row bias + column bias + residual,
 // in micro_tile's order, into acc (6 rows of 32 floats). Vector code: as a scalar loop it took

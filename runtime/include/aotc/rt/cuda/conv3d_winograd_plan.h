@@ -71,19 +71,12 @@ inline int64_t conv3d_winograd_scratch_bytes(const ConvNdParams& p, int64_t tile
   return conv3d_winograd_chunk_images(p, tile) * conv3d_winograd_image_bytes(p, tile);
 }
 
-// F(2, 3) or F(4, 3)'s G (alpha x 3), as in conv2d_winograd_weights (kernels/layouts.h).
-inline const double* conv3d_winograd_g(int64_t tile) {
-  static constexpr double kG2[4 * 3] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
-  static constexpr double kG4[6 * 3] = {1.0 / 4,  0,         0,        -1.0 / 6, -1.0 / 6, -1.0 / 6,
-                                        -1.0 / 6, 1.0 / 6,   -1.0 / 6, 1.0 / 24, 1.0 / 12, 1.0 / 6,
-                                        1.0 / 24, -1.0 / 12, 1.0 / 6,  0,        0,        1};
-  return tile == 4 ? kG4 : kG2;
-}
 // u (points x c_out x c_in; point xi = (xd * alpha_h + xh) * alpha_w + xw) from w (c_out x
 // c_in x kernel): u[xi][o][i] = (G (x) G (x) G) w[o][i], G only along the dimensions whose
-// kernel is 3; in double (F(4, 3)'s G has sixths and twenty-fourths).
+// kernel is 3 (G: winograd_g, kernels/layouts.h); in double (F(4, 3)'s G has sixths and
+// twenty-fourths).
 inline void conv3d_winograd_weights(const ConvNdParams& p, int64_t tile, const float* w, float* u) {
-  const double* const g = conv3d_winograd_g(tile);
+  const double* const g = winograd_g(tile)[0];
   const int64_t ad = conv3d_winograd_alpha(p, tile, 0), ah = conv3d_winograd_alpha(p, tile, 1),
                 aw = conv3d_winograd_alpha(p, tile, 2);
   const int64_t kd = p.kernel[0], plane = p.c_out * p.c_in;

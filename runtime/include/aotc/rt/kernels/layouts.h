@@ -270,10 +270,12 @@ inline int64_t conv2d_expand_depthwise_thread_scratch_bytes(const Conv2dParams& 
 inline int64_t conv2d_winograd_points(int64_t tile) { return (tile + 2) * (tile + 2); }
 // u (points x c_out x c_in, point xi = (tile + 2) * row + column of the transformed domain)
 // from w (c_out x c_in x 3 x 3): u[xi][o][i] = (G w[o][i] G^T)[xi], computed in double
-// (F(4x4, 3x3)'s G has sixths and twenty-fourths). G for tile 2 is
+// (F(4x4, 3x3)'s G has sixths and twenty-fourths; winograd_g).
+// G of F(t, 3) ((t + 2) x 3, row-major), for the weight transforms of conv2d_winograd_weights
+// and of the CUDA conv3d (cuda/conv3d_winograd_plan.h): for tile 2
 // [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], for tile 4
 // [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
-inline void conv2d_winograd_weights(const Conv2dParams& p, int64_t tile, const float* w, float* u) {
+inline const double (*winograd_g(int64_t tile))[3] {
   static constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
                                        {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -281,8 +283,11 @@ inline void conv2d_winograd_weights(const Conv2dParams& p, int64_t tile, const f
                                        {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                        {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                        {0, 0, 1}};
+  return tile == 4 ? kG4 : kG2;
+}
+inline void conv2d_winograd_weights(const Conv2dParams& p, int64_t tile, const float* w, float* u) {
   const int64_t alpha = tile + 2;
-  const double(*g_mat)[3] = tile == 4 ? kG4 : kG2;
+  const double(*g_mat)[3] = winograd_g(tile);
   const int64_t plane = p.c_out * p.c_in;
   for (int64_t o = 0; o < p.c_out; ++o)
     for (int64_t i = 0; i < p.c_in; ++i) {
