@@ -63,8 +63,22 @@ inline bool use_avx512() {
   return use;
 }
 
+// Whether the int8 kernels (qgemm.cpp, qconv2d.cpp) take their AVX512-VNNI forms
+// (vpdpbusd, vpdpwssd): use_avx512() and the CPU has AVX512BW and AVX512_VNNI. Otherwise
+// they take their AVX2 forms, exact as well (AOTC_CPU_AVX512=0 chooses those too).
+inline bool cpu_has_avx512_vnni_bw() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (ebx & (1u << 30)) != 0 && (ecx & (1u << 11)) != 0;  // AVX512BW, AVX512_VNNI
+}
+inline bool use_avx512_vnni() {
+  static const bool use = use_avx512() && cpu_has_avx512_vnni_bw();
+  return use;
+}
+
 #else
 inline bool use_avx512() { return false; }
+inline bool use_avx512_vnni() { return false; }
 #endif
 
 // y = silu(x) = x / (1 + exp(-x)) over count floats, as unary_f32's Silu computes it (y

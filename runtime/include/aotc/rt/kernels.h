@@ -22,6 +22,7 @@
 #include <aotc/rt/kernels/normalization.h>
 #include <aotc/rt/kernels/pointwise.h>
 #include <aotc/rt/kernels/pooling.h>
+#include <aotc/rt/kernels/quantized.h>
 #include <aotc/rt/kernels/reductions.h>
 #include <aotc/rt/kernels/sequence.h>
 #include <aotc/rt/kernels/spatial.h>

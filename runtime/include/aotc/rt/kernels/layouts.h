@@ -3,6 +3,7 @@
 
 #include <aotc/rt/kernels/conv.h>
 #include <aotc/rt/kernels/gemm.h>
+#include <aotc/rt/kernels/quantized.h>
 #include <aotc/rt/kernels/sequence.h>
 #include <aotc/rt/kernels/spatial.h>
 
@@ -428,6 +429,134 @@ inline int upsample_taps(UpsampleMode mode) {
 // Scratch: the source columns and weights of one output row (computed once per call).
 inline int64_t upsample_scratch_bytes(const UpsampleParams& p) {
   return p.out[2] * upsample_taps(p.mode) * static_cast<int64_t>(sizeof(int64_t) + sizeof(float));
+}
+
+// ---------------------------------------------------------------- quantized (kernels/quantized.h)
+// ---- int8 products (qconv2d_u8 other than depthwise, qlinear_u8): C[m][j] with the output
+// pixels (NHWC rows) or the linear layer's rows as m and the output channels as j, along the
+// vector lanes. Per group, the depth K = kernel_h * kernel_w * (c_in / groups) in [kh][kw][ci]
+// order (the order of an NHWC row of im2col), padded with zero weights to K4 * 4 (K4 =
+// ceil(K / 4)); the channels of a group, padded with zero weights to N16 (a multiple of 16),
+// in blocks of up to 64 (the last one 16, 32 or 48 wide). A block of nb channels is
+// [K4][nb][4] bytes: the 4 consecutive depths of a channel in one dword, 16 channels in a
+// 64-byte row, what one AVX512-VNNI vpdpbusd multiplies against 4 activations broadcast as
+// a dword (the AVX2 form widens 8 channels' dwords to int16 for vpmaddwd). Weight w[j][kk]
+// of group g is at byte
+//   g * K4 * 4 * N16 + (j / 64) * 64 * K4 * 4 + ((kk / 4) * nb + j % 64) * 4 + kk % 4,
+// nb = min(64, N16 - j / 64 * 64): every block and group starts 64-byte aligned.
+//
+// Rows of A: read in place where a row of the input already is the row of A (a 1x1
+// stride-1 unpadded convolution, NHWC; a linear layer), otherwise gathered (im2col) into
+// per-thread scratch qgemm::chunk_rows(K4 * 4) rows at a time, padding read as in_zero.
+namespace qgemm {
+constexpr int64_t kPanel = 16;  // output channels per vector: the int32 lanes of a zmm
+constexpr int64_t kBlock = 64;  // output channels per packed block
+// A thread's strip of gathered rows: about kChunkBytes (L2), between kMinChunkRows and
+// kMaxChunkRows rows, a multiple of kRowUnit (a multiple of every tile's height).
+constexpr int64_t kChunkBytes = 131072;
+constexpr int64_t kMinChunkRows = 48, kMaxChunkRows = 384, kRowUnit = 24;
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+inline int64_t chunk_rows(int64_t depth4) {
+  int64_t rows = (depth4 > 0 ? kChunkBytes / depth4 : kMaxChunkRows) / kRowUnit * kRowUnit;
+  rows = rows < kMinChunkRows ? kMinChunkRows : rows;
+  return rows > kMaxChunkRows ? kMaxChunkRows : rows;
+}
+// Bytes of packed weights of `groups` products of depth k and n channels each.
+inline int64_t packed_bytes(int64_t groups, int64_t k, int64_t n) {
+  return groups > 0 && k > 0 && n > 0 ? groups * round_up(k, 4) * round_up(n, kPanel) : 0;
+}
+// Byte offset of weight (group g, channel j < n, depth kk < k) in that layout.
+inline int64_t packed_offset(int64_t k, int64_t n, int64_t g, int64_t j, int64_t kk) {
+  const int64_t k4 = (k + 3) / 4, n16 = round_up(n, kPanel), b = j / kBlock;
+  const int64_t nb = n16 - b * kBlock < kBlock ? n16 - b * kBlock : kBlock;
+  return g * k4 * 4 * n16 + b * kBlock * k4 * 4 + ((kk / 4) * nb + j % kBlock) * 4 + kk % 4;
+}
+// Per-thread scratch: a strip of gathered rows (gather: k4 * 4 bytes each) and their sums.
+inline int64_t thread_scratch_bytes(int64_t k, bool gather) {
+  if (k <= 0) return 0;
+  const int64_t depth4 = round_up(k, 4);
+  return round_up(chunk_rows(depth4) * ((gather ? depth4 : 0) + 4), 64);
+}
+}  // namespace qgemm
+
+// A depthwise convolution (groups == c_in == c_out > 1) runs directly on NHWC, vectorised
+// along the channels, 4 taps at a time per AVX512-VNNI vpdpbusd: the 4 taps' input bytes of
+// a channel interleaved into one dword by in-lane unpacks (bytes, then words) of 4 input
+// vectors of 64 channels, which leaves dword i of 128-bit lane L of the k-th result (k < 4)
+// holding channel 16 L + 4 k + i; the saturating packs of the epilogue undo that order. The
+// weights are stored in it: per block of 64 channels (C64 = c_out rounded up to 64), per
+// group of 4 taps (T4 = ceil(kernel_h * kernel_w / 4)), 4 vectors of 64 bytes, the weight of
+// channel c = 64 b + 16 L + 4 k + i and tap t = 4 g + j (t = i_h * kernel_w + i_w, torch's
+// w[c][0][i_h][i_w]) at byte ((b * T4 + g) * 4 + k) * 64 + (4 L + i) * 4 + j; zero past the
+// channels and taps. (The AVX2 form reads them back into int32 [tap][channel] per run.)
+namespace qdepthwise {
+constexpr int64_t kBlock = 64;
+inline int64_t tap_groups(int64_t taps) { return (taps + 3) / 4; }
+inline int64_t packed_offset(int64_t taps, int64_t c, int64_t t) {
+  const int64_t b = c / kBlock, cc = c % kBlock, l = cc / 16, k = cc % 16 / 4, i = cc % 4;
+  return ((b * tap_groups(taps) + t / 4) * 4 + k) * 64 + (4 * l + i) * 4 + t % 4;
+}
+}  // namespace qdepthwise
+inline bool qconv2d_is_depthwise(const QConv2dParams& p) {
+  return p.groups > 1 && p.c_in == p.groups && p.c_out == p.groups;
+}
+// The product reads the input in place: 1x1, stride 1, no padding (NHWC rows are A's rows).
+inline bool qconv2d_is_pointwise(const QConv2dParams& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
+         p.pad_w == 0 && p.h_out == p.h_in && p.w_out == p.w_in;
+}
+inline int64_t qconv2d_depth(const QConv2dParams& p) {
+  return p.groups > 0 ? (p.c_in / p.groups) * p.kernel_h * p.kernel_w : 0;
+}
+inline int64_t qconv2d_packed_weight_bytes(const QConv2dParams& p) {
+  if (p.groups <= 0 || p.c_out <= 0) return 0;
+  if (qconv2d_is_depthwise(p))
+    return qgemm::round_up(p.c_out, qdepthwise::kBlock) * qdepthwise::tap_groups(p.kernel_h * p.kernel_w) * 4;
+  return qgemm::packed_bytes(p.groups, qconv2d_depth(p), p.c_out / p.groups);
+}
+// out (qconv2d_packed_weight_bytes(p)) from torch's w [c_out][c_in / groups][kernel_h][kernel_w].
+inline void qconv2d_pack_weights(const QConv2dParams& p, const int8_t* w, int8_t* out) {
+  const int64_t bytes = qconv2d_packed_weight_bytes(p);
+  for (int64_t i = 0; i < bytes; ++i) out[i] = 0;
+  const int64_t taps = p.kernel_h * p.kernel_w;
+  if (qconv2d_is_depthwise(p)) {
+    for (int64_t c = 0; c < p.c_out; ++c)
+      for (int64_t t = 0; t < taps; ++t) out[qdepthwise::packed_offset(taps, c, t)] = w[c * taps + t];
+    return;
+  }
+  if (bytes == 0) return;
+  const int64_t cig = p.c_in / p.groups, cog = p.c_out / p.groups, k = qconv2d_depth(p);
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t j = 0; j < cog; ++j)
+      for (int64_t ci = 0; ci < cig; ++ci)
+        for (int64_t t = 0; t < taps; ++t)
+          out[qgemm::packed_offset(k, cog, g, j, t * cig + ci)] = w[((g * cog + j) * cig + ci) * taps + t];
+}
+inline int64_t qconv2d_thread_scratch_bytes(const QConv2dParams& p) {
+  if (p.groups <= 0 || p.c_out <= 0) return 0;
+  if (qconv2d_is_depthwise(p)) {
+    // A row of in_zero bytes (the padding's taps), the taps' input pointers and offsets, the
+    // requant arrays in the VNNI form's channel order, and the weights as int32 [tap][channel]
+    // less their zero points (the AVX2 form, and the VNNI form with weight zero points).
+    const int64_t taps = p.kernel_h * p.kernel_w, c64 = qgemm::round_up(p.c_out, qdepthwise::kBlock);
+    return c64 + qgemm::round_up(qdepthwise::tap_groups(taps) * 4 * 8 * 2, 64) + 3 * c64 * 4 + taps * c64 * 4;
+  }
+  return qgemm::thread_scratch_bytes(qconv2d_depth(p), !qconv2d_is_pointwise(p));
+}
+
+// ---- qlinear_u8: the product above with one group, K = k, rows read in place.
+inline int64_t qlinear_packed_weight_bytes(const QLinearParams& p) {
+  return qgemm::packed_bytes(1, p.k, p.n);
+}
+// out (qlinear_packed_weight_bytes(p)) from torch's w [n][k].
+inline void qlinear_pack_weights(const QLinearParams& p, const int8_t* w, int8_t* out) {
+  const int64_t bytes = qlinear_packed_weight_bytes(p);
+  for (int64_t i = 0; i < bytes; ++i) out[i] = 0;
+  for (int64_t j = 0; j < p.n; ++j)
+    for (int64_t kk = 0; kk < p.k; ++kk) out[qgemm::packed_offset(p.k, p.n, 0, j, kk)] = w[j * p.k + kk];
+}
+inline int64_t qlinear_thread_scratch_bytes(const QLinearParams& p) {
+  return p.n > 0 ? qgemm::thread_scratch_bytes(p.k, false) : 0;
 }
 
 }  // namespace aotc::rt

@@ -1,0 +1,490 @@
+// qgemm.cpp - the uint8 x int8 product of the quantized convolutions and linear layers
+// (qgemm_u8), and qlinear_u8 on it. C[m][j] = sum_kk A[m][kk] * W[kk][j] with int32 sums,
+// then QRequant's epilogue to uint8, rows m the output pixels or tokens, columns j the
+// output channels along the vector lanes; W packed at compile time (layouts.h, qgemm).
+//
+// A tile is rows x (16 to 64) channels, over the whole depth in registers:
+//   - AVX512-VNNI: per 4 depths, the tile's 1-4 weight vectors (16 channels x 4 depths)
+//     against each row's 4 activations broadcast as a dword, vpdpbusd (u8 x s8, exact int32:
+//     its four products are summed without saturation); 6 x 64, 8 x 48, 12 x 32, 12 x 16.
+//   - AVX2: vpmaddubsw saturates int16 (255 * 127 * 2 > 32767), so 8 channels' 4 depths are
+//     widened to int16 (two ymm, 4 channels each) and multiplied by the row's 4 activations
+//     widened and repeated, vpmaddwd (pairs, exact int32); two sums per channel, added
+//     horizontally at the end; 6 rows x 8 channels.
+//   - elsewhere: plain C++ over a row and a block of channels.
+// The epilogue (offset, weight zero point times the row's sum, float bias, multiplier,
+// round half to even, zero point, clamp) runs on the tile's accumulators and stores bytes.
+//
+// Rows of A are read in place (1x1 convolutions, linear layers) or gathered by the caller's
+// fill function into the thread's scratch, a strip of qgemm::chunk_rows rows at a time; a
+// strip is multiplied by each 64-channel weight block in turn. Threads take work units of
+// (group, strip, part of the channel blocks): strips where there are enough rows, channel
+// blocks where there are few (a linear layer of one row).
+#include "qgemm.h"
+
+#include <aotc/rt/thread_pool.h>
+
+#include <array>
+#include <utility>
+
+namespace aotc::rt::detail {
+namespace {
+
+using qgemm::kBlock;
+using qgemm::kPanel;
+
+// A tile's epilogue: the per-channel arrays at its first column, and the output's bounds
+// less its zero point (clamping before the zero point is added cannot overflow).
+struct QEpi {
+  const int32_t* off;
+  const float* bias;
+  const float* mult;
+  const int32_t* wz;  // null: weights without zero points
+  int32_t zero, lo, hi, lo_z, hi_z;
+};
+
+struct QTile {
+  const uint8_t* a;  // the tile's first row
+  int64_t lda;
+  int64_t k4;             // whole dwords of depth read from each row
+  const uint32_t* tail;   // each row's last 1-3 depths (the rest zero) after them, or null
+  const int8_t* w;        // the block's weights at the tile's first column (64-byte rows of 16 channels)
+  int64_t ldw;            // bytes from one dword of depth to the next (nb * 4)
+  const int32_t* rowsum;  // the rows' sums (with weight zero points), else null
+  int64_t cols;           // valid columns of the tile
+  uint8_t* y;             // output of the first row and column
+  int64_t ldy;
+  QEpi e;
+};
+using TileFn = void (*)(const QTile&);
+
+// The epilogue of one sum in plain C++ (also the portable tile's).
+inline uint8_t epilogue_value(const QEpi& e, int64_t j, int32_t sum, int32_t rowsum) {
+  uint32_t s = static_cast<uint32_t>(sum) + static_cast<uint32_t>(e.off[j]);
+  if (e.wz) s -= static_cast<uint32_t>(e.wz[j]) * static_cast<uint32_t>(rowsum);
+  return requant_value(static_cast<int32_t>(s), e.bias[j], e.mult[j], e.zero, e.lo, e.hi);
+}
+
+// Sum of count bytes.
+inline int32_t byte_sum(const uint8_t* p, int64_t count) {
+  int64_t i = 0;
+  uint32_t s = 0;
+#if AOTC_KERNELS_AVX2
+  __m256i acc = _mm256_setzero_si256();
+  for (; i + 32 <= count; i += 32)
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)),
+                                                _mm256_setzero_si256()));
+  const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s = static_cast<uint32_t>(_mm_cvtsi128_si32(h) + _mm_extract_epi32(h, 2));
+#endif
+  for (; i < count; ++i) s += p[i];
+  return static_cast<int32_t>(s);
+}
+
+#if AOTC_KERNELS_AVX2
+#define AOTC_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+// The tiles' accumulators are named variables, one per row and vector (macros over the
+// rows): as arrays GCC 12 kept a copy of each in memory, a store per step and sum.
+#define AOTC_Q_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define AOTC_Q_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+// MR rows x NV * 16 channels with vpdpbusd: MR * NV <= 24 accumulators, NV weight vectors
+// and the broadcast in the 32 zmm registers.
+template <int MR, int NV>
+AOTC_VNNI_TARGET void tile_vnni(const QTile& t) {
+  static_assert(MR >= 1 && MR <= 12 && NV >= 1 && NV <= 4, "tile shape");
+  const QEpi& e = t.e;
+  // Lanes of each vector within the columns (the per-channel arrays are read no further).
+  __mmask16 lanes[4];
+  for (int v = 0; v < 4; ++v) {
+    const int64_t c = t.cols - kPanel * v;
+    lanes[v] = static_cast<__mmask16>(c >= kPanel ? 0xFFFFu : c <= 0 ? 0u : (1u << c) - 1u);
+  }
+  // The sums start from the offsets.
+  const __m512i o0 = _mm512_maskz_loadu_epi32(lanes[0], e.off);
+  const __m512i o1 = NV > 1 ? _mm512_maskz_loadu_epi32(lanes[1], e.off + 16) : o0;
+  const __m512i o2 = NV > 2 ? _mm512_maskz_loadu_epi32(lanes[2], e.off + 32) : o0;
+  const __m512i o3 = NV > 3 ? _mm512_maskz_loadu_epi32(lanes[3], e.off + 48) : o0;
+#define AOTC_Q_DECL(r) __m512i c##r##_0 = o0, c##r##_1 = o1, c##r##_2 = o2, c##r##_3 = o3;
+  AOTC_Q_ROWS12(AOTC_Q_DECL)
+#undef AOTC_Q_DECL
+  // Row r's 4 activations (dword) broadcast against the NV weight vectors.
+#define AOTC_Q_STEP(r)                                                      \
+  if constexpr (r < MR) {                                                   \
+    const __m512i b = _mm512_set1_epi32(static_cast<int>(AOTC_Q_DWORD(r))); \
+    c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, b, w0);                        \
+    if constexpr (NV > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, b, w1);  \
+    if constexpr (NV > 2) c##r##_2 = _mm512_dpbusd_epi32(c##r##_2, b, w2);  \
+    if constexpr (NV > 3) c##r##_3 = _mm512_dpbusd_epi32(c##r##_3, b, w3);  \
+  }
+  const uint8_t* a = t.a;
+  const int64_t lda = t.lda;
+  const int8_t* w = t.w;
+  const __m512i zw = _mm512_setzero_si512();
+  for (int64_t kk = 0; kk < t.k4; ++kk, w += t.ldw, a += 4) {
+    const __m512i w0 = _mm512_loadu_si512(w);
+    const __m512i w1 = NV > 1 ? _mm512_loadu_si512(w + 64) : zw;
+    const __m512i w2 = NV > 2 ? _mm512_loadu_si512(w + 128) : zw;
+    const __m512i w3 = NV > 3 ? _mm512_loadu_si512(w + 192) : zw;
+#define AOTC_Q_DWORD(r) load_u32(a + (r)*lda)
+    AOTC_Q_ROWS12(AOTC_Q_STEP)
+#undef AOTC_Q_DWORD
+  }
+#undef AOTC_Q_STEP
+  // The sums out once, for an epilogue that loops. (The last partial dword of depth is added
+  // here, not in a second step after the loop: with one, GCC 12 stored every accumulator
+  // inside the loop again.)
+  alignas(64) int32_t sums[MR][4][16];
+#define AOTC_Q_SAVE(r)                                              \
+  if constexpr (r < MR) {                                           \
+    _mm512_store_si512(sums[r][0], c##r##_0);                       \
+    if constexpr (NV > 1) _mm512_store_si512(sums[r][1], c##r##_1); \
+    if constexpr (NV > 2) _mm512_store_si512(sums[r][2], c##r##_2); \
+    if constexpr (NV > 3) _mm512_store_si512(sums[r][3], c##r##_3); \
+  }
+  AOTC_Q_ROWS12(AOTC_Q_SAVE)
+#undef AOTC_Q_SAVE
+  if (t.tail)
+    for (int v = 0; v < NV; ++v) {
+      const __m512i wv = _mm512_loadu_si512(w + 64 * v);
+      for (int r = 0; r < MR; ++r)
+        _mm512_store_si512(sums[r][v],
+                           _mm512_dpbusd_epi32(_mm512_load_si512(sums[r][v]),
+                                               _mm512_set1_epi32(static_cast<int>(t.tail[r])), wv));
+    }
+  // Per row: QRequant's step on the NV vectors, then fbgemm's saturating packs (sat16(r) +
+  // zero, saturated again, to u8, then the bounds: clamp(zero + r, lo, hi) for any int32 r).
+  // The packs work within 128-bit lanes: dword 4 L + k of the result holds channels
+  // 16 k + 4 L .. + 3; one vpermd puts them in order.
+  __m512 bias[4], mult[4];
+  __m512i wz[4];
+  for (int v = 0; v < 4; ++v) {
+    bias[v] = v < NV ? _mm512_maskz_loadu_ps(lanes[v], e.bias + kPanel * v) : _mm512_setzero_ps();
+    mult[v] = v < NV ? _mm512_maskz_loadu_ps(lanes[v], e.mult + kPanel * v) : _mm512_setzero_ps();
+    wz[v] =
+        v < NV && t.rowsum ? _mm512_maskz_loadu_epi32(lanes[v], e.wz + kPanel * v) : _mm512_setzero_si512();
+  }
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(e.zero));
+  const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(e.lo)),
+                hi8 = _mm512_set1_epi8(static_cast<char>(e.hi));
+  const __mmask64 store = _cvtu64_mask64(t.cols >= 64 ? ~0ull : (1ull << t.cols) - 1u);
+  for (int r = 0; r < MR; ++r) {
+    __m512i q[4];
+    for (int v = 0; v < 4; ++v) {
+      if (v >= NV) {
+        q[v] = _mm512_setzero_si512();
+        continue;
+      }
+      __m512i s = _mm512_load_si512(sums[r][v]);
+      if (t.rowsum) s = _mm512_sub_epi32(s, _mm512_mullo_epi32(wz[v], _mm512_set1_epi32(t.rowsum[r])));
+      const __m512 f =
+          _mm512_mul_ps(_mm512_add_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), bias[v]), mult[v]);
+      q[v] = _mm512_maskz_cvtps_epi32(kAllLanes16, f);
+    }
+    const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z16);
+    const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), z16);
+    __m512i b = _mm512_maskz_permutexvar_epi32(kAllLanes16, order, _mm512_packus_epi16(p01, p23));
+    b = _mm512_min_epu8(_mm512_max_epu8(b, lo8), hi8);
+    _mm512_mask_storeu_epi8(t.y + r * t.ldy, store, b);
+  }
+}
+
+template <int NV, int... R>
+constexpr std::array<TileFn, sizeof...(R)> vnni_fns(std::integer_sequence<int, R...>) {
+  return {&tile_vnni<R + 1, NV>...};
+}
+// Rows of a tile of NV vectors: as many accumulators as the registers hold beside the weights.
+constexpr int vnni_rows(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
+const std::array<TileFn, 6> kVnni4 = vnni_fns<4>(std::make_integer_sequence<int, 6>());
+const std::array<TileFn, 8> kVnni3 = vnni_fns<3>(std::make_integer_sequence<int, 8>());
+const std::array<TileFn, 12> kVnni2 = vnni_fns<2>(std::make_integer_sequence<int, 12>());
+const std::array<TileFn, 12> kVnni1 = vnni_fns<1>(std::make_integer_sequence<int, 12>());
+TileFn vnni_fn(int nv, int64_t rows) {
+  switch (nv) {
+    case 4:
+      return kVnni4[rows - 1];
+    case 3:
+      return kVnni3[rows - 1];
+    case 2:
+      return kVnni2[rows - 1];
+    default:
+      return kVnni1[rows - 1];
+  }
+}
+
+// MR rows x 8 channels (t.w at the 8 channels' first dword) on AVX2, exact: see the top.
+constexpr int kAvx2Rows = 6;
+template <int MR>
+void tile_avx2(const QTile& t) {
+  static_assert(MR >= 1 && MR <= 6, "tile shape");
+#define AOTC_Q_DECL(r) __m256i l##r = _mm256_setzero_si256(), h##r = l##r;
+  AOTC_Q_ROWS6(AOTC_Q_DECL)
+#undef AOTC_Q_DECL
+  // Row r's 4 activations widened to int16 and repeated, against channels 0-3 and 4-7.
+#define AOTC_Q_STEP(r)                                       \
+  if constexpr (r < MR) {                                    \
+    const __m256i b = _mm256_cvtepu8_epi16(AOTC_Q_DWORD(r)); \
+    l##r = _mm256_add_epi32(l##r, _mm256_madd_epi16(b, wl)); \
+    h##r = _mm256_add_epi32(h##r, _mm256_madd_epi16(b, wh)); \
+  }
+  const uint8_t* a = t.a;
+  const int64_t lda = t.lda;
+  const int8_t* w = t.w;
+  for (int64_t kk = 0; kk < t.k4; ++kk, w += t.ldw, a += 4) {
+    // Channels 0-3 and 4-7, 4 depths each: int16 [c][4].
+    const __m256i wl = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    const __m256i wh = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+    // vbroadcastss from memory: a load, no shuffle (set1 of the dword took two).
+#define AOTC_Q_DWORD(r) _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a + (r)*lda)))
+    AOTC_Q_ROWS6(AOTC_Q_STEP)
+#undef AOTC_Q_DWORD
+  }
+#undef AOTC_Q_STEP
+  // The pairs' sums out once (the last partial dword of depth added there, as tile_vnni does).
+  alignas(32) int32_t sums[MR][2][8];
+#define AOTC_Q_SAVE(r)                                                \
+  if constexpr (r < MR) {                                             \
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums[r][0]), l##r); \
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums[r][1]), h##r); \
+  }
+  AOTC_Q_ROWS6(AOTC_Q_SAVE)
+#undef AOTC_Q_SAVE
+  if (t.tail) {
+    const __m256i wl = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    const __m256i wh = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+    for (int r = 0; r < MR; ++r) {
+      const __m256i b = _mm256_cvtepu8_epi16(_mm_set1_epi32(static_cast<int>(t.tail[r])));
+      auto* lp = reinterpret_cast<__m256i*>(sums[r][0]);
+      auto* hp = reinterpret_cast<__m256i*>(sums[r][1]);
+      _mm256_store_si256(lp, _mm256_add_epi32(_mm256_load_si256(lp), _mm256_madd_epi16(b, wl)));
+      _mm256_store_si256(hp, _mm256_add_epi32(_mm256_load_si256(hp), _mm256_madd_epi16(b, wh)));
+    }
+  }
+  const QEpi& e = t.e;
+  const int64_t cols = t.cols < 8 ? t.cols : 8;
+  const __m256i mask = first_lanes_mask(cols);
+  const __m256i off = _mm256_maskload_epi32(e.off, mask);
+  const __m256 bias = _mm256_maskload_ps(e.bias, mask);
+  const __m256 mult = _mm256_maskload_ps(e.mult, mask);
+  const __m256i wz = t.rowsum ? _mm256_maskload_epi32(e.wz, mask) : _mm256_setzero_si256();
+  const __m256i zero = _mm256_set1_epi32(e.zero), lo_z = _mm256_set1_epi32(e.lo_z),
+                hi_z = _mm256_set1_epi32(e.hi_z);
+  for (int r = 0; r < MR; ++r) {
+    // hadd: [c0 c1 c4 c5 | c2 c3 c6 c7] from the pairs' sums; the permute puts them in order.
+    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][0]));
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][1]));
+    __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l, h), _MM_SHUFFLE(3, 1, 2, 0));
+    s = _mm256_add_epi32(s, off);
+    if (t.rowsum) s = _mm256_sub_epi32(s, _mm256_mullo_epi32(wz, _mm256_set1_epi32(t.rowsum[r])));
+    store_bytes8(t.y + r * t.ldy, requant_x8(s, bias, mult, zero, lo_z, hi_z), cols);
+  }
+}
+template <int... R>
+constexpr std::array<TileFn, sizeof...(R)> avx2_fns(std::integer_sequence<int, R...>) {
+  return {&tile_avx2<R + 1>...};
+}
+const std::array<TileFn, kAvx2Rows> kAvx2 = avx2_fns(std::make_integer_sequence<int, kAvx2Rows>());
+#undef AOTC_Q_ROWS12
+#undef AOTC_Q_ROWS6
+#endif
+
+#if !AOTC_KERNELS_AVX2
+// One row of a block of nb channels in plain C++ (other ISAs).
+void row_portable(const QTile& t, int64_t nb, int32_t rowsum) {
+  int32_t acc[kBlock] = {};
+  const int64_t steps = t.k4 + (t.tail ? 1 : 0);
+  for (int64_t kk = 0; kk < steps; ++kk) {
+    uint8_t a4[4];
+    if (kk < t.k4)
+      std::memcpy(a4, t.a + 4 * kk, 4);
+    else
+      std::memcpy(a4, t.tail, 4);
+    const int8_t* wk = t.w + kk * t.ldw;
+    for (int64_t j = 0; j < nb; ++j)
+      acc[j] += a4[0] * wk[4 * j] + a4[1] * wk[4 * j + 1] + a4[2] * wk[4 * j + 2] + a4[3] * wk[4 * j + 3];
+  }
+  for (int64_t j = 0; j < t.cols; ++j) t.y[j] = epilogue_value(t.e, j, acc[j], rowsum);
+}
+#endif
+
+// How a product is cut: strips of `rows` rows (chunks of them), channel blocks in `parts`.
+struct Plan {
+  int64_t kp, k4p, n16, blocks, group_bytes;
+  int64_t rows, chunks, parts;
+  bool gather;
+};
+
+// Rows [m0, m1) of group g times channel blocks [b0, b1); strip holds the gathered rows,
+// rowsum their sums.
+void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_t m1, int64_t b0, int64_t b1,
+               uint8_t* strip, int32_t* rowsum) {
+  const int64_t rows = m1 - m0;
+  QTile t{};
+  int64_t rem = 0;  // depths past the whole dwords of a row read in place
+  if (pl.gather) {
+    d.fill(d.fill_ctx, g, m0, m1, strip, pl.kp);
+    t.a = strip;
+    t.lda = pl.kp;
+    t.k4 = pl.k4p;
+  } else {
+    t.a = d.a + g * d.a_group + m0 * d.lda;
+    t.lda = d.lda;
+    t.k4 = d.k / 4;
+    rem = d.k % 4;
+  }
+  t.ldy = d.ldy;
+  const QRequant& rq = *d.rq;
+  const bool wz = rq.w_zero != nullptr;
+  if (wz)
+    for (int64_t r = 0; r < rows; ++r) rowsum[r] = byte_sum(t.a + r * t.lda, d.k);
+  const int32_t lo = requant_lo(rq), hi = requant_hi(rq);
+  const uint8_t* a0 = t.a;
+  // The rows' last depths (rem of them) in dwords, for the tile at row r0 of the chunk.
+  uint32_t tails[12];
+  auto set_tails = [&](QTile& s, int64_t r0, int64_t n_rows) {
+    if (rem == 0) return;
+    for (int64_t r = 0; r < n_rows; ++r) tails[r] = load_u32_partial(a0 + (r0 + r) * t.lda + 4 * t.k4, rem);
+    s.tail = tails;
+  };
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t col0 = b * kBlock, nb = min_i64(kBlock, pl.n16 - col0), cols = min_i64(nb, d.n - col0);
+    const int64_t j0 = g * d.n + col0;  // the block's first channel in rq and y
+    t.e = QEpi{rq.acc_offset + j0,
+               rq.bias_over_scale + j0,
+               rq.multiplier + j0,
+               wz ? rq.w_zero + j0 : nullptr,
+               rq.out_zero,
+               lo,
+               hi,
+               lo - rq.out_zero,
+               hi - rq.out_zero};
+    const int8_t* wb = d.w + g * pl.group_bytes + col0 * pl.k4p * 4;
+    t.ldw = nb * 4;
+    uint8_t* yb = d.y + m0 * d.ldy + j0;
+#if AOTC_KERNELS_AVX2
+    if (use_avx512_vnni()) {
+      const int nv = static_cast<int>(nb / kPanel), mr = vnni_rows(nv);
+      t.w = wb;
+      t.cols = cols;
+      for (int64_t r = 0; r < rows; r += mr) {
+        const int64_t n_rows = min_i64(mr, rows - r);
+        t.a = a0 + r * t.lda;
+        t.rowsum = wz ? rowsum + r : nullptr;
+        t.y = yb + r * d.ldy;
+        set_tails(t, r, n_rows);
+        vnni_fn(nv, n_rows)(t);
+      }
+      continue;
+    }
+    for (int64_t c8 = 0; c8 * 8 < cols; ++c8) {
+      QTile s = t;
+      s.w = wb + c8 * 32;
+      s.cols = cols - c8 * 8;
+      QEpi& e = s.e;
+      e.off += c8 * 8;
+      e.bias += c8 * 8;
+      e.mult += c8 * 8;
+      if (e.wz) e.wz += c8 * 8;
+      for (int64_t r = 0; r < rows; r += kAvx2Rows) {
+        const int64_t n_rows = min_i64(kAvx2Rows, rows - r);
+        s.a = a0 + r * t.lda;
+        s.rowsum = wz ? rowsum + r : nullptr;
+        s.y = yb + r * d.ldy + c8 * 8;
+        set_tails(s, r, n_rows);
+        kAvx2[n_rows - 1](s);
+      }
+    }
+#else
+    t.w = wb;
+    t.cols = cols;
+    for (int64_t r = 0; r < rows; ++r) {
+      t.a = a0 + r * t.lda;
+      t.y = yb + r * d.ldy;
+      set_tails(t, r, 1);
+      row_portable(t, nb, wz ? rowsum[r] : 0);
+    }
+#endif
+  }
+}
+
+// Stack scratch where the pool has none (or too little): strips of fewer rows.
+constexpr int64_t kFallbackBytes = 32768;
+
+}  // namespace
+
+void qgemm_u8(ThreadPool& pool, const QGemmDesc& d) {
+  if (d.m <= 0 || d.n <= 0 || d.groups <= 0) return;
+  Plan pl{};
+  pl.gather = d.fill != nullptr;
+  pl.kp = qgemm::round_up(d.k, 4);
+  pl.k4p = pl.kp / 4;
+  pl.n16 = qgemm::round_up(d.n, kPanel);
+  pl.blocks = ceil_div(pl.n16, kBlock);
+  pl.group_bytes = pl.k4p * 4 * pl.n16;
+  const int64_t row_bytes = (pl.gather ? pl.kp : 0) + 4;
+  int64_t rows_max = qgemm::chunk_rows(pl.kp);
+  const bool pool_scratch = static_cast<int64_t>(pool.thread_scratch_bytes()) >= rows_max * row_bytes &&
+                            pool.thread_scratch(0) != nullptr;
+  if (!pool_scratch) rows_max = min_i64(rows_max, kFallbackBytes / row_bytes);
+  // The caller checks qgemm_fits first: at least one row fits.
+  pl.chunks = ceil_div(d.m, rows_max);
+  pl.rows = min_i64(rows_max, qgemm::round_up(ceil_div(d.m, pl.chunks), qgemm::kRowUnit));
+  pl.chunks = ceil_div(d.m, pl.rows);
+  const double macs = static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
+                      static_cast<double>(d.groups);
+  const bool single = pool.size() <= 1 || macs < 2.0 * kGemmMinFlopsPerRange;
+  pl.parts = 1;
+  if (!single) {
+    const int64_t want = 2 * static_cast<int64_t>(pool.size()), have = d.groups * pl.chunks;
+    if (have < want) pl.parts = min_i64(pl.blocks, ceil_div(want, have));
+  }
+  const int64_t units = d.groups * pl.chunks * pl.parts;
+  auto body = [&](int64_t lo, int64_t hi, int thread) {
+    alignas(64) uint8_t fallback[kFallbackBytes];
+    uint8_t* scratch = pool_scratch ? pool.thread_scratch(thread) : fallback;
+    uint8_t* strip = scratch;
+    auto* rowsum = reinterpret_cast<int32_t*>(scratch + (pl.gather ? pl.rows * pl.kp : 0));
+    for (int64_t u = lo; u < hi; ++u) {
+      const int64_t g = u / (pl.chunks * pl.parts), rest = u % (pl.chunks * pl.parts);
+      const int64_t chunk = rest / pl.parts, part = rest % pl.parts;
+      const int64_t m0 = chunk * pl.rows, m1 = min_i64(d.m, m0 + pl.rows);
+      run_chunk(d, pl, g, m0, m1, pl.blocks * part / pl.parts, pl.blocks * (part + 1) / pl.parts, strip,
+                rowsum);
+    }
+  };
+  if (single)
+    body(0, units, 0);
+  else
+    pool.parallel_pieces(units, 1, body);
+}
+
+bool qgemm_fits(ThreadPool& pool, const QGemmDesc& d) {
+  const int64_t kp = qgemm::round_up(d.k, 4), row_bytes = (d.fill ? kp : 0) + 4;
+  return row_bytes <= kFallbackBytes ||
+         (pool.thread_scratch(0) != nullptr &&
+          static_cast<int64_t>(pool.thread_scratch_bytes()) >= qgemm::chunk_rows(kp) * row_bytes);
+}
+
+}  // namespace aotc::rt::detail
+
+namespace aotc::rt {
+
+void qlinear_u8(ThreadPool& pool, const QLinearParams& p, const uint8_t* x, const int8_t* w_packed,
+                const QRequant& rq, uint8_t* y) {
+  if (p.m <= 0 || p.n <= 0) return;
+  detail::QGemmDesc d;
+  d.m = p.m;
+  d.n = p.n;
+  d.k = p.k;
+  d.a = x;
+  d.lda = p.k;
+  d.w = w_packed;
+  d.rq = &rq;
+  d.y = y;
+  d.ldy = p.n;
+  detail::qgemm_u8(pool, d);
+}
+
+}  // namespace aotc::rt

@@ -1,0 +1,630 @@
+// The int8 kernels (kernels/quantized.h) against naive references written from the
+// header's formulas, bit for bit: qconv2d_u8 (the product on rows read in place or
+// gathered, grouped, depthwise, with and without thread scratch), qlinear_u8, quantize /
+// dequantize (NaN and infinities as torch 2.11 gives them), qadd_u8, clamp_u8, max_pool2d_u8
+// and adaptive_avg_pool2d_u8 in both layouts. Every output buffer has sentinels after it.
+// Under unit_avx2 (AOTC_CPU_AVX512=0) the same tests check the AVX2 forms.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernel_reference.h"
+
+namespace {
+
+using aotc::rt::QConv2dParams;
+using aotc::rt::QLinearParams;
+using aotc::rt::QRequant;
+using aotc::rt::ThreadPool;
+using aotc::test::PoolScratch;
+
+// A small deterministic generator (xorshift32).
+struct Rng {
+  uint32_t s;
+  uint32_t next() {
+    s ^= s << 13;
+    s ^= s >> 17;
+    s ^= s << 5;
+    return s;
+  }
+  int32_t range(int32_t lo, int32_t hi) {
+    return lo + static_cast<int32_t>(next() % static_cast<uint32_t>(hi - lo + 1));
+  }
+  float uniform(float lo, float hi) {
+    return lo + (hi - lo) * static_cast<float>(next() >> 8) * (1.0f / 16777216.0f);
+  }
+};
+
+constexpr size_t kGuard = 64;
+constexpr uint8_t kSentinel = 0xA5;
+
+// A byte buffer with sentinels after `count` bytes; the payload starts as 0xCD.
+struct Bytes {
+  std::vector<uint8_t> v;
+  size_t count;
+  explicit Bytes(size_t n) : v(n, 0xCD), count(n) { v.resize(n + kGuard, kSentinel); }
+  uint8_t* data() { return v.data(); }
+  bool guard_intact() const {
+    for (size_t i = count; i < v.size(); ++i)
+      if (v[i] != kSentinel) return false;
+    return true;
+  }
+};
+
+// Input bytes that end right where an inaccessible page starts: a kernel that reads past
+// its input (a row's last dword, a vector over the last pixel) faults.
+struct EdgeBytes {
+  unsigned char* map = nullptr;
+  size_t map_bytes = 0;
+  uint8_t* p = nullptr;
+  explicit EdgeBytes(size_t n) {
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t data = (n + page - 1) / page * page;
+    map_bytes = data + page;
+    void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(m != MAP_FAILED);
+    map = static_cast<unsigned char*>(m);
+    REQUIRE(mprotect(map + data, page, PROT_NONE) == 0);
+    p = map + data - n;
+  }
+  ~EdgeBytes() { munmap(map, map_bytes); }
+  EdgeBytes(const EdgeBytes&) = delete;
+  EdgeBytes& operator=(const EdgeBytes&) = delete;
+  uint8_t* data() { return p; }
+  uint8_t& operator[](size_t i) { return p[i]; }
+  uint8_t* begin() { return p; }
+  uint8_t* end() { return map + map_bytes - static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+};
+
+// 64-byte aligned int8 storage (the weights blob aligns each constant).
+struct Aligned {
+  std::vector<int8_t> v;
+  int8_t* p = nullptr;
+  explicit Aligned(int64_t n) : v(static_cast<size_t>(n) + 64 + kGuard, static_cast<int8_t>(kSentinel)) {
+    const auto address = reinterpret_cast<uintptr_t>(v.data());
+    p = v.data() + (64 - address % 64) % 64;
+  }
+};
+
+// x86's cvtps2dq in the current rounding mode, as the header's nearbyint ends in an int32.
+int64_t cvt(float v) {
+  const double r = std::nearbyint(static_cast<double>(v));
+  return (r >= -2147483648.0 && r < 2147483648.0) ? static_cast<int64_t>(r)
+                                                  : std::numeric_limits<int32_t>::min();
+}
+
+// The header's requantization of one int32 sum.
+uint8_t ref_requant(int64_t sum, int64_t sum_a, const QRequant& rq, int64_t j) {
+  auto acc = static_cast<int32_t>(
+      static_cast<uint32_t>(sum + rq.acc_offset[j] - (rq.w_zero ? rq.w_zero[j] * sum_a : 0)));
+  float f = static_cast<float>(acc);
+  f = f + rq.bias_over_scale[j];
+  f = f * rq.multiplier[j];
+  int64_t v = rq.out_zero + cvt(f);
+  v = v < rq.lo ? rq.lo : v;
+  v = v > rq.hi ? rq.hi : v;
+  return static_cast<uint8_t>(v);
+}
+
+// QRequant's arrays for n channels, chosen from the raw sums' spread so that the outputs
+// cover the whole range (and saturate at both ends).
+struct Requant {
+  std::vector<int32_t> off, wz;
+  std::vector<float> bias, mult;
+  QRequant rq;
+};
+enum class RqMode { PerChannel, PerTensorRelu, WeightZeroRelu, ZeroPoint255, BoundedRelu6 };
+Requant make_requant(int64_t n, RqMode mode, double spread, Rng& rng) {
+  Requant r;
+  r.off.resize(static_cast<size_t>(n));
+  r.bias.resize(static_cast<size_t>(n));
+  r.mult.resize(static_cast<size_t>(n));
+  const bool per_tensor = mode == RqMode::PerTensorRelu;
+  const bool weight_zero = mode == RqMode::WeightZeroRelu || mode == RqMode::PerChannel;
+  const auto span = static_cast<int32_t>(spread < 1.0 ? 1.0 : spread);
+  const float base = static_cast<float>(200.0 / (spread + 1.0));
+  for (int64_t j = 0; j < n; ++j) {
+    r.off[j] = rng.range(-span / 4, span / 4);
+    r.bias[j] = rng.uniform(-0.25f, 0.25f) * static_cast<float>(span);
+    r.mult[j] = per_tensor ? base : base * rng.uniform(0.25f, 2.0f);
+  }
+  if (weight_zero) {
+    r.wz.resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) r.wz[j] = rng.range(-128, 127);
+    r.wz[0] = 0;
+  }
+  r.rq.acc_offset = r.off.data();
+  r.rq.bias_over_scale = r.bias.data();
+  r.rq.multiplier = r.mult.data();
+  r.rq.w_zero = weight_zero ? r.wz.data() : nullptr;
+  switch (mode) {
+    case RqMode::PerChannel:
+      r.rq.out_zero = rng.range(1, 254);
+      break;
+    case RqMode::PerTensorRelu:
+      r.rq.out_zero = 0;
+      r.rq.lo = 0;
+      break;
+    case RqMode::WeightZeroRelu:
+      r.rq.out_zero = 128;
+      r.rq.lo = 128;
+      break;
+    case RqMode::ZeroPoint255:
+      r.rq.out_zero = 255;
+      break;
+    case RqMode::BoundedRelu6:
+      r.rq.out_zero = 100;
+      r.rq.lo = 100;
+      r.rq.hi = 180;
+      break;
+  }
+  return r;
+}
+const RqMode kModes[] = {RqMode::PerChannel, RqMode::PerTensorRelu, RqMode::WeightZeroRelu,
+                         RqMode::ZeroPoint255, RqMode::BoundedRelu6};
+const int32_t kInZeros[] = {0, 128, 255, 37, 200};
+
+// ---------------------------------------------------------------- convolution
+struct QConvCase {
+  const char* name;
+  int64_t n, c_in, h, w, c_out, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+};
+
+const QConvCase kConvCases[] = {
+    {"pointwise 3 -> 7 (depth < 4)", 1, 3, 5, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 5 -> 33", 1, 5, 13, 13, 33, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 17 -> 100, two images", 2, 17, 7, 9, 100, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 67 -> 1", 1, 67, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 64 -> 64", 1, 64, 8, 8, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 1x1 image 67 -> 100", 1, 67, 1, 1, 100, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 40 -> 130, 3 blocks", 1, 40, 11, 12, 130, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise groups 2 (5 -> 7 each)", 1, 10, 6, 7, 14, 1, 1, 1, 1, 0, 0, 1, 1, 2},
+    {"1x1 stride 2", 1, 17, 13, 13, 33, 1, 1, 2, 2, 0, 0, 1, 1, 1},
+    {"1x1 pad 1", 1, 5, 4, 3, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3 pad 1, 3 -> 33", 1, 3, 13, 11, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3 stride 2 pad 1, 67 -> 100", 1, 67, 9, 9, 100, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"5x5 pad 2", 2, 5, 12, 10, 7, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    {"7x7 stride 2 pad 3 stem", 1, 3, 13, 13, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+    {"dilation 2", 1, 17, 11, 11, 33, 3, 3, 1, 1, 2, 2, 2, 2, 1},
+    {"dilation (1, 2) stride 2", 1, 5, 10, 13, 7, 3, 3, 2, 2, 1, 2, 1, 2, 1},
+    {"pad 3 on a 1x1 image", 1, 5, 1, 1, 7, 3, 3, 1, 1, 3, 3, 1, 1, 1},
+    {"1x1 image padded 3x3", 1, 67, 1, 1, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"groups 2 3x3", 1, 6, 7, 8, 66, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+    {"groups 2 stride 2 pad 0", 2, 34, 9, 9, 14, 3, 3, 2, 2, 0, 0, 1, 1, 2},
+    {"3x1 stride (2, 1) pad (1, 0)", 2, 5, 9, 7, 7, 3, 1, 2, 1, 1, 0, 1, 1, 1},
+    {"1x3 stride (1, 2)", 1, 17, 5, 12, 33, 1, 3, 1, 2, 0, 1, 1, 1, 1},
+    {"3x3 64 -> 128, several strips", 1, 64, 17, 17, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3 17 -> 130, ragged block", 1, 17, 6, 5, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+    {"depthwise 3x3, 7 channels", 1, 7, 9, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 7},
+    {"depthwise 3x3 stride 2, 100 channels", 1, 100, 13, 13, 100, 3, 3, 2, 2, 1, 1, 1, 1, 100},
+    {"depthwise 5x5 dilation 2 pad 4, 33 channels", 1, 33, 11, 10, 33, 5, 5, 1, 1, 4, 4, 2, 2, 33},
+    {"depthwise 7x7 pad 3, 17 channels", 2, 17, 8, 7, 17, 7, 7, 1, 1, 3, 3, 1, 1, 17},
+    {"depthwise 1x1, 5 channels", 1, 5, 3, 4, 5, 1, 1, 1, 1, 0, 0, 1, 1, 5},
+    {"depthwise 3x3, 144 channels", 2, 144, 6, 6, 144, 3, 3, 1, 1, 1, 1, 1, 1, 144},
+    {"depthwise pad 3 > kernel", 1, 24, 2, 3, 24, 3, 3, 1, 2, 3, 3, 1, 1, 24},
+};
+
+int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation) {
+  return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+}
+
+QConv2dParams make_params(const QConvCase& c, int32_t in_zero) {
+  QConv2dParams p;
+  p.n = c.n;
+  p.c_in = c.c_in;
+  p.h_in = c.h;
+  p.w_in = c.w;
+  p.c_out = c.c_out;
+  p.kernel_h = c.kh;
+  p.kernel_w = c.kw;
+  p.stride_h = c.sh;
+  p.stride_w = c.sw;
+  p.pad_h = c.ph;
+  p.pad_w = c.pw;
+  p.dilation_h = c.dh;
+  p.dilation_w = c.dw;
+  p.groups = c.groups;
+  p.in_zero = in_zero;
+  p.h_out = out_size(c.h, c.kh, c.ph, c.sh, c.dh);
+  p.w_out = out_size(c.w, c.kw, c.pw, c.sw, c.dw);
+  return p;
+}
+
+// The raw sums sum_k a * w and sum_k a of every output (NHWC order), padding read as in_zero.
+void ref_conv_sums(const QConv2dParams& p, const uint8_t* x, const int8_t* w, std::vector<int64_t>& sums,
+                   std::vector<int64_t>& sums_a) {
+  const int64_t cig = p.c_in / p.groups, cog = p.c_out / p.groups;
+  const int64_t count = p.n * p.h_out * p.w_out * p.c_out;
+  sums.assign(static_cast<size_t>(count), 0);
+  sums_a.assign(static_cast<size_t>(count), 0);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.h_out; ++oh)
+      for (int64_t ow = 0; ow < p.w_out; ++ow)
+        for (int64_t co = 0; co < p.c_out; ++co) {
+          const int64_t g = co / cog;
+          int64_t s = 0, sa = 0;
+          for (int64_t ci = 0; ci < cig; ++ci)
+            for (int64_t i = 0; i < p.kernel_h; ++i)
+              for (int64_t j = 0; j < p.kernel_w; ++j) {
+                const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+                const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+                const bool in = ih >= 0 && ih < p.h_in && iw >= 0 && iw < p.w_in;
+                const int64_t a =
+                    in ? x[((n * p.h_in + ih) * p.w_in + iw) * p.c_in + g * cig + ci] : p.in_zero;
+                s += a * w[((co * cig + ci) * p.kernel_h + i) * p.kernel_w + j];
+                sa += a;
+              }
+          const int64_t at = ((n * p.h_out + oh) * p.w_out + ow) * p.c_out + co;
+          sums[at] = s;
+          sums_a[at] = sa;
+        }
+}
+
+double spread_of(const std::vector<int64_t>& sums) {
+  double m = 0.0;
+  for (int64_t s : sums) m = std::fmax(m, std::fabs(static_cast<double>(s)));
+  return m;
+}
+
+void check_conv(const QConvCase& c, RqMode mode, int32_t in_zero, ThreadPool& pool, bool scratch_given,
+                Rng& rng) {
+  const QConv2dParams p = make_params(c, in_zero);
+  const int64_t x_count = p.n * p.h_in * p.w_in * p.c_in;
+  const int64_t w_count = p.c_out * (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
+  const int64_t y_count = p.n * p.h_out * p.w_out * p.c_out;
+  EdgeBytes x(static_cast<size_t>(x_count));
+  for (int64_t i = 0; i < x_count; ++i) x.data()[i] = static_cast<uint8_t>(rng.next() >> 24);
+  std::vector<int8_t> w(static_cast<size_t>(w_count));
+  for (auto& v : w) v = static_cast<int8_t>(rng.next() >> 24);
+  if (w_count > 1) {
+    w[0] = -128;
+    w[1] = 127;
+  }
+  std::vector<int64_t> sums, sums_a;
+  ref_conv_sums(p, x.data(), w.data(), sums, sums_a);
+  Requant r = make_requant(p.c_out, mode, spread_of(sums), rng);
+
+  const int64_t packed_bytes = aotc::rt::qconv2d_packed_weight_bytes(p);
+  Aligned packed(packed_bytes);
+  aotc::rt::qconv2d_pack_weights(p, w.data(), packed.p);
+  bool packed_guard = true;
+  for (int64_t i = packed_bytes; i < packed_bytes + static_cast<int64_t>(kGuard); ++i)
+    packed_guard = packed_guard && packed.p[i] == static_cast<int8_t>(kSentinel);
+  CHECK(packed_guard);
+
+  Bytes y(static_cast<size_t>(y_count));
+  {
+    PoolScratch scratch(pool, scratch_given ? aotc::rt::qconv2d_thread_scratch_bytes(p) : 0);
+    aotc::rt::qconv2d_u8(pool, p, x.data(), packed.p, r.rq, y.data());
+    CHECK(scratch.guard_intact());
+  }
+  CHECK(y.guard_intact());
+  // The outputs spread over the range (the test would not see a wrong sum otherwise).
+  if (mode == RqMode::PerChannel && y_count >= 256) {
+    bool seen[256] = {};
+    int distinct = 0;
+    for (int64_t i = 0; i < y_count; ++i) distinct += !seen[y.data()[i]] ? (seen[y.data()[i]] = true, 1) : 0;
+    CHECK(distinct >= 16);
+  }
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < y_count; ++i) {
+    const uint8_t want = ref_requant(sums[i], sums_a[i], r.rq, i % p.c_out);
+    if (y.data()[i] != want) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  INFO(std::string(c.name) << " mode " << static_cast<int>(mode) << " in_zero " << in_zero << " threads "
+                           << pool.size() << " scratch " << scratch_given << " first bad " << first << " got "
+                           << (first >= 0 ? int(y.data()[first]) : -1) << " want "
+                           << (first >= 0
+                                   ? int(ref_requant(sums[first], sums_a[first], r.rq, first % p.c_out))
+                                   : -1));
+  CHECK(bad == 0);
+}
+
+// ---------------------------------------------------------------- linear
+void check_linear(int64_t m, int64_t n, int64_t k, RqMode mode, ThreadPool& pool, bool scratch_given,
+                  Rng& rng) {
+  const QLinearParams p{m, n, k};
+  EdgeBytes x(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m * k; ++i) x.data()[i] = static_cast<uint8_t>(rng.next() >> 24);
+  std::vector<int8_t> w(static_cast<size_t>(n * k));
+  for (auto& v : w) v = static_cast<int8_t>(rng.next() >> 24);
+  std::vector<int64_t> sums(static_cast<size_t>(m * n)), sums_a(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t s = 0, sa = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        s += static_cast<int64_t>(x.data()[i * k + kk]) * w[j * k + kk];
+        sa += x.data()[i * k + kk];
+      }
+      sums[i * n + j] = s;
+      sums_a[i * n + j] = sa;
+    }
+  Requant r = make_requant(n, mode, spread_of(sums), rng);
+  const int64_t packed_bytes = aotc::rt::qlinear_packed_weight_bytes(p);
+  Aligned packed(packed_bytes);
+  aotc::rt::qlinear_pack_weights(p, w.data(), packed.p);
+  Bytes y(static_cast<size_t>(m * n));
+  {
+    PoolScratch scratch(pool, scratch_given ? aotc::rt::qlinear_thread_scratch_bytes(p) : 0);
+    aotc::rt::qlinear_u8(pool, p, x.data(), packed.p, r.rq, y.data());
+    CHECK(scratch.guard_intact());
+  }
+  CHECK(y.guard_intact());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m * n; ++i) bad += y.data()[i] != ref_requant(sums[i], sums_a[i], r.rq, i % n);
+  INFO("linear m " << m << " n " << n << " k " << k << " mode " << static_cast<int>(mode) << " threads "
+                   << pool.size());
+  CHECK(bad == 0);
+}
+
+// torch's quantization of t = x * inv_scale (fbgemm's QuantizeAvx2, measured on torch 2.11).
+uint8_t ref_quantize(float t, int32_t zero) {
+  if (!(t < 2147483520.0f)) t = 2147483520.0f;  // minps: NaN takes the clip value
+  const auto r = static_cast<int32_t>(static_cast<uint32_t>(cvt(t)) + static_cast<uint32_t>(zero));
+  return static_cast<uint8_t>(r < 0 ? 0 : r > 255 ? 255 : r);
+}
+
+}  // namespace
+
+TEST_CASE("qconv2d_u8: every path against the reference, bit for bit") {
+  Rng rng{12345};
+  ThreadPool one(1), two(2);
+  int case_index = 0;
+  for (const QConvCase& c : kConvCases) {
+    for (size_t mi = 0; mi < std::size(kModes); ++mi) {
+      const int32_t in_zero = kInZeros[(mi + static_cast<size_t>(case_index)) % std::size(kInZeros)];
+      check_conv(c, kModes[mi], in_zero, mi % 2 ? two : one, true, rng);
+    }
+    check_conv(c, RqMode::PerChannel, 128, two, false, rng);  // the stack block instead of scratch
+    ++case_index;
+  }
+}
+
+TEST_CASE("qconv2d_u8: deep layers without thread scratch, and threads splitting channel blocks") {
+  Rng rng{777};
+  ThreadPool one(1), two(2);
+  // Depth 5400: a few rows of the stack block at a time; depth 33300: no room even for one
+  // row (the direct path).
+  const QConvCase deep[] = {
+      {"deep 3x3", 1, 600, 5, 5, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"very deep 3x3", 1, 3700, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"7x7 plane, 512 channels (strip split over blocks)", 1, 96, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"depthwise 9x9 192 channels", 1, 192, 9, 9, 192, 9, 9, 1, 1, 4, 4, 1, 1, 192},
+  };
+  for (const QConvCase& c : deep) {
+    check_conv(c, RqMode::PerChannel, 77, one, false, rng);
+    check_conv(c, RqMode::PerTensorRelu, 0, two, true, rng);
+    check_conv(c, RqMode::WeightZeroRelu, 255, two, false, rng);
+  }
+}
+
+TEST_CASE("qlinear_u8: one row to many, depths not a multiple of 4") {
+  Rng rng{99};
+  ThreadPool one(1), two(2);
+  const int64_t ms[] = {1, 2, 5, 13, 64};
+  const int64_t ns[] = {1, 7, 33, 100, 130, 1000};
+  const int64_t ks[] = {1, 3, 5, 17, 67, 128, 1001};
+  int i = 0;
+  for (int64_t m : ms)
+    for (int64_t n : ns)
+      for (int64_t k : ks) {
+        if (m * n * k > 4000000) continue;
+        check_linear(m, n, k, kModes[i % std::size(kModes)], i % 2 ? two : one, i % 3 != 0, rng);
+        ++i;
+      }
+}
+
+TEST_CASE("quantize_u8 and dequantize_u8: rounding, NaN and infinities as torch") {
+  ThreadPool one(1), two(2);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // Measured with torch 2.11 (quantize_per_tensor, scale 1): NaN and +inf give 255 below zero
+  // point 128 and 0 from 128 on (fbgemm clips at 2147483520 and adds the zero point in
+  // int32); -inf gives 0; halves round to even.
+  std::vector<float> special = {nan,   inf,  -inf, 1e10f, 3e9f,  2.2e9f, 2.1e9f,
+                                -3e9f, 0.5f, 1.5f, 2.5f,  -0.5f, 254.5f, 255.5f};
+  const int32_t zeros[] = {0, 5, 127, 128, 255};
+  const uint8_t torch_nan[] = {255, 255, 255, 0, 0};
+  const uint8_t torch_half[][6] = {{0, 2, 2, 0, 254, 255},
+                                   {5, 7, 7, 5, 255, 255},
+                                   {127, 129, 129, 127, 255, 255},
+                                   {128, 130, 130, 128, 255, 255},
+                                   {255, 255, 255, 255, 255, 255}};
+  for (size_t zi = 0; zi < std::size(zeros); ++zi) {
+    for (int64_t count : {1, 7, 8, 9, 14, 33}) {
+      std::vector<float> x(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) x[i] = special[static_cast<size_t>(i) % special.size()];
+      Bytes q(static_cast<size_t>(count));
+      aotc::rt::quantize_u8(one, count, 1.0f, zeros[zi], x.data(), q.data());
+      CHECK(q.guard_intact());
+      for (int64_t i = 0; i < count; ++i) CHECK(q.data()[i] == ref_quantize(x[i], zeros[zi]));
+      CHECK(q.data()[0] == torch_nan[zi]);
+      if (count >= 14)
+        for (int h = 0; h < 6; ++h) CHECK(q.data()[8 + h] == torch_half[zi][h]);
+    }
+  }
+  Rng rng{4242};
+  for (int64_t count : {5, 100, 40001}) {
+    for (int32_t zero : {0, 128, 255, 61}) {
+      const float scale = rng.uniform(0.001f, 0.1f), inv = 1.0f / scale;
+      std::vector<float> x(static_cast<size_t>(count));
+      for (auto& v : x) v = rng.uniform(-20.0f, 20.0f);
+      for (int64_t i = 0; i < count; i += 17) x[i] = static_cast<float>(rng.range(-300, 300)) * 0.5f * scale;
+      Bytes q(static_cast<size_t>(count));
+      aotc::rt::quantize_u8(two, count, inv, zero, x.data(), q.data());
+      CHECK(q.guard_intact());
+      int64_t bad = 0;
+      for (int64_t i = 0; i < count; ++i) bad += q.data()[i] != ref_quantize(x[i] * inv, zero);
+      CHECK(bad == 0);
+      std::vector<float> back(static_cast<size_t>(count) + 4, -7.0f);
+      aotc::rt::dequantize_u8(two, count, scale, zero, q.data(), back.data());
+      bad = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        const float want = static_cast<float>(static_cast<int32_t>(q.data()[i]) - zero) * scale;
+        bad += std::memcmp(&want, &back[static_cast<size_t>(i)], sizeof want) != 0;
+      }
+      CHECK(bad == 0);
+      CHECK(back[static_cast<size_t>(count)] == -7.0f);
+    }
+  }
+}
+
+TEST_CASE("qadd_u8 and clamp_u8") {
+  Rng rng{5150};
+  ThreadPool one(1), two(2);
+  for (int64_t count : {1, 9, 31, 64, 1000, 50003}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      aotc::rt::QAddParams p;
+      const float sa = rng.uniform(0.005f, 0.1f), sb = rng.uniform(0.005f, 0.1f),
+                  so = rng.uniform(0.01f, 0.2f);
+      const int32_t za = variant == 0 ? 0 : rng.range(0, 255), zb = variant == 1 ? 255 : rng.range(0, 255);
+      p.a_scale = sa;
+      p.a_premul = sa * static_cast<float>(-za);
+      p.b_scale = sb;
+      p.b_premul = sb * static_cast<float>(-zb);
+      p.out_inv_scale = 1.0f / so;
+      p.out_zero = variant == 2 ? 0 : rng.range(0, 255);
+      p.relu = variant % 2 == 1;
+      EdgeBytes a(static_cast<size_t>(count)), b(static_cast<size_t>(count));
+      for (auto& v : a) v = static_cast<uint8_t>(rng.next() >> 24);
+      for (auto& v : b) v = static_cast<uint8_t>(rng.next() >> 24);
+      Bytes y(static_cast<size_t>(count));
+      aotc::rt::qadd_u8(variant % 2 ? two : one, count, p, a.data(), b.data(), y.data());
+      CHECK(y.guard_intact());
+      int64_t bad = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        float s = std::fma(p.a_scale, static_cast<float>(a[i]), p.a_premul) +
+                  std::fma(p.b_scale, static_cast<float>(b[i]), p.b_premul);
+        if (p.relu) s = std::fmax(s, 0.0f);
+        bad += y.data()[i] != ref_quantize(s * p.out_inv_scale, p.out_zero);
+      }
+      CHECK(bad == 0);
+
+      const auto lo = static_cast<uint8_t>(rng.range(0, 200)), hi = static_cast<uint8_t>(rng.range(lo, 255));
+      Bytes c(static_cast<size_t>(count));
+      aotc::rt::clamp_u8(two, count, lo, hi, a.data(), c.data());
+      CHECK(c.guard_intact());
+      bad = 0;
+      for (int64_t i = 0; i < count; ++i) bad += c.data()[i] != (a[i] < lo ? lo : a[i] > hi ? hi : a[i]);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("max_pool2d_u8: NHWC and NCHW, padding never wins") {
+  struct Case {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+    bool ceil_mode;
+  };
+  const Case cases[] = {
+      {1, 64, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false},  // resnet's stem pool
+      {2, 3, 7, 7, 2, 2, 2, 2, 0, 0, 1, 1, true},     {1, 17, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, false},
+      {1, 33, 9, 9, 3, 3, 2, 2, 1, 1, 2, 2, true},    {1, 100, 5, 6, 2, 3, 1, 2, 1, 1, 1, 1, true},
+      {1, 5, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, true},     {1, 2, 6, 70, 3, 3, 2, 2, 1, 1, 1, 1, false},
+      {1, 48, 8, 8, 1, 1, 1, 1, 0, 0, 1, 1, false},
+  };
+  Rng rng{31337};
+  ThreadPool two(2);
+  for (const Case& c : cases)
+    for (bool nhwc : {true, false}) {
+      aotc::rt::Pool2dParams p;
+      p.n = c.n;
+      p.c = c.c;
+      p.h_in = c.h;
+      p.w_in = c.w;
+      p.kernel_h = c.kh;
+      p.kernel_w = c.kw;
+      p.stride_h = c.sh;
+      p.stride_w = c.sw;
+      p.pad_h = c.ph;
+      p.pad_w = c.pw;
+      p.dilation_h = c.dh;
+      p.dilation_w = c.dw;
+      p.h_out = aotc::test::pool_out_size(c.h, c.kh, c.ph, c.sh, c.dh, c.ceil_mode);
+      p.w_out = aotc::test::pool_out_size(c.w, c.kw, c.pw, c.sw, c.dw, c.ceil_mode);
+      EdgeBytes x(static_cast<size_t>(c.n * c.c * c.h * c.w));
+      for (auto& v : x) v = static_cast<uint8_t>(rng.next() >> 24);
+      const int64_t count = p.n * p.c * p.h_out * p.w_out;
+      Bytes y(static_cast<size_t>(count));
+      aotc::rt::max_pool2d_u8(two, p, nhwc, x.data(), y.data());
+      CHECK(y.guard_intact());
+      int64_t bad = 0;
+      for (int64_t n = 0; n < p.n; ++n)
+        for (int64_t ch = 0; ch < p.c; ++ch)
+          for (int64_t oh = 0; oh < p.h_out; ++oh)
+            for (int64_t ow = 0; ow < p.w_out; ++ow) {
+              uint8_t m = 0;
+              for (int64_t i = 0; i < p.kernel_h; ++i)
+                for (int64_t j = 0; j < p.kernel_w; ++j) {
+                  const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+                  const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+                  if (ih < 0 || ih >= p.h_in || iw < 0 || iw >= p.w_in) continue;
+                  const uint8_t v = nhwc ? x[((n * p.h_in + ih) * p.w_in + iw) * p.c + ch]
+                                         : x[((n * p.c + ch) * p.h_in + ih) * p.w_in + iw];
+                  m = v > m ? v : m;
+                }
+              const int64_t at = nhwc ? ((n * p.h_out + oh) * p.w_out + ow) * p.c + ch
+                                      : ((n * p.c + ch) * p.h_out + oh) * p.w_out + ow;
+              bad += y.data()[at] != m;
+            }
+      INFO("max pool " << c.c << "x" << c.h << "x" << c.w << " nhwc " << nhwc);
+      CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("adaptive_avg_pool2d_u8: torch's NHWC and NCHW roundings") {
+  struct Case {
+    int64_t n, c, h, w, ho, wo;
+  };
+  const Case cases[] = {{1, 512, 7, 7, 1, 1},  {2, 33, 13, 11, 3, 5}, {1, 17, 5, 5, 7, 7},
+                        {1, 64, 56, 56, 1, 1}, {1, 3, 6, 9, 4, 2},    {1, 100, 1, 1, 1, 1}};
+  Rng rng{2718};
+  ThreadPool two(2);
+  for (const Case& c : cases)
+    for (bool nhwc : {true, false})
+      for (int32_t zero : {0, 128, 255, 93}) {
+        EdgeBytes x(static_cast<size_t>(c.n * c.c * c.h * c.w));
+        for (auto& v : x) v = static_cast<uint8_t>(rng.next() >> 24);
+        const int64_t count = c.n * c.c * c.ho * c.wo;
+        Bytes y(static_cast<size_t>(count));
+        aotc::rt::adaptive_avg_pool2d_u8(two, c.n, c.c, c.h, c.w, c.ho, c.wo, nhwc, zero, x.data(), y.data());
+        CHECK(y.guard_intact());
+        int64_t bad = 0;
+        for (int64_t n = 0; n < c.n; ++n)
+          for (int64_t ch = 0; ch < c.c; ++ch)
+            for (int64_t oh = 0; oh < c.ho; ++oh)
+              for (int64_t ow = 0; ow < c.wo; ++ow) {
+                const int64_t h0 = oh * c.h / c.ho, h1 = ((oh + 1) * c.h + c.ho - 1) / c.ho;
+                const int64_t w0 = ow * c.w / c.wo, w1 = ((ow + 1) * c.w + c.wo - 1) / c.wo;
+                int32_t sum = 0;
+                for (int64_t ih = h0; ih < h1; ++ih)
+                  for (int64_t iw = w0; iw < w1; ++iw)
+                    sum += nhwc ? x[((n * c.h + ih) * c.w + iw) * c.c + ch]
+                                : x[((n * c.c + ch) * c.h + ih) * c.w + iw];
+                const auto size = static_cast<int32_t>((h1 - h0) * (w1 - w0));
+                int64_t v = nhwc ? zero + cvt(static_cast<float>(sum - size * zero) *
+                                              (1.0f / static_cast<float>(size)))
+                                 : cvt(static_cast<float>(sum) * (1.0f / static_cast<float>(size)));
+                v = v < 0 ? 0 : v > 255 ? 255 : v;
+                const int64_t at = nhwc ? ((n * c.ho + oh) * c.wo + ow) * c.c + ch
+                                        : ((n * c.c + ch) * c.ho + oh) * c.wo + ow;
+                bad += y.data()[at] != v;
+              }
+        INFO("adaptive avg " << c.c << "x" << c.h << "x" << c.w << " -> " << c.ho << "x" << c.wo << " nhwc "
+                             << nhwc << " zero " << zero);
+        CHECK(bad == 0);
+      }
+}
