@@ -628,3 +628,75 @@ TEST_CASE("adaptive_avg_pool2d_u8: torch's NHWC and NCHW roundings") {
         CHECK(bad == 0);
       }
 }
+
+TEST_CASE("lookup_u8: every byte through the table, any length") {
+  Rng rng{4242};
+  ThreadPool one(1), two(2);
+  std::vector<uint8_t> table(256);
+  for (auto& t : table) t = static_cast<uint8_t>(rng.next() >> 24);
+  for (int64_t count : {1, 63, 64, 65, 200, 4099, 70001}) {
+    EdgeBytes x(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) x[static_cast<size_t>(i)] = static_cast<uint8_t>(i * 37 + count);
+    Bytes y(static_cast<size_t>(count));
+    aotc::rt::lookup_u8(count % 2 ? one : two, count, table.data(), x.data(), y.data());
+    CHECK(y.guard_intact());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < count; ++i) bad += y.data()[i] != table[x[static_cast<size_t>(i)]];
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("qmul_u8: the header's formula, broadcasting by stride, mul_relu") {
+  Rng rng{777};
+  ThreadPool one(1), two(2);
+  struct Shape {
+    int64_t d[4];
+    bool b_row;  // b broadcast along the last dim (squeeze-excitation's per-channel scale) or dense
+  };
+  for (const Shape& s : {Shape{{1, 1, 1, 1}, false}, Shape{{2, 3, 5, 37}, false}, Shape{{1, 7, 7, 96}, true},
+                         Shape{{2, 1, 9, 13}, true}, Shape{{1, 4, 4, 8}, false}}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      aotc::rt::QMulParams p;
+      for (int i = 0; i < 4; ++i) p.dims[i] = s.d[i];
+      const int64_t count = s.d[0] * s.d[1] * s.d[2] * s.d[3];
+      // a dense; b either dense too, or one row of d[3] values per image (strides 0 elsewhere)
+      p.a_strides[3] = 1;
+      p.a_strides[2] = s.d[3];
+      p.a_strides[1] = s.d[3] * s.d[2];
+      p.a_strides[0] = s.d[3] * s.d[2] * s.d[1];
+      const int64_t b_count = s.b_row ? s.d[0] * s.d[3] : count;
+      if (s.b_row) {
+        p.b_strides[3] = 1;
+        p.b_strides[0] = s.d[3];
+      } else {
+        for (int i = 0; i < 4; ++i) p.b_strides[i] = p.a_strides[i];
+      }
+      p.a_zero = variant == 0 ? 0 : rng.range(0, 255);
+      p.b_zero = rng.range(0, 255);
+      p.out_zero = variant == 1 ? 255 : rng.range(0, 255);
+      p.multiplier = rng.uniform(1e-5f, 2e-2f);
+      p.lo = variant == 2 ? p.out_zero : 0;
+      EdgeBytes a(static_cast<size_t>(count)), b(static_cast<size_t>(b_count));
+      for (auto& v : a) v = static_cast<uint8_t>(rng.next() >> 24);
+      for (auto& v : b) v = static_cast<uint8_t>(rng.next() >> 24);
+      Bytes y(static_cast<size_t>(count));
+      aotc::rt::qmul_u8(variant == 1 ? one : two, p, a.data(), b.data(), y.data());
+      CHECK(y.guard_intact());
+      int64_t bad = 0;
+      for (int64_t i0 = 0; i0 < s.d[0]; ++i0)
+        for (int64_t i1 = 0; i1 < s.d[1]; ++i1)
+          for (int64_t i2 = 0; i2 < s.d[2]; ++i2)
+            for (int64_t i3 = 0; i3 < s.d[3]; ++i3) {
+              const int64_t ia = i0 * p.a_strides[0] + i1 * p.a_strides[1] + i2 * p.a_strides[2] + i3;
+              const int64_t ib =
+                  i0 * p.b_strides[0] + i1 * p.b_strides[1] + i2 * p.b_strides[2] + i3 * p.b_strides[3];
+              const int32_t prod =
+                  (a[static_cast<size_t>(ia)] - p.a_zero) * (b[static_cast<size_t>(ib)] - p.b_zero);
+              uint8_t want = ref_quantize(static_cast<float>(prod) * p.multiplier, p.out_zero);
+              if (want < p.lo) want = static_cast<uint8_t>(p.lo);
+              bad += y.data()[ia] != want;
+            }
+      CHECK(bad == 0);
+    }
+  }
+}

@@ -20,14 +20,12 @@ class ThreadPool;
 // ---------------------------------------------------------------- quantize, dequantize
 // torch.quantize_per_tensor(x, scale, zero, torch.quint8):
 //   q = clamp(zero + nearbyint(x * inv_scale), 0, 255), inv_scale = 1.0f / float(scale).
-// NaN quantizes to zero (as fbgemm's conversion does: it saturates after the float->int
-// conversion, whose NaN result is INT_MIN).
-void quantize_u8(ThreadPool& pool, int64_t count, float inv_scale, int32_t zero, const float* x, uint8_t* q);
-// (Measured on torch 2.11, x86, and what quantize_u8 and qadd_u8 do: fbgemm first clips
+// Beyond the int32 range, as torch 2.11 does on x86 (measured): fbgemm first clips
 // t = x * inv_scale with minps(t, 2147483520.0f), which turns NaN into that value, then adds
-// the zero point to the converted int32 with wrap-around. So NaN, +inf and t >= about 2^31 -
-// zero give 255 where zero < 128 and 0 where zero >= 128; -inf gives 0. Finite t in the
-// int32 range give the formula above.)
+// the zero point to the converted int32 with wrap-around. So NaN, +inf and t >= about
+// 2^31 - zero give 255 where zero < 128 and 0 where zero >= 128; -inf gives 0. quantize_u8
+// and qadd_u8 do the same.
+void quantize_u8(ThreadPool& pool, int64_t count, float inv_scale, int32_t zero, const float* x, uint8_t* q);
 // tensor.dequantize(): x = float(q - zero) * scale.
 void dequantize_u8(ThreadPool& pool, int64_t count, float scale, int32_t zero, const uint8_t* q, float* x);
 
@@ -96,6 +94,24 @@ void qadd_u8(ThreadPool& pool, int64_t count, const QAddParams& p, const uint8_t
 // y = min(max(x, lo), hi) on uint8: relu (lo = zero point), relu6 and hardtanh (the bounds
 // quantized with the tensor's own scale and zero point), the same scale and zero point out.
 void clamp_u8(ThreadPool& pool, int64_t count, uint8_t lo, uint8_t hi, const uint8_t* x, uint8_t* y);
+
+// y = table[x]: an element-wise op whose 256 results torch computed at compile time
+// (hardswish, hardsigmoid, sigmoid, ... of a quantized tensor; requantizing for cat).
+void lookup_u8(ThreadPool& pool, int64_t count, const uint8_t* table, const uint8_t* x, uint8_t* y);
+
+// quantized::mul (and mul_relu), as torch computes it:
+//   y = clamp(out_zero + nearbyint(float((qa - a_zero) * (qb - b_zero)) * multiplier), lo, 255)
+// with the product in int32 and multiplier = (float(s_a) * float(s_b)) * (1.0f / float(s_y)).
+// dims: the output in memory order, padded with leading 1s; a and b read at these element
+// strides (0 where they broadcast); y dense.
+struct QMulParams {
+  int64_t dims[4] = {1, 1, 1, 1};
+  int64_t a_strides[4] = {}, b_strides[4] = {};
+  int32_t a_zero = 0, b_zero = 0, out_zero = 0;
+  float multiplier = 1;
+  int32_t lo = 0;  // mul_relu: out_zero
+};
+void qmul_u8(ThreadPool& pool, const QMulParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y);
 
 // ---------------------------------------------------------------- pooling
 // Max pooling on uint8 (exact: the output keeps the input's scale and zero point); padding
