@@ -105,8 +105,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 std::string ops_list() {
+  const aotc::ops::Registry& registry = aotc::ops::Registry::get();
+  std::set<std::string> names;
+  for (const std::string& name : registry.lowering_names()) names.insert(name);
+  for (const std::string& name : registry.quantized_lowering_names()) names.insert(name);
+  for (const std::string& name : aotc::frontend::quantized_elementwise_ops()) names.insert(name);
   std::string text;
-  for (const std::string& name : aotc::ops::Registry::get().lowering_names()) text += name + "\n";
+  for (const std::string& name : names) text += name + "\n";
   return text;
 }
 
@@ -144,6 +149,21 @@ std::string ops_markdown() {
       "a model reaches for the given input shapes and whether each is supported.\n\n"
       "| op | in-place form |\n| --- | --- |\n";
   for (const std::string& row : rows) text += row + "\n";
+  std::string quantized;
+  std::set<std::string> quantized_names;
+  for (const std::string& name : aotc::ops::Registry::get().quantized_lowering_names())
+    quantized_names.insert(name);
+  for (const std::string& name : aotc::frontend::quantized_elementwise_ops()) quantized_names.insert(name);
+  for (const std::string& name : quantized_names) quantized += "| `" + name + "` |\n";
+  text +=
+      "\n## Quantized tensors\n\n"
+      "Models quantized with torch.ao.quantization (eager or FX graph mode; quint8 activations,\n"
+      "qint8 weights per tensor or per output channel) run on aotc's int8 kernels, with torch's\n"
+      "own arithmetic. These ops take quantized tensors (the element-wise ones as a table of\n"
+      "all 256 results that torch computes at compile time); any other op given one is\n"
+      "refused with its Python line (dequantize first to run it in float32).\n\n"
+      "| op |\n| --- |\n" +
+      quantized;
   // The IR ops those lower to, and which target has a generator for each.
   const std::vector<std::string> cpu = aotc::ops::Registry::get().ir_op_kinds();
   const std::vector<std::string> cuda = aotc::ops::cuda::CudaRegistry::get().kinds();

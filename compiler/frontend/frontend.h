@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,11 @@ class ModuleFile {
   struct Loaded;
   std::unique_ptr<Loaded> loaded_;
 };
+
+// The element-wise ops that run on a quantized tensor as a 256-entry table: the result is
+// a function of each input integer alone (the other arguments known), so torch computes
+// every value at compile time (hardswish, hardsigmoid, sigmoid, leaky_relu, ...).
+const std::set<std::string>& quantized_elementwise_ops();
 
 // The TorchScript schemas LibTorch knows for an op name ("aten::add" -> its overloads).
 std::vector<std::string> schemas_of(const std::string& op_name);

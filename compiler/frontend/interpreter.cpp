@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../ir/error.h"
+#include "../ops/quantized.h"
 #include "interpreter_internal.h"
 
 namespace aotc::frontend {
@@ -38,6 +39,11 @@ void Interpreter::run(const std::shared_ptr<torch::jit::Graph>& g, const c10::IV
   int index = 0;
   for (auto& [name, b] : flat) {
     int id = tensor_of(b, "model output");
+    if (graph_.value(id).quant)
+      throw CompileError(
+          "model output " + std::to_string(index) +
+          " is a quantized tensor; aotc's libraries return float32: dequantize it in the model "
+          "(x.dequantize(), or a DeQuantStub before the return)");
     graph_.outputs.push_back({id, name.empty() ? "output" + std::to_string(index) : name});
     ++index;
   }
@@ -97,8 +103,10 @@ void Interpreter::interpret_node(Node* node) {
       poisoned_tensor |= lookup(in).kind == Binding::Kind::Poison && is_tensor_type(in);
     // Still list what is wrong downstream of another problem: users get the full list at once.
     if (to_python_value && poisoned_tensor) return dynamic_value_problem(node);
-    if (poisoned_tensor && !kind.is_prim() && !ops::Registry::get().find_lowering(kind.toQualString()) &&
-        !is_tensor_query(node))
+    const ops::Registry& registry = ops::Registry::get();
+    if (poisoned_tensor && !kind.is_prim() && !registry.find_lowering(kind.toQualString()) &&
+        !registry.find_quantized_lowering(kind.toQualString()) &&
+        !is_quantized_elementwise(kind.toQualString()) && !is_tensor_query(node))
       record_unsupported(node);
     return poison_outputs(node);
   }
@@ -195,37 +203,23 @@ void Interpreter::interpret_loop(Node* node) {
 }
 
 bool Interpreter::is_tensor_query(const Node* node) {
-  static const std::set<std::string> queries = {"aten::size",
-                                                "aten::sym_size",
-                                                "aten::dim",
-                                                "aten::numel",
-                                                "aten::sym_numel",
-                                                "aten::len",
-                                                "prim::dtype",
-                                                "prim::device",
-                                                "prim::is_cuda",
-                                                "aten::is_floating_point",
-                                                "aten::is_complex",
-                                                "prim::requires_grad",
-                                                "aten::is_contiguous",
-                                                "prim::layout",
-                                                "aten::get_device",
-                                                "prim::is_quantized",
-                                                "prim::is_sparse",
-                                                "prim::is_sparse_csr",
-                                                "prim::is_mkldnn",
-                                                "prim::is_meta",
-                                                "prim::is_xpu",
-                                                "prim::is_mps",
-                                                "prim::is_nested",
-                                                "prim::is_vulkan",
-                                                "prim::is_ipu",
-                                                "prim::is_maia",
-                                                "prim::is_xla",
-                                                "prim::is_hpu",
-                                                "aten::is_nonzero_shape",
-                                                "aten::element_size",
-                                                "prim::data"};
+  static const std::set<std::string> queries = {"aten::size",          "aten::sym_size",
+                                                "aten::dim",           "aten::numel",
+                                                "aten::sym_numel",     "aten::len",
+                                                "prim::dtype",         "prim::device",
+                                                "prim::is_cuda",       "aten::is_floating_point",
+                                                "aten::is_complex",    "prim::requires_grad",
+                                                "aten::is_contiguous", "prim::layout",
+                                                "aten::get_device",    "prim::is_quantized",
+                                                "aten::q_scale",       "aten::q_zero_point",
+                                                "aten::qscheme",       "prim::is_sparse",
+                                                "prim::is_sparse_csr", "prim::is_mkldnn",
+                                                "prim::is_meta",       "prim::is_xpu",
+                                                "prim::is_mps",        "prim::is_nested",
+                                                "prim::is_vulkan",     "prim::is_ipu",
+                                                "prim::is_maia",       "prim::is_xla",
+                                                "prim::is_hpu",        "aten::is_nonzero_shape",
+                                                "aten::element_size",  "prim::data"};
   return queries.count(node->kind().toQualString()) != 0;
 }
 
@@ -273,7 +267,14 @@ bool Interpreter::interpret_tensor_query(Node* node) {
   if (name == "aten::is_contiguous") return answer(true);
   if (name == "prim::layout") return answer(static_cast<int64_t>(c10::kStrided));
   if (name == "prim::data") return bind(node->output(), b), true;
-  return answer(false);  // is_cuda, requires_grad, is_quantized, is_sparse, ...
+  if (name == "prim::is_quantized") return answer(v.quant.has_value());
+  if (name == "aten::q_scale" || name == "aten::q_zero_point" || name == "aten::qscheme") {
+    if (!v.quant) fail_at(node, "the tensor is not quantized");
+    if (name == "aten::q_scale") return answer(v.quant->scale);
+    if (name == "aten::q_zero_point") return answer(v.quant->zero_point);
+    return answer(static_cast<int64_t>(c10::kPerTensorAffine));
+  }
+  return answer(false);  // is_cuda, requires_grad, is_sparse, ...
 }
 
 void Interpreter::evaluate_with_torch(Node* node, const std::vector<c10::IValue>* inputs) {
@@ -328,6 +329,11 @@ void Interpreter::continue_past(Node* node) {
     if (auto results = run_on_placeholders(node, meta)) {
       auto placeholder = [&](const at::Tensor& t) -> Binding {
         if (!t.defined()) return Binding::of_known(t);  // e.g. attention weights not asked for
+        if (t.is_quantized() && t.scalar_type() == at::kQUInt8 && t.qscheme() == at::kPerTensorAffine) {
+          const int id = graph_.add_value(ir::DType::UInt8, t.sizes().vec());
+          graph_.value(id).quant = ir::QuantParams{t.q_scale(), t.q_zero_point(), false};
+          return Binding::of_tensor(id);
+        }
         auto dtype = dtype_of(t.scalar_type());
         if (!dtype) return Binding::poison();
         return Binding::of_tensor(graph_.add_value(*dtype, t.sizes().vec()));
@@ -362,6 +368,10 @@ std::optional<torch::jit::Stack> Interpreter::run_on_placeholders(Node* node, bo
       const ir::Value& v = graph_.value(b.tensor);
       const auto options = at::TensorOptions().dtype(scalar_type_of(v.dtype));
       elements += ir::numel(v.shape);
+      if (v.quant) {  // torch has no quantized meta tensors, nor zeros
+        if (meta) return std::nullopt;
+        return at::_empty_affine_quantized(v.shape, options, v.quant->scale, v.quant->zero_point);
+      }
       return meta ? at::empty(v.shape, options.device(at::kMeta)) : at::zeros(v.shape, options);
     }
     if (b.is_known() && b.known.isTensor())
@@ -398,23 +408,50 @@ std::optional<torch::jit::Stack> Interpreter::run_on_placeholders(Node* node, bo
   return stack;
 }
 
+// Whether a lowering's arguments include a quantized tensor.
+bool Interpreter::takes_quantized(const std::vector<ops::Operand>& operands) const {
+  for (const ops::Operand& o : operands) {
+    if (o.kind == ops::Operand::Kind::Tensor && graph_.value(o.tensor).quant) return true;
+    if (o.kind == ops::Operand::Kind::TensorList)
+      for (int id : o.tensors)
+        if (id >= 0 && graph_.value(id).quant) return true;
+  }
+  return false;
+}
+
 void Interpreter::lower_node(Node* node) {
   const std::string name = node->kind().toQualString();
   const ops::LowerFn* lowering = ops::Registry::get().find_lowering(name);
+  const ops::LowerFn* quantized_lowering = ops::Registry::get().find_quantized_lowering(name);
   // x.add_(y), x += y (aten::add_) and x &= y (aten::__iand__), not aten::__and__.
   static const std::set<std::string> inplace_dunders = {"aten::__iand__", "aten::__ior__", "aten::__ixor__",
                                                         "aten::__ilshift__", "aten::__irshift__"};
   const bool inplace =
       !node->inputs().empty() && !node->outputs().empty() &&
       ((name.back() == '_' && name.rfind("aten::__", 0) != 0) || inplace_dunders.count(name));
-  if (!lowering && inplace && (name == "aten::copy_" || name == "aten::fill_"))
+  if (!lowering && !quantized_lowering && inplace && (name == "aten::copy_" || name == "aten::fill_"))
     return lower_copy_or_fill(node);
-  if (!lowering) {
+  std::vector<ops::Operand> operands;
+  for (const Value* in : node->inputs()) operands.push_back(to_operand(lookup(in)));
+  if (!quantized_lowering && is_quantized_elementwise(name) && takes_quantized(operands))
+    return lower_quantized_elementwise(node, operands);
+  if (!lowering && !quantized_lowering) {
     record_unsupported(node);
     return continue_past(node);
   }
-  std::vector<ops::Operand> operands;
-  for (const Value* in : node->inputs()) operands.push_back(to_operand(lookup(in)));
+  // Quantized tensors go to the quantized lowerings only: the others would read their
+  // integers as numbers.
+  if (takes_quantized(operands)) {
+    if (!quantized_lowering) {
+      ++use_of(node).failed;
+      return problem_at(node,
+                        "aotc has no quantized form of this op; dequantize its input first (x.dequantize(), "
+                        "or a DeQuantStub) to run it in float32");
+    }
+    lowering = quantized_lowering;
+  } else if (!lowering) {
+    lowering = quantized_lowering;  // e.g. quantized::conv2d given a float tensor: it says so
+  }
   std::vector<ops::Operand> outputs;
   if (!run_lowering(node, *lowering, std::move(operands), outputs)) return continue_past(node);
   ++use_of(node).runtime;
@@ -427,6 +464,97 @@ void Interpreter::lower_node(Node* node) {
     const ViewKind view = view_kind(name);
     if (view != ViewKind::NotView) views_[lookup(node->output(0)).tensor] = {self.tensor, node};
   }
+}
+
+bool Interpreter::is_quantized_elementwise(const std::string& name) {
+  return quantized_elementwise_ops().count(name) != 0;
+}
+
+// A quantized element-wise op as a table lookup: LibTorch runs the op itself on a tensor
+// of all 256 integers with the input's scale and zero point, which gives every result and
+// the output's scale and zero point exactly as torch computes them.
+void Interpreter::lower_quantized_elementwise(Node* node, const std::vector<ops::Operand>& operands) {
+  int input = -1;
+  size_t input_index = 0;
+  torch::jit::Stack stack;
+  for (size_t i = 0; i < node->inputs().size(); ++i) {
+    const Binding& b = lookup(node->input(i));
+    if (b.kind == Binding::Kind::Tensor && input < 0 && graph_.value(b.tensor).quant) {
+      input = b.tensor;
+      input_index = i;
+      stack.emplace_back();
+    } else if (b.is_known()) {
+      stack.push_back(b.known);
+    } else {
+      ++use_of(node).failed;
+      return problem_at(node,
+                        "aotc runs this op on a quantized tensor only with its other arguments known "
+                        "at compile time");
+    }
+  }
+  const ir::QuantParams q = *graph_.value(input).quant;
+  const at::Tensor codes = at::arange(256, at::TensorOptions().dtype(at::kInt)).to(at::kByte);
+  stack[input_index] = at::_make_per_tensor_quantized_tensor(codes, q.scale, q.zero_point);
+  at::Tensor table;
+  try {
+    node->getOperation()(stack);
+    if (stack.size() == 1 && stack[0].isTensor()) table = stack[0].toTensor();
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+      message = c10_error->what_without_backtrace();
+    ++use_of(node).failed;
+    return problem_at(
+        node, "torch cannot run this op on a quantized tensor: " + message.substr(0, message.find('\n')));
+  }
+  if (!table.defined() || !table.is_quantized() || table.scalar_type() != at::kQUInt8 ||
+      table.qscheme() != at::kPerTensorAffine || table.numel() != 256) {
+    ++use_of(node).failed;
+    return problem_at(node,
+                      "internal: this op's quantized result is not a quint8 tensor of the input's shape");
+  }
+  const at::Tensor integers = table.int_repr().contiguous();
+  std::vector<uint8_t> bytes(integers.data_ptr<uint8_t>(), integers.data_ptr<uint8_t>() + 256);
+  const ir::QuantParams out_q{table.q_scale(), table.q_zero_point(), q.channels_last};
+  const std::string name = node->kind().toQualString();
+  std::vector<ops::Operand> outputs;
+  const ops::LowerFn lowering = [&](ops::LowerContext& ctx) {
+    ctx.set_tensor_output(0, ops::add_quantized_lookup(ctx, input, std::move(bytes), out_q));
+  };
+  if (!run_lowering(node, lowering, operands, outputs)) return continue_past(node);
+  ++use_of(node).runtime;
+  bind(node->output(0), from_operand(outputs[0]));
+  const bool inplace = name.back() == '_';
+  if (inplace) update_in_place(node, lookup(node->input(0)), outputs[0].tensor);
+}
+
+const std::set<std::string>& quantized_elementwise_ops() {
+  static const std::set<std::string> ops = {"aten::hardswish",
+                                            "aten::hardswish_",
+                                            "quantized::hardswish",
+                                            "aten::hardsigmoid",
+                                            "aten::hardsigmoid_",
+                                            "aten::sigmoid",
+                                            "aten::sigmoid_",
+                                            "quantized::sigmoid",
+                                            "aten::tanh",
+                                            "aten::tanh_",
+                                            "aten::leaky_relu",
+                                            "aten::leaky_relu_",
+                                            "quantized::leaky_relu",
+                                            "aten::elu",
+                                            "aten::elu_",
+                                            "quantized::elu",
+                                            "aten::celu",
+                                            "quantized::celu",
+                                            "aten::gelu",
+                                            "quantized::gelu",
+                                            "aten::threshold",
+                                            "quantized::threshold",
+                                            "quantized::relu6",
+                                            "aten::silu",
+                                            "aten::mish"};
+  return ops;
 }
 
 void Interpreter::flatten_output(const Binding& b, const std::string& name,

@@ -61,6 +61,10 @@ c10::ScalarType scalar_type_of(ir::DType t) {
       return c10::ScalarType::Int;
     case ir::DType::Bool:
       return c10::ScalarType::Bool;
+    case ir::DType::UInt8:
+      return c10::ScalarType::QUInt8;
+    case ir::DType::Int8:
+      return c10::ScalarType::QInt8;
   }
   return c10::ScalarType::Float;
 }
@@ -85,6 +89,23 @@ int Interpreter::tensor_of(const Binding& b, const std::string& role) {
 int Interpreter::constant_tensor(const at::Tensor& t) {
   auto it = constant_ids_.find(t.unsafeGetTensorImpl());
   if (it != constant_ids_.end()) return it->second;
+  if (t.is_quantized()) {
+    // Its integers, with the scale and zero point on the IR value.
+    if (t.qscheme() != at::kPerTensorAffine)
+      throw CompileError(std::string("constant quantized tensor with qscheme ") + c10::toString(t.qscheme()) +
+                         " is not supported (per-tensor affine is, and per-channel inside packed weights)");
+    const bool is_unsigned = t.scalar_type() == at::kQUInt8;
+    if (!is_unsigned && t.scalar_type() != at::kQInt8)
+      throw CompileError(std::string("constant quantized tensor of dtype ") + c10::toString(t.scalar_type()) +
+                         " is not supported (quint8 and qint8 are)");
+    const ir::DType dtype = is_unsigned ? ir::DType::UInt8 : ir::DType::Int8;
+    const at::Tensor integers = t.int_repr();
+    const int id = graph_.add_constant(dtype, t.sizes().vec(), dense_bytes(integers, integers.scalar_type()));
+    graph_.value(id).quant = ir::QuantParams{t.q_scale(), t.q_zero_point(), false};
+    constant_ids_[t.unsafeGetTensorImpl()] = id;
+    kept_alive_.push_back(t);  // its address names it in constant_ids_
+    return id;
+  }
   // float64 constants (Python floats turned into tensors) compute in float32 here.
   const at::ScalarType scalar_type = t.scalar_type() == at::kDouble ? at::kFloat : t.scalar_type();
   auto dtype = dtype_of(scalar_type);
@@ -222,9 +243,71 @@ ops::Operand Interpreter::to_operand(const Binding& b) {
     return o;
   }
   if (v.isScalar()) return ops::Operand::of_double(v.toScalar().toDouble());
+  if (v.isObject() && v.type()->str().find("PackedParamsBase") != std::string::npos)
+    return quantized_weights(v);
   o.kind = K::Other;
   o.s = v.tagKind();
   return o;
+}
+
+namespace {
+
+// obj.name(): a method of a TorchBind object (the packed parameters' unpack, stride, ...).
+c10::IValue call_method(const c10::IValue& obj, const char* name) {
+  const auto cls = obj.type()->cast<c10::ClassType>();
+  torch::jit::Function* method = cls ? cls->findMethod(name) : nullptr;
+  if (!method) throw CompileError(obj.type()->str() + " has no method " + name);
+  torch::jit::Stack stack{obj};
+  method->run(stack);
+  return stack.back();
+}
+
+}  // namespace
+
+// torch's packed weights of quantized::conv2d / linear as IR constants: the int8 weight,
+// the float bias and the quantization of the weight, with the convolution's geometry.
+ops::Operand Interpreter::quantized_weights(const c10::IValue& packed) {
+  const void* key = packed.internalToPointer();
+  if (auto it = quantized_weights_.find(key); it != quantized_weights_.end()) return it->second;
+  const std::string type = packed.type()->str();
+  auto w = std::make_shared<ops::QuantizedWeights>();
+  const auto unpacked = call_method(packed, "unpack").toTuple();
+  const at::Tensor weight = unpacked->elements().at(0).toTensor();
+  const c10::IValue bias = unpacked->elements().at(1);
+  if (!weight.is_quantized() || weight.scalar_type() != at::kQInt8)
+    throw CompileError(type + ": the weight is " + c10::toString(weight.scalar_type()) +
+                       ", aotc supports qint8 weights");
+  if (weight.qscheme() == at::kPerTensorAffine) {
+    w->scales = {weight.q_scale()};
+    w->zero_points = {weight.q_zero_point()};
+  } else if (weight.qscheme() == at::kPerChannelAffine && weight.q_per_channel_axis() == 0) {
+    const at::Tensor scales = weight.q_per_channel_scales().to(at::kDouble).contiguous();
+    const at::Tensor zeros = weight.q_per_channel_zero_points().to(at::kLong).contiguous();
+    w->scales.assign(scales.data_ptr<double>(), scales.data_ptr<double>() + scales.numel());
+    w->zero_points.assign(zeros.data_ptr<int64_t>(), zeros.data_ptr<int64_t>() + zeros.numel());
+  } else {
+    throw CompileError(type + ": weight qscheme " + std::string(c10::toString(weight.qscheme())) +
+                       " is not supported (per-tensor affine, and per-channel affine along the output "
+                       "channels, are)");
+  }
+  const at::Tensor integers = weight.int_repr();
+  w->weight = graph_.add_constant(ir::DType::Int8, weight.sizes().vec(), dense_bytes(integers, at::kChar));
+  if (bias.isTensor() && bias.toTensor().defined()) {
+    const at::Tensor b = bias.toTensor();
+    w->bias = graph_.add_constant(ir::DType::Float32, b.sizes().vec(), dense_bytes(b, at::kFloat));
+  }
+  if (type.find("Conv") != std::string::npos) {
+    w->stride = call_method(packed, "stride").toIntVector();
+    w->padding = call_method(packed, "padding").toIntVector();
+    w->dilation = call_method(packed, "dilation").toIntVector();
+    w->output_padding = call_method(packed, "output_padding").toIntVector();
+    w->groups = call_method(packed, "groups").toInt();
+    w->transpose = call_method(packed, "transpose").toBool();
+  }
+  ops::Operand o;
+  o.kind = ops::Operand::Kind::QuantizedWeights;
+  o.qweights = std::move(w);
+  return quantized_weights_[key] = o;
 }
 
 Binding Interpreter::from_operand(const ops::Operand& o) {

@@ -96,6 +96,8 @@ class Interpreter {
   ConstantPool* pool_;                         // nullptr: no sharing
   std::unordered_map<int, ViewRecord> views_;  // keyed by the view's IR value
   int loop_iterations_ = 0;
+  // Packed quantized weights unpacked once each (keyed by the packed object).
+  std::unordered_map<const void*, ops::Operand> quantized_weights_;
   std::vector<at::Tensor> kept_alive_;  // tensors that fill_ made constants of (see lower_copy_or_fill)
 
   void bind(const Value* v, Binding b) { env_[v] = std::move(b); }
@@ -118,6 +120,9 @@ class Interpreter {
                     std::vector<ops::Operand>& outputs);
   void continue_past(Node* node);
   std::optional<torch::jit::Stack> run_on_placeholders(Node* node, bool meta);
+  bool takes_quantized(const std::vector<ops::Operand>& operands) const;
+  static bool is_quantized_elementwise(const std::string& name);
+  void lower_quantized_elementwise(Node* node, const std::vector<ops::Operand>& operands);
   void lower_node(Node* node);
   void flatten_output(const Binding& b, const std::string& name,
                       std::vector<std::pair<std::string, Binding>>& out);
@@ -126,6 +131,7 @@ class Interpreter {
   const Binding& lookup(const Value* v);
   int tensor_of(const Binding& b, const std::string& role);
   int constant_tensor(const at::Tensor& t);
+  ops::Operand quantized_weights(const c10::IValue& packed);
   static ir::ConstantBytes dense_bytes(const at::Tensor& t, at::ScalarType scalar_type);
   std::optional<c10::IValue> to_known(const Binding& b, c10::TypePtr type);
   ops::Operand to_operand(const Binding& b);

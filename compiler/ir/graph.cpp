@@ -20,6 +20,10 @@ const char* dtype_name(DType dtype) {
       return "int32";
     case DType::Bool:
       return "bool";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Int8:
+      return "int8";
   }
   return "unknown";
 }
@@ -38,6 +42,9 @@ const char* dtype_abi_name(DType dtype) {
       return "AOTC_DTYPE_INT32";
     case DType::Bool:
       return "AOTC_DTYPE_BOOL";
+    case DType::UInt8:
+    case DType::Int8:
+      break;  // quantized tensors never cross the ABI: the frontend refuses them there
   }
   return "AOTC_DTYPE_FLOAT32";
 }
@@ -55,6 +62,8 @@ int64_t dtype_size(DType dtype) {
     case DType::Int32:
       return 4;
     case DType::Bool:
+    case DType::UInt8:
+    case DType::Int8:
       return 1;
   }
   return 0;
@@ -178,6 +187,7 @@ int Graph::add_alias(int src, Shape shape, int64_t byte_offset) {
   v.storage = Storage::Alias;
   v.alias_of = src;
   v.alias_byte_offset = byte_offset;
+  v.quant = value(src).quant;
   return id;
 }
 
@@ -241,6 +251,12 @@ std::string Graph::dump() const {
     if (v.storage == Storage::Constant) s += "(const)";
     if (v.storage == Storage::Alias) s += "(alias of %" + std::to_string(v.alias_of) + ")";
     if (v.view_of >= 0) s += "(view of %" + std::to_string(v.view_of) + ")";
+    if (v.quant) {
+      std::ostringstream q;
+      q << "(q " << v.quant->scale << ", " << v.quant->zero_point << (v.quant->channels_last ? ", nhwc" : "")
+        << ")";
+      s += q.str();
+    }
     return s;
   };
   os << "inputs:";

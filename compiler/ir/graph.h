@@ -17,7 +17,8 @@
 
 namespace aotc::ir {
 
-enum class DType { Float32, Float16, BFloat16, Int64, Int32, Bool };
+// UInt8 and Int8 hold quantized tensors only (Value::quant); the C ABI has neither.
+enum class DType { Float32, Float16, BFloat16, Int64, Int32, Bool, UInt8, Int8 };
 
 const char* dtype_name(DType dtype);  // "float32", ...
 int64_t dtype_size(DType dtype);
@@ -44,6 +45,16 @@ enum class Storage {
   Alias,     // a view of another value's bytes (reshape, flatten, squeeze, ...)
 };
 
+// A quantized tensor's affine map (torch.quantize_per_tensor): real = (q - zero_point) *
+// scale. channels_last: a rank-4 value's bytes are NHWC, as torch's own tensor is in
+// memory at that point (its quantized convolutions produce channels_last, and some of its
+// quantized kernels round differently by layout); every other value is row-major.
+struct QuantParams {
+  double scale = 1;
+  int64_t zero_point = 0;
+  bool channels_last = false;
+};
+
 struct Value {
   int id = -1;
   DType dtype = DType::Float32;
@@ -65,6 +76,8 @@ struct Value {
   // computed per context for its largest sizes) that holds this root's offset in place of
   // arena_offset; -1: arena_offset, a constant. Set by the dynamic build.
   int arena_slot = -1;
+  // Set on UInt8 and Int8 values: what their integers mean.
+  std::optional<QuantParams> quant;
 
   int64_t bytes() const { return numel(shape) * dtype_size(dtype); }
 };

@@ -152,8 +152,11 @@ std::vector<uint8_t> scalar_bytes(const LowerContext& ctx, ir::DType dtype, cons
       return bytes_of(static_cast<int32_t>(to_int()));
     case ir::DType::Bool:
       return bytes_of(static_cast<uint8_t>(is_int ? i != 0 : d != 0.0));
+    case ir::DType::UInt8:
+    case ir::DType::Int8:
+      break;  // quantized: no scalar fills them
   }
-  ctx.fail("internal: unknown dtype");
+  ctx.fail(std::string("cannot make a ") + ir::dtype_name(dtype) + " tensor from a number");
 }
 
 ir::DType dtype_from_scalar_type(const LowerContext& ctx, int64_t code) {

@@ -25,9 +25,17 @@ void Registry::add_lowering(const std::string& torch_name, LowerFn fn) {
 }
 void Registry::add_ir_op(const std::string& kind, EmitFn emit) { ir_ops_[kind] = std::move(emit); }
 
+void Registry::add_quantized_lowering(const std::string& torch_name, LowerFn fn) {
+  quantized_lowerings_[torch_name] = std::move(fn);
+}
+
 const LowerFn* Registry::find_lowering(const std::string& torch_name) const {
   auto it = lowerings_.find(torch_name);
   return it == lowerings_.end() ? nullptr : &it->second;
+}
+const LowerFn* Registry::find_quantized_lowering(const std::string& torch_name) const {
+  auto it = quantized_lowerings_.find(torch_name);
+  return it == quantized_lowerings_.end() ? nullptr : &it->second;
 }
 const EmitFn* Registry::find_ir_op(const std::string& kind) const {
   auto it = ir_ops_.find(kind);
@@ -42,6 +50,12 @@ std::vector<std::string> Registry::ir_op_kinds() const {
 std::vector<std::string> Registry::lowering_names() const {
   std::vector<std::string> names;
   for (const auto& [name, fn] : lowerings_) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> Registry::quantized_lowering_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : quantized_lowerings_) names.push_back(name);
   return names;
 }
 
@@ -69,6 +83,8 @@ std::string Operand::describe() const {
       return "Tensor[] of " + std::to_string(tensors.size());
     case Kind::Device:
       return "Device " + s;
+    case Kind::QuantizedWeights:
+      return "packed quantized weights";
     case Kind::Other:
       return s;
   }
@@ -126,6 +142,21 @@ std::vector<int64_t> LowerContext::ints_arg(size_t i, size_t expand_to) const {
   return v;
 }
 
+const QuantizedWeights& LowerContext::qweights_arg(size_t i) const {
+  const Operand& o = arg(i);
+  if (o.kind != Operand::Kind::QuantizedWeights || !o.qweights)
+    fail("argument " + std::to_string(i) + " must be packed quantized weights, got " + o.describe());
+  return *o.qweights;
+}
+
+const ir::QuantParams& LowerContext::quant(size_t i) const {
+  const ir::Value& v = value(i);
+  if (!v.quant)
+    fail("argument " + std::to_string(i) + " must be a quantized tensor, got " + ir::dtype_name(v.dtype) +
+         " (quantize it first: torch.quantize_per_tensor or a QuantStub)");
+  return *v.quant;
+}
+
 ir::Op& LowerContext::add_op(std::string kind, std::vector<int> in, std::vector<int> out) {
   return graph.add_op(std::move(kind), std::move(in), std::move(out), loc);
 }
@@ -160,6 +191,10 @@ std::string EmitContext::c_type(ir::DType dtype) {
       return "int32_t";
     case ir::DType::Bool:
       return "bool";
+    case ir::DType::UInt8:
+      return "uint8_t";
+    case ir::DType::Int8:
+      return "int8_t";
   }
   return "void";
 }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,20 @@
 #include "../ir/graph.h"
 
 namespace aotc::ops {
+
+// The weights of a quantized convolution or linear layer: torch's packed parameters
+// (Conv2dPackedParamsBase, LinearPackedParamsBase) as the frontend unpacks them.
+struct QuantizedWeights {
+  int weight = -1;  // IR constant, Int8 integers in torch's shape ([c_out][c_in/groups][kh][kw] or [n][k])
+  int bias = -1;    // IR constant, Float32 [c_out]; -1 without bias
+  // One entry per tensor or one per output channel (axis 0).
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+  // Convolutions only.
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  int64_t groups = 1;
+  bool transpose = false;
+};
 
 // A node argument after the frontend's compile-time evaluation: either a tensor that
 // lives in the IR graph, or a constant known at compile time.
@@ -30,6 +45,7 @@ struct Operand {
     Tensor,
     TensorList,
     Device,
+    QuantizedWeights,
     Other
   };
   Kind kind = Kind::None;
@@ -42,6 +58,7 @@ struct Operand {
   std::vector<bool> bools;
   int tensor = -1;           // Tensor: IR value id
   std::vector<int> tensors;  // TensorList; -1 for a None item of a Tensor?[] (aten::index)
+  std::shared_ptr<const QuantizedWeights> qweights;  // QuantizedWeights
 
   static Operand none() { return {}; }
   static Operand of_bool(bool v) {
@@ -112,6 +129,9 @@ class LowerContext {
   double double_arg(size_t i) const;  // ints convert
   bool bool_arg(size_t i) const;
   std::vector<int64_t> ints_arg(size_t i, size_t expand_to = 0) const;  // a single int expands
+  const QuantizedWeights& qweights_arg(size_t i) const;
+  // A quantized tensor argument's scale, zero point and layout (fails for others).
+  const ir::QuantParams& quant(size_t i) const;
   bool is_none(size_t i) const { return i >= inputs.size() || inputs[i].is_none(); }
 
   // Adds an IR op at this node's source location.
@@ -149,14 +169,20 @@ class Registry {
   static Registry& get();  // filled on first use by register_all_ops()
 
   void add_lowering(const std::string& torch_name, LowerFn fn);
+  // The lowering of a node with a quantized tensor among its arguments (quantized::conv2d,
+  // or aten::max_pool2d of a quantized tensor); such a node never reaches add_lowering's.
+  void add_quantized_lowering(const std::string& torch_name, LowerFn fn);
   void add_ir_op(const std::string& kind, EmitFn emit);
   const LowerFn* find_lowering(const std::string& torch_name) const;
+  const LowerFn* find_quantized_lowering(const std::string& torch_name) const;
   const EmitFn* find_ir_op(const std::string& kind) const;
-  std::vector<std::string> lowering_names() const;  // sorted, for --list-ops and the docs
-  std::vector<std::string> ir_op_kinds() const;     // sorted: the IR kinds with a CPU generator
+  std::vector<std::string> lowering_names() const;            // sorted, for --list-ops and the docs
+  std::vector<std::string> quantized_lowering_names() const;  // sorted
+  std::vector<std::string> ir_op_kinds() const;               // sorted: the IR kinds with a CPU generator
 
  private:
   std::map<std::string, LowerFn> lowerings_;
+  std::map<std::string, LowerFn> quantized_lowerings_;
   std::map<std::string, EmitFn> ir_ops_;
 };
 

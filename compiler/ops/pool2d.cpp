@@ -9,7 +9,7 @@
 namespace aotc::ops {
 
 PoolGeometry pool_geometry(const LowerContext& ctx, size_t spatial, bool is_max) {
-  ctx.require_float32({0});
+  if (!ctx.value(0).quant) ctx.require_float32({0});  // quantized: quantized_pool2d.cpp
   const ir::Shape x = ctx.value(0).shape;
   if (x.size() != spatial + 1 && x.size() != spatial + 2)
     ctx.fail("input must be " + std::to_string(spatial + 1) + "-d or " + std::to_string(spatial + 2) +

@@ -20,8 +20,31 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (GLIBC_LIBRARIES, SKIP, TOLERANCE, arg_parser, flatten, needed_libraries, read_outputs,  # noqa: E402
                     rel_l2, run_aotc, run_aotc_run, write_inputs)
 from models import MODELS  # noqa: E402
+from models_quantized import MODELS_QUANTIZED, QUANTIZED_STEP_BOUND  # noqa: E402
 
 ELF_MACHINES = {"aarch64-linux-gnu": "AArch64"}  # readelf -h "Machine:" for --target-triple
+
+
+def quantization_step(values):
+    """The scale of a dequantized tensor: every value is (q - zero) * scale, so the smallest
+    gap between distinct values is the scale (or a multiple, for sparse values)."""
+    levels = np.unique(values.astype(np.float64))
+    gaps = np.diff(levels)
+    return float(gaps.min()) if gaps.size else 1.0
+
+
+def quantized_output_matches(i, got, want):
+    """A dequantized output against torch's, in quantization steps (QUANTIZED_STEP_BOUND)."""
+    step = quantization_step(want)
+    steps = np.abs(got.astype(np.float64) - want.astype(np.float64)) / step
+    off = int(np.count_nonzero(steps > 1e-3))
+    fraction = off / max(want.size, 1)
+    worst = float(steps.max()) if steps.size else 0.0
+    ok = worst <= 1.001 and fraction <= QUANTIZED_STEP_BOUND
+    print(f"  output {i} {list(want.shape)}: {off} of {want.size} values differ (at most "
+          f"{QUANTIZED_STEP_BOUND:.1%} allowed), by at most {worst:.3f} steps of {step:.4g} "
+          f"{'ok' if ok else 'FAIL'}")
+    return ok
 
 
 def main():
@@ -113,6 +136,9 @@ def main():
             status = "ok" if mismatches == 0 else "FAIL"
             failed |= mismatches != 0
             print(f"  output {i} {list(want.shape)} {want.dtype}: {mismatches} elements differ {status}")
+            continue
+        if args.model in MODELS_QUANTIZED:
+            failed |= not quantized_output_matches(i, got, want)
             continue
         err = rel_l2(got, want)
         status = "ok" if err <= TOLERANCE else "FAIL"

@@ -333,6 +333,8 @@ MODELS.update(MODELS_SEQUENCE)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
 from models_pointwise import MODELS_POINTWISE  # noqa: E402
 MODELS.update(MODELS_POINTWISE)
+from models_quantized import MODELS_QUANTIZED  # noqa: E402  (int8: torch.ao.quantization)
+MODELS.update(MODELS_QUANTIZED)
 
 # ---- the meson suite's lists (tests/meson.build reads `models.py --list`) ----
 # A group per table: tests/meson.build gives each group its suites and time limit.
@@ -343,6 +345,7 @@ GROUPS = {
     "views": MODELS_VIEWS,
     "pointwise": MODELS_POINTWISE,
     "frontend": MODELS_FRONTEND,
+    "quantized": MODELS_QUANTIZED,
 }
 # Models of those tables that are not a test e2e_NAME of their group, and what runs them.
 NOT_IN_GROUP = {
@@ -351,8 +354,9 @@ NOT_IN_GROUP = {
     "inplace_slice_views": "its own test e2e_inplace_slice_views (check_model_needing.py: it needs lowerings)",
 }
 # Cross-compiled for aarch64 and run under qemu (tests aarch64_NAME, NAME without "_64"):
-# activations and two_inputs run the kernels' portable (non-AVX) paths, used on aarch64.
-AARCH64 = ["mlp", "small_cnn", "activations", "two_inputs", "mobilenet_v2_64"]
+# activations and two_inputs run the kernels' portable (non-AVX) paths, used on aarch64;
+# q_ops runs the int8 kernels' (every quantized op form).
+AARCH64 = ["mlp", "small_cnn", "activations", "two_inputs", "mobilenet_v2_64", "q_ops"]
 
 
 def suite_lists():

@@ -1,0 +1,157 @@
+// quantized_conv2d.cpp: quantized::conv2d and quantized::conv2d_relu (torch.ao's quantized
+// Conv2d and ConvReLU2d) -> IR "qconv2d" -> aotc::rt::qconv2d_u8: uint8 NHWC activations,
+// int8 weights packed at compile time, int32 sums requantized per output channel.
+#include <aotc/rt/kernels/layouts.h>
+#include <aotc/rt/kernels/quantized.h>
+
+#include "quantized.h"
+
+namespace aotc::ops {
+namespace {
+
+rt::QConv2dParams qconv2d_params_of(const ir::Op& op) {
+  rt::QConv2dParams p;
+  p.n = op.i("n");
+  p.c_in = op.i("c_in");
+  p.h_in = op.i("h_in");
+  p.w_in = op.i("w_in");
+  p.c_out = op.i("c_out");
+  p.h_out = op.i("h_out");
+  p.w_out = op.i("w_out");
+  p.kernel_h = op.ints("kernel")[0];
+  p.kernel_w = op.ints("kernel")[1];
+  p.stride_h = op.ints("stride")[0];
+  p.stride_w = op.ints("stride")[1];
+  p.pad_h = op.ints("padding")[0];
+  p.pad_w = op.ints("padding")[1];
+  p.dilation_h = op.ints("dilation")[0];
+  p.dilation_w = op.ints("dilation")[1];
+  p.groups = op.i("groups");
+  p.in_zero = static_cast<int32_t>(op.i("in_zero"));
+  return p;
+}
+
+std::vector<int64_t> two_values(const LowerContext& ctx, const std::vector<int64_t>& v, const char* what) {
+  if (v.size() != 2) ctx.fail(std::string(what) + " must have 2 values, got " + ir::shape_str(v));
+  return v;
+}
+
+void lower_qconv2d(LowerContext& ctx, bool relu) {
+  const ir::QuantParams in = ctx.quant(0);
+  const QuantizedWeights& w = ctx.qweights_arg(1);
+  const double out_scale = ctx.double_arg(2);
+  const int64_t out_zero = ctx.int_arg(3);
+  if (w.transpose) ctx.fail("quantized transposed convolutions are not supported");
+  const ir::Shape x = ctx.value(0).shape;
+  const ir::Shape ws = ctx.graph.value(w.weight).shape;
+  if (x.size() != 4) ctx.fail("input must be 4-d (N, C, H, W), got " + ir::shape_str(x));
+  if (ws.size() != 4) ctx.fail("weight must be 4-d, got " + ir::shape_str(ws));
+  if (!(out_scale > 0) || !std::isfinite(out_scale))
+    ctx.fail("output scale must be positive and finite, got " + std::to_string(out_scale));
+  if (out_zero < 0 || out_zero > 255)
+    ctx.fail("output zero point must be in [0, 255], got " + std::to_string(out_zero));
+  const std::vector<int64_t> stride = two_values(ctx, w.stride, "stride");
+  const std::vector<int64_t> padding = two_values(ctx, w.padding, "padding");
+  const std::vector<int64_t> dilation = two_values(ctx, w.dilation, "dilation");
+  const int64_t groups = w.groups;
+  if (groups < 1 || x[1] != ws[1] * groups || ws[0] % groups != 0)
+    ctx.fail("input " + ir::shape_str(x) + " does not fit weight " + ir::shape_str(ws) + " with groups " +
+             std::to_string(groups));
+  rt::QConv2dParams p;
+  p.n = x[0];
+  p.c_in = x[1];
+  p.h_in = x[2];
+  p.w_in = x[3];
+  p.c_out = ws[0];
+  p.kernel_h = ws[2];
+  p.kernel_w = ws[3];
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  p.pad_h = padding[0];
+  p.pad_w = padding[1];
+  p.dilation_h = dilation[0];
+  p.dilation_w = dilation[1];
+  p.groups = groups;
+  p.in_zero = static_cast<int32_t>(in.zero_point);
+  for (int64_t v : {p.stride_h, p.stride_w, p.dilation_h, p.dilation_w})
+    if (v < 1) ctx.fail("stride and dilation must be positive");
+  if (p.pad_h < 0 || p.pad_w < 0) ctx.fail("padding must not be negative");
+  p.h_out = (p.h_in + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
+  p.w_out = (p.w_in + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  if (p.h_out < 1 || p.w_out < 1)
+    ctx.fail("input " + ir::shape_str(x) + " is smaller than the kernel " + ir::shape_str(ws));
+
+  const int xin = quantized_in_layout(ctx, ctx.tensor(0), true);
+  const std::string geometry = " c_in=" + std::to_string(p.c_in) + " c_out=" + std::to_string(p.c_out) +
+                               " kernel=" + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                               " groups=" + std::to_string(p.groups);
+  ir::Graph& g = ctx.graph;
+  const int weight = w.weight;
+  const int packed = g.add_derived_constant(
+      "qconv2d_pack_weights" + geometry, {weight}, ir::DType::Int8, {rt::qconv2d_packed_weight_bytes(p)},
+      [&] {
+        std::vector<uint8_t> out(static_cast<size_t>(rt::qconv2d_packed_weight_bytes(p)));
+        rt::qconv2d_pack_weights(p, reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()),
+                                 reinterpret_cast<int8_t*>(out.data()));
+        return out;
+      });
+  const RequantInputs rq =
+      add_requant_constants(ctx, w, p.c_out, ws[1] * p.kernel_h * p.kernel_w, in, out_scale);
+  const int out = new_quantized_value(ctx, {p.n, p.c_out, p.h_out, p.w_out}, {out_scale, out_zero, true});
+  ir::Op& op = ctx.add_op(ir::kind::qconv2d,
+                          {xin, packed, rq.acc_offset, rq.bias_over_scale, rq.multiplier, rq.w_zero}, {out});
+  op.attrs = {{"n", p.n},
+              {"c_in", p.c_in},
+              {"h_in", p.h_in},
+              {"w_in", p.w_in},
+              {"c_out", p.c_out},
+              {"h_out", p.h_out},
+              {"w_out", p.w_out},
+              {"kernel", std::vector<int64_t>{p.kernel_h, p.kernel_w}},
+              {"stride", stride},
+              {"padding", padding},
+              {"dilation", dilation},
+              {"groups", groups},
+              {"in_zero", in.zero_point},
+              {"out_zero", out_zero},
+              {"relu", relu}};
+  op.thread_scratch_bytes = rt::qconv2d_thread_scratch_bytes(p);
+  ctx.set_tensor_output(0, out);
+}
+
+std::string emit_qconv2d(const EmitContext& e, const ir::Op& op) {
+  const rt::QConv2dParams c = qconv2d_params_of(op);
+  ParamsCode p("aotc::rt::QConv2dParams");
+  p.set("n", c.n)
+      .set("c_in", c.c_in)
+      .set("h_in", c.h_in)
+      .set("w_in", c.w_in)
+      .set("c_out", c.c_out)
+      .set("h_out", c.h_out)
+      .set("w_out", c.w_out)
+      .set("kernel_h", c.kernel_h)
+      .set("kernel_w", c.kernel_w)
+      .set("stride_h", c.stride_h)
+      .set("stride_w", c.stride_w)
+      .set("pad_h", c.pad_h)
+      .set("pad_w", c.pad_w)
+      .set("dilation_h", c.dilation_h)
+      .set("dilation_w", c.dilation_w)
+      .set("groups", c.groups)
+      .set("in_zero", c.in_zero);
+  return kernel_call(op, p.str() + "\n    " + requant_code(e, op, 2),
+                     "aotc::rt::qconv2d_u8(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
+                         ", rq, " + e.out(op.outputs[0]) + ");");
+}
+
+}  // namespace
+
+void register_quantized_conv2d(Registry& r) {
+  // quantized::conv2d(Tensor qx, Conv2dPackedParamsBase packed_weight, float output_scale,
+  // int output_zero_point), and conv2d_relu alike.
+  r.add_quantized_lowering("quantized::conv2d", [](LowerContext& ctx) { lower_qconv2d(ctx, false); });
+  r.add_quantized_lowering("quantized::conv2d_relu", [](LowerContext& ctx) { lower_qconv2d(ctx, true); });
+  r.add_ir_op(ir::kind::qconv2d, emit_qconv2d);
+}
+
+}  // namespace aotc::ops

@@ -1,0 +1,174 @@
+"""Quantized models (torch.ao.quantization, x86 engine "fbgemm") for the end-to-end suite:
+torchvision's quantizable classifiers quantized in eager mode and in FX graph mode, a
+transformer-style stack of quantized linear layers, and a model that reaches every
+quantized op form aotc lowers (strides, padding, dilation, groups, per-tensor weights with
+a zero point, both average-pooling layouts, clamps, views of quantized tensors).
+
+Same contract as models.py: each builder returns (module, inputs), seeded, in eval mode.
+Calibration uses random data (seeded), so the scales are arbitrary but realistic. The check
+(check_model.py) compares the dequantized outputs with torch's in quantization steps: aotc
+does torch's integer and float arithmetic in the same order, so every value should be
+equal; QUANTIZED_STEP_BOUND states what a pass allows."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.ao.nn.quantized as nnq
+from torch.ao import quantization as tq
+
+# A quantized model passes when no output element is more than one quantization step from
+# torch's and at most this fraction of them is off by one step.
+QUANTIZED_STEP_BOUND = 0.001
+
+
+def _calibrate(model, shape, seed, batches=3):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _ in range(batches):
+            model(torch.randn(*shape, generator=gen))
+
+
+def _randomize_norms(module, seed):
+    gen = torch.Generator().manual_seed(seed)
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            c = m.num_features
+            m.running_mean.copy_(torch.rand(c, generator=gen) * 0.2 - 0.1)
+            m.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+            m.weight.data.copy_(torch.rand(c, generator=gen) + 0.5)
+            m.bias.data.copy_(torch.rand(c, generator=gen) * 0.4 - 0.2)
+
+
+def _eager(model, shape, seed, qconfig=None):
+    """Eager-mode post-training quantization: fuse, observe, calibrate, convert, script."""
+    torch.backends.quantized.engine = "fbgemm"
+    model.eval()
+    if hasattr(model, "fuse_model"):
+        model.fuse_model()
+    model.qconfig = qconfig or tq.get_default_qconfig("fbgemm")
+    tq.prepare(model, inplace=True)
+    _calibrate(model, shape, seed)
+    tq.convert(model, inplace=True)
+    torch.manual_seed(seed + 1)
+    x = torch.randn(*shape)
+    return torch.jit.script(model), [("x", x)]
+
+
+def _fx(model, shape, seed):
+    """FX graph-mode post-training quantization, traced."""
+    from torch.ao.quantization import quantize_fx
+    torch.backends.quantized.engine = "fbgemm"
+    model.eval()
+    example = (torch.randn(*shape),)
+    prepared = quantize_fx.prepare_fx(model, tq.get_default_qconfig_mapping("fbgemm"), example)
+    _calibrate(prepared, shape, seed)
+    converted = quantize_fx.convert_fx(prepared)
+    torch.manual_seed(seed + 1)
+    x = torch.randn(*shape)
+    return torch.jit.trace(converted, x), [("x", x)]
+
+
+def _torchvision_eager(name, seed, size):
+    from torchvision.models import quantization as qmodels
+    torch.manual_seed(seed)
+    model = getattr(qmodels, name)(weights=None, quantize=False)
+    with torch.no_grad():
+        _randomize_norms(model, seed)
+    return _eager(model, (1, 3, size, size), seed)
+
+
+def _torchvision_fx(name, seed, size):
+    import torchvision
+    torch.manual_seed(seed)
+    model = getattr(torchvision.models, name)(weights=None)
+    with torch.no_grad():
+        _randomize_norms(model, seed)
+    return _fx(model, (1, 3, size, size), seed)
+
+
+class LinearStack(nn.Module):
+    """A transformer block's linear layers: projections with a fused ReLU, a residual add,
+    on [batch, tokens, features] (rank 3) and odd feature counts."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.up = nn.Linear(72, 150)
+        self.relu = nn.ReLU()
+        self.down = nn.Linear(150, 72)
+        self.residual = nnq.FloatFunctional()
+        self.head = nn.Linear(72, 33)
+        self.dequant = tq.DeQuantStub()
+
+    def fuse_model(self):
+        tq.fuse_modules(self, [["up", "relu"]], inplace=True)
+
+    def forward(self, x):
+        x = self.quant(x)
+        h = self.down(self.relu(self.up(x)))
+        x = self.residual.add(x, h)
+        return self.dequant(self.head(x))
+
+
+class QuantOps(nn.Module):
+    """Every quantized op form aotc lowers: stride 2, padding 3, 5x5 and 1x1 kernels,
+    dilation, groups, depthwise; ceil-mode max pooling; adaptive average pooling of an NCHW
+    tensor (straight from the quantize) and of NHWC ones (after convolutions); relu, relu6,
+    hardtanh and clamp; a channel shuffle (view, transpose, contiguous, view); chunk; add
+    and add_relu; flatten and linear; two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.stem = nn.Conv2d(3, 16, 5, stride=2, padding=3)
+        self.grouped = nn.Conv2d(16, 24, 3, padding=2, dilation=2, groups=2, bias=False)
+        self.depthwise = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.pointwise = nn.Conv2d(12, 12, 1)
+        self.add = nnq.FloatFunctional()
+        self.add_relu = nnq.FloatFunctional()
+        self.fc = nn.Linear(12 * 3 * 2, 10)
+        self.dequant = tq.DeQuantStub()
+
+    def forward(self, x):
+        q = self.quant(x)
+        early = F.adaptive_avg_pool2d(q, (2, 2))  # NCHW: torch rounds half away here
+        y = F.relu(self.stem(q))
+        y = F.max_pool2d(y, 3, stride=2, padding=1, ceil_mode=True)
+        y = F.hardtanh(self.grouped(y), -0.5, 3.0)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+        y = torch.clamp(self.depthwise(y), 0.0, 6.0)
+        a, b = y.chunk(2, dim=1)
+        z = self.add.add(self.pointwise(a), b)
+        z = self.add_relu.add_relu(z, F.relu6(a))
+        pooled = F.adaptive_avg_pool2d(z, (3, 2))  # NHWC after the convolutions
+        return self.dequant(self.fc(torch.flatten(pooled, 1))), self.dequant(early)
+
+
+def _quant_ops():
+    torch.manual_seed(70)
+    # Per-tensor affine weights: a non-zero weight zero point. The activations keep fbgemm's
+    # 7-bit range (reduce_range): with all 8 bits, torch's own depthwise kernel saturates its
+    # int16 pair sums and gives results up to tens of steps from the exact ones, which aotc
+    # computes.
+    qconfig = tq.QConfig(activation=tq.HistogramObserver.with_args(reduce_range=True),
+                         weight=tq.MinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_tensor_affine))
+    return _eager(QuantOps(), (2, 3, 33, 29), 70, qconfig)
+
+
+def _linear_stack():
+    torch.manual_seed(71)
+    return _eager(LinearStack(), (2, 17, 72), 71)
+
+
+MODELS_QUANTIZED = {
+    "q_resnet18": lambda: _torchvision_eager("resnet18", 60, 96),
+    "q_resnet18_fx": lambda: _torchvision_fx("resnet18", 61, 96),
+    "q_mobilenet_v2": lambda: _torchvision_eager("mobilenet_v2", 62, 96),
+    "q_mobilenet_v2_fx": lambda: _torchvision_fx("mobilenet_v2", 63, 96),
+    "q_mobilenet_v3_large": lambda: _torchvision_eager("mobilenet_v3_large", 64, 96),
+    "q_mobilenet_v3_large_fx": lambda: _torchvision_fx("mobilenet_v3_large", 65, 96),
+    "q_shufflenet_v2": lambda: _torchvision_eager("shufflenet_v2_x1_0", 66, 96),
+    "q_shufflenet_v2_fx": lambda: _torchvision_fx("shufflenet_v2_x1_0", 67, 96),
+    "q_linear_stack": _linear_stack,
+    "q_ops": _quant_ops,
+}
