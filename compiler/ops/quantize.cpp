@@ -68,6 +68,14 @@ void lower_dequantize(LowerContext& ctx) {
 }
 
 std::string emit_quantize(const EmitContext& e, const ir::Op& op) {
+  if (op.has("nhwc")) {  // passes/fuse_quantize_layout.cpp
+    const std::vector<int64_t>& d = op.ints("nhwc");
+    return kernel_call(op, "",
+                       "aotc::rt::quantize_to_nhwc_u8(pool, " + std::to_string(d[0]) + ", " +
+                           std::to_string(d[1]) + ", " + std::to_string(d[2]) + ", " +
+                           EmitContext::f32(op.f("inv_scale")) + ", " + std::to_string(op.i("zero")) + ", " +
+                           e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ");");
+  }
   return kernel_call(op, "",
                      "aotc::rt::quantize_u8(pool, " + std::to_string(op.i("count")) + ", " +
                          EmitContext::f32(op.f("inv_scale")) + ", " + std::to_string(op.i("zero")) + ", " +

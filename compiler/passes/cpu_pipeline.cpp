@@ -28,6 +28,7 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
     });
   });
   run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
+  run_step(graph, verbose, "fuse_quantize_layout", fuse_quantize_layout);
   // Both choose kernels that the runtime runs on AVX-512 only.
   const bool avx512 = options.avx512_target;
   run_step(graph, verbose, "fuse_expand_depthwise",

@@ -103,6 +103,10 @@ void fuse_conv_residual(ir::Graph& graph, const std::function<bool(const ir::Op&
 // off_switch is 0 when compiling (AOTC_CPU_FUSE_GELU, AOTC_CUDA_FUSE_GELU: for comparisons).
 void fuse_gemm_gelu(ir::Graph& graph, const char* off_switch);
 
+// A tensor quantized and then reordered to NHWC (a quantized convolution's input) becomes
+// one quantize that writes NHWC (fuse_quantize_layout.cpp; the CPU targets).
+void fuse_quantize_layout(ir::Graph& graph);
+
 // The passes every target runs first; verbose prints what each pass did (run_step).
 void run_default_passes(ir::Graph& graph, bool verbose);
 // One step of a pipeline: runs pass, and with verbose logs its name and the op count before

@@ -73,6 +73,38 @@ TEST_CASE("fuse_activation turns relu after a gemm into its epilogue, but not wh
   }
 }
 
+TEST_CASE("fuse_quantize_layout: quantize then an NCHW -> NHWC copy becomes one quantize") {
+  // cases: fused; the quantized NCHW bytes read elsewhere too; a copy of another order
+  for (int variant : {0, 1, 2}) {
+    ir::Graph g;
+    const int64_t n = 2, c = 3, h = 5, w = 7;
+    const int x = g.add_input(ir::DType::Float32, {n, c, h, w}, "x");
+    const int q = g.add_value(ir::DType::UInt8, {n, c, h, w});
+    ir::Op& quantize = g.add_op(ir::kind::quantize, {x}, {q});
+    quantize.attrs = {{"count", n * c * h * w}, {"inv_scale", 10.0}, {"zero", int64_t{3}}};
+    const int nhwc = g.add_value(ir::DType::UInt8, {n, h, w, c});
+    ir::Op& copy = g.add_op(ir::kind::copy, {q}, {nhwc});
+    const std::vector<int64_t> src = variant == 2 ? std::vector<int64_t>{c * h * w, 1, w, h * w}
+                                                  : std::vector<int64_t>{c * h * w, w, 1, h * w};
+    copy.attrs = {{"dims", std::vector<int64_t>{n, h, w, c}},
+                  {"src_strides", src},
+                  {"dst_strides", std::vector<int64_t>{h * w * c, w * c, c, 1}},
+                  {"elem_size", int64_t{1}},
+                  {"src_offset", int64_t{0}}};
+    g.outputs.push_back({nhwc, "out"});
+    if (variant == 1) g.outputs.push_back({q, "nchw"});
+    passes::fuse_quantize_layout(g);
+    if (variant != 0) {
+      CHECK(g.ops.size() == 2u);
+      continue;
+    }
+    REQUIRE(g.ops.size() == 1u);
+    CHECK(g.ops[0].kind == ir::kind::quantize);
+    CHECK(g.ops[0].outputs[0] == nhwc);
+    CHECK(g.ops[0].ints("nhwc") == std::vector<int64_t>{n, c, h * w});
+  }
+}
+
 TEST_CASE("fuse_conv_residual: conv -> add(skip) -> relu becomes one conv with a residual") {
   // cases: fused; the target's path takes no residual; the conv's result read elsewhere too
   for (int variant : {0, 1, 2}) {

@@ -700,3 +700,27 @@ TEST_CASE("qmul_u8: the header's formula, broadcasting by stride, mul_relu") {
     }
   }
 }
+
+TEST_CASE("quantize_to_nhwc_u8: quantize_u8 of NCHW, written NHWC") {
+  Rng rng{99};
+  ThreadPool one(1), two(2);
+  for (int64_t c : {1, 3, 4, 16, 17, 40})
+    for (int64_t hw : {1, 15, 16, 63, 64, 65, 1000}) {
+      const int64_t n = 2, count = n * c * hw;
+      const float inv = 1.0f / rng.uniform(0.01f, 0.2f);
+      const int32_t zero = rng.range(0, 255);
+      std::vector<float> x(static_cast<size_t>(count));
+      for (auto& v : x) v = rng.uniform(-3.0f, 3.0f);
+      x[static_cast<size_t>(count / 2)] = std::numeric_limits<float>::quiet_NaN();
+      Bytes want(static_cast<size_t>(count)), got(static_cast<size_t>(count));
+      aotc::rt::quantize_u8(one, count, inv, zero, x.data(), want.data());
+      aotc::rt::quantize_to_nhwc_u8(hw % 2 ? one : two, n, c, hw, inv, zero, x.data(), got.data());
+      CHECK(got.guard_intact());
+      int64_t bad = 0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t p = 0; p < hw; ++p)
+            bad += got.data()[(b * hw + p) * c + ch] != want.data()[(b * c + ch) * hw + p];
+      CHECK(bad == 0);
+    }
+}

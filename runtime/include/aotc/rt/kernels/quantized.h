@@ -26,6 +26,10 @@ class ThreadPool;
 // 2^31 - zero give 255 where zero < 128 and 0 where zero >= 128; -inf gives 0. quantize_u8
 // and qadd_u8 do the same.
 void quantize_u8(ThreadPool& pool, int64_t count, float inv_scale, int32_t zero, const float* x, uint8_t* q);
+// quantize_u8 of an NCHW float tensor x [n][c][hw] written NHWC, q [n][hw][c]: a model's
+// input quantized straight into the layout of the convolution that reads it.
+void quantize_to_nhwc_u8(ThreadPool& pool, int64_t n, int64_t c, int64_t hw, float inv_scale, int32_t zero,
+                         const float* x, uint8_t* q);
 // tensor.dequantize(): x = float(q - zero) * scale.
 void dequantize_u8(ThreadPool& pool, int64_t count, float scale, int32_t zero, const uint8_t* q, float* x);
 
