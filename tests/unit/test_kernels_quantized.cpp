@@ -3,7 +3,8 @@
 // gathered, grouped, depthwise, with and without thread scratch), qlinear_u8, quantize /
 // dequantize (NaN and infinities as torch 2.11 gives them), qadd_u8, clamp_u8, max_pool2d_u8
 // and adaptive_avg_pool2d_u8 in both layouts. Every output buffer has sentinels after it.
-// Under unit_avx2 (AOTC_CPU_AVX512=0) the same tests check the AVX2 forms.
+// Under unit_avx2 (AOTC_CPU_AVX512=0) the same tests check the AVX2 forms; on aarch64 (qemu)
+// -cpu max checks the DotProd forms, -cpu cortex-a53 or AOTC_CPU_DOTPROD=0 the plain NEON ones.
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -123,14 +124,35 @@ struct Requant {
   std::vector<float> bias, mult;
   QRequant rq;
 };
-enum class RqMode { PerChannel, PerTensorRelu, WeightZeroRelu, ZeroPoint255, BoundedRelu6 };
+enum class RqMode {
+  PerChannel,
+  PerTensorRelu,
+  WeightZeroRelu,
+  ZeroPoint255,
+  BoundedRelu6,
+  Extremes,         // channels from 1 on cycle through kExtremes (weight zero points)
+  ExtremesClamped,  // the same with lo 30, hi 250 (no weight zero points)
+};
+// (bias_over_scale, multiplier) pairs whose products are NaN, infinite, beyond the int32
+// range either way (x86's conversion gives INT32_MIN: lo, never hi), at 2^31 itself, halves
+// (round to even), negative, zero and subnormal: every vector epilogue must give the bytes
+// that the header's scalar formula gives.
+const float kInf = std::numeric_limits<float>::infinity(), kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kExtremes[][2] = {
+    {kNaN, 1.0f},   {0.0f, kNaN},          {kInf, 0.5f},           {-kInf, 0.5f},          {0.0f, kInf},
+    {0.0f, -kInf},  {kInf, 0.0f},          {1e30f, 1.0f},          {-1e30f, 1.0f},         {0.0f, 1e6f},
+    {0.0f, -1e6f},  {2147483520.0f, 1.0f}, {-2147483648.0f, 1.0f}, {2147483648.0f, -1.0f}, {0.5f, 1.0f},
+    {-0.5f, 1.0f},  {0.5f, 0.5f},          {0.0f, -0.25f},         {0.0f, 0.0f},           {0.0f, 1e-45f},
+    {3e38f, 10.0f}, {1.5f, 2.0f},          {0.0f, 2.0e4f},         {-1.0f, 1e-3f},
+};
 Requant make_requant(int64_t n, RqMode mode, double spread, Rng& rng) {
   Requant r;
   r.off.resize(static_cast<size_t>(n));
   r.bias.resize(static_cast<size_t>(n));
   r.mult.resize(static_cast<size_t>(n));
   const bool per_tensor = mode == RqMode::PerTensorRelu;
-  const bool weight_zero = mode == RqMode::WeightZeroRelu || mode == RqMode::PerChannel;
+  const bool weight_zero =
+      mode == RqMode::WeightZeroRelu || mode == RqMode::PerChannel || mode == RqMode::Extremes;
   const auto span = static_cast<int32_t>(spread < 1.0 ? 1.0 : spread);
   const float base = static_cast<float>(200.0 / (spread + 1.0));
   for (int64_t j = 0; j < n; ++j) {
@@ -143,6 +165,12 @@ Requant make_requant(int64_t n, RqMode mode, double spread, Rng& rng) {
     for (int64_t j = 0; j < n; ++j) r.wz[j] = rng.range(-128, 127);
     r.wz[0] = 0;
   }
+  if (mode == RqMode::Extremes || mode == RqMode::ExtremesClamped)
+    for (int64_t j = 1; j < n; ++j) {
+      const float* e = kExtremes[static_cast<size_t>(j - 1) % std::size(kExtremes)];
+      r.bias[j] = e[0];
+      r.mult[j] = e[1];
+    }
   r.rq.acc_offset = r.off.data();
   r.rq.bias_over_scale = r.bias.data();
   r.rq.multiplier = r.mult.data();
@@ -166,6 +194,14 @@ Requant make_requant(int64_t n, RqMode mode, double spread, Rng& rng) {
       r.rq.out_zero = 100;
       r.rq.lo = 100;
       r.rq.hi = 180;
+      break;
+    case RqMode::Extremes:
+      r.rq.out_zero = 77;
+      break;
+    case RqMode::ExtremesClamped:
+      r.rq.out_zero = 128;
+      r.rq.lo = 30;
+      r.rq.hi = 250;
       break;
   }
   return r;
@@ -426,6 +462,30 @@ TEST_CASE("qlinear_u8: one row to many, depths not a multiple of 4") {
         check_linear(m, n, k, kModes[i % std::size(kModes)], i % 2 ? two : one, i % 3 != 0, rng);
         ++i;
       }
+}
+
+TEST_CASE("qconv2d_u8 and qlinear_u8: requantizing NaN, infinities and huge values as x86") {
+  Rng rng{8086};
+  ThreadPool one(1), two(2);
+  // Every path's epilogue: rows in place and gathered, strips one tile high (m = 1) or more,
+  // depthwise, full and partial vectors of channels.
+  const QConvCase cases[] = {
+      {"pointwise 19 -> 53", 1, 19, 6, 7, 53, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+      {"3x3 pad 1, 8 -> 70", 1, 8, 7, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"1x1 image padded 3x3, 5 -> 40", 1, 5, 1, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"depthwise 3x3, 61 channels", 1, 61, 6, 5, 61, 3, 3, 1, 1, 1, 1, 1, 1, 61},
+      {"depthwise 3x3, 24 channels", 2, 24, 4, 4, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24},
+  };
+  for (const QConvCase& c : cases)
+    for (RqMode mode : {RqMode::Extremes, RqMode::ExtremesClamped}) {
+      check_conv(c, mode, 37, one, true, rng);
+      check_conv(c, mode, 200, two, false, rng);
+    }
+  for (int64_t m : {1, 3, 7, 30})
+    for (RqMode mode : {RqMode::Extremes, RqMode::ExtremesClamped}) {
+      check_linear(m, 50, 37, mode, one, true, rng);
+      check_linear(m, 25, 64, mode, two, false, rng);
+    }
 }
 
 TEST_CASE("quantize_u8 and dequantize_u8: rounding, NaN and infinities as torch") {

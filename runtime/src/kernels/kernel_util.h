@@ -18,6 +18,19 @@
 #define AOTC_KERNELS_AVX2 0
 #endif
 
+// aarch64: Advanced SIMD is part of the baseline (the int8 kernels' NEON forms).
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+
+#include <cstdlib>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#define AOTC_KERNELS_NEON 1
+#else
+#define AOTC_KERNELS_NEON 0
+#endif
+
 namespace aotc::rt::detail {
 
 // Work below this many elements stays on one thread: waking workers costs more.
@@ -79,6 +92,31 @@ inline bool use_avx512_vnni() {
 #else
 inline bool use_avx512() { return false; }
 inline bool use_avx512_vnni() { return false; }
+#endif
+
+// Whether the int8 kernels (qgemm.cpp) take their Armv8.2 dot-product forms (sdot, built
+// with a target attribute: the baseline is armv8-a): Linux reports the DotProd extension
+// (HWCAP_ASIMDDP) and AOTC_CPU_DOTPROD=0 is not set in the environment. Otherwise they take
+// their plain NEON forms, exact as well. Read once per process. Other ISAs and systems:
+// false.
+#if AOTC_KERNELS_NEON
+inline bool cpu_has_dotprod() {
+#if defined(__linux__)
+  constexpr unsigned long kHwcapAsimddp = 1ul << 20;  // HWCAP_ASIMDDP, the kernel's ABI
+  return (getauxval(AT_HWCAP) & kHwcapAsimddp) != 0;
+#else
+  return false;
+#endif
+}
+inline bool use_dotprod() {
+  static const bool use = [] {
+    const char* env = std::getenv("AOTC_CPU_DOTPROD");
+    return cpu_has_dotprod() && !(env && env[0] == '0' && env[1] == '\0');
+  }();
+  return use;
+}
+#else
+inline bool use_dotprod() { return false; }
 #endif
 
 // y = silu(x) = x / (1 + exp(-x)) over count floats, as unary_f32's Silu computes it (y

@@ -9,6 +9,8 @@
 // halves are 0 x the sign), or one vpdpwssd with AVX512-VNNI, summed exactly in int32.
 // Weights with zero points are used as w - w_zero (in [-255, 255], still one int16), so
 // that sum (w - w_zero) * a = sum w * a - w_zero * sum a with no per-channel sums of a.
+// On aarch64 (NEON) the same weights as int16 [tap][channel]: an activation widened to int16
+// times one is an smlal lane into int32, exact.
 #include <aotc/rt/thread_pool.h>
 
 #include "qgemm.h"
@@ -119,6 +121,7 @@ struct DwArgs {
   const float* bias_p;
   const float* mult_p;
   const int32_t* w32;  // the other forms' weights: int32 [tap][c64], less the weight zero points
+  const int16_t* w16;  // the NEON form's: the same as int16 (in w32's place)
 };
 
 // Output pixel's taps: the input pixel of each, or zrow.
@@ -135,6 +138,7 @@ void tap_pointers(const QConv2dParams& p, const uint8_t* x, const uint8_t* zrow,
   }
 }
 
+#if !AOTC_KERNELS_NEON
 // Channels [c0, c1) of one output pixel in plain C++.
 void dw_pixel_scalar(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int64_t c1, uint8_t* yp) {
   const QRequant& rq = *d.rq;
@@ -147,6 +151,7 @@ void dw_pixel_scalar(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int
                                   rq.out_zero, d.lo, d.hi);
   }
 }
+#endif
 
 #if AOTC_KERNELS_AVX2
 #define AOTC_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -317,6 +322,74 @@ void dw_pixel_avx2(const DwArgs& d, const uint8_t* const* ptr, uint8_t* yp) {
 }
 #endif
 
+#if AOTC_KERNELS_NEON
+// NQ * 16 channels from c0 of one output pixel with NEON; the first `cols` of them valid
+// (fewer than NQ * 16: read through copies, the input no further).
+template <int NQ>
+void dw_chunk_neon(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int64_t cols, uint8_t* yp) {
+  const bool partial = cols < 16 * NQ;
+  int32x4_t acc[4 * NQ];
+  for (int v = 0; v < 4 * NQ; ++v) acc[v] = vdupq_n_s32(0);
+  uint8_t tmp[16 * NQ] = {};
+  for (int64_t t = 0; t < d.taps; ++t) {
+    const uint8_t* xp = ptr[t] + c0;
+    if (partial) {
+      std::memcpy(tmp, xp, static_cast<size_t>(cols));
+      xp = tmp;
+    }
+    // The weights: c64 covers whole chunks, zero past c_out. (The loop unrolled: the
+    // accumulators stay in registers.)
+    const int16_t* wt = d.w16 + t * d.c64 + c0;
+#pragma GCC unroll 2
+    for (int q = 0; q < NQ; ++q) {
+      const uint8x16_t a = vld1q_u8(xp + 16 * q);
+      const int16x8_t al = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(a)));
+      const int16x8_t ah = vreinterpretq_s16_u16(vmovl_high_u8(a));
+      const int16x8_t wl = vld1q_s16(wt + 16 * q), wh = vld1q_s16(wt + 16 * q + 8);
+      acc[4 * q] = vmlal_s16(acc[4 * q], vget_low_s16(al), vget_low_s16(wl));
+      acc[4 * q + 1] = vmlal_high_s16(acc[4 * q + 1], al, wl);
+      acc[4 * q + 2] = vmlal_s16(acc[4 * q + 2], vget_low_s16(ah), vget_low_s16(wh));
+      acc[4 * q + 3] = vmlal_high_s16(acc[4 * q + 3], ah, wh);
+    }
+  }
+  const QRequant& rq = *d.rq;
+  const int32_t* off = rq.acc_offset + c0;
+  const float* bias = rq.bias_over_scale + c0;
+  const float* mult = rq.multiplier + c0;
+  int32_t off_t[16 * NQ];
+  float bias_t[16 * NQ], mult_t[16 * NQ];
+  if (partial) {  // the per-channel arrays end at c_out
+    for (int64_t i = 0; i < 16 * NQ; ++i) {
+      off_t[i] = i < cols ? off[i] : 0;
+      bias_t[i] = i < cols ? bias[i] : 0.0f;
+      mult_t[i] = i < cols ? mult[i] : 0.0f;
+    }
+    off = off_t;
+    bias = bias_t;
+    mult = mult_t;
+  }
+  const int32x4_t zero = vdupq_n_s32(rq.out_zero), lo_z = vdupq_n_s32(d.lo - rq.out_zero),
+                  hi_z = vdupq_n_s32(d.hi - rq.out_zero);
+  for (int q = 0; q < NQ; ++q) {
+    int32x4_t r[4];
+    for (int v = 0; v < 4; ++v) {
+      const int64_t i = 16 * q + 4 * v;
+      r[v] = detail::requant_x4(vaddq_s32(acc[4 * q + v], vld1q_s32(off + i)), vld1q_f32(bias + i),
+                                vld1q_f32(mult + i), zero, lo_z, hi_z);
+    }
+    if (cols > 16 * q)
+      detail::store_bytes16(yp + c0 + 16 * q, detail::pack_u8x16(r[0], r[1], r[2], r[3]), cols - 16 * q);
+  }
+}
+
+void dw_pixel_neon(const DwArgs& d, const uint8_t* const* ptr, uint8_t* yp) {
+  const int64_t c = d.p->c_out;
+  int64_t c0 = 0;
+  for (; c0 + 32 <= c; c0 += 32) dw_chunk_neon<2>(d, ptr, c0, 32, yp);
+  for (; c0 < c; c0 += 16) dw_chunk_neon<1>(d, ptr, c0, min_i64(16, c - c0), yp);
+}
+#endif
+
 constexpr int64_t kFallbackBytes = 32768;
 
 void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const int8_t* w_packed,
@@ -342,6 +415,7 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
     auto* bias_p = reinterpret_cast<float*>(off_p + c64);
     auto* mult_p = bias_p + c64;
     auto* w32 = reinterpret_cast<int32_t*>(mult_p + c64);
+    auto* w16 = reinterpret_cast<int16_t*>(w32);
     std::memset(zrow, static_cast<uint8_t>(p.in_zero), static_cast<size_t>(c64));
     for (int64_t t = taps; t < t4 * 4; ++t) ptr[t] = zrow;  // taps past the last: zero weights
     for (int64_t i = 0; i < p.kernel_h; ++i)
@@ -356,13 +430,18 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
       }
     } else {
       for (int64_t t = 0; t < taps; ++t)
-        for (int64_t c = 0; c < c64; ++c)
-          w32[t * c64 + c] =
+        for (int64_t c = 0; c < c64; ++c) {
+          const int32_t wv =
               c < p.c_out ? w_packed[qdepthwise::packed_offset(taps, c, t)] - (rq.w_zero ? rq.w_zero[c] : 0)
                           : 0;
+          if (AOTC_KERNELS_NEON)
+            w16[t * c64 + c] = static_cast<int16_t>(wv);
+          else
+            w32[t * c64 + c] = wv;
+        }
     }
-    const DwArgs d{&p,    &rq,    taps,   t4, c64, detail::requant_lo(rq), detail::requant_hi(rq),
-                   off_p, bias_p, mult_p, w32};
+    const DwArgs d{&p,    &rq,    taps,   t4,  c64, detail::requant_lo(rq), detail::requant_hi(rq),
+                   off_p, bias_p, mult_p, w32, w16};
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.h_out, oh = r % p.h_out;
       const int64_t ih0 = oh * p.stride_h - p.pad_h;
@@ -386,6 +465,8 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
           dw_pixel_vnni32(d, ptr, yp);
         else
           dw_pixel_avx2(d, ptr, yp);
+#elif AOTC_KERNELS_NEON
+        dw_pixel_neon(d, ptr, yp);
 #else
         dw_pixel_scalar(d, ptr, 0, p.c_out, yp);
 #endif

@@ -11,6 +11,14 @@
 //     widened to int16 (two ymm, 4 channels each) and multiplied by the row's 4 activations
 //     widened and repeated, vpmaddwd (pairs, exact int32); two sums per channel, added
 //     horizontally at the end; 6 rows x 8 channels.
+//   - aarch64 with DotProd (Armv8.2 sdot, signed x signed only): the activations as a - 128
+//     (int8), 16 bytes of a row (4 dwords of depth) against 16-channel weight vectors with
+//     sdot by element, and 128 * sum_kk W[kk][j] added back per channel: the weights' sums
+//     counted per block before the tiles, or inside the tile where a strip is one tile high;
+//     4 x 16.
+//   - aarch64 without it: the same a - 128 bytes, smull (int8 x int8 -> int16, exact) of a
+//     row's dword repeated against 2 channels' 4 depths, sadalp into int32 pairs, added
+//     pairwise at the end; 2 x 16.
 //   - elsewhere: plain C++ over a row and a block of channels.
 // The epilogue (offset, weight zero point times the row's sum, float bias, multiplier,
 // round half to even, zero point, clamp) runs on the tile's accumulators and stores bytes.
@@ -58,13 +66,6 @@ struct QTile {
 };
 using TileFn = void (*)(const QTile&);
 
-// The epilogue of one sum in plain C++ (also the portable tile's).
-inline uint8_t epilogue_value(const QEpi& e, int64_t j, int32_t sum, int32_t rowsum) {
-  uint32_t s = static_cast<uint32_t>(sum) + static_cast<uint32_t>(e.off[j]);
-  if (e.wz) s -= static_cast<uint32_t>(e.wz[j]) * static_cast<uint32_t>(rowsum);
-  return requant_value(static_cast<int32_t>(s), e.bias[j], e.mult[j], e.zero, e.lo, e.hi);
-}
-
 // Sum of count bytes.
 inline int32_t byte_sum(const uint8_t* p, int64_t count) {
   int64_t i = 0;
@@ -76,6 +77,10 @@ inline int32_t byte_sum(const uint8_t* p, int64_t count) {
                                                 _mm256_setzero_si256()));
   const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
   s = static_cast<uint32_t>(_mm_cvtsi128_si32(h) + _mm_extract_epi32(h, 2));
+#elif AOTC_KERNELS_NEON
+  uint32x4_t acc = vdupq_n_u32(0);
+  for (; i + 16 <= count; i += 16) acc = vpadalq_u16(acc, vpaddlq_u8(vld1q_u8(p + i)));
+  s = vaddvq_u32(acc);
 #endif
   for (; i < count; ++i) s += p[i];
   return static_cast<int32_t>(s);
@@ -290,7 +295,237 @@ const std::array<TileFn, kAvx2Rows> kAvx2 = avx2_fns(std::make_integer_sequence<
 #undef AOTC_Q_ROWS6
 #endif
 
-#if !AOTC_KERNELS_AVX2
+#if AOTC_KERNELS_NEON
+#if defined(__clang__)
+#define AOTC_DOTPROD_TARGET __attribute__((target("dotprod")))
+#else
+#define AOTC_DOTPROD_TARGET __attribute__((target("+dotprod")))
+#endif
+#define AOTC_ALWAYS_INLINE __attribute__((always_inline)) inline
+
+// Output channels of a NEON tile: 4 weight vectors of a block's dword of depth, each 4
+// channels' 4 depths (byte 4 i + d: channel i, depth d), against 4 int32 lanes.
+constexpr int64_t kNeonPanel = 16;
+
+// clang 14's arm_neon.h declares the DotProd intrinsics only where the whole file targets
+// DotProd (later versions declare them with target attributes, and rename the builtin): there,
+// the builtin they wrap.
+#if defined(__clang__) && !defined(__ARM_FEATURE_DOTPROD)
+#if __has_builtin(__builtin_neon_vdotq_v)
+#define AOTC_SDOT_BUILTIN 1
+#endif
+#endif
+
+// acc + the dot products of w's 4 channels (4 depths each) with dword L of a, as int8.
+template <int L>
+AOTC_DOTPROD_TARGET AOTC_ALWAYS_INLINE int32x4_t sdot_lane(int32x4_t acc, int8x16_t w, int8x16_t a) {
+#if defined(AOTC_SDOT_BUILTIN)
+  // The dup of the lane folds into sdot's by-element form.
+  const int8x16_t b = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(a), L));
+  return (int32x4_t)__builtin_neon_vdotq_v((int8x16_t)acc, w, b, 34);
+#else
+  return vdotq_laneq_s32(acc, w, a, L);
+#endif
+}
+
+// One dword of depth (dword L of each row's a) against a panel's 4 weight vectors at w; Corr:
+// corr gathers the weights' sums (sdot with ones).
+template <int MR, bool Corr, int L>
+AOTC_DOTPROD_TARGET AOTC_ALWAYS_INLINE void dot_step(int32x4_t (&acc)[MR][4], int32x4_t (&corr)[4],
+                                                     const int8x16_t (&a)[MR], const int8_t* w) {
+  const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16), w2 = vld1q_s8(w + 32), w3 = vld1q_s8(w + 48);
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = sdot_lane<L>(acc[r][0], w0, a[r]);
+    acc[r][1] = sdot_lane<L>(acc[r][1], w1, a[r]);
+    acc[r][2] = sdot_lane<L>(acc[r][2], w2, a[r]);
+    acc[r][3] = sdot_lane<L>(acc[r][3], w3, a[r]);
+  }
+  if constexpr (Corr) {
+    const int8x16_t ones = vdupq_n_s8(1);
+    corr[0] = sdot_lane<0>(corr[0], w0, ones);
+    corr[1] = sdot_lane<0>(corr[1], w1, ones);
+    corr[2] = sdot_lane<0>(corr[2], w2, ones);
+    corr[3] = sdot_lane<0>(corr[3], w3, ones);
+  }
+}
+
+// The epilogue of MR rows of a 16-channel panel: the sums (the offsets included), less the
+// weights' zero points times the rows' sums, to bytes. (The sums come through memory, stored
+// once: read from the accumulators in this loop, they were stored at every step.)
+template <int MR>
+AOTC_ALWAYS_INLINE void panel_epilogue(const QTile& t, const int32_t (&sums)[MR][kNeonPanel]) {
+  const QEpi& e = t.e;
+  float32x4_t bias[4], mult[4];
+  int32x4_t wz[4];
+  for (int v = 0; v < 4; ++v) {
+    bias[v] = vld1q_f32(e.bias + 4 * v);
+    mult[v] = vld1q_f32(e.mult + 4 * v);
+    wz[v] = t.rowsum ? vld1q_s32(e.wz + 4 * v) : vdupq_n_s32(0);
+  }
+  const int32x4_t zero = vdupq_n_s32(e.zero), lo_z = vdupq_n_s32(e.lo_z), hi_z = vdupq_n_s32(e.hi_z);
+  for (int r = 0; r < MR; ++r) {
+    int32x4_t q[4];
+    for (int v = 0; v < 4; ++v) {
+      int32x4_t sv = vld1q_s32(sums[r] + 4 * v);
+      if (t.rowsum) sv = vmlsq_s32(sv, wz[v], vdupq_n_s32(t.rowsum[r]));  // wraps, as the scalar form
+      q[v] = requant_x4(sv, bias[v], mult[v], zero, lo_z, hi_z);
+    }
+    store_bytes16(t.y + r * t.ldy, pack_u8x16(q[0], q[1], q[2], q[3]), t.cols);
+  }
+}
+
+// MR rows x 16 channels (t.w at the panel's first dword; t.e's arrays at its first channel,
+// zero past the columns) with sdot, exact: sum (a - 128) * w in int32, plus t.e.off, which
+// holds 128 * sum_kk w unless Corr (then counted here).
+constexpr int kDotRows = 4;
+template <int MR, bool Corr>
+AOTC_DOTPROD_TARGET void tile_dot(const QTile& t) {
+  static_assert(MR >= 1 && MR <= kDotRows, "tile shape");
+  int32x4_t acc[MR][4], corr[4];
+  for (int v = 0; v < 4; ++v) {
+    const int32x4_t o = vld1q_s32(t.e.off + 4 * v);
+    for (int r = 0; r < MR; ++r) acc[r][v] = o;
+    corr[v] = vdupq_n_s32(0);
+  }
+  const int8x16_t flip = vdupq_n_s8(-128);  // a ^ 0x80 = a - 128 as int8
+  const uint8_t* a = t.a;
+  const int64_t lda = t.lda, ldw = t.ldw;
+  const int8_t* w = t.w;
+  int8x16_t av[MR];
+  int64_t kk = 0;
+  // 16 bytes of each row: 4 dwords of depth.
+  for (; kk + 4 <= t.k4; kk += 4, w += 4 * ldw) {
+    for (int r = 0; r < MR; ++r) av[r] = veorq_s8(vreinterpretq_s8_u8(vld1q_u8(a + r * lda + 4 * kk)), flip);
+    dot_step<MR, Corr, 0>(acc, corr, av, w);
+    dot_step<MR, Corr, 1>(acc, corr, av, w + ldw);
+    dot_step<MR, Corr, 2>(acc, corr, av, w + 2 * ldw);
+    dot_step<MR, Corr, 3>(acc, corr, av, w + 3 * ldw);
+  }
+  for (; kk < t.k4; ++kk, w += ldw) {
+    for (int r = 0; r < MR; ++r)
+      av[r] = veorq_s8(vreinterpretq_s8_u32(vdupq_n_u32(load_u32(a + r * lda + 4 * kk))), flip);
+    dot_step<MR, Corr, 0>(acc, corr, av, w);
+  }
+  if (t.tail) {
+    for (int r = 0; r < MR; ++r) av[r] = veorq_s8(vreinterpretq_s8_u32(vdupq_n_u32(t.tail[r])), flip);
+    dot_step<MR, Corr, 0>(acc, corr, av, w);
+  }
+  alignas(16) int32_t sums[MR][kNeonPanel];
+  for (int v = 0; v < 4; ++v) {
+    const int32x4_t c = Corr ? vshlq_n_s32(corr[v], 7) : vdupq_n_s32(0);
+    for (int r = 0; r < MR; ++r) vst1q_s32(sums[r] + 4 * v, vaddq_s32(acc[r][v], c));
+  }
+  panel_epilogue<MR>(t, sums);
+}
+
+// One dword of depth (a - 128 as int8, repeated in each a[r]) against a panel's 4 weight
+// vectors at w, for tile_mull.
+template <int MR, bool Corr>
+AOTC_ALWAYS_INLINE void mull_step(int32x4_t (&acc)[MR][8], int32x4_t (&corr)[4], const int8x16_t (&a)[MR],
+                                  const int8_t* w) {
+  const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16), w2 = vld1q_s8(w + 32), w3 = vld1q_s8(w + 48);
+  // Unrolled: the accumulators stay in registers.
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) {
+    const int8x8_t al = vget_low_s8(a[r]);
+    acc[r][0] = vpadalq_s16(acc[r][0], vmull_s8(al, vget_low_s8(w0)));
+    acc[r][1] = vpadalq_s16(acc[r][1], vmull_high_s8(a[r], w0));
+    acc[r][2] = vpadalq_s16(acc[r][2], vmull_s8(al, vget_low_s8(w1)));
+    acc[r][3] = vpadalq_s16(acc[r][3], vmull_high_s8(a[r], w1));
+    acc[r][4] = vpadalq_s16(acc[r][4], vmull_s8(al, vget_low_s8(w2)));
+    acc[r][5] = vpadalq_s16(acc[r][5], vmull_high_s8(a[r], w2));
+    acc[r][6] = vpadalq_s16(acc[r][6], vmull_s8(al, vget_low_s8(w3)));
+    acc[r][7] = vpadalq_s16(acc[r][7], vmull_high_s8(a[r], w3));
+  }
+  if constexpr (Corr) {
+    corr[0] = vpadalq_s16(corr[0], vpaddlq_s8(w0));
+    corr[1] = vpadalq_s16(corr[1], vpaddlq_s8(w1));
+    corr[2] = vpadalq_s16(corr[2], vpaddlq_s8(w2));
+    corr[3] = vpadalq_s16(corr[3], vpaddlq_s8(w3));
+  }
+}
+
+// MR rows x 16 channels without DotProd, exact: a row's dword (a - 128 as int8) repeated
+// against 2 channels' 4 depths by smull (int16 products, at most 2^14 in magnitude), sadalp
+// into int32 lanes (channel, depths 0-1) and (channel, depths 2-3); the pairs added at the end.
+// Offsets and Corr as tile_dot.
+constexpr int kMullRows = 2;
+template <int MR, bool Corr>
+void tile_mull(const QTile& t) {
+  static_assert(MR >= 1 && MR <= kMullRows, "tile shape");
+  int32x4_t acc[MR][8], corr[4];
+  for (int r = 0; r < MR; ++r)
+    for (int h = 0; h < 8; ++h) acc[r][h] = vdupq_n_s32(0);
+  for (int v = 0; v < 4; ++v) corr[v] = vdupq_n_s32(0);
+  const int8x16_t flip = vdupq_n_s8(-128);
+  const uint8_t* a = t.a;
+  const int64_t lda = t.lda;
+  const int8_t* w = t.w;
+  int8x16_t av[MR];
+  for (int64_t kk = 0; kk < t.k4; ++kk, w += t.ldw) {
+    for (int r = 0; r < MR; ++r)
+      av[r] = veorq_s8(vreinterpretq_s8_u32(vdupq_n_u32(load_u32(a + r * lda + 4 * kk))), flip);
+    mull_step<MR, Corr>(acc, corr, av, w);
+  }
+  if (t.tail) {
+    for (int r = 0; r < MR; ++r) av[r] = veorq_s8(vreinterpretq_s8_u32(vdupq_n_u32(t.tail[r])), flip);
+    mull_step<MR, Corr>(acc, corr, av, w);
+  }
+  alignas(16) int32_t sums[MR][kNeonPanel];
+  for (int v = 0; v < 4; ++v) {
+    int32x4_t o = vld1q_s32(t.e.off + 4 * v);
+    if constexpr (Corr) o = vaddq_s32(o, vshlq_n_s32(corr[v], 7));
+    for (int r = 0; r < MR; ++r)
+      vst1q_s32(sums[r] + 4 * v, vaddq_s32(vpaddq_s32(acc[r][2 * v], acc[r][2 * v + 1]), o));
+  }
+  panel_epilogue<MR>(t, sums);
+}
+
+// 128 * (the weights' sum) of each of a block's nb channels (k4 dwords of depth) added to off.
+void add_weight_sums(const int8_t* w, int64_t k4, int64_t nb, int32_t* off) {
+  int32x4_t acc[kBlock / 4];
+  const int64_t nv = nb / 4;
+  for (int64_t v = 0; v < nv; ++v) acc[v] = vdupq_n_s32(0);
+  for (int64_t kk = 0; kk < k4; ++kk, w += nb * 4)
+    for (int64_t v = 0; v < nv; ++v) acc[v] = vpadalq_s16(acc[v], vpaddlq_s8(vld1q_s8(w + 16 * v)));
+  for (int64_t v = 0; v < nv; ++v)
+    vst1q_s32(off + 4 * v, vaddq_s32(vld1q_s32(off + 4 * v), vshlq_n_s32(acc[v], 7)));
+}
+
+template <bool Corr, int... R>
+constexpr std::array<TileFn, sizeof...(R)> dot_fns(std::integer_sequence<int, R...>) {
+  return {&tile_dot<R + 1, Corr>...};
+}
+template <bool Corr, int... R>
+constexpr std::array<TileFn, sizeof...(R)> mull_fns(std::integer_sequence<int, R...>) {
+  return {&tile_mull<R + 1, Corr>...};
+}
+// [Corr][rows - 1]
+const std::array<TileFn, kDotRows> kDot[2] = {dot_fns<false>(std::make_integer_sequence<int, kDotRows>()),
+                                              dot_fns<true>(std::make_integer_sequence<int, kDotRows>())};
+const std::array<TileFn, kMullRows> kMull[2] = {mull_fns<false>(std::make_integer_sequence<int, kMullRows>()),
+                                                mull_fns<true>(std::make_integer_sequence<int, kMullRows>())};
+
+// A block's epilogue arrays, zero past its columns: the tiles read whole panels.
+struct NeonBlock {
+  alignas(16) int32_t off[kBlock];
+  alignas(16) float bias[kBlock];
+  alignas(16) float mult[kBlock];
+  alignas(16) int32_t wz[kBlock];
+};
+#undef AOTC_ALWAYS_INLINE
+#undef AOTC_DOTPROD_TARGET
+#undef AOTC_SDOT_BUILTIN
+#endif
+
+#if !AOTC_KERNELS_AVX2 && !AOTC_KERNELS_NEON
+// The epilogue of one sum in plain C++.
+inline uint8_t epilogue_value(const QEpi& e, int64_t j, int32_t sum, int32_t rowsum) {
+  uint32_t s = static_cast<uint32_t>(sum) + static_cast<uint32_t>(e.off[j]);
+  if (e.wz) s -= static_cast<uint32_t>(e.wz[j]) * static_cast<uint32_t>(rowsum);
+  return requant_value(static_cast<int32_t>(s), e.bias[j], e.mult[j], e.zero, e.lo, e.hi);
+}
+
 // One row of a block of nb channels in plain C++ (other ISAs).
 void row_portable(const QTile& t, int64_t nb, int32_t rowsum) {
   int32_t acc[kBlock] = {};
@@ -341,6 +576,9 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
     for (int64_t r = 0; r < rows; ++r) rowsum[r] = byte_sum(t.a + r * t.lda, d.k);
   const int32_t lo = requant_lo(rq), hi = requant_hi(rq);
   const uint8_t* a0 = t.a;
+#if AOTC_KERNELS_NEON
+  NeonBlock blk;
+#endif
   // The rows' last depths (rem of them) in dwords, for the tile at row r0 of the chunk.
   uint32_t tails[12];
   auto set_tails = [&](QTile& s, int64_t r0, int64_t n_rows) {
@@ -394,6 +632,36 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
         s.y = yb + r * d.ldy + c8 * 8;
         set_tails(s, r, n_rows);
         kAvx2[n_rows - 1](s);
+      }
+    }
+#elif AOTC_KERNELS_NEON
+    // The tiles' rows; where a strip is one tile high the tile counts the weights' sums.
+    const bool dot = use_dotprod();
+    const int64_t mr = dot ? kDotRows : kMullRows;
+    const bool corr_in_tile = rows <= mr;
+    for (int64_t j = 0; j < nb; ++j) {
+      const bool in = j < cols;
+      blk.off[j] = in ? rq.acc_offset[j0 + j] : 0;
+      blk.bias[j] = in ? rq.bias_over_scale[j0 + j] : 0.0f;
+      blk.mult[j] = in ? rq.multiplier[j0 + j] : 0.0f;
+      blk.wz[j] = in && wz ? rq.w_zero[j0 + j] : 0;
+    }
+    if (!corr_in_tile) add_weight_sums(wb, pl.k4p, nb, blk.off);
+    for (int64_t c16 = 0; c16 * kNeonPanel < cols; ++c16) {
+      QTile s = t;
+      s.w = wb + c16 * kNeonPanel * 4;
+      s.cols = cols - c16 * kNeonPanel;
+      s.e.off = blk.off + c16 * kNeonPanel;
+      s.e.bias = blk.bias + c16 * kNeonPanel;
+      s.e.mult = blk.mult + c16 * kNeonPanel;
+      s.e.wz = blk.wz + c16 * kNeonPanel;
+      for (int64_t r = 0; r < rows; r += mr) {
+        const int64_t n_rows = min_i64(mr, rows - r);
+        s.a = a0 + r * t.lda;
+        s.rowsum = wz ? rowsum + r : nullptr;
+        s.y = yb + r * d.ldy + c16 * kNeonPanel;
+        set_tails(s, r, n_rows);
+        (dot ? kDot[corr_in_tile][n_rows - 1] : kMull[corr_in_tile][n_rows - 1])(s);
       }
     }
 #else

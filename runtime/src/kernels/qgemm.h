@@ -128,4 +128,36 @@ inline void store_bytes8(uint8_t* dst, __m128i v, int64_t count) {
 }
 #endif
 
+#if AOTC_KERNELS_NEON
+// QRequant's step on 4 sums s (acc + offset - w_zero * rowsum), as requant_value: int32
+// lanes clamp(zero + cvtps2dq((float(s) + bias) * mult), lo, hi), with lo_z = lo - zero and
+// hi_z = hi - zero. fcvtns rounds half to even as nearbyint does, but saturates (and gives 0
+// for NaN) where x86 gives INT32_MIN, which ends at lo: such lanes take lo_z.
+inline int32x4_t requant_x4(int32x4_t s, float32x4_t bias, float32x4_t mult, int32x4_t zero, int32x4_t lo_z,
+                            int32x4_t hi_z) {
+  const float32x4_t f = vmulq_f32(vaddq_f32(vcvtq_f32_s32(s), bias), mult);
+  // In the int32 range after rounding: -2^31 <= f < 2^31 (false for NaN).
+  const uint32x4_t in_range =
+      vandq_u32(vcgeq_f32(f, vdupq_n_f32(-2147483648.0f)), vcltq_f32(f, vdupq_n_f32(2147483648.0f)));
+  const int32x4_t r = vbslq_s32(in_range, vcvtnq_s32_f32(f), lo_z);
+  return vaddq_s32(vminq_s32(vmaxq_s32(r, lo_z), hi_z), zero);
+}
+// 16 int32 lanes (each in [0, 255]) as bytes, in order.
+inline uint8x16_t pack_u8x16(int32x4_t q0, int32x4_t q1, int32x4_t q2, int32x4_t q3) {
+  const uint16x8_t h01 = vuzp1q_u16(vreinterpretq_u16_s32(q0), vreinterpretq_u16_s32(q1));
+  const uint16x8_t h23 = vuzp1q_u16(vreinterpretq_u16_s32(q2), vreinterpretq_u16_s32(q3));
+  return vuzp1q_u8(vreinterpretq_u8_u16(h01), vreinterpretq_u8_u16(h23));
+}
+// The first count (0..16) bytes of v at dst.
+inline void store_bytes16(uint8_t* dst, uint8x16_t v, int64_t count) {
+  if (count >= 16) {
+    vst1q_u8(dst, v);
+    return;
+  }
+  uint8_t tmp[16];
+  vst1q_u8(tmp, v);
+  std::memcpy(dst, tmp, static_cast<size_t>(count));
+}
+#endif
+
 }  // namespace aotc::rt::detail
