@@ -39,7 +39,8 @@ void Interpreter::run(const std::shared_ptr<torch::jit::Graph>& g, const c10::IV
   int index = 0;
   for (auto& [name, b] : flat) {
     int id = tensor_of(b, "model output");
-    if (graph_.value(id).quant)
+    const ir::Value& v = graph_.value(id);
+    if (v.quant || v.dtype == ir::DType::UInt8 || v.dtype == ir::DType::Int8)
       throw CompileError(
           "model output " + std::to_string(index) +
           " is a quantized tensor; aotc's libraries return float32: dequantize it in the model "
@@ -429,11 +430,25 @@ void Interpreter::lower_node(Node* node) {
   const bool inplace =
       !node->inputs().empty() && !node->outputs().empty() &&
       ((name.back() == '_' && name.rfind("aten::__", 0) != 0) || inplace_dunders.count(name));
-  if (!lowering && !quantized_lowering && inplace && (name == "aten::copy_" || name == "aten::fill_"))
-    return lower_copy_or_fill(node);
   std::vector<ops::Operand> operands;
   for (const Value* in : node->inputs()) operands.push_back(to_operand(lookup(in)));
-  if (!quantized_lowering && is_quantized_elementwise(name) && takes_quantized(operands))
+  const bool quantized = takes_quantized(operands);
+  // Writing a changed view back into its base (write_back) runs float lowerings.
+  if (inplace && quantized && is_view_or_viewed(lookup(node->input(0)))) {
+    ++use_of(node).failed;
+    return problem_at(
+        node,
+        "in-place updates of a quantized tensor that is a view of another, or has views, are not "
+        "supported; use the op's out-of-place form");
+  }
+  if (!lowering && !quantized_lowering && inplace && (name == "aten::copy_" || name == "aten::fill_")) {
+    if (quantized) {
+      ++use_of(node).failed;
+      return problem_at(node, "copy_ and fill_ of quantized tensors are not supported");
+    }
+    return lower_copy_or_fill(node);
+  }
+  if (!quantized_lowering && is_quantized_elementwise(name) && quantized)
     return lower_quantized_elementwise(node, operands);
   if (!lowering && !quantized_lowering) {
     record_unsupported(node);
@@ -441,7 +456,7 @@ void Interpreter::lower_node(Node* node) {
   }
   // Quantized tensors go to the quantized lowerings only: the others would read their
   // integers as numbers.
-  if (takes_quantized(operands)) {
+  if (quantized) {
     if (!quantized_lowering) {
       ++use_of(node).failed;
       return problem_at(node,
@@ -466,6 +481,15 @@ void Interpreter::lower_node(Node* node) {
   }
 }
 
+// Whether b is a run-time tensor that a view op made, or that one was made of.
+bool Interpreter::is_view_or_viewed(const Binding& b) const {
+  if (b.kind != Binding::Kind::Tensor) return false;
+  if (views_.count(b.tensor)) return true;
+  for (const auto& [view, record] : views_)
+    if (record.base == b.tensor) return true;
+  return false;
+}
+
 bool Interpreter::is_quantized_elementwise(const std::string& name) {
   return quantized_elementwise_ops().count(name) != 0;
 }
@@ -479,10 +503,15 @@ void Interpreter::lower_quantized_elementwise(Node* node, const std::vector<ops:
   torch::jit::Stack stack;
   for (size_t i = 0; i < node->inputs().size(); ++i) {
     const Binding& b = lookup(node->input(i));
-    if (b.kind == Binding::Kind::Tensor && input < 0 && graph_.value(b.tensor).quant) {
-      input = b.tensor;
+    const bool known_quantized = b.is_known() && b.known.isTensor() && b.known.toTensor().is_quantized();
+    if (input < 0 && (known_quantized || (b.kind == Binding::Kind::Tensor && graph_.value(b.tensor).quant))) {
+      input = known_quantized ? tensor_of(b, "input") : b.tensor;
       input_index = i;
       stack.emplace_back();
+      if (!graph_.value(input).quant || graph_.value(input).dtype != ir::DType::UInt8) {
+        ++use_of(node).failed;
+        return problem_at(node, "aotc runs element-wise ops on quint8 tensors with a per-tensor scale only");
+      }
     } else if (b.is_known()) {
       stack.push_back(b.known);
     } else {

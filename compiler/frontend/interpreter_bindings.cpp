@@ -243,8 +243,23 @@ ops::Operand Interpreter::to_operand(const Binding& b) {
     return o;
   }
   if (v.isScalar()) return ops::Operand::of_double(v.toScalar().toDouble());
-  if (v.isObject() && v.type()->str().find("PackedParamsBase") != std::string::npos)
-    return quantized_weights(v);
+  if (v.isObject()) {
+    const std::string type = v.type()->str();
+    const bool conv_or_linear = type == "__torch__.torch.classes.quantized.Conv2dPackedParamsBase" ||
+                                type == "__torch__.torch.classes.quantized.LinearPackedParamsBase";
+    if (conv_or_linear) {
+      try {
+        return quantized_weights(v);
+      } catch (const std::exception& e) {
+        std::string message = e.what();
+        if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+          message = c10_error->what_without_backtrace();
+        o.kind = K::Other;
+        o.s = type + " that aotc cannot read (" + message.substr(0, message.find('\n')) + ")";
+        return o;
+      }
+    }
+  }
   o.kind = K::Other;
   o.s = v.tagKind();
   return o;

@@ -122,6 +122,7 @@ class Interpreter {
   std::optional<torch::jit::Stack> run_on_placeholders(Node* node, bool meta);
   bool takes_quantized(const std::vector<ops::Operand>& operands) const;
   static bool is_quantized_elementwise(const std::string& name);
+  bool is_view_or_viewed(const Binding& b) const;
   void lower_quantized_elementwise(Node* node, const std::vector<ops::Operand>& operands);
   void lower_node(Node* node);
   void flatten_output(const Binding& b, const std::string& name,

@@ -154,6 +154,8 @@ const ir::QuantParams& LowerContext::quant(size_t i) const {
   if (!v.quant)
     fail("argument " + std::to_string(i) + " must be a quantized tensor, got " + ir::dtype_name(v.dtype) +
          " (quantize it first: torch.quantize_per_tensor or a QuantStub)");
+  if (v.dtype != ir::DType::UInt8)
+    fail("argument " + std::to_string(i) + " is a qint8 tensor; aotc's quantized ops take quint8 tensors");
   return *v.quant;
 }
 

@@ -2,17 +2,21 @@
 // tensors: each input requantized to the output's scale and zero point (a 256-entry table,
 // qlookup; none where they already match), then concatenated by the float cat's byte
 // copies, in NHWC order when the inputs are channels_last.
+#include <cmath>
+
 #include "quantized.h"
 
 namespace aotc::ops {
 namespace {
 
-// torch's requantization of one integer: dequantized in float, quantized again.
+// torch's requantization of one integer: dequantized in float (by a fused multiply-add
+// with the premultiplied zero point, as its vectorised cat kernel does), quantized again.
 std::vector<uint8_t> requantize_table(const ir::QuantParams& from, const ir::QuantParams& to) {
   std::vector<uint8_t> table(256);
   const float s = scale_f32(from.scale);
+  const float premul = s * static_cast<float>(-from.zero_point);
   for (int q = 0; q < 256; ++q) {
-    const float x = static_cast<float>(q - from.zero_point) * s;
+    const float x = std::fma(s, static_cast<float>(q), premul);
     table[static_cast<size_t>(q)] = static_cast<uint8_t>(quantize_number(x, to));
   }
   return table;

@@ -62,6 +62,33 @@ class BadScale(nn.Module):
         return torch.quantize_per_tensor(x, -0.5, 10, torch.quint8).dequantize()
 
 
+class InPlaceThroughView(nn.Module):
+    """relu_ of a slice of a quantized tensor must also change the tensor itself."""
+
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.1, 10, torch.quint8)
+        torch.relu_(q.narrow(1, 0, 2))
+        return q.dequantize()
+
+
+class FillQuantized(nn.Module):
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, 0.1, 10, torch.quint8)
+        q.fill_(1.0)
+        return q.dequantize()
+
+
+class QuantizedEmbeddingBag(nn.Module):
+    """Packed parameters other than a convolution's or a linear layer's."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nnq.EmbeddingBag(10, 4, mode="sum")
+
+    def forward(self, x):
+        return self.bag(x.long().flatten()[:3], torch.tensor([0]))
+
+
 CASES = [
     # (name, module, input shape, needles in the message)
     ("a quantized model output", ReturnsQuantized(), "1x3x8x8",
@@ -78,6 +105,12 @@ CASES = [
      ["aten::mean", "spatial dims [2, 3] only"]),
     ("a negative scale", BadScale(), "1x3x8x8",
      ["aten::quantize_per_tensor", "scale must be positive"]),
+    ("an in-place op through a view of a quantized tensor", InPlaceThroughView(), "1x3x8x8",
+     ["aten::relu_", "quantized tensor that is a view", "test_quantized_errors.py:"]),
+    ("fill_ of a quantized tensor", FillQuantized(), "1x3x8x8",
+     ["quantized", "q.fill_(1.0)"]),  # TorchScript may have made it aten::full_like
+    ("a quantized embedding bag", QuantizedEmbeddingBag(), "1x3x8x8",
+     ["quantized::embedding_bag", "unsupported"]),
 ]
 
 
