@@ -6,15 +6,6 @@
 namespace aotc::ops {
 namespace {
 
-const std::vector<int>& tensor_list(const LowerContext& ctx) {
-  const Operand& list = ctx.arg(0);
-  if (list.kind != Operand::Kind::TensorList || list.tensors.empty())
-    ctx.fail("argument 0 must be a non-empty list of tensors, got " + list.describe());
-  for (int id : list.tensors)
-    if (id < 0) ctx.fail("the list of tensors holds None");
-  return list.tensors;
-}
-
 void require_same_dtype(const LowerContext& ctx, const std::vector<int>& parts) {
   for (int id : parts)
     if (ctx.graph.value(id).dtype != ctx.graph.value(parts[0]).dtype)
@@ -25,7 +16,7 @@ void require_same_dtype(const LowerContext& ctx, const std::vector<int>& parts) 
 }
 
 void lower_cat(LowerContext& ctx) {
-  const std::vector<int>& list = tensor_list(ctx);
+  const std::vector<int>& list = tensor_list_arg(ctx);
   const int64_t dim_arg = ctx.num_inputs() > 1 ? ctx.int_arg(1) : 0;
   // torch skips 1-d empty tensors in cat (legacy behaviour).
   std::vector<int> parts;
@@ -63,7 +54,7 @@ void lower_cat(LowerContext& ctx) {
 
 // stack(tensors, dim=0): same shapes, joined along a new dim.
 void lower_stack(LowerContext& ctx) {
-  const std::vector<int>& list = tensor_list(ctx);
+  const std::vector<int>& list = tensor_list_arg(ctx);
   require_same_dtype(ctx, list);
   const ir::Value& first = ctx.graph.value(list[0]);
   const int64_t rank = static_cast<int64_t>(first.shape.size());

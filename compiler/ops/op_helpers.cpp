@@ -38,6 +38,15 @@ std::vector<int64_t> broadcast_strides(const ir::Shape& shape, const ir::Shape& 
   return strides;
 }
 
+const std::vector<int>& tensor_list_arg(const LowerContext& ctx) {
+  const Operand& list = ctx.arg(0);
+  if (list.kind != Operand::Kind::TensorList || list.tensors.empty())
+    ctx.fail("argument 0 must be a non-empty list of tensors, got " + list.describe());
+  for (int id : list.tensors)
+    if (id < 0) ctx.fail("the list of tensors holds None");
+  return list.tensors;
+}
+
 int scalar_constant(ir::Graph& graph, double value) {
   return graph.add_f32_constant({}, {static_cast<float>(value)});
 }

@@ -23,6 +23,9 @@ std::vector<int64_t> dense_strides(const ir::Shape& shape);
 // Strides for reading `shape` as if broadcast to `out` (0 along broadcast dims).
 std::vector<int64_t> broadcast_strides(const ir::Shape& shape, const ir::Shape& out);
 
+// Argument 0 as a non-empty list of tensors with no None (cat, stack); fails otherwise.
+const std::vector<int>& tensor_list_arg(const LowerContext& ctx);
+
 // A 1-element float32 constant, for scalar operands.
 int scalar_constant(ir::Graph& graph, double value);
 

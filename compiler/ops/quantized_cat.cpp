@@ -61,19 +61,10 @@ void lower_qcat_to(LowerContext& ctx, const std::vector<int>& list, int64_t dim_
   ctx.set_tensor_output(0, result);
 }
 
-const std::vector<int>& tensor_list(const LowerContext& ctx) {
-  const Operand& list = ctx.arg(0);
-  if (list.kind != Operand::Kind::TensorList || list.tensors.empty())
-    ctx.fail("argument 0 must be a non-empty list of tensors, got " + list.describe());
-  for (int id : list.tensors)
-    if (id < 0) ctx.fail("the list of tensors holds None");
-  return list.tensors;
-}
-
 // quantized::cat(Tensor[] qx, int dim, float? scale, int? zero_point): the first input's
 // scale and zero point where none are given.
 void lower_quantized_cat(LowerContext& ctx) {
-  const std::vector<int>& list = tensor_list(ctx);
+  const std::vector<int>& list = tensor_list_arg(ctx);
   ir::QuantParams out = *ctx.graph.value(list[0]).quant;
   if (!ctx.is_none(2)) out.scale = ctx.double_arg(2);
   if (!ctx.is_none(3)) out.zero_point = ctx.int_arg(3);
@@ -84,7 +75,7 @@ void lower_quantized_cat(LowerContext& ctx) {
 
 // aten::cat(Tensor[] tensors, int dim=0): quantized as the first tensor.
 void lower_aten_cat(LowerContext& ctx) {
-  const std::vector<int>& list = tensor_list(ctx);
+  const std::vector<int>& list = tensor_list_arg(ctx);
   const ir::Value& first = ctx.graph.value(list[0]);
   if (!first.quant) ctx.fail("cannot concatenate a quantized tensor with one that is not");
   lower_qcat_to(ctx, list, ctx.num_inputs() > 1 ? ctx.int_arg(1) : 0, *first.quant);
