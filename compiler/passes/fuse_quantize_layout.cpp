@@ -9,11 +9,15 @@ namespace aotc::passes {
 void fuse_quantize_layout(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     ir::Op& copy = graph.ops[i];
-    if (copy.kind != ir::kind::copy || copy.i("elem_size") != 1 || copy.i("src_offset") != 0) continue;
+    if (copy.kind != ir::kind::copy) continue;
     const int p = producer_of(graph, copy.inputs[0]);
     if (p < 0) continue;
     ir::Op& quantize = graph.ops[static_cast<size_t>(p)];
     if (quantize.kind != ir::kind::quantize || quantize.has("nhwc")) continue;
+    // Not every copy has every attribute (src_offset is optional): read them only now.
+    if (!copy.has("elem_size") || copy.i("elem_size") != 1 ||
+        (copy.has("src_offset") && copy.i("src_offset") != 0))
+      continue;
     const int source = quantize.outputs[0];
     if (graph.storage_root(copy.inputs[0]) != source || graph.root_byte_offset(copy.inputs[0]) != 0) continue;
     if (readers_of_storage(graph, source).size() != 1) continue;
