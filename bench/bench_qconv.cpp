@@ -3,7 +3,8 @@
 // layer (conv2d_f32, and for 3x3 stride-1 layers the Winograd F(4x4) path, the faster of
 // which the float model would take), the two taking turns run by run. Prints the median
 // milliseconds, the int8 GOP/s (2 ops a multiply-add) and int8 / float. The int8 kernels take
-// their AVX512-VNNI forms where the CPU has them: AOTC_CPU_AVX512=0 times the AVX2 forms.
+// their AMX or AVX512-VNNI forms where the CPU has them: AOTC_CPU_AMX=0 times the vpdpbusd
+// tiles, AOTC_CPU_AVX512=0 the AVX2 forms.
 //
 // Build after ./scripts/setup.sh (the runtime library is build/runtime/libaotc_runtime.a):
 //   g++ -O2 -std=c++20 -Iruntime/include bench/bench_qconv.cpp

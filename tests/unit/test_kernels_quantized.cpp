@@ -241,6 +241,10 @@ const QConvCase kConvCases[] = {
     {"1x3 stride (1, 2)", 1, 17, 5, 12, 33, 1, 3, 1, 2, 0, 1, 1, 1, 1},
     {"3x3 64 -> 128, several strips", 1, 64, 17, 17, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"3x3 17 -> 130, ragged block", 1, 17, 6, 5, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    // AMX: pairs and single tiles of 16 rows, the rows left over, depths past whole tiles of 64.
+    {"pointwise 200 -> 130 on 9x9 (tile rows and depth tails)", 1, 200, 9, 9, 130, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"3x3 64 -> 80 on 7x7 (depth in whole tiles)", 1, 64, 7, 7, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"pointwise 48 -> 16, 33 rows", 1, 48, 3, 11, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"channel multiplier 2", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4},
     {"depthwise 3x3, 7 channels", 1, 7, 9, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 7},
     {"depthwise 3x3 stride 2, 100 channels", 1, 100, 13, 13, 100, 3, 3, 2, 2, 1, 1, 1, 1, 100},

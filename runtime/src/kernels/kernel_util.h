@@ -89,9 +89,31 @@ inline bool use_avx512_vnni() {
   return use;
 }
 
+// Whether the int8 products (qgemm.cpp) take their AMX form (tdpbusd on 16 x 64-byte tiles,
+// Sapphire Rapids and later): use_avx512_vnni() (its epilogue and leftover rows), the CPU has
+// AMX-TILE and AMX-INT8, Linux grants this process the tile data state (arch_prctl
+// ARCH_REQ_XCOMP_PERM for XTILEDATA: without it the first tile instruction kills the
+// process), and AOTC_CPU_AMX=0 is not set in the environment. Read once per process; the
+// permission holds for every thread of it.
+inline bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx & (1u << 24)) != 0 && (edx & (1u << 25)) != 0;  // AMX-TILE, AMX-INT8
+}
+bool request_amx_permission();  // qgemm.cpp
+inline bool use_amx() {
+  static const bool use = [] {
+    const char* env = std::getenv("AOTC_CPU_AMX");
+    if (env && env[0] == '0' && env[1] == '\0') return false;
+    return use_avx512_vnni() && cpu_has_amx_int8() && request_amx_permission();
+  }();
+  return use;
+}
+
 #else
 inline bool use_avx512() { return false; }
 inline bool use_avx512_vnni() { return false; }
+inline bool use_amx() { return false; }
 #endif
 
 // Whether the int8 kernels (qgemm.cpp) take their Armv8.2 dot-product forms (sdot, built

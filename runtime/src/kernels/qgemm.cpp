@@ -4,6 +4,9 @@
 // output channels along the vector lanes; W packed at compile time (layouts.h, qgemm).
 //
 // A tile is rows x (16 to 64) channels, over the whole depth in registers:
+//   - AMX (Sapphire Rapids and later, use_amx): tdpbusd on 16-row tiles, 2 x 2 of them
+//     (32 rows x 32 channels) per step of 64 depths, the sums stored to memory for the
+//     AVX512-VNNI epilogue; rows and depths past whole tiles as the section below says.
 //   - AVX512-VNNI: per 4 depths, the tile's 1-4 weight vectors (16 channels x 4 depths)
 //     against each row's 4 activations broadcast as a dword, vpdpbusd (u8 x s8, exact int32:
 //     its four products are summed without saturation); 6 x 64, 8 x 48, 12 x 32, 12 x 16.
@@ -34,6 +37,11 @@
 
 #include <array>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace aotc::rt::detail {
 namespace {
@@ -93,6 +101,52 @@ inline int32_t byte_sum(const uint8_t* p, int64_t count) {
 // rows): as arrays GCC 12 kept a copy of each in memory, a store per step and sum.
 #define AOTC_Q_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define AOTC_Q_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+// The epilogue of `rows` rows of a tile of nv vectors (16 channels each): sums[r][v] holds
+// row r's int32 sums of vector v, the offsets included unless add_offsets. Per row:
+// QRequant's step, then fbgemm's saturating packs (sat16(r) + zero, saturated again, to u8,
+// then the bounds: clamp(zero + r, lo, hi) for any int32 r). The packs work within 128-bit
+// lanes: dword 4 L + k of the result holds channels 16 k + 4 L .. + 3; one vpermd puts them
+// in order.
+AOTC_VNNI_TARGET void store_rows_vnni(const QTile& t, const int32_t (*sums)[4][16], int64_t rows, int nv,
+                                      bool add_offsets) {
+  const QEpi& e = t.e;
+  __mmask16 lanes[4];
+  __m512 bias[4], mult[4];
+  __m512i wz[4], off[4];
+  for (int v = 0; v < 4; ++v) {
+    const int64_t c = t.cols - kPanel * v;
+    lanes[v] = static_cast<__mmask16>(v >= nv || c <= 0 ? 0u : c >= kPanel ? 0xFFFFu : (1u << c) - 1u);
+    bias[v] = _mm512_maskz_loadu_ps(lanes[v], e.bias + kPanel * v);
+    mult[v] = _mm512_maskz_loadu_ps(lanes[v], e.mult + kPanel * v);
+    wz[v] = t.rowsum ? _mm512_maskz_loadu_epi32(lanes[v], e.wz + kPanel * v) : _mm512_setzero_si512();
+    off[v] = add_offsets ? _mm512_maskz_loadu_epi32(lanes[v], e.off + kPanel * v) : _mm512_setzero_si512();
+  }
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(e.zero));
+  const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(e.lo)),
+                hi8 = _mm512_set1_epi8(static_cast<char>(e.hi));
+  const __mmask64 store = _cvtu64_mask64(t.cols >= 64 ? ~0ull : (1ull << t.cols) - 1u);
+  for (int64_t r = 0; r < rows; ++r) {
+    __m512i q[4];
+    for (int v = 0; v < 4; ++v) {
+      if (v >= nv) {
+        q[v] = _mm512_setzero_si512();
+        continue;
+      }
+      __m512i s = _mm512_add_epi32(_mm512_load_si512(sums[r][v]), off[v]);
+      if (t.rowsum) s = _mm512_sub_epi32(s, _mm512_mullo_epi32(wz[v], _mm512_set1_epi32(t.rowsum[r])));
+      const __m512 f =
+          _mm512_mul_ps(_mm512_add_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), bias[v]), mult[v]);
+      q[v] = _mm512_maskz_cvtps_epi32(kAllLanes16, f);
+    }
+    const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z16);
+    const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), z16);
+    __m512i b = _mm512_maskz_permutexvar_epi32(kAllLanes16, order, _mm512_packus_epi16(p01, p23));
+    b = _mm512_min_epu8(_mm512_max_epu8(b, lo8), hi8);
+    _mm512_mask_storeu_epi8(t.y + r * t.ldy, store, b);
+  }
+}
 
 // MR rows x NV * 16 channels with vpdpbusd: MR * NV <= 24 accumulators, NV weight vectors
 // and the broadcast in the 32 zmm registers.
@@ -158,42 +212,7 @@ AOTC_VNNI_TARGET void tile_vnni(const QTile& t) {
                            _mm512_dpbusd_epi32(_mm512_load_si512(sums[r][v]),
                                                _mm512_set1_epi32(static_cast<int>(t.tail[r])), wv));
     }
-  // Per row: QRequant's step on the NV vectors, then fbgemm's saturating packs (sat16(r) +
-  // zero, saturated again, to u8, then the bounds: clamp(zero + r, lo, hi) for any int32 r).
-  // The packs work within 128-bit lanes: dword 4 L + k of the result holds channels
-  // 16 k + 4 L .. + 3; one vpermd puts them in order.
-  __m512 bias[4], mult[4];
-  __m512i wz[4];
-  for (int v = 0; v < 4; ++v) {
-    bias[v] = v < NV ? _mm512_maskz_loadu_ps(lanes[v], e.bias + kPanel * v) : _mm512_setzero_ps();
-    mult[v] = v < NV ? _mm512_maskz_loadu_ps(lanes[v], e.mult + kPanel * v) : _mm512_setzero_ps();
-    wz[v] =
-        v < NV && t.rowsum ? _mm512_maskz_loadu_epi32(lanes[v], e.wz + kPanel * v) : _mm512_setzero_si512();
-  }
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(e.zero));
-  const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(e.lo)),
-                hi8 = _mm512_set1_epi8(static_cast<char>(e.hi));
-  const __mmask64 store = _cvtu64_mask64(t.cols >= 64 ? ~0ull : (1ull << t.cols) - 1u);
-  for (int r = 0; r < MR; ++r) {
-    __m512i q[4];
-    for (int v = 0; v < 4; ++v) {
-      if (v >= NV) {
-        q[v] = _mm512_setzero_si512();
-        continue;
-      }
-      __m512i s = _mm512_load_si512(sums[r][v]);
-      if (t.rowsum) s = _mm512_sub_epi32(s, _mm512_mullo_epi32(wz[v], _mm512_set1_epi32(t.rowsum[r])));
-      const __m512 f =
-          _mm512_mul_ps(_mm512_add_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), bias[v]), mult[v]);
-      q[v] = _mm512_maskz_cvtps_epi32(kAllLanes16, f);
-    }
-    const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z16);
-    const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), z16);
-    __m512i b = _mm512_maskz_permutexvar_epi32(kAllLanes16, order, _mm512_packus_epi16(p01, p23));
-    b = _mm512_min_epu8(_mm512_max_epu8(b, lo8), hi8);
-    _mm512_mask_storeu_epi8(t.y + r * t.ldy, store, b);
-  }
+  store_rows_vnni(t, sums, MR, NV, false);
 }
 
 template <int NV, int... R>
@@ -293,6 +312,86 @@ constexpr std::array<TileFn, sizeof...(R)> avx2_fns(std::integer_sequence<int, R
 const std::array<TileFn, kAvx2Rows> kAvx2 = avx2_fns(std::make_integer_sequence<int, kAvx2Rows>());
 #undef AOTC_Q_ROWS12
 #undef AOTC_Q_ROWS6
+
+// ---- AMX (use_amx): tdpbusd multiplies a tile of 16 rows x 64 uint8 depths by a tile of 16
+// dwords of depth x 16 channels x 4 int8 depths, adding into 16 x 16 int32 sums. The
+// weights' tile is 16 rows of a block's [K4][nb][4] layout read at a stride of nb * 4 bytes,
+// so the packed weights serve as they are. One tile configuration: tmm0-3 the sums of 2 x 2
+// tiles (32 rows x 32 channels), tmm4-5 two row tiles of A, tmm6-7 two channel tiles of the
+// weights, all 16 rows x 64 bytes. Rows and depths in whole tiles only: a strip's last rows
+// (fewer than 16) take the vpdpbusd tiles, and the last depths (fewer than 64) of the rows
+// and of the weights are copied into zero-padded blocks, so that no tile reads past a row or
+// past the weights.
+#define AOTC_AMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
+constexpr int64_t kAmxRows = 16;   // rows of a tile
+constexpr int64_t kAmxDepth = 64;  // depths (bytes) of an A tile's row; 16 dwords of weights
+
+// The 64-byte operand of ldtilecfg (palette 1): 8 tiles of 16 rows x 64 bytes. A constant in
+// memory: GCC 12 drops stores into a local operand as dead (it does not see ldtilecfg read them).
+struct alignas(64) AmxConfig {
+  uint8_t palette, start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+constexpr AmxConfig kAmxConfig = {
+    1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+static_assert(sizeof(AmxConfig) == 64 && kAmxDepth == 64 && kAmxRows == 16, "tile configuration");
+AOTC_AMX_TARGET void amx_configure() { _tile_loadconfig(&kAmxConfig); }
+// Back to the initial state: the tiles no longer cost a context switch their 8 KB.
+AOTC_AMX_TARGET void amx_release() { _tile_release(); }
+
+// The products of `chunks` depth tiles: A's rows at a (stride lda), the weights' dwords at w
+// (stride ldw), into the sums' tiles (TwoRows: rows 16-31, TwoCols: channels 16-31).
+template <bool TwoRows, bool TwoCols>
+AOTC_AMX_TARGET inline __attribute__((always_inline)) void amx_chunks(const uint8_t* a, int64_t lda,
+                                                                      const int8_t* w, int64_t ldw,
+                                                                      int64_t chunks) {
+  for (int64_t c = 0; c < chunks; ++c, a += kAmxDepth, w += 16 * ldw) {
+    _tile_loadd(4, a, lda);
+    if constexpr (TwoRows) _tile_loadd(5, a + kAmxRows * lda, lda);
+    _tile_loadd(6, w, ldw);
+    if constexpr (TwoCols) _tile_loadd(7, w + 4 * kPanel, ldw);
+    _tile_dpbusd(0, 4, 6);
+    if constexpr (TwoCols) _tile_dpbusd(1, 4, 7);
+    if constexpr (TwoRows) _tile_dpbusd(2, 5, 6);
+    if constexpr (TwoRows && TwoCols) _tile_dpbusd(3, 5, 7);
+  }
+}
+
+// A block's depths past the whole tiles, zero-padded: of 32 rows (a, 64 bytes each) and of
+// the weights (w, 16 dwords of depth at the block's stride).
+struct AmxTail {
+  alignas(64) uint8_t a[2 * kAmxRows][kAmxDepth];
+  alignas(64) int8_t w[16 * kBlock * 4];
+};
+
+// The int32 sums (without offsets) of 16 rows (32 with TwoRows) of A by a block's nv panels of
+// 16 channels: `chunks` depth tiles read in place, then the tail's (tail: null where none).
+// sums[r][v] is row r's panel v.
+template <bool TwoRows>
+AOTC_AMX_TARGET void amx_rows(const uint8_t* a, int64_t lda, int64_t chunks, const int8_t* w, int64_t ldw,
+                              int nv, const AmxTail* tail, int32_t (*sums)[4][16]) {
+  constexpr int64_t ld_sums = 4 * 16 * sizeof(int32_t);
+  for (int v = 0; v < nv; v += 2) {
+    const int8_t* wv = w + v * 4 * kPanel;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    if (v + 1 < nv) {
+      amx_chunks<TwoRows, true>(a, lda, wv, ldw, chunks);
+      if (tail) amx_chunks<TwoRows, true>(tail->a[0], kAmxDepth, tail->w + v * 4 * kPanel, ldw, 1);
+      _tile_stored(1, sums[0][v + 1], ld_sums);
+      if constexpr (TwoRows) _tile_stored(3, sums[kAmxRows][v + 1], ld_sums);
+    } else {
+      amx_chunks<TwoRows, false>(a, lda, wv, ldw, chunks);
+      if (tail) amx_chunks<TwoRows, false>(tail->a[0], kAmxDepth, tail->w + v * 4 * kPanel, ldw, 1);
+    }
+    _tile_stored(0, sums[0][v], ld_sums);
+    if constexpr (TwoRows) _tile_stored(2, sums[kAmxRows][v], ld_sums);
+  }
+}
 #endif
 
 #if AOTC_KERNELS_NEON
@@ -581,6 +680,21 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
 #endif
   // The rows' last depths (rem of them) in dwords, for the tile at row r0 of the chunk.
   uint32_t tails[12];
+#if AOTC_KERNELS_AVX2
+  // AMX: strips of at least one tile of rows, depths of at least one tile (below that the
+  // padded tile, its copies and the sums' round trip through memory cost more than vpdpbusd
+  // saves); the depth in whole tiles read in place (amx_chunks_in) and the rest (tail_bytes of
+  // each row) copied.
+  const int64_t depth_bytes = t.k4 * 4 + rem, amx_chunks_in = depth_bytes / kAmxDepth,
+                tail_bytes = depth_bytes - amx_chunks_in * kAmxDepth;
+  const bool amx = rows >= kAmxRows && amx_chunks_in > 0 && use_amx();
+  alignas(64) int32_t amx_sums[2 * kAmxRows][4][16];
+  AmxTail amx_tail;
+  if (amx) {
+    if (tail_bytes > 0) std::memset(amx_tail.a, 0, sizeof amx_tail.a);
+    amx_configure();
+  }
+#endif
   auto set_tails = [&](QTile& s, int64_t r0, int64_t n_rows) {
     if (rem == 0) return;
     for (int64_t r = 0; r < n_rows; ++r) tails[r] = load_u32_partial(a0 + (r0 + r) * t.lda + 4 * t.k4, rem);
@@ -606,7 +720,34 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
       const int nv = static_cast<int>(nb / kPanel), mr = vnni_rows(nv);
       t.w = wb;
       t.cols = cols;
-      for (int64_t r = 0; r < rows; r += mr) {
+      int64_t r = 0;
+      if (amx) {
+        // The weights' dwords past the whole depth tiles, then 32 (or 16) rows at a time.
+        const int64_t tail_w = pl.k4p - amx_chunks_in * 16;
+        if (tail_bytes > 0) {
+          std::memset(amx_tail.w, 0, sizeof amx_tail.w);
+          std::memcpy(amx_tail.w, wb + amx_chunks_in * 16 * t.ldw, static_cast<size_t>(tail_w * t.ldw));
+        }
+        for (int64_t n_rows = 0; r + kAmxRows <= rows; r += n_rows) {
+          const bool two = r + 2 * kAmxRows <= rows;
+          n_rows = two ? 2 * kAmxRows : kAmxRows;
+          const uint8_t* ar = a0 + r * t.lda;
+          if (tail_bytes > 0)
+            for (int64_t i = 0; i < n_rows; ++i)
+              std::memcpy(amx_tail.a[i], ar + i * t.lda + amx_chunks_in * kAmxDepth,
+                          static_cast<size_t>(tail_bytes));
+          const AmxTail* tail = tail_bytes > 0 ? &amx_tail : nullptr;
+          if (two)
+            amx_rows<true>(ar, t.lda, amx_chunks_in, wb, t.ldw, nv, tail, amx_sums);
+          else
+            amx_rows<false>(ar, t.lda, amx_chunks_in, wb, t.ldw, nv, tail, amx_sums);
+          QTile s = t;
+          s.rowsum = wz ? rowsum + r : nullptr;
+          s.y = yb + r * d.ldy;
+          store_rows_vnni(s, amx_sums, n_rows, nv, true);
+        }
+      }
+      for (; r < rows; r += mr) {
         const int64_t n_rows = min_i64(mr, rows - r);
         t.a = a0 + r * t.lda;
         t.rowsum = wz ? rowsum + r : nullptr;
@@ -675,12 +816,26 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
     }
 #endif
   }
+#if AOTC_KERNELS_AVX2
+  if (amx) amx_release();
+#endif
 }
 
 // Stack scratch where the pool has none (or too little): strips of fewer rows.
 constexpr int64_t kFallbackBytes = 32768;
 
 }  // namespace
+
+#if AOTC_KERNELS_AVX2
+bool request_amx_permission() {
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // the kernel's ABI
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+#endif
 
 void qgemm_u8(ThreadPool& pool, const QGemmDesc& d) {
   if (d.m <= 0 || d.n <= 0 || d.groups <= 0) return;

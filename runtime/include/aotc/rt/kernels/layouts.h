@@ -440,7 +440,8 @@ inline int64_t upsample_scratch_bytes(const UpsampleParams& p) {
 // in blocks of up to 64 (the last one 16, 32 or 48 wide). A block of nb channels is
 // [K4][nb][4] bytes: the 4 consecutive depths of a channel in one dword, 16 channels in a
 // 64-byte row, what one AVX512-VNNI vpdpbusd multiplies against 4 activations broadcast as
-// a dword (the AVX2 form widens 8 channels' dwords to int16 for vpmaddwd). Weight w[j][kk]
+// a dword (the AVX2 form widens 8 channels' dwords to int16 for vpmaddwd; AMX's tdpbusd
+// reads 16 dwords of depth of 16 channels as a tile, rows nb * 4 bytes apart). Weight w[j][kk]
 // of group g is at byte
 //   g * K4 * 4 * N16 + (j / 64) * 64 * K4 * 4 + ((kk / 4) * nb + j % 64) * 4 + kk % 4,
 // nb = min(64, N16 - j / 64 * 64): every block and group starts 64-byte aligned.
