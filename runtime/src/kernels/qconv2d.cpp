@@ -120,8 +120,9 @@ struct DwArgs {
   const int32_t* off_p;
   const float* bias_p;
   const float* mult_p;
-  const int32_t* w32;  // the other forms' weights: int32 [tap][c64], less the weight zero points
-  const int16_t* w16;  // the NEON form's: the same as int16 (in w32's place)
+  const float* scale_p;  // QRequant::acc_scale's, or null
+  const int32_t* w32;    // the other forms' weights: int32 [tap][c64], less the weight zero points
+  const int16_t* w16;    // the NEON form's: the same as int16 (in w32's place)
 };
 
 // Output pixel's taps: the input pixel of each, or zrow.
@@ -147,8 +148,7 @@ void dw_pixel_scalar(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int
     for (int64_t t = 0; t < d.taps; ++t)
       s += static_cast<uint32_t>(static_cast<int32_t>(ptr[t][c]) * d.w32[t * d.c64 + c]);
     s += static_cast<uint32_t>(rq.acc_offset[c]);
-    yp[c] = detail::requant_value(static_cast<int32_t>(s), rq.bias_over_scale[c], rq.multiplier[c],
-                                  rq.out_zero, d.lo, d.hi);
+    yp[c] = detail::requant_channel(rq, c, static_cast<int32_t>(s), d.lo, d.hi);
   }
 }
 #endif
@@ -157,8 +157,14 @@ void dw_pixel_scalar(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int
 #define AOTC_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 // cvtps2dq((float(s + offset) + bias) * multiplier) of the 16 channels at e in the VNNI
-// form's order.
+// form's order; in QRequant's oneDNN form, its clamped result with the zero point.
 AOTC_VNNI_TARGET inline __m512i dw_scaled(const DwArgs& d, __m512i s, int64_t e) {
+  if (d.scale_p)
+    return detail::requant_x86_cvt16(
+        _mm512_add_epi32(s, _mm512_loadu_si512(d.off_p + e)), _mm512_loadu_ps(d.scale_p + e),
+        _mm512_loadu_ps(d.bias_p + e), _mm512_loadu_ps(d.mult_p + e),
+        _mm512_set1_ps(static_cast<float>(d.rq->out_zero)), _mm512_set1_ps(static_cast<float>(d.lo)),
+        _mm512_set1_ps(static_cast<float>(d.hi)));
   const __m512 f = _mm512_add_ps(
       _mm512_maskz_cvtepi32_ps(detail::kAllLanes16, _mm512_add_epi32(s, _mm512_loadu_si512(d.off_p + e))),
       _mm512_loadu_ps(d.bias_p + e));
@@ -187,7 +193,8 @@ AOTC_VNNI_TARGET void dw4_zmm(const DwArgs& d, const uint8_t* const* ptr, const 
   }
   // fbgemm's saturating packs: 128-bit lane L gets the bytes of lane L of s0..s3, channels
   // 16 L + 0..15 in order; clamp(zero + r, lo, hi) as sat16(sat16(r) + zero), u8, the bounds.
-  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(d.rq->out_zero));
+  // (The oneDNN form's lanes hold the zero point already.)
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(d.scale_p ? 0 : d.rq->out_zero));
   const __m512i p01 =
       _mm512_adds_epi16(_mm512_packs_epi32(dw_scaled(d, s0, c0), dw_scaled(d, s1, c0 + 16)), z16);
   const __m512i p23 =
@@ -220,11 +227,20 @@ AOTC_VNNI_TARGET void dw4_ymm(const DwArgs& d, const uint8_t* const* ptr, const 
   }
   auto scaled = [&](__m256i s, int k) {
     const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.off_p + c0 + 16 * k));
+    if (d.scale_p) {
+      const __m256 t = _mm256_add_ps(
+          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, o)), _mm256_loadu_ps(d.scale_p + c0 + 16 * k)),
+          _mm256_loadu_ps(d.bias_p + c0 + 16 * k));
+      const __m256 f = _mm256_add_ps(_mm256_mul_ps(t, _mm256_loadu_ps(d.mult_p + c0 + 16 * k)),
+                                     _mm256_set1_ps(static_cast<float>(d.rq->out_zero)));
+      return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(static_cast<float>(d.lo))),
+                                              _mm256_set1_ps(static_cast<float>(d.hi))));
+    }
     const __m256 f =
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, o)), _mm256_loadu_ps(d.bias_p + c0 + 16 * k));
     return _mm256_cvtps_epi32(_mm256_mul_ps(f, _mm256_loadu_ps(d.mult_p + c0 + 16 * k)));
   };
-  const __m256i z16 = _mm256_set1_epi16(static_cast<int16_t>(d.rq->out_zero));
+  const __m256i z16 = _mm256_set1_epi16(static_cast<int16_t>(d.scale_p ? 0 : d.rq->out_zero));
   const __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(scaled(s0, 0), scaled(s1, 1)), z16);
   const __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(scaled(s2, 2), scaled(s3, 3)), z16);
   __m256i b = _mm256_packus_epi16(p01, p23);
@@ -272,8 +288,14 @@ AOTC_VNNI_TARGET void dw_chunk_vnni(const DwArgs& d, const uint8_t* const* ptr, 
   for (int v = 0; v < NV; ++v) {
     const int64_t c = c0 + 16 * v;
     const __m512i s = _mm512_add_epi32(acc[v], _mm512_maskz_loadu_epi32(m, rq.acc_offset + c));
-    const __m128i q = detail::requant_x16(s, _mm512_maskz_loadu_ps(m, rq.bias_over_scale + c),
-                                          _mm512_maskz_loadu_ps(m, rq.multiplier + c), zero, lo_z, hi_z);
+    const __m512 bias = _mm512_maskz_loadu_ps(m, rq.bias_over_scale + c),
+                 mult = _mm512_maskz_loadu_ps(m, rq.multiplier + c);
+    const __m128i q = rq.acc_scale
+                          ? detail::requant_x86_x16(s, _mm512_maskz_loadu_ps(m, rq.acc_scale + c), bias, mult,
+                                                    _mm512_set1_ps(static_cast<float>(rq.out_zero)),
+                                                    _mm512_set1_ps(static_cast<float>(d.lo)),
+                                                    _mm512_set1_ps(static_cast<float>(d.hi)))
+                          : detail::requant_x16(s, bias, mult, zero, lo_z, hi_z);
     _mm_mask_storeu_epi8(yp + c, m, q);
   }
 }
@@ -307,8 +329,12 @@ void dw_chunk_avx2(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, uint8
     const int64_t c = c0 + 8 * v;
     const __m256i s =
         _mm256_add_epi32(acc[v], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rq.acc_offset + c)));
-    const __m128i q = detail::requant_x8(s, _mm256_loadu_ps(rq.bias_over_scale + c),
-                                         _mm256_loadu_ps(rq.multiplier + c), zero, lo_z, hi_z);
+    const __m256 bias = _mm256_loadu_ps(rq.bias_over_scale + c), mult = _mm256_loadu_ps(rq.multiplier + c);
+    const __m128i q = rq.acc_scale ? detail::requant_x86_x8(s, _mm256_loadu_ps(rq.acc_scale + c), bias, mult,
+                                                            _mm256_set1_ps(static_cast<float>(rq.out_zero)),
+                                                            _mm256_set1_ps(static_cast<float>(d.lo)),
+                                                            _mm256_set1_ps(static_cast<float>(d.hi)))
+                                   : detail::requant_x8(s, bias, mult, zero, lo_z, hi_z);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(yp + c), q);
   }
 }
@@ -356,26 +382,33 @@ void dw_chunk_neon(const DwArgs& d, const uint8_t* const* ptr, int64_t c0, int64
   const int32_t* off = rq.acc_offset + c0;
   const float* bias = rq.bias_over_scale + c0;
   const float* mult = rq.multiplier + c0;
+  const float* scale = rq.acc_scale ? rq.acc_scale + c0 : nullptr;
   int32_t off_t[16 * NQ];
-  float bias_t[16 * NQ], mult_t[16 * NQ];
+  float bias_t[16 * NQ], mult_t[16 * NQ], scale_t[16 * NQ];
   if (partial) {  // the per-channel arrays end at c_out
     for (int64_t i = 0; i < 16 * NQ; ++i) {
       off_t[i] = i < cols ? off[i] : 0;
       bias_t[i] = i < cols ? bias[i] : 0.0f;
       mult_t[i] = i < cols ? mult[i] : 0.0f;
+      scale_t[i] = i < cols && scale ? scale[i] : 0.0f;
     }
     off = off_t;
     bias = bias_t;
     mult = mult_t;
+    if (scale) scale = scale_t;
   }
+  const int32x4_t lo = vdupq_n_s32(d.lo), hi = vdupq_n_s32(d.hi);
+  const float32x4_t zero_f = vdupq_n_f32(static_cast<float>(rq.out_zero));
   const int32x4_t zero = vdupq_n_s32(rq.out_zero), lo_z = vdupq_n_s32(d.lo - rq.out_zero),
                   hi_z = vdupq_n_s32(d.hi - rq.out_zero);
   for (int q = 0; q < NQ; ++q) {
     int32x4_t r[4];
     for (int v = 0; v < 4; ++v) {
       const int64_t i = 16 * q + 4 * v;
-      r[v] = detail::requant_x4(vaddq_s32(acc[4 * q + v], vld1q_s32(off + i)), vld1q_f32(bias + i),
-                                vld1q_f32(mult + i), zero, lo_z, hi_z);
+      const int32x4_t s = vaddq_s32(acc[4 * q + v], vld1q_s32(off + i));
+      r[v] = scale ? detail::requant_x86_x4(s, vld1q_f32(scale + i), vld1q_f32(bias + i), vld1q_f32(mult + i),
+                                            zero_f, lo, hi)
+                   : detail::requant_x4(s, vld1q_f32(bias + i), vld1q_f32(mult + i), zero, lo_z, hi_z);
     }
     if (cols > 16 * q)
       detail::store_bytes16(yp + c0 + 16 * q, detail::pack_u8x16(r[0], r[1], r[2], r[3]), cols - 16 * q);
@@ -414,7 +447,8 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
     auto* off_p = reinterpret_cast<int32_t*>(scratch + c64 + qgemm::round_up(t4 * 4 * 8 * 2, 64));
     auto* bias_p = reinterpret_cast<float*>(off_p + c64);
     auto* mult_p = bias_p + c64;
-    auto* w32 = reinterpret_cast<int32_t*>(mult_p + c64);
+    auto* scale_p = mult_p + c64;
+    auto* w32 = reinterpret_cast<int32_t*>(scale_p + c64);
     auto* w16 = reinterpret_cast<int16_t*>(w32);
     std::memset(zrow, static_cast<uint8_t>(p.in_zero), static_cast<size_t>(c64));
     for (int64_t t = taps; t < t4 * 4; ++t) ptr[t] = zrow;  // taps past the last: zero weights
@@ -427,6 +461,7 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
         off_p[at] = c < p.c_out ? rq.acc_offset[c] : 0;
         bias_p[at] = c < p.c_out ? rq.bias_over_scale[c] : 0.0f;
         mult_p[at] = c < p.c_out ? rq.multiplier[c] : 0.0f;
+        scale_p[at] = c < p.c_out && rq.acc_scale ? rq.acc_scale[c] : 0.0f;
       }
     } else {
       for (int64_t t = 0; t < taps; ++t)
@@ -440,8 +475,19 @@ void depthwise(ThreadPool& pool, const QConv2dParams& p, const uint8_t* x, const
             w32[t * c64 + c] = wv;
         }
     }
-    const DwArgs d{&p,    &rq,    taps,   t4,  c64, detail::requant_lo(rq), detail::requant_hi(rq),
-                   off_p, bias_p, mult_p, w32, w16};
+    const DwArgs d{&p,
+                   &rq,
+                   taps,
+                   t4,
+                   c64,
+                   detail::requant_lo(rq),
+                   detail::requant_hi(rq),
+                   off_p,
+                   bias_p,
+                   mult_p,
+                   packed4 && rq.acc_scale ? scale_p : nullptr,
+                   w32,
+                   w16};
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.h_out, oh = r % p.h_out;
       const int64_t ih0 = oh * p.stride_h - p.pad_h;
@@ -509,8 +555,8 @@ void qconv2d_direct(const QConv2dParams& p, const uint8_t* x, const int8_t* w_pa
               }
           s += static_cast<uint32_t>(rq.acc_offset[co]);
           if (rq.w_zero) s -= static_cast<uint32_t>(rq.w_zero[co]) * sum_a;
-          y[((n * p.h_out + oh) * p.w_out + ow) * p.c_out + co] = detail::requant_value(
-              static_cast<int32_t>(s), rq.bias_over_scale[co], rq.multiplier[co], rq.out_zero, lo, hi);
+          y[((n * p.h_out + oh) * p.w_out + ow) * p.c_out + co] =
+              detail::requant_channel(rq, co, static_cast<int32_t>(s), lo, hi);
         }
 }
 

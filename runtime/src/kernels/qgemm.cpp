@@ -55,7 +55,8 @@ struct QEpi {
   const int32_t* off;
   const float* bias;
   const float* mult;
-  const int32_t* wz;  // null: weights without zero points
+  const int32_t* wz;   // null: weights without zero points
+  const float* scale;  // QRequant::acc_scale: null for fbgemm's form
   int32_t zero, lo, hi, lo_z, hi_z;
 };
 
@@ -112,18 +113,23 @@ AOTC_VNNI_TARGET void store_rows_vnni(const QTile& t, const int32_t (*sums)[4][1
                                       bool add_offsets) {
   const QEpi& e = t.e;
   __mmask16 lanes[4];
-  __m512 bias[4], mult[4];
+  __m512 bias[4], mult[4], scale[4];
   __m512i wz[4], off[4];
   for (int v = 0; v < 4; ++v) {
     const int64_t c = t.cols - kPanel * v;
     lanes[v] = static_cast<__mmask16>(v >= nv || c <= 0 ? 0u : c >= kPanel ? 0xFFFFu : (1u << c) - 1u);
     bias[v] = _mm512_maskz_loadu_ps(lanes[v], e.bias + kPanel * v);
     mult[v] = _mm512_maskz_loadu_ps(lanes[v], e.mult + kPanel * v);
+    scale[v] = e.scale ? _mm512_maskz_loadu_ps(lanes[v], e.scale + kPanel * v) : _mm512_setzero_ps();
     wz[v] = t.rowsum ? _mm512_maskz_loadu_epi32(lanes[v], e.wz + kPanel * v) : _mm512_setzero_si512();
     off[v] = add_offsets ? _mm512_maskz_loadu_epi32(lanes[v], e.off + kPanel * v) : _mm512_setzero_si512();
   }
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(e.zero));
+  // The oneDNN form adds the zero point before rounding, fbgemm's in the packs.
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(e.scale ? 0 : e.zero));
+  const __m512 zero_f = _mm512_set1_ps(static_cast<float>(e.zero)),
+               lo_f = _mm512_set1_ps(static_cast<float>(e.lo)),
+               hi_f = _mm512_set1_ps(static_cast<float>(e.hi));
   const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(e.lo)),
                 hi8 = _mm512_set1_epi8(static_cast<char>(e.hi));
   const __mmask64 store = _cvtu64_mask64(t.cols >= 64 ? ~0ull : (1ull << t.cols) - 1u);
@@ -136,6 +142,10 @@ AOTC_VNNI_TARGET void store_rows_vnni(const QTile& t, const int32_t (*sums)[4][1
       }
       __m512i s = _mm512_add_epi32(_mm512_load_si512(sums[r][v]), off[v]);
       if (t.rowsum) s = _mm512_sub_epi32(s, _mm512_mullo_epi32(wz[v], _mm512_set1_epi32(t.rowsum[r])));
+      if (e.scale) {
+        q[v] = requant_x86_cvt16(s, scale[v], bias[v], mult[v], zero_f, lo_f, hi_f);
+        continue;
+      }
       const __m512 f =
           _mm512_mul_ps(_mm512_add_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), bias[v]), mult[v]);
       q[v] = _mm512_maskz_cvtps_epi32(kAllLanes16, f);
@@ -293,8 +303,12 @@ void tile_avx2(const QTile& t) {
   const __m256 bias = _mm256_maskload_ps(e.bias, mask);
   const __m256 mult = _mm256_maskload_ps(e.mult, mask);
   const __m256i wz = t.rowsum ? _mm256_maskload_epi32(e.wz, mask) : _mm256_setzero_si256();
+  const __m256 scale = e.scale ? _mm256_maskload_ps(e.scale, mask) : _mm256_setzero_ps();
   const __m256i zero = _mm256_set1_epi32(e.zero), lo_z = _mm256_set1_epi32(e.lo_z),
                 hi_z = _mm256_set1_epi32(e.hi_z);
+  const __m256 zero_f = _mm256_set1_ps(static_cast<float>(e.zero)),
+               lo_f = _mm256_set1_ps(static_cast<float>(e.lo)),
+               hi_f = _mm256_set1_ps(static_cast<float>(e.hi));
   for (int r = 0; r < MR; ++r) {
     // hadd: [c0 c1 c4 c5 | c2 c3 c6 c7] from the pairs' sums; the permute puts them in order.
     const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][0]));
@@ -302,7 +316,10 @@ void tile_avx2(const QTile& t) {
     __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l, h), _MM_SHUFFLE(3, 1, 2, 0));
     s = _mm256_add_epi32(s, off);
     if (t.rowsum) s = _mm256_sub_epi32(s, _mm256_mullo_epi32(wz, _mm256_set1_epi32(t.rowsum[r])));
-    store_bytes8(t.y + r * t.ldy, requant_x8(s, bias, mult, zero, lo_z, hi_z), cols);
+    store_bytes8(t.y + r * t.ldy,
+                 e.scale ? requant_x86_x8(s, scale, bias, mult, zero_f, lo_f, hi_f)
+                         : requant_x8(s, bias, mult, zero, lo_z, hi_z),
+                 cols);
   }
 }
 template <int... R>
@@ -454,20 +471,24 @@ AOTC_DOTPROD_TARGET AOTC_ALWAYS_INLINE void dot_step(int32x4_t (&acc)[MR][4], in
 template <int MR>
 AOTC_ALWAYS_INLINE void panel_epilogue(const QTile& t, const int32_t (&sums)[MR][kNeonPanel]) {
   const QEpi& e = t.e;
-  float32x4_t bias[4], mult[4];
+  float32x4_t bias[4], mult[4], scale[4];
   int32x4_t wz[4];
   for (int v = 0; v < 4; ++v) {
     bias[v] = vld1q_f32(e.bias + 4 * v);
     mult[v] = vld1q_f32(e.mult + 4 * v);
     wz[v] = t.rowsum ? vld1q_s32(e.wz + 4 * v) : vdupq_n_s32(0);
+    scale[v] = e.scale ? vld1q_f32(e.scale + 4 * v) : vdupq_n_f32(0.0f);
   }
   const int32x4_t zero = vdupq_n_s32(e.zero), lo_z = vdupq_n_s32(e.lo_z), hi_z = vdupq_n_s32(e.hi_z);
+  const int32x4_t lo = vdupq_n_s32(e.lo), hi = vdupq_n_s32(e.hi);
+  const float32x4_t zero_f = vdupq_n_f32(static_cast<float>(e.zero));
   for (int r = 0; r < MR; ++r) {
     int32x4_t q[4];
     for (int v = 0; v < 4; ++v) {
       int32x4_t sv = vld1q_s32(sums[r] + 4 * v);
       if (t.rowsum) sv = vmlsq_s32(sv, wz[v], vdupq_n_s32(t.rowsum[r]));  // wraps, as the scalar form
-      q[v] = requant_x4(sv, bias[v], mult[v], zero, lo_z, hi_z);
+      q[v] = e.scale ? requant_x86_x4(sv, scale[v], bias[v], mult[v], zero_f, lo, hi)
+                     : requant_x4(sv, bias[v], mult[v], zero, lo_z, hi_z);
     }
     store_bytes16(t.y + r * t.ldy, pack_u8x16(q[0], q[1], q[2], q[3]), t.cols);
   }
@@ -611,6 +632,7 @@ struct NeonBlock {
   alignas(16) float bias[kBlock];
   alignas(16) float mult[kBlock];
   alignas(16) int32_t wz[kBlock];
+  alignas(16) float scale[kBlock];
 };
 #undef AOTC_ALWAYS_INLINE
 #undef AOTC_DOTPROD_TARGET
@@ -622,6 +644,8 @@ struct NeonBlock {
 inline uint8_t epilogue_value(const QEpi& e, int64_t j, int32_t sum, int32_t rowsum) {
   uint32_t s = static_cast<uint32_t>(sum) + static_cast<uint32_t>(e.off[j]);
   if (e.wz) s -= static_cast<uint32_t>(e.wz[j]) * static_cast<uint32_t>(rowsum);
+  if (e.scale)
+    return requant_value_x86(static_cast<int32_t>(s), e.scale[j], e.bias[j], e.mult[j], e.zero, e.lo, e.hi);
   return requant_value(static_cast<int32_t>(s), e.bias[j], e.mult[j], e.zero, e.lo, e.hi);
 }
 
@@ -707,6 +731,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
                rq.bias_over_scale + j0,
                rq.multiplier + j0,
                wz ? rq.w_zero + j0 : nullptr,
+               rq.acc_scale ? rq.acc_scale + j0 : nullptr,
                rq.out_zero,
                lo,
                hi,
@@ -766,6 +791,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
       e.bias += c8 * 8;
       e.mult += c8 * 8;
       if (e.wz) e.wz += c8 * 8;
+      if (e.scale) e.scale += c8 * 8;
       for (int64_t r = 0; r < rows; r += kAvx2Rows) {
         const int64_t n_rows = min_i64(kAvx2Rows, rows - r);
         s.a = a0 + r * t.lda;
@@ -786,6 +812,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
       blk.bias[j] = in ? rq.bias_over_scale[j0 + j] : 0.0f;
       blk.mult[j] = in ? rq.multiplier[j0 + j] : 0.0f;
       blk.wz[j] = in && wz ? rq.w_zero[j0 + j] : 0;
+      blk.scale[j] = in && rq.acc_scale ? rq.acc_scale[j0 + j] : 0.0f;
     }
     if (!corr_in_tile) add_weight_sums(wb, pl.k4p, nb, blk.off);
     for (int64_t c16 = 0; c16 * kNeonPanel < cols; ++c16) {
@@ -796,6 +823,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
       s.e.bias = blk.bias + c16 * kNeonPanel;
       s.e.mult = blk.mult + c16 * kNeonPanel;
       s.e.wz = blk.wz + c16 * kNeonPanel;
+      s.e.scale = rq.acc_scale ? blk.scale + c16 * kNeonPanel : nullptr;
       for (int64_t r = 0; r < rows; r += mr) {
         const int64_t n_rows = min_i64(mr, rows - r);
         s.a = a0 + r * t.lda;

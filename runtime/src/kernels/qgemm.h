@@ -46,6 +46,39 @@ inline uint8_t requant_value(int32_t acc, float bias, float mult, int32_t zero, 
   return static_cast<uint8_t>(v < lo ? lo : v > hi ? hi : v);
 }
 
+// v as the float it is: the compiler may not fuse it into a multiply-add with what follows
+// (GCC and clang contract a * b + c by default, where torch rounds each step).
+inline float held(float v) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(v));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(v));
+#else
+  volatile float t = v;
+  v = t;
+#endif
+  return v;
+}
+
+// QRequant's oneDNN form (acc_scale set) for one sum: cvtps2dq(clamp(((float(acc) * scale) +
+// bias) * mult + float(zero), lo, hi)). A NaN takes lo, as maxps(f, lo) gives it.
+inline uint8_t requant_value_x86(int32_t acc, float scale, float bias, float mult, int32_t zero, int32_t lo,
+                                 int32_t hi) {
+  float f = held(held(held(static_cast<float>(acc) * scale) + bias) * mult) + static_cast<float>(zero);
+  const float lo_f = static_cast<float>(lo), hi_f = static_cast<float>(hi);
+  f = f > lo_f ? f : lo_f;
+  f = f < hi_f ? f : hi_f;
+  return static_cast<uint8_t>(cvt_nearest_i32(f));
+}
+
+// QRequant's step for channel j's sum acc (offsets and weight zero points applied), in
+// whichever form rq holds; lo and hi as requant_lo and requant_hi give them.
+inline uint8_t requant_channel(const QRequant& rq, int64_t j, int32_t acc, int32_t lo, int32_t hi) {
+  return rq.acc_scale ? requant_value_x86(acc, rq.acc_scale[j], rq.bias_over_scale[j], rq.multiplier[j],
+                                          rq.out_zero, lo, hi)
+                      : requant_value(acc, rq.bias_over_scale[j], rq.multiplier[j], rq.out_zero, lo, hi);
+}
+
 // QRequant's bounds within [0, 255].
 inline int32_t requant_lo(const QRequant& rq) { return rq.lo < 0 ? 0 : rq.lo > 255 ? 255 : rq.lo; }
 inline int32_t requant_hi(const QRequant& rq) { return rq.hi < 0 ? 0 : rq.hi > 255 ? 255 : rq.hi; }
@@ -97,6 +130,22 @@ __attribute__((target("avx512f"))) inline __m128i requant_x16(__m512i s, __m512 
   const __m512i q = _mm512_maskz_min_epi32(kAllLanes16, _mm512_maskz_max_epi32(kAllLanes16, r, lo_z), hi_z);
   return _mm512_maskz_cvtepi32_epi8(kAllLanes16, _mm512_add_epi32(q, zero));
 }
+// QRequant's oneDNN form on 16 sums: int32 lanes cvtps2dq(clamp(((float(s) * scale) + bias)
+// * mult + zero_f, lo_f, hi_f)), the zero point included, each in [lo, hi].
+__attribute__((target("avx512f"))) inline __m512i requant_x86_cvt16(__m512i s, __m512 scale, __m512 bias,
+                                                                    __m512 mult, __m512 zero_f, __m512 lo_f,
+                                                                    __m512 hi_f) {
+  const __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), scale), bias);
+  const __m512 f = _mm512_add_ps(_mm512_mul_ps(t, mult), zero_f);
+  return _mm512_maskz_cvtps_epi32(
+      kAllLanes16, _mm512_maskz_min_ps(kAllLanes16, _mm512_maskz_max_ps(kAllLanes16, f, lo_f), hi_f));
+}
+// The same as 16 bytes.
+__attribute__((target("avx512f"))) inline __m128i requant_x86_x16(__m512i s, __m512 scale, __m512 bias,
+                                                                  __m512 mult, __m512 zero_f, __m512 lo_f,
+                                                                  __m512 hi_f) {
+  return _mm512_maskz_cvtepi32_epi8(kAllLanes16, requant_x86_cvt16(s, scale, bias, mult, zero_f, lo_f, hi_f));
+}
 // 8 int32 lanes (each in [0, 255]) as bytes, in the low 8 of the result.
 inline __m128i pack_u8x8(__m256i q) {
   const __m256i p16 = _mm256_packs_epi32(q, q);      // q0-3 q0-3 | q4-7 q4-7 (int16)
@@ -108,6 +157,13 @@ inline __m128i requant_x8(__m256i s, __m256 bias, __m256 mult, __m256i zero, __m
   const __m256 f = _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(s), bias), mult);
   return pack_u8x8(
       _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(f), lo_z), hi_z), zero));
+}
+// QRequant's oneDNN form on 8 sums, the bytes in the low 8 of the result.
+inline __m128i requant_x86_x8(__m256i s, __m256 scale, __m256 bias, __m256 mult, __m256 zero_f, __m256 lo_f,
+                              __m256 hi_f) {
+  const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s), scale), bias);
+  const __m256 f = _mm256_add_ps(_mm256_mul_ps(t, mult), zero_f);
+  return pack_u8x8(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo_f), hi_f)));
 }
 // quantize_scaled on 8 lanes t (= x * inv_scale): bytes in the low 8 of the result.
 inline __m128i quantize_x8(__m256 t, __m256i zero) {
@@ -141,6 +197,15 @@ inline int32x4_t requant_x4(int32x4_t s, float32x4_t bias, float32x4_t mult, int
       vandq_u32(vcgeq_f32(f, vdupq_n_f32(-2147483648.0f)), vcltq_f32(f, vdupq_n_f32(2147483648.0f)));
   const int32x4_t r = vbslq_s32(in_range, vcvtnq_s32_f32(f), lo_z);
   return vaddq_s32(vminq_s32(vmaxq_s32(r, lo_z), hi_z), zero);
+}
+// QRequant's oneDNN form on 4 sums: int32 lanes in [lo, hi] (a NaN, 0 from fcvtns, takes lo
+// from the integer clamp, as on x86).
+inline int32x4_t requant_x86_x4(int32x4_t s, float32x4_t scale, float32x4_t bias, float32x4_t mult,
+                                float32x4_t zero_f, int32x4_t lo, int32x4_t hi) {
+  const float32x4_t t = vaddq_f32(vmulq_f32(vcvtq_f32_s32(s), scale), bias);
+  const float32x4_t f = vaddq_f32(vmulq_f32(t, mult), zero_f);
+  const float32x4_t c = vminq_f32(vmaxq_f32(f, vcvtq_f32_s32(lo)), vcvtq_f32_s32(hi));
+  return vminq_s32(vmaxq_s32(vcvtnq_s32_f32(c), lo), hi);
 }
 // 16 int32 lanes (each in [0, 255]) as bytes, in order.
 inline uint8x16_t pack_u8x16(int32x4_t q0, int32x4_t q1, int32x4_t q2, int32x4_t q3) {

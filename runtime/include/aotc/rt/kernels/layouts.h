@@ -537,10 +537,10 @@ inline int64_t qconv2d_thread_scratch_bytes(const QConv2dParams& p) {
   if (p.groups <= 0 || p.c_out <= 0) return 0;
   if (qconv2d_is_depthwise(p)) {
     // A row of in_zero bytes (the padding's taps), the taps' input pointers and offsets, the
-    // requant arrays in the VNNI form's channel order, and the weights as int32 [tap][channel]
+    // four requant arrays in the VNNI form's channel order, and the weights as int32 [tap][channel]
     // less their zero points (the AVX2 form, and the VNNI form with weight zero points).
     const int64_t taps = p.kernel_h * p.kernel_w, c64 = qgemm::round_up(p.c_out, qdepthwise::kBlock);
-    return c64 + qgemm::round_up(qdepthwise::tap_groups(taps) * 4 * 8 * 2, 64) + 3 * c64 * 4 + taps * c64 * 4;
+    return c64 + qgemm::round_up(qdepthwise::tap_groups(taps) * 4 * 8 * 2, 64) + 4 * c64 * 4 + taps * c64 * 4;
   }
   return qgemm::thread_scratch_bytes(qconv2d_depth(p), !qconv2d_is_pointwise(p));
 }

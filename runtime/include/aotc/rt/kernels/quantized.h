@@ -45,11 +45,22 @@ void dequantize_u8(ThreadPool& pool, int64_t count, float scale, int32_t zero, c
 //   bias_over_scale[j] = bias[j] / (s_a * s_w[j])            (0 without bias)
 //   multiplier[j]      = (s_a * s_w[j]) / s_y
 // so that acc is sum_k (a[k] - z_a) * (w[j][k] - w_zero[j]).
+//
+// torch's engine "x86" (its default on x86-64) runs a convolution whose weights' zero points
+// are all 0 and that has at most 100 groups on oneDNN where the CPU has AVX512-VNNI, and
+// oneDNN rounds differently, the zero point added in float before the rounding (measured on
+// torch 2.11: 0 of 29.5M values differ):
+//   y = cvtps2dq(clamp(((float(acc) * acc_scale[j]) + bias[j]) * multiplier[j] + float(out_zero), lo, hi))
+// each operation rounded to float, the clamp in float. A non-null acc_scale selects this
+// form; bias_over_scale then holds the float bias itself. torch hands oneDNN the reciprocals
+// of reciprocals of its scales, s' = 1.0f / float(1.0 / s) (s in double), and the compiler
+// computes acc_scale[j] = s_a' * s_w'[j] and multiplier[j] = 1.0f / s_y'.
 struct QRequant {
   const int32_t* acc_offset = nullptr;     // [n]
   const float* bias_over_scale = nullptr;  // [n]
   const float* multiplier = nullptr;       // [n]
   const int32_t* w_zero = nullptr;         // [n], the weights' zero points; nullptr: all 0
+  const float* acc_scale = nullptr;        // [n]: the oneDNN form; nullptr: fbgemm's
   int32_t out_zero = 0;
   int32_t lo = 0, hi = 255;  // a fused relu: lo = out_zero
 };
