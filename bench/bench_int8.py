@@ -33,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from bench_cpu import AotcModel  # noqa: E402
-from models_quantized import _calibrate, _randomize_norms  # noqa: E402
+from models_quantized import _calibrate, _randomize_norms, aotc_engine_args  # noqa: E402
 
 
 def quantized_and_float(name, seed, size):
@@ -59,7 +59,8 @@ def quantized_and_float(name, seed, size):
 
 def compile_aotc(aotc, pt, so, size):
     start = time.monotonic()
-    subprocess.run([aotc, pt, "--input", f"x:1x3x{size}x{size}", "-o", so], check=True)
+    # The rounding of the engine torch runs here (fbgemm, set above).
+    subprocess.run([aotc, pt, "--input", f"x:1x3x{size}x{size}", "-o", so] + aotc_engine_args(), check=True)
     return time.monotonic() - start
 
 

@@ -73,6 +73,12 @@ is needed to run it.
                            torch.backends.cuda.matmul.allow_tf32 = False), on tf32 tensor
                            cores, or on fp16 / bf16 tensor cores with float32 accumulation
                            (convolution weights stored in the 16-bit type)
+  --quantized-engine x86|fbgemm
+                           int8 models: whose rounding to reproduce, torch's quantized
+                           engine's (torch.backends.quantized.engine). x86 (default, torch's
+                           default on x86-64 CPUs with AVX512-VNNI) rounds convolutions with
+                           symmetric weights and at most 100 groups as oneDNN does; fbgemm
+                           (torch's x86 engine on CPUs without AVX512-VNNI too) as fbgemm does
   --list-ops               print the TorchScript ops aotc can lower, one per line
   --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings
@@ -302,6 +308,12 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       if (mode != "on" && mode != "off")
         throw UsageError("--winograd must be 'on' or 'off', got '" + mode + "'");
       job.winograd = mode == "on";
+    } else if (arg == "--quantized-engine") {
+      const std::string engine = value("--quantized-engine");
+      if (engine != "x86" && engine != "fbgemm")
+        throw UsageError("--quantized-engine must be 'x86' or 'fbgemm', got '" + engine + "'");
+      options.quantized_engine =
+          engine == "x86" ? aotc::ir::QuantizedEngine::X86 : aotc::ir::QuantizedEngine::Fbgemm;
     } else if (arg == "--target") {
       const std::string target = value("--target");
       if (target == "cuda")

@@ -26,6 +26,7 @@ struct Options {
   std::string method = "forward";
   std::vector<InputSpec> inputs;
   bool verbose = false;
+  ir::QuantizedEngine quantized_engine = ir::QuantizedEngine::X86;  // whose rounding (graph.h)
 };
 
 // What became of one TorchScript op (e.g. "aten::conv2d") in a model, counted per use

@@ -310,6 +310,7 @@ PreparedMethod prepare_method(torch::jit::Module module, const Options& options)
 
 ir::Graph lower_prepared(const PreparedMethod& method, const Options& options, Census* census) {
   ir::Graph ir_graph;
+  ir_graph.quantized_engine = options.quantized_engine;
   ir_graph.derived_constants = method.derived;
   for (const InputSpec& input : options.inputs) ir_graph.add_input(input.dtype, input.shape, input.name);
   Census local;

@@ -121,6 +121,13 @@ struct GraphOutput {
   std::string name;
 };
 
+// Whose arithmetic a quantized convolution reproduces: torch's quantized engines on x86-64.
+// X86, torch's default engine, runs convolutions with symmetric weights and at most 100
+// groups on oneDNN (on CPUs with AVX512-VNNI), which rounds in another order
+// (QRequant::acc_scale in aotc/rt/kernels/quantized.h), and the rest on fbgemm; Fbgemm runs
+// them all on fbgemm.
+enum class QuantizedEngine { X86, Fbgemm };
+
 class Graph {
  public:
   // A deque so that references to values stay valid while lowerings add more.
@@ -147,6 +154,7 @@ class Graph {
   // Set where graphs share their constants' buffers (frontend::ModuleFile: aotc --dim's
   // samples): what passes compute from those buffers is kept here for the other graphs.
   std::shared_ptr<DerivedConstants> derived_constants;
+  QuantizedEngine quantized_engine = QuantizedEngine::X86;  // aotc --quantized-engine
 
   int add_value(DType dtype, Shape shape, std::string name = {});
   int add_input(DType dtype, Shape shape, std::string name);

@@ -57,8 +57,22 @@ std::vector<uint8_t> bytes_of(const void* data, size_t n) {
 
 }  // namespace
 
+bool runs_on_onednn(const LowerContext& ctx, const QuantizedWeights& w) {
+  if (ctx.graph.quantized_engine != ir::QuantizedEngine::X86 || w.groups > 100) return false;
+  for (int64_t z : w.zero_points)
+    if (z != 0) return false;
+  return true;
+}
+
+namespace {
+
+// The scale oneDNN gets from torch: the reciprocal of a float reciprocal.
+float onednn_scale(double scale) { return 1.0f / static_cast<float>(1.0 / scale); }
+
+}  // namespace
+
 RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w, int64_t rows, int64_t k,
-                                    const ir::QuantParams& in, double out_scale) {
+                                    const ir::QuantParams& in, double out_scale, bool onednn) {
   const size_t n = static_cast<size_t>(rows);
   if (w.scales.size() != 1 && w.scales.size() != n)
     ctx.fail("the weights have " + std::to_string(w.scales.size()) + " scales for " + std::to_string(rows) +
@@ -78,6 +92,7 @@ RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w
   for (double s : w.scales) params += EmitContext::f32(scale_f32(s)) + ",";
   params += " w_zeros=";
   for (int64_t z : w.zero_points) params += std::to_string(z) + ",";
+  if (onednn) params += " form=onednn";
   ir::Graph& g = ctx.graph;
   const int weight = w.weight, bias = w.bias;
   RequantInputs r;
@@ -97,16 +112,25 @@ RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w
         std::vector<float> out(n, 0.0f);
         if (bias >= 0) {
           const float* b = g.constant_of(bias).f32();
-          for (size_t j = 0; j < n; ++j) out[j] = b[j] / (s_a * scale_f32(per_row(w.scales, j)));
+          for (size_t j = 0; j < n; ++j)
+            out[j] = onednn ? b[j] : b[j] / (s_a * scale_f32(per_row(w.scales, j)));
         }
         return bytes_of(out.data(), out.size() * 4);
       });
   r.multiplier =
       g.add_derived_constant("quantized multiplier" + params, {-1}, ir::DType::Float32, {rows}, [&] {
         std::vector<float> out(n);
-        for (size_t j = 0; j < n; ++j) out[j] = (s_a * scale_f32(per_row(w.scales, j))) / s_y;
+        for (size_t j = 0; j < n; ++j)
+          out[j] = onednn ? 1.0f / onednn_scale(out_scale) : (s_a * scale_f32(per_row(w.scales, j))) / s_y;
         return bytes_of(out.data(), out.size() * 4);
       });
+  if (onednn)
+    r.acc_scale =
+        g.add_derived_constant("quantized acc_scale" + params, {-1}, ir::DType::Float32, {rows}, [&] {
+          std::vector<float> out(n);
+          for (size_t j = 0; j < n; ++j) out[j] = onednn_scale(in.scale) * onednn_scale(per_row(w.scales, j));
+          return bytes_of(out.data(), out.size() * 4);
+        });
   if (any_w_zero)
     r.w_zero = g.add_derived_constant("quantized w_zero" + params, {-1}, ir::DType::Int32, {rows}, [&] {
       std::vector<int32_t> out(n);
@@ -124,6 +148,7 @@ std::string requant_code(const EmitContext& e, const ir::Op& op, size_t first) {
       .raw("bias_over_scale", ptr(1))
       .raw("multiplier", ptr(2))
       .raw("w_zero", ptr(3))
+      .raw("acc_scale", ptr(4))
       .set("out_zero", out_zero)
       .set("lo", op.b("relu") ? out_zero : 0)
       .set("hi", 255);

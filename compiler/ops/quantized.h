@@ -27,16 +27,22 @@ int64_t quantize_number(double x, const ir::QuantParams& q);
 
 // The requantization constants of a layer whose weights are w (rows of k int8 values, one
 // row per output channel), read from an input of scale in_scale and zero point in_zero,
-// written at out_scale: the IR constants behind QRequant's four arrays. w_zero is -1 when
-// every weight zero point is 0.
+// written at out_scale: the IR constants behind QRequant's five arrays, in fbgemm's form or
+// (onednn) in oneDNN's (QRequant::acc_scale). w_zero is -1 when every weight zero point is
+// 0, acc_scale -1 in fbgemm's form.
 struct RequantInputs {
-  int acc_offset = -1, bias_over_scale = -1, multiplier = -1, w_zero = -1;
+  int acc_offset = -1, bias_over_scale = -1, multiplier = -1, w_zero = -1, acc_scale = -1;
 };
 RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w, int64_t rows, int64_t k,
-                                    const ir::QuantParams& in, double out_scale);
+                                    const ir::QuantParams& in, double out_scale, bool onednn);
 
-// "aotc::rt::QRequant rq{}; ..." for an op whose inputs first..first+3 are RequantInputs'
-// constants in that order (w_zero -1 for none), with attributes out_zero and relu.
+// Whether torch's engine "x86" runs this convolution on oneDNN (on CPUs with AVX512-VNNI,
+// as torch 2.11's should_use_onednn_quant decides): every weight zero point 0, at most 100
+// groups. Only where the graph reproduces that engine (ir::QuantizedEngine::X86).
+bool runs_on_onednn(const LowerContext& ctx, const QuantizedWeights& w);
+
+// "aotc::rt::QRequant rq{}; ..." for an op whose inputs first..first+4 are RequantInputs'
+// constants in that order (-1 for none), with attributes out_zero and relu.
 std::string requant_code(const EmitContext& e, const ir::Op& op, size_t first);
 
 }  // namespace aotc::ops

@@ -95,11 +95,12 @@ void lower_qconv2d(LowerContext& ctx, bool relu) {
                                  reinterpret_cast<int8_t*>(out.data()));
         return out;
       });
-  const RequantInputs rq =
-      add_requant_constants(ctx, w, p.c_out, ws[1] * p.kernel_h * p.kernel_w, in, out_scale);
+  const RequantInputs rq = add_requant_constants(ctx, w, p.c_out, ws[1] * p.kernel_h * p.kernel_w, in,
+                                                 out_scale, runs_on_onednn(ctx, w));
   const int out = new_quantized_value(ctx, {p.n, p.c_out, p.h_out, p.w_out}, {out_scale, out_zero, true});
-  ir::Op& op = ctx.add_op(ir::kind::qconv2d,
-                          {xin, packed, rq.acc_offset, rq.bias_over_scale, rq.multiplier, rq.w_zero}, {out});
+  ir::Op& op = ctx.add_op(
+      ir::kind::qconv2d,
+      {xin, packed, rq.acc_offset, rq.bias_over_scale, rq.multiplier, rq.w_zero, rq.acc_scale}, {out});
   op.attrs = {{"n", p.n},
               {"c_in", p.c_in},
               {"h_in", p.h_in},

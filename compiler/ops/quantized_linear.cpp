@@ -42,12 +42,14 @@ void lower_qlinear(LowerContext& ctx, bool relu) {
                                  reinterpret_cast<int8_t*>(out.data()));
         return out;
       });
-  const RequantInputs rq = add_requant_constants(ctx, w, p.n, p.k, in, out_scale);
+  // torch's engine "x86" runs quantized::linear on fbgemm.
+  const RequantInputs rq = add_requant_constants(ctx, w, p.n, p.k, in, out_scale, false);
   ir::Shape ys = xs;
   ys.back() = p.n;
   const int out = new_quantized_value(ctx, ys, {out_scale, out_zero, false});
-  ir::Op& op = ctx.add_op(ir::kind::qlinear,
-                          {x, packed, rq.acc_offset, rq.bias_over_scale, rq.multiplier, rq.w_zero}, {out});
+  ir::Op& op = ctx.add_op(
+      ir::kind::qlinear,
+      {x, packed, rq.acc_offset, rq.bias_over_scale, rq.multiplier, rq.w_zero, rq.acc_scale}, {out});
   op.attrs = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"out_zero", out_zero}, {"relu", relu}};
   op.thread_scratch_bytes = rt::qlinear_thread_scratch_bytes(p);
   ctx.set_tensor_output(0, out);

@@ -9,6 +9,7 @@
 // Compile spec, per method: a list of --input strings ["x:1x3x224x224", "ids:1x128:int64"],
 // or a dict {"inputs": that list (or one string of them separated by spaces), "target":
 // "cpu" | "cuda", "precision": "fp32" | "tf32" | "fp16" | "bf16", "threads": N}.
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <torch/csrc/jit/backends/backend.h>
@@ -130,12 +131,23 @@ std::string module_label(const torch::jit::Module& module) {
   return "module " + clean;
 }
 
+// The rounding of the quantized engine this process's torch runs: its "x86" engine runs
+// convolutions on oneDNN only where the CPU has AVX512-VNNI (torch's should_use_onednn_quant).
+ir::QuantizedEngine torch_quantized_engine() {
+#if defined(__x86_64__)
+  if (at::globalContext().qEngine() == at::QEngine::X86 && __builtin_cpu_supports("avx512vnni"))
+    return ir::QuantizedEngine::X86;
+#endif
+  return ir::QuantizedEngine::Fbgemm;
+}
+
 // Compiles one method of the module; returns its processed entry.
 IValue compile_method(const torch::jit::Module& module, const std::string& method, const MethodSpec& spec) {
   const std::string label = module_label(module);
   frontend::Options options;
   options.model_path = label;
   options.method = method;
+  options.quantized_engine = torch_quantized_engine();
   for (const std::string& text : spec.inputs) {
     try {
       options.inputs.push_back(driver::parse_input_spec(text));

@@ -356,7 +356,7 @@ NOT_IN_GROUP = {
 # Cross-compiled for aarch64 and run under qemu (tests aarch64_NAME, NAME without "_64"):
 # activations and two_inputs run the kernels' portable (non-AVX) paths, used on aarch64;
 # q_ops runs the int8 kernels' (every quantized op form).
-AARCH64 = ["mlp", "small_cnn", "activations", "two_inputs", "mobilenet_v2_64", "q_ops"]
+AARCH64 = ["mlp", "small_cnn", "activations", "two_inputs", "mobilenet_v2_64", "q_ops", "q_mobilenet_v2_x86"]
 
 
 def suite_lists():

@@ -1,8 +1,11 @@
-"""Quantized models (torch.ao.quantization, x86 engine "fbgemm") for the end-to-end suite:
-torchvision's quantizable classifiers quantized in eager mode and in FX graph mode, a
+"""Quantized models (torch.ao.quantization) for the end-to-end suite: under torch's engine
+"fbgemm", torchvision's quantizable classifiers quantized in eager mode and in FX graph mode, a
 transformer-style stack of quantized linear layers, and a model that reaches every
 quantized op form aotc lowers (strides, padding, dilation, groups, per-tensor weights with
-a zero point, both average-pooling layouts, clamps, views of quantized tensors).
+a zero point, both average-pooling layouts, clamps, views of quantized tensors); under torch's
+default engine "x86" (oneDNN's rounding on convolutions, QRequant::acc_scale), resnet50 in FX
+mode (deep enough that the two engines' rare one-step differences reach the outputs) and
+mobilenet_v2 in eager mode (depthwise layers on both sides of torch's 100-group line).
 
 Same contract as models.py: each builder returns (module, inputs), seeded, in eval mode.
 Calibration uses random data (seeded), so the scales are arbitrary but realistic. The check
@@ -18,6 +21,23 @@ from torch.ao import quantization as tq
 # A quantized model passes when no output element is more than one quantization step from
 # torch's and at most this fraction of them is off by one step.
 QUANTIZED_STEP_BOUND = 0.001
+
+
+def _cpu_has_avx512_vnni():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512_vnni" in line for line in f)
+    except OSError:
+        return False
+
+
+def aotc_engine_args():
+    """aotc's --quantized-engine for the engine torch runs now: torch's "x86" runs convolutions
+    on oneDNN only where the CPU has AVX512-VNNI (torch's should_use_onednn_quant), else on
+    fbgemm."""
+    if torch.backends.quantized.engine == "x86" and _cpu_has_avx512_vnni():
+        return ["--quantized-engine", "x86"]
+    return ["--quantized-engine", "fbgemm"]
 
 
 def _calibrate(model, shape, seed, batches=3):
@@ -38,13 +58,13 @@ def _randomize_norms(module, seed):
             m.bias.data.copy_(torch.rand(c, generator=gen) * 0.4 - 0.2)
 
 
-def _eager(model, shape, seed, qconfig=None):
+def _eager(model, shape, seed, qconfig=None, engine="fbgemm"):
     """Eager-mode post-training quantization: fuse, observe, calibrate, convert, script."""
-    torch.backends.quantized.engine = "fbgemm"
+    torch.backends.quantized.engine = engine
     model.eval()
     if hasattr(model, "fuse_model"):
         model.fuse_model()
-    model.qconfig = qconfig or tq.get_default_qconfig("fbgemm")
+    model.qconfig = qconfig or tq.get_default_qconfig(engine)
     tq.prepare(model, inplace=True)
     _calibrate(model, shape, seed)
     tq.convert(model, inplace=True)
@@ -53,13 +73,13 @@ def _eager(model, shape, seed, qconfig=None):
     return torch.jit.script(model), [("x", x)]
 
 
-def _fx(model, shape, seed):
+def _fx(model, shape, seed, engine="fbgemm"):
     """FX graph-mode post-training quantization, traced."""
     from torch.ao.quantization import quantize_fx
-    torch.backends.quantized.engine = "fbgemm"
+    torch.backends.quantized.engine = engine
     model.eval()
     example = (torch.randn(*shape),)
-    prepared = quantize_fx.prepare_fx(model, tq.get_default_qconfig_mapping("fbgemm"), example)
+    prepared = quantize_fx.prepare_fx(model, tq.get_default_qconfig_mapping(engine), example)
     _calibrate(prepared, shape, seed)
     converted = quantize_fx.convert_fx(prepared)
     torch.manual_seed(seed + 1)
@@ -67,22 +87,22 @@ def _fx(model, shape, seed):
     return torch.jit.trace(converted, x), [("x", x)]
 
 
-def _torchvision_eager(name, seed, size):
+def _torchvision_eager(name, seed, size, engine="fbgemm"):
     from torchvision.models import quantization as qmodels
     torch.manual_seed(seed)
     model = getattr(qmodels, name)(weights=None, quantize=False)
     with torch.no_grad():
         _randomize_norms(model, seed)
-    return _eager(model, (1, 3, size, size), seed)
+    return _eager(model, (1, 3, size, size), seed, engine=engine)
 
 
-def _torchvision_fx(name, seed, size):
+def _torchvision_fx(name, seed, size, engine="fbgemm"):
     import torchvision
     torch.manual_seed(seed)
     model = getattr(torchvision.models, name)(weights=None)
     with torch.no_grad():
         _randomize_norms(model, seed)
-    return _fx(model, (1, 3, size, size), seed)
+    return _fx(model, (1, 3, size, size), seed, engine=engine)
 
 
 class LinearStack(nn.Module):
@@ -169,6 +189,8 @@ MODELS_QUANTIZED = {
     "q_mobilenet_v3_large_fx": lambda: _torchvision_fx("mobilenet_v3_large", 65, 96),
     "q_shufflenet_v2": lambda: _torchvision_eager("shufflenet_v2_x1_0", 66, 96),
     "q_shufflenet_v2_fx": lambda: _torchvision_fx("shufflenet_v2_x1_0", 67, 96),
+    "q_resnet50_fx_x86": lambda: _torchvision_fx("resnet50", 68, 64, engine="x86"),
+    "q_mobilenet_v2_x86": lambda: _torchvision_eager("mobilenet_v2", 69, 96, engine="x86"),
     "q_linear_stack": _linear_stack,
     "q_ops": _quant_ops,
 }
