@@ -46,6 +46,7 @@ inline constexpr char qadd[] = "qadd";
 inline constexpr char qclamp[] = "qclamp";
 inline constexpr char qconv2d[] = "qconv2d";
 inline constexpr char qlinear[] = "qlinear";
+inline constexpr char qlinear_dynamic[] = "qlinear_dynamic";
 inline constexpr char qlookup[] = "qlookup";
 inline constexpr char qmax_pool2d[] = "qmax_pool2d";
 inline constexpr char qmul[] = "qmul";

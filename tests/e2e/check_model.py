@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (GLIBC_LIBRARIES, SKIP, TOLERANCE, arg_parser, flatten, needed_libraries, read_outputs,  # noqa: E402
                     rel_l2, run_aotc, run_aotc_run, write_inputs)
 from models import MODELS  # noqa: E402
-from models_quantized import MODELS_QUANTIZED, QUANTIZED_STEP_BOUND, aotc_engine_args  # noqa: E402
+from models_quantized import (MODELS_QUANTIZED, MODELS_QUANTIZED_DYNAMIC, QUANTIZED_STEP_BOUND,  # noqa: E402
+                              aotc_engine_args)
 
 ELF_MACHINES = {"aarch64-linux-gnu": "AArch64"}  # readelf -h "Machine:" for --target-triple
 
@@ -87,7 +88,7 @@ def main():
     if os.path.exists(so):
         os.remove(so)
     extra = ["-v"] + (["--target-triple", args.target_triple] if args.target_triple else [])
-    if args.model in MODELS_QUANTIZED:  # the rounding of the engine torch ran (its global setting)
+    if args.model in MODELS_QUANTIZED or args.model in MODELS_QUANTIZED_DYNAMIC:  # the engine torch ran
         extra += aotc_engine_args()
     start = time.monotonic()
     result = run_aotc(args.aotc, pt, so, inputs, extra=extra)

@@ -333,8 +333,9 @@ MODELS.update(MODELS_SEQUENCE)
 from models_frontend import MODELS_FRONTEND; MODELS.update(MODELS_FRONTEND)  # noqa: E402,E702 frontend
 from models_pointwise import MODELS_POINTWISE  # noqa: E402
 MODELS.update(MODELS_POINTWISE)
-from models_quantized import MODELS_QUANTIZED  # noqa: E402  (int8: torch.ao.quantization)
+from models_quantized import MODELS_QUANTIZED, MODELS_QUANTIZED_DYNAMIC  # noqa: E402  (int8: torch.ao)
 MODELS.update(MODELS_QUANTIZED)
+MODELS.update(MODELS_QUANTIZED_DYNAMIC)
 
 # ---- the meson suite's lists (tests/meson.build reads `models.py --list`) ----
 # A group per table: tests/meson.build gives each group its suites and time limit.
@@ -345,7 +346,7 @@ GROUPS = {
     "views": MODELS_VIEWS,
     "pointwise": MODELS_POINTWISE,
     "frontend": MODELS_FRONTEND,
-    "quantized": MODELS_QUANTIZED,
+    "quantized": {**MODELS_QUANTIZED, **MODELS_QUANTIZED_DYNAMIC},
 }
 # Models of those tables that are not a test e2e_NAME of their group, and what runs them.
 NOT_IN_GROUP = {

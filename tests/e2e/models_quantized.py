@@ -194,3 +194,72 @@ MODELS_QUANTIZED = {
     "q_linear_stack": _linear_stack,
     "q_ops": _quant_ops,
 }
+
+
+# ---- dynamic quantization (torch.ao.quantization.quantize_dynamic): float in and out, the
+# linear layers' inputs quantized at each run from their own range. The outputs are float,
+# compared as float models are (relative L2 error).
+
+class AttentionBlock(nn.Module):
+    """A BERT-style encoder block of plain nn.Linear layers (which quantize_dynamic replaces):
+    fused q/k/v projection, scaled dot-product attention, output projection, residual and
+    layer norm, a ReLU feed-forward of odd width."""
+
+    def __init__(self, d=64, heads=4, ff=150):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.norm1 = nn.LayerNorm(d)
+        self.ff1 = nn.Linear(d, ff)
+        self.ff2 = nn.Linear(ff, d)
+        self.norm2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, dim=-1) @ v
+        x = self.norm1(x + self.proj(a.transpose(1, 2).reshape(b, t, d)))
+        return self.norm2(x + self.ff2(torch.relu(self.ff1(x))))
+
+
+class DynamicEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(AttentionBlock(), AttentionBlock())
+        self.head = nn.Linear(64, 5, bias=False)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+def _dynamic(model, shape, seed, engine, qconfig_spec=None, input_name="x"):
+    torch.backends.quantized.engine = engine
+    model.eval()
+    q = tq.quantize_dynamic(model, qconfig_spec or {nn.Linear}, dtype=torch.qint8)
+    torch.manual_seed(seed + 1)
+    x = torch.randn(*shape)
+    return torch.jit.script(q), [(input_name, x)]
+
+
+def _dynamic_encoder():
+    torch.manual_seed(72)
+    return _dynamic(DynamicEncoder(), (2, 19, 64), 72, "x86")
+
+
+def _dynamic_mlp_per_channel():
+    """Per-channel weights, a fused linear + ReLU (linear_relu_dynamic) and one row at a time."""
+    torch.manual_seed(73)
+    from torch.ao.nn.intrinsic import LinearReLU
+    model = nn.Sequential(LinearReLU(nn.Linear(37, 90), nn.ReLU()), nn.Linear(90, 11)).eval()
+    spec = {LinearReLU: tq.per_channel_dynamic_qconfig, nn.Linear: tq.per_channel_dynamic_qconfig}
+    return _dynamic(model, (1, 37), 73, "fbgemm", spec, input_name="input")
+
+
+MODELS_QUANTIZED_DYNAMIC = {
+    "qd_encoder": _dynamic_encoder,
+    "qd_mlp_per_channel": _dynamic_mlp_per_channel,
+}

@@ -12,6 +12,7 @@
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -825,4 +826,113 @@ TEST_CASE("quantize_to_nhwc_u8: quantize_u8 of NCHW, written NHWC") {
             bad += got.data()[(b * hw + p) * c + ch] != want.data()[(b * c + ch) * hw + p];
       CHECK(bad == 0);
     }
+}
+
+TEST_CASE("choose_qparams_u8: torch's parameters for dynamic quantization") {
+  // (min, max, reduce_range) -> torch._choose_qparams_per_tensor of [min, max] (torch 2.11):
+  // the scale's bits and the zero point. Ranges that hold 0 or not, one sign only, tiny ranges
+  // (the scale raised to 6.1e-5), a range of 0 (scale 0.1), a half-way zero point.
+  struct Case {
+    float min, max;
+    bool reduce_range;
+    uint32_t scale_bits;
+    int32_t zero;
+  };
+  const Case cases[] = {
+      {-1.5f, 62.0f, false, 0x3e7efeffu, 6},       {-1.5f, 62.0f, true, 0x3f000000u, 3},
+      {0.0f, 0.0f, false, 0x3dcccccdu, 0},         {0.0f, 0.0f, true, 0x3dcccccdu, 0},
+      {-3.0f, -1.0f, false, 0x3c40c0c1u, 255},     {-3.0f, -1.0f, true, 0x3cc18306u, 127},
+      {0.5f, 7.25f, false, 0x3ce8e8e9u, 0},        {0.5f, 7.25f, true, 0x3d69d3a7u, 0},
+      {-0.001f, 0.002f, false, 0x387fda40u, 85},   {-0.001f, 0.002f, true, 0x387fda40u, 42},
+      {-1e-6f, 2e-6f, false, 0x387fda40u, 85},     {-1e-6f, 2e-6f, true, 0x387fda40u, 42},
+      {0.0f, 1e-7f, false, 0x387fda40u, 0},        {-2e-7f, 0.0f, true, 0x387fda40u, 127},
+      {-100.0f, 3.0f, false, 0x3ecececfu, 248},    {-100.0f, 3.0f, true, 0x3f4f9f3eu, 123},
+      {-0.3333f, 0.7777f, false, 0x3b8ec404u, 76}, {-0.3333f, 0.7777f, true, 0x3c0f53e7u, 38},
+      {-65504.0f, 1.0f, false, 0x438070f1u, 255},  {-65504.0f, 1.0f, true, 0x4400f265u, 127},
+      {0.001f, 0.001f, true, 0x387fda40u, 0},
+  };
+  for (const Case& c : cases) {
+    const aotc::rt::QParams q = aotc::rt::choose_qparams_u8(c.min, c.max, c.reduce_range);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &q.scale, sizeof bits);
+    INFO(c.min << " " << c.max << " reduce_range " << c.reduce_range);
+    CHECK(bits == c.scale_bits);
+    CHECK(q.zero_point == c.zero);
+  }
+}
+
+TEST_CASE("qlinear_dynamic_f32: quantize by the input's range, int32 sums, float out") {
+  Rng rng{2024};
+  ThreadPool one(1), two(2);
+  struct Case {
+    int64_t m, n, k;
+    bool reduce_range, relu, per_channel, weight_zero, bias;
+  };
+  // Rows in AMX tiles and past them, depths past whole tiles, one row, odd sizes.
+  const Case cases[] = {
+      {1, 7, 5, true, false, false, false, true},     {3, 33, 64, true, true, true, false, true},
+      {38, 150, 64, true, false, true, false, false}, {19, 64, 150, false, false, false, true, true},
+      {64, 100, 200, true, true, true, true, true},   {5, 1000, 37, true, false, true, false, true},
+  };
+  int index = 0;
+  for (const Case& c : cases) {
+    ThreadPool& pool = index++ % 2 ? two : one;
+    std::vector<float> x(static_cast<size_t>(c.m * c.k));
+    const float shift = c.relu ? 0.4f : 0.0f;  // a range not centred on 0
+    for (float& v : x) v = rng.uniform(-1.0f, 1.0f) * 3.0f + shift;
+    std::vector<int8_t> wq(static_cast<size_t>(c.n * c.k));
+    for (auto& v : wq) v = static_cast<int8_t>(rng.next() >> 24);
+    std::vector<float> ws(static_cast<size_t>(c.n)), bias(static_cast<size_t>(c.n));
+    std::vector<int32_t> wz(static_cast<size_t>(c.n)), colsum(static_cast<size_t>(c.n));
+    for (int64_t j = 0; j < c.n; ++j) {
+      ws[j] = c.per_channel ? rng.uniform(0.001f, 0.02f) : 0.01f;
+      wz[j] = c.weight_zero ? rng.range(-20, 20) : 0;
+      bias[j] = rng.uniform(-1.0f, 1.0f);
+      int32_t s = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) s += wq[j * c.k + kk];
+      colsum[j] = s;
+    }
+    const aotc::rt::QLinearDynamicParams p{c.m, c.n, c.k, c.reduce_range, c.relu};
+    const aotc::rt::QLinearParams shape{c.m, c.n, c.k};
+    Aligned packed(aotc::rt::qlinear_packed_weight_bytes(shape));
+    aotc::rt::qlinear_pack_weights(shape, wq.data(), packed.p);
+    aotc::rt::QLinearDynamicWeights w;
+    w.packed = packed.p;
+    w.colsum = colsum.data();
+    w.scale = ws.data();
+    w.zero = c.weight_zero ? wz.data() : nullptr;
+    w.bias = c.bias ? bias.data() : nullptr;
+    std::vector<float> y(static_cast<size_t>(c.m * c.n));
+    std::vector<uint8_t> scratch(static_cast<size_t>(aotc::rt::qlinear_dynamic_scratch_bytes(p)));
+    {
+      PoolScratch ts(pool, aotc::rt::qlinear_thread_scratch_bytes(shape));
+      aotc::rt::qlinear_dynamic_f32(pool, p, x.data(), w, y.data(), scratch.data());
+    }
+    // The reference: the header's steps in scalar code, the sums in int64.
+    float lo = x[0], hi = x[0];
+    for (float v : x) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const aotc::rt::QParams q = aotc::rt::choose_qparams_u8(lo, hi, c.reduce_range);
+    const float inv = 1.0f / q.scale;
+    std::vector<int32_t> xq(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      xq[i] = static_cast<int32_t>(
+          std::clamp<int64_t>(cvt(std::fma(x[i], inv, static_cast<float>(q.zero_point))), 0, 255));
+    double err = 0, norm = 0;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        int64_t acc = 0;
+        for (int64_t kk = 0; kk < c.k; ++kk)
+          acc += static_cast<int64_t>(xq[i * c.k + kk] - q.zero_point) * (wq[j * c.k + kk] - wz[j]);
+        double want =
+            static_cast<double>(static_cast<float>(acc)) * (q.scale * ws[j]) + (c.bias ? bias[j] : 0.0f);
+        if (c.relu) want = std::max(want, 0.0);
+        err += (y[i * c.n + j] - want) * (y[i * c.n + j] - want);
+        norm += want * want;
+      }
+    INFO("m " << c.m << " n " << c.n << " k " << c.k);
+    CHECK(std::sqrt(err) <= 1e-6 * std::sqrt(norm));
+  }
 }

@@ -70,6 +70,7 @@ struct QTile {
   const int32_t* rowsum;  // the rows' sums (with weight zero points), else null
   int64_t cols;           // valid columns of the tile
   uint8_t* y;             // output of the first row and column
+  int32_t* y32;           // instead: the int32 sums there (QGemmDesc::y32), else null
   int64_t ldy;
   QEpi e;
 };
@@ -142,6 +143,11 @@ AOTC_VNNI_TARGET void store_rows_vnni(const QTile& t, const int32_t (*sums)[4][1
       }
       __m512i s = _mm512_add_epi32(_mm512_load_si512(sums[r][v]), off[v]);
       if (t.rowsum) s = _mm512_sub_epi32(s, _mm512_mullo_epi32(wz[v], _mm512_set1_epi32(t.rowsum[r])));
+      if (t.y32) {
+        _mm512_mask_storeu_epi32(t.y32 + r * t.ldy + kPanel * v, lanes[v], s);
+        q[v] = s;
+        continue;
+      }
       if (e.scale) {
         q[v] = requant_x86_cvt16(s, scale[v], bias[v], mult[v], zero_f, lo_f, hi_f);
         continue;
@@ -150,6 +156,7 @@ AOTC_VNNI_TARGET void store_rows_vnni(const QTile& t, const int32_t (*sums)[4][1
           _mm512_mul_ps(_mm512_add_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), bias[v]), mult[v]);
       q[v] = _mm512_maskz_cvtps_epi32(kAllLanes16, f);
     }
+    if (t.y32) continue;
     const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), z16);
     const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), z16);
     __m512i b = _mm512_maskz_permutexvar_epi32(kAllLanes16, order, _mm512_packus_epi16(p01, p23));
@@ -316,6 +323,10 @@ void tile_avx2(const QTile& t) {
     __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(l, h), _MM_SHUFFLE(3, 1, 2, 0));
     s = _mm256_add_epi32(s, off);
     if (t.rowsum) s = _mm256_sub_epi32(s, _mm256_mullo_epi32(wz, _mm256_set1_epi32(t.rowsum[r])));
+    if (t.y32) {
+      _mm256_maskstore_epi32(t.y32 + r * t.ldy, mask, s);
+      continue;
+    }
     store_bytes8(t.y + r * t.ldy,
                  e.scale ? requant_x86_x8(s, scale, bias, mult, zero_f, lo_f, hi_f)
                          : requant_x8(s, bias, mult, zero, lo_z, hi_z),
@@ -487,10 +498,17 @@ AOTC_ALWAYS_INLINE void panel_epilogue(const QTile& t, const int32_t (&sums)[MR]
     for (int v = 0; v < 4; ++v) {
       int32x4_t sv = vld1q_s32(sums[r] + 4 * v);
       if (t.rowsum) sv = vmlsq_s32(sv, wz[v], vdupq_n_s32(t.rowsum[r]));  // wraps, as the scalar form
+      if (t.y32) {
+        int32_t lanes[4];
+        vst1q_s32(lanes, sv);
+        for (int64_t i = 0; i < 4 && 4 * v + i < t.cols; ++i) t.y32[r * t.ldy + 4 * v + i] = lanes[i];
+        q[v] = vdupq_n_s32(0);
+        continue;
+      }
       q[v] = e.scale ? requant_x86_x4(sv, scale[v], bias[v], mult[v], zero_f, lo, hi)
                      : requant_x4(sv, bias[v], mult[v], zero, lo_z, hi_z);
     }
-    store_bytes16(t.y + r * t.ldy, pack_u8x16(q[0], q[1], q[2], q[3]), t.cols);
+    if (!t.y32) store_bytes16(t.y + r * t.ldy, pack_u8x16(q[0], q[1], q[2], q[3]), t.cols);
   }
 }
 
@@ -663,9 +681,20 @@ void row_portable(const QTile& t, int64_t nb, int32_t rowsum) {
     for (int64_t j = 0; j < nb; ++j)
       acc[j] += a4[0] * wk[4 * j] + a4[1] * wk[4 * j + 1] + a4[2] * wk[4 * j + 2] + a4[3] * wk[4 * j + 3];
   }
-  for (int64_t j = 0; j < t.cols; ++j) t.y[j] = epilogue_value(t.e, j, acc[j], rowsum);
+  for (int64_t j = 0; j < t.cols; ++j) {
+    if (t.y32) {
+      uint32_t s = static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(t.e.off[j]);
+      if (t.e.wz) s -= static_cast<uint32_t>(t.e.wz[j]) * static_cast<uint32_t>(rowsum);
+      t.y32[j] = static_cast<int32_t>(s);
+    } else {
+      t.y[j] = epilogue_value(t.e, j, acc[j], rowsum);
+    }
+  }
 }
 #endif
+
+// What the epilogue reads for a block where QRequant has no bias or multiplier (int32 sums out).
+alignas(64) constexpr float kZeroFloats[kBlock] = {};
 
 // How a product is cut: strips of `rows` rows (chunks of them), channel blocks in `parts`.
 struct Plan {
@@ -728,8 +757,8 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
     const int64_t col0 = b * kBlock, nb = min_i64(kBlock, pl.n16 - col0), cols = min_i64(nb, d.n - col0);
     const int64_t j0 = g * d.n + col0;  // the block's first channel in rq and y
     t.e = QEpi{rq.acc_offset + j0,
-               rq.bias_over_scale + j0,
-               rq.multiplier + j0,
+               rq.bias_over_scale ? rq.bias_over_scale + j0 : kZeroFloats,
+               rq.multiplier ? rq.multiplier + j0 : kZeroFloats,
                wz ? rq.w_zero + j0 : nullptr,
                rq.acc_scale ? rq.acc_scale + j0 : nullptr,
                rq.out_zero,
@@ -739,7 +768,13 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
                hi - rq.out_zero};
     const int8_t* wb = d.w + g * pl.group_bytes + col0 * pl.k4p * 4;
     t.ldw = nb * 4;
-    uint8_t* yb = d.y + m0 * d.ldy + j0;
+    uint8_t* yb = d.y32 ? nullptr : d.y + m0 * d.ldy + j0;
+    int32_t* yb32 = d.y32 ? d.y32 + m0 * d.ldy + j0 : nullptr;
+    // The output at an element offset from the block's first: bytes, or int32 sums.
+    auto out_at = [&](QTile& o, int64_t at) {
+      o.y = yb ? yb + at : nullptr;
+      o.y32 = yb32 ? yb32 + at : nullptr;
+    };
 #if AOTC_KERNELS_AVX2
     if (use_avx512_vnni()) {
       const int nv = static_cast<int>(nb / kPanel), mr = vnni_rows(nv);
@@ -768,7 +803,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
             amx_rows<false>(ar, t.lda, amx_chunks_in, wb, t.ldw, nv, tail, amx_sums);
           QTile s = t;
           s.rowsum = wz ? rowsum + r : nullptr;
-          s.y = yb + r * d.ldy;
+          out_at(s, r * d.ldy);
           store_rows_vnni(s, amx_sums, n_rows, nv, true);
         }
       }
@@ -776,7 +811,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
         const int64_t n_rows = min_i64(mr, rows - r);
         t.a = a0 + r * t.lda;
         t.rowsum = wz ? rowsum + r : nullptr;
-        t.y = yb + r * d.ldy;
+        out_at(t, r * d.ldy);
         set_tails(t, r, n_rows);
         vnni_fn(nv, n_rows)(t);
       }
@@ -796,7 +831,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
         const int64_t n_rows = min_i64(kAvx2Rows, rows - r);
         s.a = a0 + r * t.lda;
         s.rowsum = wz ? rowsum + r : nullptr;
-        s.y = yb + r * d.ldy + c8 * 8;
+        out_at(s, r * d.ldy + c8 * 8);
         set_tails(s, r, n_rows);
         kAvx2[n_rows - 1](s);
       }
@@ -809,8 +844,8 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
     for (int64_t j = 0; j < nb; ++j) {
       const bool in = j < cols;
       blk.off[j] = in ? rq.acc_offset[j0 + j] : 0;
-      blk.bias[j] = in ? rq.bias_over_scale[j0 + j] : 0.0f;
-      blk.mult[j] = in ? rq.multiplier[j0 + j] : 0.0f;
+      blk.bias[j] = in && rq.bias_over_scale ? rq.bias_over_scale[j0 + j] : 0.0f;
+      blk.mult[j] = in && rq.multiplier ? rq.multiplier[j0 + j] : 0.0f;
       blk.wz[j] = in && wz ? rq.w_zero[j0 + j] : 0;
       blk.scale[j] = in && rq.acc_scale ? rq.acc_scale[j0 + j] : 0.0f;
     }
@@ -828,7 +863,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
         const int64_t n_rows = min_i64(mr, rows - r);
         s.a = a0 + r * t.lda;
         s.rowsum = wz ? rowsum + r : nullptr;
-        s.y = yb + r * d.ldy + c16 * kNeonPanel;
+        out_at(s, r * d.ldy + c16 * kNeonPanel);
         set_tails(s, r, n_rows);
         (dot ? kDot[corr_in_tile][n_rows - 1] : kMull[corr_in_tile][n_rows - 1])(s);
       }
@@ -838,7 +873,7 @@ void run_chunk(const QGemmDesc& d, const Plan& pl, int64_t g, int64_t m0, int64_
     t.cols = cols;
     for (int64_t r = 0; r < rows; ++r) {
       t.a = a0 + r * t.lda;
-      t.y = yb + r * d.ldy;
+      out_at(t, r * d.ldy);
       set_tails(t, r, 1);
       row_portable(t, nb, wz ? rowsum[r] : 0);
     }

@@ -110,6 +110,9 @@ struct QGemmDesc {
   const int8_t* w = nullptr;
   const QRequant* rq = nullptr;
   uint8_t* y = nullptr;
+  // Instead of y: the int32 sums (rq's offsets and weight zero points applied; its bias and
+  // multiplier may be null).
+  int32_t* y32 = nullptr;
   int64_t ldy = 0;
 };
 void qgemm_u8(ThreadPool& pool, const QGemmDesc& d);

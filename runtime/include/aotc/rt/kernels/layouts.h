@@ -545,6 +545,12 @@ inline int64_t qconv2d_thread_scratch_bytes(const QConv2dParams& p) {
   return qgemm::thread_scratch_bytes(qconv2d_depth(p), !qconv2d_is_pointwise(p));
 }
 
+// ---- qlinear_dynamic_f32: the quantized input (m * k bytes), then the per-call offsets (n
+// int32), each 64-byte aligned.
+inline int64_t qlinear_dynamic_scratch_bytes(const QLinearDynamicParams& p) {
+  return p.m > 0 && p.n > 0 && p.k > 0 ? qgemm::round_up(p.m * p.k, 64) + qgemm::round_up(p.n * 4, 64) : 0;
+}
+
 // ---- qlinear_u8: the product above with one group, K = k, rows read in place.
 inline int64_t qlinear_packed_weight_bytes(const QLinearParams& p) {
   return qgemm::packed_bytes(1, p.k, p.n);

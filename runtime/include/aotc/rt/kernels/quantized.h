@@ -92,6 +92,42 @@ struct QLinearParams {
 void qlinear_u8(ThreadPool& pool, const QLinearParams& p, const uint8_t* x, const int8_t* w_packed,
                 const QRequant& rq, uint8_t* y);
 
+// ---------------------------------------------------------------- dynamic quantization
+// The quantization parameters torch chooses for values in [min, max] (torch's and fbgemm's
+// ChooseQuantizationParams, uint8, no symmetric range, no power-of-two scale): the range
+// widened to hold 0, scale = (max - min) / (qmax - qmin) in double (0.1 where it would be 0
+// or its float reciprocal infinite; raised to 6.1e-5 with the range scaled alike), the zero
+// point from whichever end adds the smaller terms, rounded half to even and clamped to
+// [qmin, qmax] = [0, 255], or [0, 127] with reduce_range.
+struct QParams {
+  float scale = 1;
+  int32_t zero_point = 0;
+};
+QParams choose_qparams_u8(float min, float max, bool reduce_range);
+
+// torch's quantized::linear_dynamic (and linear_relu_dynamic) on fbgemm: x float [m][k] is
+// quantized at each run with choose_qparams_u8 of its own minimum and maximum, each value as
+// clamp(cvtps2dq(fma(x, 1.0f / scale, float(zero))), 0, 255) (fbgemm's Quantize for a packed
+// A: the zero point added before the rounding), multiplied by the int8 weights in int32, and
+// scaled back in float:
+//   y[i][j] = float(acc[i][j]) * (scale * w.scale[j]) + w.bias[j]      (relu: max(y, 0))
+// with acc the exact sum of (x_q - zero) * (w - w.zero[j]). Weights packed by
+// qlinear_pack_weights. Needs qlinear_dynamic_scratch_bytes(p) of scratch and
+// qlinear_thread_scratch_bytes({m, n, k}) per thread.
+struct QLinearDynamicParams {
+  int64_t m = 0, n = 0, k = 0;
+  bool reduce_range = false, relu = false;
+};
+struct QLinearDynamicWeights {
+  const int8_t* packed = nullptr;
+  const int32_t* colsum = nullptr;  // [n]: sum_k w[j][k]
+  const float* scale = nullptr;     // [n]
+  const int32_t* zero = nullptr;    // [n], the weights' zero points; nullptr: all 0
+  const float* bias = nullptr;      // [n]; nullptr: none
+};
+void qlinear_dynamic_f32(ThreadPool& pool, const QLinearDynamicParams& p, const float* x,
+                         const QLinearDynamicWeights& w, float* y, uint8_t* scratch);
+
 // ---------------------------------------------------------------- pointwise
 // quantized::add (and add_relu) of two uint8 tensors of count elements each:
 //   da = fma(a_scale, float(qa), a_premul), db likewise (premul = scale * float(-zero), a

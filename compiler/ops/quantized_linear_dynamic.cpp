@@ -1,0 +1,132 @@
+// quantized_linear_dynamic.cpp: quantized::linear_dynamic and linear_relu_dynamic (torch.ao's
+// dynamically quantized Linear, as quantize_dynamic makes it) -> IR "qlinear_dynamic" ->
+// aotc::rt::qlinear_dynamic_f32: float rows quantized at each run from their own range, int8
+// weights packed at compile time, the int32 sums scaled back to float.
+#include <aotc/rt/kernels/layouts.h>
+#include <aotc/rt/kernels/quantized.h>
+
+#include <cstring>
+
+#include "quantized.h"
+
+namespace aotc::ops {
+namespace {
+
+std::vector<uint8_t> bytes_of(const void* data, size_t n) {
+  std::vector<uint8_t> bytes(n);
+  if (n) std::memcpy(bytes.data(), data, n);
+  return bytes;
+}
+
+void lower_qlinear_dynamic(LowerContext& ctx, bool relu) {
+  ctx.require_float32({0});
+  const int x = ctx.tensor(0);
+  const QuantizedWeights& w = ctx.qweights_arg(1);
+  const bool reduce_range = ctx.is_none(2) ? false : ctx.bool_arg(2);
+  const ir::Shape xs = ctx.graph.value(x).shape;
+  const ir::Shape ws = ctx.graph.value(w.weight).shape;
+  if (xs.empty()) ctx.fail("input must have at least 1 dimension");
+  if (ws.size() != 2) ctx.fail("weight must be 2-d, got " + ir::shape_str(ws));
+  if (xs.back() != ws[1])
+    ctx.fail("input " + ir::shape_str(xs) + " does not fit weight " + ir::shape_str(ws) + ": expected " +
+             std::to_string(ws[1]) + " features, got " + std::to_string(xs.back()));
+  const size_t n = static_cast<size_t>(ws[0]);
+  if (w.scales.size() != 1 && w.scales.size() != n)
+    ctx.fail("the weights have " + std::to_string(w.scales.size()) + " scales for " + std::to_string(n) +
+             " output features");
+  if (w.bias >= 0 && ir::numel(ctx.graph.value(w.bias).shape) != ws[0])
+    ctx.fail("the bias has " + std::to_string(ir::numel(ctx.graph.value(w.bias).shape)) + " values for " +
+             std::to_string(n) + " output features");
+  rt::QLinearDynamicParams p;
+  p.k = ws[1];
+  p.n = ws[0];
+  p.m = p.k == 0 ? (ir::numel(xs) == 0 ? 0 : ir::numel(xs) / std::max<int64_t>(1, xs.back()))
+                 : ir::numel(xs) / p.k;
+  p.reduce_range = reduce_range;
+  p.relu = relu;
+  ir::Graph& g = ctx.graph;
+  const int weight = w.weight;
+  const rt::QLinearParams shape{p.m, p.n, p.k};
+  const std::string geometry = " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);
+  const int packed = g.add_derived_constant(
+      "qlinear_pack_weights" + geometry, {weight}, ir::DType::Int8, {rt::qlinear_packed_weight_bytes(shape)},
+      [&] {
+        std::vector<uint8_t> out(static_cast<size_t>(rt::qlinear_packed_weight_bytes(shape)));
+        rt::qlinear_pack_weights(shape, reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()),
+                                 reinterpret_cast<int8_t*>(out.data()));
+        return out;
+      });
+  auto per_row = [&](const auto& values, size_t j) { return values.size() == 1 ? values[0] : values[j]; };
+  std::string params = geometry + " w_scales=";
+  for (double s : w.scales) params += EmitContext::f32(scale_f32(s)) + ",";
+  params += " w_zeros=";
+  bool any_zero = false;
+  for (int64_t z : w.zero_points) {
+    params += std::to_string(z) + ",";
+    any_zero |= z != 0;
+  }
+  const int colsum =
+      g.add_derived_constant("qlinear_dynamic colsum" + geometry, {weight}, ir::DType::Int32, {p.n}, [&] {
+        const int8_t* q = reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data());
+        std::vector<int32_t> out(n);
+        for (size_t j = 0; j < n; ++j) {
+          int64_t sum = 0;
+          for (int64_t i = 0; i < p.k; ++i) sum += q[j * static_cast<size_t>(p.k) + static_cast<size_t>(i)];
+          out[j] = static_cast<int32_t>(sum);
+        }
+        return bytes_of(out.data(), out.size() * 4);
+      });
+  const int scale =
+      g.add_derived_constant("qlinear_dynamic w_scale" + params, {-1}, ir::DType::Float32, {p.n}, [&] {
+        std::vector<float> out(n);
+        for (size_t j = 0; j < n; ++j) out[j] = scale_f32(per_row(w.scales, j));
+        return bytes_of(out.data(), out.size() * 4);
+      });
+  const int zero = !any_zero ? -1
+                             : g.add_derived_constant(
+                                   "qlinear_dynamic w_zero" + params, {-1}, ir::DType::Int32, {p.n}, [&] {
+                                     std::vector<int32_t> out(n);
+                                     for (size_t j = 0; j < n; ++j)
+                                       out[j] = static_cast<int32_t>(per_row(w.zero_points, j));
+                                     return bytes_of(out.data(), out.size() * 4);
+                                   });
+  ir::Shape ys = xs;
+  ys.back() = p.n;
+  const int out = ctx.new_value(ir::DType::Float32, ys);
+  ir::Op& op = ctx.add_op(ir::kind::qlinear_dynamic, {x, packed, colsum, scale, zero, w.bias}, {out});
+  op.attrs = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"reduce_range", reduce_range}, {"relu", relu}};
+  op.scratch_bytes = rt::qlinear_dynamic_scratch_bytes(p);
+  op.thread_scratch_bytes = rt::qlinear_thread_scratch_bytes(shape);
+  ctx.set_tensor_output(0, out);
+}
+
+std::string emit_qlinear_dynamic(const EmitContext& e, const ir::Op& op) {
+  ParamsCode p("aotc::rt::QLinearDynamicParams");
+  p.set("m", op.i("m"))
+      .set("n", op.i("n"))
+      .set("k", op.i("k"))
+      .set_bool("reduce_range", op.b("reduce_range"))
+      .set_bool("relu", op.b("relu"));
+  ParamsCode w("aotc::rt::QLinearDynamicWeights", "dw");
+  w.raw("packed", e.in(op.inputs[1]))
+      .raw("colsum", e.in(op.inputs[2]))
+      .raw("scale", e.in(op.inputs[3]))
+      .raw("zero", e.in(op.inputs[4]))
+      .raw("bias", e.in(op.inputs[5]));
+  return kernel_call(op, p.str() + "\n    " + w.str(),
+                     "aotc::rt::qlinear_dynamic_f32(pool, p, " + e.in(op.inputs[0]) + ", dw, " +
+                         e.out(op.outputs[0]) + ", reinterpret_cast<uint8_t*>(" + e.scratch(op) + "));");
+}
+
+}  // namespace
+
+void register_quantized_linear_dynamic(Registry& r) {
+  // quantized::linear_dynamic(Tensor X, LinearPackedParamsBase W_prepack, bool reduce_range=False),
+  // and linear_relu_dynamic alike. X is float: these are plain lowerings.
+  r.add_lowering("quantized::linear_dynamic", [](LowerContext& ctx) { lower_qlinear_dynamic(ctx, false); });
+  r.add_lowering("quantized::linear_relu_dynamic",
+                 [](LowerContext& ctx) { lower_qlinear_dynamic(ctx, true); });
+  r.add_ir_op(ir::kind::qlinear_dynamic, emit_qlinear_dynamic);
+}
+
+}  // namespace aotc::ops
