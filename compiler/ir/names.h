@@ -45,6 +45,7 @@ inline constexpr char qadaptive_avg_pool2d[] = "qadaptive_avg_pool2d";
 inline constexpr char qadd[] = "qadd";
 inline constexpr char qclamp[] = "qclamp";
 inline constexpr char qconv2d[] = "qconv2d";
+inline constexpr char qlayer_norm[] = "qlayer_norm";
 inline constexpr char qlinear[] = "qlinear";
 inline constexpr char qlinear_dynamic[] = "qlinear_dynamic";
 inline constexpr char qlookup[] = "qlookup";

@@ -4,8 +4,9 @@ transformer-style stack of quantized linear layers, and a model that reaches eve
 quantized op form aotc lowers (strides, padding, dilation, groups, per-tensor weights with
 a zero point, both average-pooling layouts, clamps, views of quantized tensors); under torch's
 default engine "x86" (oneDNN's rounding on convolutions, QRequant::acc_scale), resnet50 in FX
-mode (deep enough that the two engines' rare one-step differences reach the outputs) and
-mobilenet_v2 in eager mode (depthwise layers on both sides of torch's 100-group line).
+mode (deep enough that the two engines' rare one-step differences reach the outputs),
+mobilenet_v2 in eager mode (depthwise layers on both sides of torch's 100-group line) and two
+BERT-style encoder blocks in FX mode (quantized::layer_norm).
 
 Same contract as models.py: each builder returns (module, inputs), seeded, in eval mode.
 Calibration uses random data (seeded), so the scales are arbitrary but realistic. The check
@@ -175,6 +176,24 @@ def _quant_ops():
     return _eager(QuantOps(), (2, 3, 33, 29), 70, qconfig)
 
 
+class QuantEncoder(nn.Module):
+    """Two BERT-style blocks (AttentionBlock, below) for FX-mode static quantization: quantized
+    linear layers, adds and layer norms (quantized::layer_norm), attention in float between
+    them."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(AttentionBlock(), AttentionBlock())
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def _encoder_fx_x86():
+    torch.manual_seed(74)
+    return _fx(QuantEncoder(), (2, 19, 64), 74, engine="x86")
+
+
 def _linear_stack():
     torch.manual_seed(71)
     return _eager(LinearStack(), (2, 17, 72), 71)
@@ -191,6 +210,7 @@ MODELS_QUANTIZED = {
     "q_shufflenet_v2_fx": lambda: _torchvision_fx("shufflenet_v2_x1_0", 67, 96),
     "q_resnet50_fx_x86": lambda: _torchvision_fx("resnet50", 68, 64, engine="x86"),
     "q_mobilenet_v2_x86": lambda: _torchvision_eager("mobilenet_v2", 69, 96, engine="x86"),
+    "q_encoder_fx_x86": lambda: _encoder_fx_x86(),
     "q_linear_stack": _linear_stack,
     "q_ops": _quant_ops,
 }

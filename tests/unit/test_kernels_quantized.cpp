@@ -936,3 +936,64 @@ TEST_CASE("qlinear_dynamic_f32: quantize by the input's range, int32 sums, float
     CHECK(std::sqrt(err) <= 1e-6 * std::sqrt(norm));
   }
 }
+
+TEST_CASE("qlayer_norm_u8: torch's steps, vector and scalar parts alike") {
+  Rng rng{4711};
+  ThreadPool one(1), two(2);
+  struct Case {
+    int64_t rows, n;
+    bool affine;
+    double eps;
+  };
+  const Case cases[] = {{3, 64, true, 1e-5}, {29, 37, true, 1e-5}, {7, 100, false, 1e-12},
+                        {2, 768, true, 0.1}, {40, 5, false, 1e-5}, {1, 1, true, 1e-5}};
+  int index = 0;
+  for (const Case& c : cases) {
+    aotc::rt::QLayerNormParams p;
+    p.rows = c.rows;
+    p.n = c.n;
+    p.x_scale = rng.uniform(0.01f, 0.1f);
+    p.x_zero = rng.range(0, 255);
+    p.eps = c.eps;
+    p.y_inv_scale = 1.0f / rng.uniform(0.01f, 0.1f);
+    p.y_zero = rng.range(0, 255);
+    std::vector<uint8_t> x(static_cast<size_t>(c.rows * c.n)), y(x.size());
+    for (auto& v : x) v = static_cast<uint8_t>(rng.next() >> 24);
+    std::vector<float> gamma(static_cast<size_t>(c.n)), beta(static_cast<size_t>(c.n));
+    for (int64_t i = 0; i < c.n; ++i) {
+      gamma[i] = rng.uniform(-2.0f, 2.0f);
+      beta[i] = rng.uniform(-0.5f, 0.5f);
+    }
+    const float* g = c.affine ? gamma.data() : nullptr;
+    const float* b = c.affine ? beta.data() : nullptr;
+    aotc::rt::qlayer_norm_u8(index++ % 2 ? two : one, p, x.data(), g, b, y.data());
+    // The header's steps, each rounded to float through double (exact for one product or sum
+    // of two floats, so the compiler's contractions cannot change them).
+    auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    int64_t bad = 0;
+    for (int64_t r = 0; r < c.rows; ++r) {
+      int64_t sum = 0, sum_sq = 0;
+      for (int64_t i = 0; i < c.n; ++i) {
+        const int64_t q = x[r * c.n + i];
+        sum += q;
+        sum_sq += q * q;
+      }
+      const double mean_raw = f32(static_cast<double>(static_cast<float>(sum)) / static_cast<float>(c.n));
+      const double mean = f32(mean_raw - p.x_zero);
+      const double sq_mean = f32(static_cast<double>(static_cast<float>(sum_sq)) / static_cast<float>(c.n));
+      double var = std::fma(-mean_raw, mean_raw, sq_mean);  // exact in double, then one rounding
+      var = std::max(f32(var), 0.0);
+      const double var_scaled = f32(f32(var * p.x_scale) * p.x_scale);
+      const double inv_std = f32(static_cast<double>(p.x_scale) / std::sqrt(var_scaled + c.eps));
+      for (int64_t i = 0; i < c.n; ++i) {
+        double v = f32(f32(static_cast<double>(x[r * c.n + i] - p.x_zero) - mean) * inv_std);
+        if (c.affine) v = f32(f32(v * gamma[i]) + beta[i]);
+        const float t = static_cast<float>(v) * p.y_inv_scale;
+        const int64_t want = std::clamp<int64_t>(cvt(t) + p.y_zero, 0, 255);
+        bad += y[r * c.n + i] != want;
+      }
+    }
+    INFO("rows " << c.rows << " n " << c.n);
+    CHECK(bad == 0);
+  }
+}

@@ -164,6 +164,26 @@ struct QMulParams {
 };
 void qmul_u8(ThreadPool& pool, const QMulParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y);
 
+// quantized::layer_norm over the last n values of each of rows rows (uint8 in and out), as
+// torch 2.11 computes it: per row the integer sum and sum of squares of the raw bytes,
+//   mean_raw = float(sum) / n, mean = mean_raw - float(x_zero),
+//   var      = max(fma(-mean_raw, mean_raw, float(sum_sq) / n), 0),
+//   inv_std  = float(double(x_scale) / sqrt(double((var * x_scale) * x_scale) + eps)),
+// then per value, each step rounded to float (no fused multiply-add):
+//   y = (((float(q - x_zero) - mean) * inv_std) * gamma[i]) + beta[i]
+// quantized as quantize_u8 does with y_inv_scale and y_zero. gamma and beta may be null
+// (1 and 0).
+struct QLayerNormParams {
+  int64_t rows = 0, n = 0;
+  float x_scale = 1;
+  int32_t x_zero = 0;
+  double eps = 1e-5;
+  float y_inv_scale = 1;  // 1.0f / float(output scale)
+  int32_t y_zero = 0;
+};
+void qlayer_norm_u8(ThreadPool& pool, const QLayerNormParams& p, const uint8_t* x, const float* gamma,
+                    const float* beta, uint8_t* y);
+
 // ---------------------------------------------------------------- pooling
 // Max pooling on uint8 (exact: the output keeps the input's scale and zero point); padding
 // never wins. channels_last: x and y NHWC, else NCHW.
