@@ -1,6 +1,7 @@
 // quantized_conv2d.cpp: quantized::conv2d and quantized::conv2d_relu (torch.ao's quantized
-// Conv2d and ConvReLU2d) -> IR "qconv2d" -> aotc::rt::qconv2d_u8: uint8 NHWC activations,
-// int8 weights packed at compile time, int32 sums requantized per output channel.
+// Conv2d and ConvReLU2d), and conv1d alike (a conv2d of kernel height 1, as torch runs it) ->
+// IR "qconv2d" -> aotc::rt::qconv2d_u8: uint8 NHWC activations, int8 weights packed at
+// compile time, int32 sums requantized per output channel.
 #include <aotc/rt/kernels/layouts.h>
 #include <aotc/rt/kernels/quantized.h>
 
@@ -36,13 +37,15 @@ std::vector<int64_t> two_values(const LowerContext& ctx, const std::vector<int64
   return v;
 }
 
-void lower_qconv2d(LowerContext& ctx, bool relu) {
-  const ir::QuantParams in = ctx.quant(0);
+// The convolution of the quantized 4-d value x_id (argument 0's quantization) by argument 1's
+// packed weights at argument 2's scale and 3's zero point: the output value (NHWC).
+int qconv2d_of(LowerContext& ctx, int x_id, bool relu) {
+  const ir::QuantParams in = *ctx.graph.value(x_id).quant;
   const QuantizedWeights& w = ctx.qweights_arg(1);
   const double out_scale = ctx.double_arg(2);
   const int64_t out_zero = ctx.int_arg(3);
   if (w.transpose) ctx.fail("quantized transposed convolutions are not supported");
-  const ir::Shape x = ctx.value(0).shape;
+  const ir::Shape x = ctx.graph.value(x_id).shape;
   const ir::Shape ws = ctx.graph.value(w.weight).shape;
   if (x.size() != 4) ctx.fail("input must be 4-d (N, C, H, W), got " + ir::shape_str(x));
   if (ws.size() != 4) ctx.fail("weight must be 4-d, got " + ir::shape_str(ws));
@@ -81,7 +84,7 @@ void lower_qconv2d(LowerContext& ctx, bool relu) {
   if (p.h_out < 1 || p.w_out < 1)
     ctx.fail("input " + ir::shape_str(x) + " is smaller than the kernel " + ir::shape_str(ws));
 
-  const int xin = quantized_in_layout(ctx, ctx.tensor(0), true);
+  const int xin = quantized_in_layout(ctx, x_id, true);
   const std::string geometry = " c_in=" + std::to_string(p.c_in) + " c_out=" + std::to_string(p.c_out) +
                                " kernel=" + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
                                " groups=" + std::to_string(p.groups);
@@ -117,7 +120,31 @@ void lower_qconv2d(LowerContext& ctx, bool relu) {
               {"out_zero", out_zero},
               {"relu", relu}};
   op.thread_scratch_bytes = rt::qconv2d_thread_scratch_bytes(p);
-  ctx.set_tensor_output(0, out);
+  return out;
+}
+
+void lower_qconv2d(LowerContext& ctx, bool relu) {
+  ctx.quant(0);  // a quantized tensor, or a clear error
+  ctx.set_tensor_output(0, qconv2d_of(ctx, ctx.tensor(0), relu));
+}
+
+// quantized::conv1d as torch runs it: its packed weights are a conv2d's with a kernel of height
+// 1, applied to the input seen as [N, C, 1, L]; the output seen as [N, C_out, L_out] again.
+void lower_qconv1d(LowerContext& ctx, bool relu) {
+  const ir::QuantParams in = ctx.quant(0);
+  const ir::Shape x = ctx.value(0).shape;
+  if (x.size() != 3) ctx.fail("input must be 3-d (N, C, L), got " + ir::shape_str(x));
+  const int dense = quantized_in_layout(ctx, ctx.tensor(0), false);
+  const int x4 = ctx.graph.add_alias(dense, {x[0], x[1], 1, x[2]});
+  ctx.graph.value(x4).quant = ir::QuantParams{in.scale, in.zero_point, false};
+  const int y4 = quantized_in_layout(ctx, qconv2d_of(ctx, x4, relu), false);
+  const ir::Shape ys = ctx.graph.value(y4).shape;
+  if (ys[2] != 1)
+    ctx.fail("the packed weights are not a 1-d convolution's: the output is " + ir::shape_str(ys) +
+             ", not of height 1");
+  const int y = ctx.graph.add_alias(y4, {ys[0], ys[1], ys[3]});
+  ctx.graph.value(y).quant = ctx.graph.value(y4).quant;
+  ctx.set_tensor_output(0, y);
 }
 
 std::string emit_qconv2d(const EmitContext& e, const ir::Op& op) {
@@ -152,6 +179,8 @@ void register_quantized_conv2d(Registry& r) {
   // int output_zero_point), and conv2d_relu alike.
   r.add_quantized_lowering("quantized::conv2d", [](LowerContext& ctx) { lower_qconv2d(ctx, false); });
   r.add_quantized_lowering("quantized::conv2d_relu", [](LowerContext& ctx) { lower_qconv2d(ctx, true); });
+  r.add_quantized_lowering("quantized::conv1d", [](LowerContext& ctx) { lower_qconv1d(ctx, false); });
+  r.add_quantized_lowering("quantized::conv1d_relu", [](LowerContext& ctx) { lower_qconv1d(ctx, true); });
   r.add_ir_op(ir::kind::qconv2d, emit_qconv2d);
 }
 

@@ -194,6 +194,33 @@ def _encoder_fx_x86():
     return _fx(QuantEncoder(), (2, 19, 64), 74, engine="x86")
 
 
+class Conv1dStack(nn.Module):
+    """Audio-style 1-d convolutions: strided with a fused ReLU, depthwise, pointwise, a residual
+    add (quantized::conv1d and conv1d_relu, which torch runs as a conv2d of height 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv1d(8, 24, 5, stride=2, padding=2)
+        self.relu = nn.ReLU()
+        self.depthwise = nn.Conv1d(24, 24, 3, padding=2, dilation=2, groups=24)
+        self.pointwise = nn.Conv1d(24, 24, 1)
+        self.add = nnq.FloatFunctional()
+        self.dequant = tq.DeQuantStub()
+
+    def fuse_model(self):
+        tq.fuse_modules(self, [["conv", "relu"]], inplace=True)
+
+    def forward(self, x):
+        y = self.relu(self.conv(self.quant(x)))
+        return self.dequant(self.add.add(y, self.pointwise(self.depthwise(y))))
+
+
+def _conv1d_x86():
+    torch.manual_seed(75)
+    return _eager(Conv1dStack(), (2, 8, 61), 75, engine="x86")
+
+
 def _linear_stack():
     torch.manual_seed(71)
     return _eager(LinearStack(), (2, 17, 72), 71)
@@ -211,6 +238,7 @@ MODELS_QUANTIZED = {
     "q_resnet50_fx_x86": lambda: _torchvision_fx("resnet50", 68, 64, engine="x86"),
     "q_mobilenet_v2_x86": lambda: _torchvision_eager("mobilenet_v2", 69, 96, engine="x86"),
     "q_encoder_fx_x86": lambda: _encoder_fx_x86(),
+    "q_conv1d_x86": lambda: _conv1d_x86(),
     "q_linear_stack": _linear_stack,
     "q_ops": _quant_ops,
 }
