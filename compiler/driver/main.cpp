@@ -76,9 +76,10 @@ is needed to run it.
   --quantized-engine x86|fbgemm
                            int8 models: whose rounding to reproduce, torch's quantized
                            engine's (torch.backends.quantized.engine). x86 (default, torch's
-                           default on x86-64 CPUs with AVX512-VNNI) rounds convolutions with
-                           symmetric weights and at most 100 groups as oneDNN does; fbgemm
-                           (torch's x86 engine on CPUs without AVX512-VNNI too) as fbgemm does
+                           default on x86-64) rounds convolutions with symmetric weights and
+                           at most 100 groups as oneDNN does, as torch's x86 engine does on
+                           CPUs with AVX512-VNNI; fbgemm (torch's x86 engine on CPUs without
+                           AVX512-VNNI too) as fbgemm does
   --list-ops               print the TorchScript ops aotc can lower, one per line
   --markdown               with --list-ops: the supported-op list as docs/OPS.md has it
   -v, --verbose            print the graph, the passes, the memory plan and timings

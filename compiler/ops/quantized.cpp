@@ -47,15 +47,11 @@ int64_t quantize_number(double x, const ir::QuantParams& q) {
   return static_cast<int64_t>(std::clamp(v, 0.0f, 255.0f));
 }
 
-namespace {
-
 std::vector<uint8_t> bytes_of(const void* data, size_t n) {
   std::vector<uint8_t> bytes(n);
   if (n) std::memcpy(bytes.data(), data, n);
   return bytes;
 }
-
-}  // namespace
 
 bool runs_on_onednn(const LowerContext& ctx, const QuantizedWeights& w) {
   if (ctx.graph.quantized_engine != ir::QuantizedEngine::X86 || w.groups > 100) return false;

@@ -19,6 +19,9 @@ int quantized_in_layout(LowerContext& ctx, int id, bool channels_last);
 // op that torch computed for each possible input): IR "qlookup", output quantized as out.
 int add_quantized_lookup(LowerContext& ctx, int x, std::vector<uint8_t> table, const ir::QuantParams& out);
 
+// n bytes at data as a constant's contents.
+std::vector<uint8_t> bytes_of(const void* data, size_t n);
+
 // A quantization scale as the int8 kernels use it: torch's kernels compute in float.
 float scale_f32(double scale);
 

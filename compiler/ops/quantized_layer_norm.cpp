@@ -27,6 +27,8 @@ void lower_qlayer_norm(LowerContext& ctx) {
                " does not match normalized_shape " + ir::shape_str(normalized));
   }
   const double eps = ctx.double_arg(4), out_scale = ctx.double_arg(5);
+  if (!(eps >= 0) || !std::isfinite(eps))
+    ctx.fail("eps must be finite and not negative, got " + std::to_string(eps));
   const int64_t out_zero = ctx.int_arg(6);
   if (!(out_scale > 0) || !std::isfinite(out_scale))
     ctx.fail("output scale must be positive and finite, got " + std::to_string(out_scale));

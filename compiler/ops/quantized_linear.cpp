@@ -29,8 +29,8 @@ void lower_qlinear(LowerContext& ctx, bool relu) {
   rt::QLinearParams p;
   p.k = ws[1];
   p.n = ws[0];
-  p.m = ir::numel(xs) / (p.k == 0 ? 1 : p.k);
-  if (p.k == 0) p.m = ir::numel(xs) == 0 ? 0 : 1;
+  if (p.k == 0) ctx.fail("a quantized linear layer needs at least 1 input feature, got 0");
+  p.m = ir::numel(xs) / p.k;
   ir::Graph& g = ctx.graph;
   const int weight = w.weight;
   const std::string geometry = " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);

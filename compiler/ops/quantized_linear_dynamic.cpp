@@ -5,18 +5,10 @@
 #include <aotc/rt/kernels/layouts.h>
 #include <aotc/rt/kernels/quantized.h>
 
-#include <cstring>
-
 #include "quantized.h"
 
 namespace aotc::ops {
 namespace {
-
-std::vector<uint8_t> bytes_of(const void* data, size_t n) {
-  std::vector<uint8_t> bytes(n);
-  if (n) std::memcpy(bytes.data(), data, n);
-  return bytes;
-}
 
 void lower_qlinear_dynamic(LowerContext& ctx, bool relu) {
   ctx.require_float32({0});
@@ -40,8 +32,7 @@ void lower_qlinear_dynamic(LowerContext& ctx, bool relu) {
   rt::QLinearDynamicParams p;
   p.k = ws[1];
   p.n = ws[0];
-  p.m = p.k == 0 ? (ir::numel(xs) == 0 ? 0 : ir::numel(xs) / std::max<int64_t>(1, xs.back()))
-                 : ir::numel(xs) / p.k;
+  p.m = ir::numel(ir::Shape(xs.begin(), xs.end() - 1));  // the leading dims (also where k is 0)
   p.reduce_range = reduce_range;
   p.relu = relu;
   ir::Graph& g = ctx.graph;

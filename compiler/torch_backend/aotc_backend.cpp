@@ -132,9 +132,11 @@ std::string module_label(const torch::jit::Module& module) {
 }
 
 // The rounding of the quantized engine this process's torch runs: its "x86" engine runs
-// convolutions on oneDNN only where the CPU has AVX512-VNNI (torch's should_use_onednn_quant).
+// convolutions on oneDNN only on Linux where the CPU has AVX512-VNNI (torch's
+// should_use_onednn_quant). (torch decides when it packs the weights, under the engine set
+// then: a module loaded under one engine and lowered under another gets the second's.)
 ir::QuantizedEngine torch_quantized_engine() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__linux__)
   if (at::globalContext().qEngine() == at::QEngine::X86 && __builtin_cpu_supports("avx512vnni"))
     return ir::QuantizedEngine::X86;
 #endif

@@ -110,13 +110,9 @@ uint8_t ref_requant(int64_t sum, int64_t sum_a, const QRequant& rq, int64_t j) {
   auto acc = static_cast<int32_t>(
       static_cast<uint32_t>(sum + rq.acc_offset[j] - (rq.w_zero ? rq.w_zero[j] * sum_a : 0)));
   if (rq.acc_scale) {
-    // The oneDNN form, each step rounded to float (a product of two floats is exact in
-    // double, so the compiler's contractions cannot change this).
-    auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
-    double g = f32(static_cast<double>(static_cast<float>(acc)) * rq.acc_scale[j]);
-    g = f32(g + rq.bias_over_scale[j]);
-    g = f32(g * rq.multiplier[j]);
-    g = f32(g + rq.out_zero);
+    // The oneDNN form: two fused multiply-adds, each rounded once.
+    double g = std::fma(std::fma(static_cast<float>(acc), rq.acc_scale[j], rq.bias_over_scale[j]),
+                        rq.multiplier[j], static_cast<float>(rq.out_zero));
     g = g > rq.lo ? g : rq.lo;  // NaN: lo
     g = g < rq.hi ? g : rq.hi;
     return static_cast<uint8_t>(cvt(static_cast<float>(g)));
@@ -986,9 +982,10 @@ TEST_CASE("qlayer_norm_u8: torch's steps, vector and scalar parts alike") {
       const double var_scaled = f32(f32(var * p.x_scale) * p.x_scale);
       const double inv_std = f32(static_cast<double>(p.x_scale) / std::sqrt(var_scaled + c.eps));
       for (int64_t i = 0; i < c.n; ++i) {
-        double v = f32(f32(static_cast<double>(x[r * c.n + i] - p.x_zero) - mean) * inv_std);
-        if (c.affine) v = f32(f32(v * gamma[i]) + beta[i]);
-        const float t = static_cast<float>(v) * p.y_inv_scale;
+        const auto v =
+            static_cast<float>(f32(static_cast<double>(x[r * c.n + i] - p.x_zero) - mean) * inv_std);
+        const float u = c.affine ? std::fma(v, gamma[i], beta[i]) : v;
+        const float t = u * p.y_inv_scale;
         const int64_t want = std::clamp<int64_t>(cvt(t) + p.y_zero, 0, 255);
         bad += y[r * c.n + i] != want;
       }

@@ -34,16 +34,16 @@ void norm_row(const QLayerNormParams& p, const uint8_t* x, const float* gamma, c
   const __m256i xzero = _mm256_set1_epi32(p.x_zero), yzero = _mm256_set1_epi32(p.y_zero);
   for (; i + 8 <= p.n; i += 8) {
     const __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
-    __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, xzero)), vmean), vinv);
-    if (gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(gamma + i));
-    if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + i));
+    const __m256 t =
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, xzero)), vmean), vinv);
+    const __m256 v = _mm256_fmadd_ps(t, gamma ? _mm256_loadu_ps(gamma + i) : _mm256_set1_ps(1.0f),
+                                     beta ? _mm256_loadu_ps(beta + i) : _mm256_setzero_ps());
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), detail::quantize_x8(_mm256_mul_ps(v, vyinv), yzero));
   }
 #endif
   for (; i < p.n; ++i) {
-    float v = detail::held((static_cast<float>(x[i] - p.x_zero) - mean) * inv_std);
-    if (gamma) v = detail::held(v * gamma[i]);
-    if (beta) v = v + beta[i];
+    const float t = (static_cast<float>(x[i] - p.x_zero) - mean) * inv_std;
+    const float v = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
     y[i] = detail::quantize_scaled(v * p.y_inv_scale, p.y_zero);
   }
 }

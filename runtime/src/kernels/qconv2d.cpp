@@ -227,15 +227,12 @@ AOTC_VNNI_TARGET void dw4_ymm(const DwArgs& d, const uint8_t* const* ptr, const 
   }
   auto scaled = [&](__m256i s, int k) {
     const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.off_p + c0 + 16 * k));
-    if (d.scale_p) {
-      const __m256 t = _mm256_add_ps(
-          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, o)), _mm256_loadu_ps(d.scale_p + c0 + 16 * k)),
-          _mm256_loadu_ps(d.bias_p + c0 + 16 * k));
-      const __m256 f = _mm256_add_ps(_mm256_mul_ps(t, _mm256_loadu_ps(d.mult_p + c0 + 16 * k)),
-                                     _mm256_set1_ps(static_cast<float>(d.rq->out_zero)));
-      return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(static_cast<float>(d.lo))),
-                                              _mm256_set1_ps(static_cast<float>(d.hi))));
-    }
+    if (d.scale_p)
+      return detail::requant_x86_cvt8(
+          _mm256_add_epi32(s, o), _mm256_loadu_ps(d.scale_p + c0 + 16 * k),
+          _mm256_loadu_ps(d.bias_p + c0 + 16 * k), _mm256_loadu_ps(d.mult_p + c0 + 16 * k),
+          _mm256_set1_ps(static_cast<float>(d.rq->out_zero)), _mm256_set1_ps(static_cast<float>(d.lo)),
+          _mm256_set1_ps(static_cast<float>(d.hi)));
     const __m256 f =
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, o)), _mm256_loadu_ps(d.bias_p + c0 + 16 * k));
     return _mm256_cvtps_epi32(_mm256_mul_ps(f, _mm256_loadu_ps(d.mult_p + c0 + 16 * k)));

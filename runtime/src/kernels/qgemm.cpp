@@ -1,9 +1,10 @@
 // qgemm.cpp - the uint8 x int8 product of the quantized convolutions and linear layers
 // (qgemm_u8), and qlinear_u8 on it. C[m][j] = sum_kk A[m][kk] * W[kk][j] with int32 sums,
-// then QRequant's epilogue to uint8, rows m the output pixels or tokens, columns j the
-// output channels along the vector lanes; W packed at compile time (layouts.h, qgemm).
+// then QRequant's epilogue to uint8 (or the int32 sums themselves, QGemmDesc::y32), rows m
+// the output pixels or tokens, columns j the output channels along the vector lanes; W
+// packed at compile time (layouts.h, qgemm).
 //
-// A tile is rows x (16 to 64) channels, over the whole depth in registers:
+// A tile is rows x (16 to 64) channels, over the whole depth (in registers but for AMX):
 //   - AMX (Sapphire Rapids and later, use_amx): tdpbusd on 16-row tiles, 2 x 2 of them
 //     (32 rows x 32 channels) per step of 64 depths, the sums stored to memory for the
 //     AVX512-VNNI epilogue; rows and depths past whole tiles as the section below says.
@@ -24,7 +25,8 @@
 //     pairwise at the end; 2 x 16.
 //   - elsewhere: plain C++ over a row and a block of channels.
 // The epilogue (offset, weight zero point times the row's sum, float bias, multiplier,
-// round half to even, zero point, clamp) runs on the tile's accumulators and stores bytes.
+// round half to even, zero point, clamp; QRequant's two forms) runs on the tile's sums and
+// stores bytes, or stores the sums (y32).
 //
 // Rows of A are read in place (1x1 convolutions, linear layers) or gathered by the caller's
 // fill function into the thread's scratch, a strip of qgemm::chunk_rows rows at a time; a

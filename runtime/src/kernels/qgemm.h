@@ -60,11 +60,11 @@ inline float held(float v) {
   return v;
 }
 
-// QRequant's oneDNN form (acc_scale set) for one sum: cvtps2dq(clamp(((float(acc) * scale) +
-// bias) * mult + float(zero), lo, hi)). A NaN takes lo, as maxps(f, lo) gives it.
+// QRequant's oneDNN form (acc_scale set) for one sum: cvtps2dq(clamp(fma(fma(float(acc), scale,
+// bias), mult, float(zero)), lo, hi)). A NaN takes lo, as maxps(f, lo) gives it.
 inline uint8_t requant_value_x86(int32_t acc, float scale, float bias, float mult, int32_t zero, int32_t lo,
                                  int32_t hi) {
-  float f = held(held(held(static_cast<float>(acc) * scale) + bias) * mult) + static_cast<float>(zero);
+  float f = std::fma(std::fma(static_cast<float>(acc), scale, bias), mult, static_cast<float>(zero));
   const float lo_f = static_cast<float>(lo), hi_f = static_cast<float>(hi);
   f = f > lo_f ? f : lo_f;
   f = f < hi_f ? f : hi_f;
@@ -138,8 +138,8 @@ __attribute__((target("avx512f"))) inline __m128i requant_x16(__m512i s, __m512 
 __attribute__((target("avx512f"))) inline __m512i requant_x86_cvt16(__m512i s, __m512 scale, __m512 bias,
                                                                     __m512 mult, __m512 zero_f, __m512 lo_f,
                                                                     __m512 hi_f) {
-  const __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), scale), bias);
-  const __m512 f = _mm512_add_ps(_mm512_mul_ps(t, mult), zero_f);
+  const __m512 t = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAllLanes16, s), scale, bias);
+  const __m512 f = _mm512_fmadd_ps(t, mult, zero_f);
   return _mm512_maskz_cvtps_epi32(
       kAllLanes16, _mm512_maskz_min_ps(kAllLanes16, _mm512_maskz_max_ps(kAllLanes16, f, lo_f), hi_f));
 }
@@ -161,12 +161,17 @@ inline __m128i requant_x8(__m256i s, __m256 bias, __m256 mult, __m256i zero, __m
   return pack_u8x8(
       _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(f), lo_z), hi_z), zero));
 }
-// QRequant's oneDNN form on 8 sums, the bytes in the low 8 of the result.
+// QRequant's oneDNN form on 8 sums: int32 lanes, the zero point included, each in [lo, hi].
+inline __m256i requant_x86_cvt8(__m256i s, __m256 scale, __m256 bias, __m256 mult, __m256 zero_f, __m256 lo_f,
+                                __m256 hi_f) {
+  const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, bias);
+  const __m256 f = _mm256_fmadd_ps(t, mult, zero_f);
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo_f), hi_f));
+}
+// The same as bytes in the low 8 of the result.
 inline __m128i requant_x86_x8(__m256i s, __m256 scale, __m256 bias, __m256 mult, __m256 zero_f, __m256 lo_f,
                               __m256 hi_f) {
-  const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s), scale), bias);
-  const __m256 f = _mm256_add_ps(_mm256_mul_ps(t, mult), zero_f);
-  return pack_u8x8(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo_f), hi_f)));
+  return pack_u8x8(requant_x86_cvt8(s, scale, bias, mult, zero_f, lo_f, hi_f));
 }
 // quantize_scaled on 8 lanes t (= x * inv_scale): bytes in the low 8 of the result.
 inline __m128i quantize_x8(__m256 t, __m256i zero) {
@@ -205,8 +210,8 @@ inline int32x4_t requant_x4(int32x4_t s, float32x4_t bias, float32x4_t mult, int
 // from the integer clamp, as on x86).
 inline int32x4_t requant_x86_x4(int32x4_t s, float32x4_t scale, float32x4_t bias, float32x4_t mult,
                                 float32x4_t zero_f, int32x4_t lo, int32x4_t hi) {
-  const float32x4_t t = vaddq_f32(vmulq_f32(vcvtq_f32_s32(s), scale), bias);
-  const float32x4_t f = vaddq_f32(vmulq_f32(t, mult), zero_f);
+  const float32x4_t t = vfmaq_f32(bias, vcvtq_f32_s32(s), scale);
+  const float32x4_t f = vfmaq_f32(zero_f, t, mult);
   const float32x4_t c = vminq_f32(vmaxq_f32(f, vcvtq_f32_s32(lo)), vcvtq_f32_s32(hi));
   return vminq_s32(vmaxq_s32(vcvtnq_s32_f32(c), lo), hi);
 }

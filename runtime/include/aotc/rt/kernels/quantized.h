@@ -48,11 +48,13 @@ void dequantize_u8(ThreadPool& pool, int64_t count, float scale, int32_t zero, c
 //
 // torch's engine "x86" (its default on x86-64) runs a convolution whose weights' zero points
 // are all 0 and that has at most 100 groups on oneDNN where the CPU has AVX512-VNNI, and
-// oneDNN rounds differently, the zero point added in float before the rounding (measured on
-// torch 2.11: 0 of 29.5M values differ):
-//   y = cvtps2dq(clamp(((float(acc) * acc_scale[j]) + bias[j]) * multiplier[j] + float(out_zero), lo, hi))
-// each operation rounded to float, the clamp in float. A non-null acc_scale selects this
-// form; bias_over_scale then holds the float bias itself. torch hands oneDNN the reciprocals
+// oneDNN rounds differently: two fused multiply-adds, the zero point added in float before
+// the rounding, the clamp in float:
+//   y = cvtps2dq(clamp(fma(fma(float(acc), acc_scale[j], bias[j]), multiplier[j], float(out_zero)), lo, hi))
+// (measured on torch 2.11: resnet18, resnet50, resnext101_32x8d, googlenet, mobilenet_v2 and
+// v3, shufflenet_v2 give 0 of 1000 outputs that differ from torch's; with each step rounded
+// instead, resnext101_32x8d gives 511). A non-null acc_scale selects this form;
+// bias_over_scale then holds the float bias itself. torch hands oneDNN the reciprocals
 // of reciprocals of its scales, s' = 1.0f / float(1.0 / s) (s in double), and the compiler
 // computes acc_scale[j] = s_a' * s_w'[j] and multiplier[j] = 1.0f / s_y'.
 struct QRequant {
@@ -169,8 +171,9 @@ void qmul_u8(ThreadPool& pool, const QMulParams& p, const uint8_t* a, const uint
 //   mean_raw = float(sum) / n, mean = mean_raw - float(x_zero),
 //   var      = max(fma(-mean_raw, mean_raw, float(sum_sq) / n), 0),
 //   inv_std  = float(double(x_scale) / sqrt(double((var * x_scale) * x_scale) + eps)),
-// then per value, each step rounded to float (no fused multiply-add):
-//   y = (((float(q - x_zero) - mean) * inv_std) * gamma[i]) + beta[i]
+// then per value (torch's build fuses the last multiply and add; measured: 0 of 60M values
+// differ with the fusion, 41 without):
+//   y = fma((float(q - x_zero) - mean) * inv_std, gamma[i], beta[i])
 // quantized as quantize_u8 does with y_inv_scale and y_zero. gamma and beta may be null
 // (1 and 0).
 struct QLayerNormParams {
