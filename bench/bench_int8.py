@@ -57,6 +57,24 @@ def quantized_and_float(name, seed, size):
     return float_model, torch.jit.script(model)
 
 
+def time_rounds(runners, rounds, per_round):
+    """{name: [median ms of each round]}: the runners alternate, forward then backward, each
+    with one untimed run and per_round timed runs per round."""
+    times = {k: [] for k in runners}
+    with torch.no_grad():
+        for r in range(rounds):
+            order = list(runners) if r % 2 == 0 else list(reversed(runners))
+            for key in order:
+                runners[key]()
+                runs = []
+                for _ in range(per_round):
+                    start = time.perf_counter()
+                    runners[key]()
+                    runs.append((time.perf_counter() - start) * 1e3)
+                times[key].append(statistics.median(runs))
+    return times
+
+
 def compile_aotc(aotc, pt, so, size):
     start = time.monotonic()
     # The rounding of the engine torch runs here (fbgemm, set above).
@@ -136,18 +154,7 @@ def main():
             "ORT int8 QDQ": lambda: session.run(None, feed),
             "aotc f32": lambda: aotc_f.run(),
         }
-        rounds = {k: [] for k in runners}
-        with torch.no_grad():
-            for r in range(args.rounds):
-                order = list(runners) if r % 2 == 0 else list(reversed(runners))
-                for key in order:
-                    runners[key]()
-                    times = []
-                    for _ in range(args.per_round):
-                        start = time.perf_counter()
-                        runners[key]()
-                        times.append((time.perf_counter() - start) * 1e3)
-                    rounds[key].append(statistics.median(times))
+        rounds = time_rounds(runners, args.rounds, args.per_round)
         med = {k: statistics.median(v) for k, v in rounds.items()}
         per_round_best_peer = [v / min(rounds["torch int8"][r], rounds["ORT int8 QDQ"][r])
                                for r, v in enumerate(rounds["aotc int8"])]

@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from bench_cpu import AotcModel  # noqa: E402
+from bench_int8 import time_rounds  # noqa: E402
 from models_quantized import AttentionBlock, aotc_engine_args  # noqa: E402
 
 
@@ -110,18 +111,7 @@ def main():
         "ORT int8 dynamic": lambda: session.run(None, feed),
         "aotc f32": lambda: aotc_f.run(),
     }
-    rounds = {k: [] for k in runners}
-    with torch.no_grad():
-        for r in range(args.rounds):
-            order = list(runners) if r % 2 == 0 else list(reversed(runners))
-            for key in order:
-                runners[key]()
-                times = []
-                for _ in range(args.per_round):
-                    start = time.perf_counter()
-                    runners[key]()
-                    times.append((time.perf_counter() - start) * 1e3)
-                rounds[key].append(statistics.median(times))
+    rounds = time_rounds(runners, args.rounds, args.per_round)
     med = {k: statistics.median(v) for k, v in rounds.items()}
     vs_peer = statistics.median(
         v / min(rounds["torch int8"][r], rounds["ORT int8 dynamic"][r]) for r, v in enumerate(rounds["aotc int8"]))

@@ -1,4 +1,6 @@
 // quantized.cpp - helpers of the quantized op files (quantized.h).
+#include <aotc/rt/kernels/layouts.h>
+
 #include "quantized.h"
 
 #include <algorithm>
@@ -66,6 +68,20 @@ namespace {
 float onednn_scale(double scale) { return 1.0f / static_cast<float>(1.0 / scale); }
 
 }  // namespace
+
+int add_qlinear_packed_weights(LowerContext& ctx, int weight, int64_t n, int64_t k) {
+  ir::Graph& g = ctx.graph;
+  const rt::QLinearParams p{1, n, k};
+  const int64_t bytes = rt::qlinear_packed_weight_bytes(p);
+  return g.add_derived_constant("qlinear_pack_weights n=" + std::to_string(n) + " k=" + std::to_string(k),
+                                {weight}, ir::DType::Int8, {bytes}, [&] {
+                                  std::vector<uint8_t> out(static_cast<size_t>(bytes));
+                                  rt::qlinear_pack_weights(
+                                      p, reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()),
+                                      reinterpret_cast<int8_t*>(out.data()));
+                                  return out;
+                                });
+}
 
 RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w, int64_t rows, int64_t k,
                                     const ir::QuantParams& in, double out_scale, bool onednn) {

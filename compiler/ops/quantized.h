@@ -28,6 +28,10 @@ float scale_f32(double scale);
 // One number quantized as torch.quantize_per_tensor does it to quint8.
 int64_t quantize_number(double x, const ir::QuantParams& q);
 
+// The IR constant of a linear layer's int8 weights (IR constant `weight`, torch's [n][k]) packed
+// by rt::qlinear_pack_weights for qlinear_u8 and qlinear_dynamic_f32.
+int add_qlinear_packed_weights(LowerContext& ctx, int weight, int64_t n, int64_t k);
+
 // The requantization constants of a layer whose weights are w (rows of k int8 values, one
 // row per output channel), read from an input of scale in_scale and zero point in_zero,
 // written at out_scale: the IR constants behind QRequant's five arrays, in fbgemm's form or

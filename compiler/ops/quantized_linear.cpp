@@ -31,17 +31,7 @@ void lower_qlinear(LowerContext& ctx, bool relu) {
   p.n = ws[0];
   if (p.k == 0) ctx.fail("a quantized linear layer needs at least 1 input feature, got 0");
   p.m = ir::numel(xs) / p.k;
-  ir::Graph& g = ctx.graph;
-  const int weight = w.weight;
-  const std::string geometry = " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);
-  const int packed = g.add_derived_constant(
-      "qlinear_pack_weights" + geometry, {weight}, ir::DType::Int8, {rt::qlinear_packed_weight_bytes(p)},
-      [&] {
-        std::vector<uint8_t> out(static_cast<size_t>(rt::qlinear_packed_weight_bytes(p)));
-        rt::qlinear_pack_weights(p, reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()),
-                                 reinterpret_cast<int8_t*>(out.data()));
-        return out;
-      });
+  const int packed = add_qlinear_packed_weights(ctx, w.weight, p.n, p.k);
   // torch's engine "x86" runs quantized::linear on fbgemm.
   const RequantInputs rq = add_requant_constants(ctx, w, p.n, p.k, in, out_scale, false);
   ir::Shape ys = xs;

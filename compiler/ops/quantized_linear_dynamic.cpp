@@ -39,14 +39,7 @@ void lower_qlinear_dynamic(LowerContext& ctx, bool relu) {
   const int weight = w.weight;
   const rt::QLinearParams shape{p.m, p.n, p.k};
   const std::string geometry = " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);
-  const int packed = g.add_derived_constant(
-      "qlinear_pack_weights" + geometry, {weight}, ir::DType::Int8, {rt::qlinear_packed_weight_bytes(shape)},
-      [&] {
-        std::vector<uint8_t> out(static_cast<size_t>(rt::qlinear_packed_weight_bytes(shape)));
-        rt::qlinear_pack_weights(shape, reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()),
-                                 reinterpret_cast<int8_t*>(out.data()));
-        return out;
-      });
+  const int packed = add_qlinear_packed_weights(ctx, weight, p.n, p.k);
   auto per_row = [&](const auto& values, size_t j) { return values.size() == 1 ? values[0] : values[j]; };
   std::string params = geometry + " w_scales=";
   for (double s : w.scales) params += EmitContext::f32(scale_f32(s)) + ",";
