@@ -135,6 +135,7 @@ void Interpreter::interpret_node(Node* node) {
       if (known.size() == node->inputs().size()) return evaluate_with_torch(node, &known);
     }
   }
+  if (any_tensor && evaluate_small_factory(node)) return;
   if (kind.is_prim()) {
     // prim ops have no lowerings: one that is not evaluated above depends on run-time values.
     return problem_at(node, "this depends on tensors computed at run time; aotc evaluates " +
@@ -298,6 +299,46 @@ void Interpreter::evaluate_with_torch(Node* node, const std::vector<c10::IValue>
   if (stack.size() != node->outputs().size()) fail_at(node, "internal: unexpected number of results");
   count_compile_time(node);
   for (size_t i = 0; i < node->outputs().size(); ++i) bind(node->output(i), Binding::of_known(stack[i]));
+}
+
+// x.new_zeros(size), torch.zeros_like(x), ...: only x's dtype and shape decide the result,
+// and both are known here. A small result is made at compile time, so that what fills it
+// folds there too (a Swin transformer's shifted-window mask: slices of x.new_zeros filled with
+// counters, then compared, would otherwise run as dozens of tiny kernels per block). A large
+// one stays a fill at run time: as a constant it would grow the library by its bytes.
+// (new_empty / empty_like are left to run time: LibTorch would leave their bytes undefined.)
+bool Interpreter::evaluate_small_factory(Node* node) {
+  constexpr int64_t kSmallFactoryBytes = int64_t{64} << 10;
+  const std::string name = node->kind().toQualString();
+  const bool like = name == "aten::zeros_like" || name == "aten::ones_like" || name == "aten::full_like";
+  if (!like && name != "aten::new_zeros" && name != "aten::new_ones" && name != "aten::new_full")
+    return false;
+  const Binding& self = lookup(node->input(0));
+  if (self.kind != Binding::Kind::Tensor) return false;
+  const ir::Value& v = graph_.value(self.tensor);
+  if (v.quant) return false;
+  // x's stand-in: its shape matters to the *_like ops, only its dtype to the new_* ones.
+  std::vector<c10::IValue> known{
+      at::empty(like ? v.shape : ir::Shape{0}, at::TensorOptions().dtype(scalar_type_of(v.dtype)))};
+  for (size_t i = 1; i < node->inputs().size(); ++i) {
+    const Binding& b = lookup(node->input(i));
+    if (!b.is_known()) return false;
+    known.push_back(b.known);
+  }
+  // The result's size before making it: *_like ops have x's, new_* ops their size argument.
+  int64_t elements = 1;
+  if (like) {
+    elements = ir::numel(v.shape);
+  } else {
+    if (!known[1].isIntList()) return false;
+    for (int64_t d : known[1].toIntList()) {
+      if (d < 0 || (d > 0 && elements > kSmallFactoryBytes / d)) return false;
+      elements *= d;
+    }
+  }
+  if (elements * 8 > kSmallFactoryBytes) return false;  // 8: the widest dtype a dtype argument can ask
+  evaluate_with_torch(node, &known);
+  return true;
 }
 
 // Runs the lowering of node with the given operands; returns false (and records the

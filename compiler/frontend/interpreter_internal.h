@@ -116,6 +116,7 @@ class Interpreter {
   static bool is_tensor_query(const Node* node);
   bool interpret_tensor_query(Node* node);
   void evaluate_with_torch(Node* node, const std::vector<c10::IValue>* inputs = nullptr);
+  bool evaluate_small_factory(Node* node);
   bool run_lowering(Node* node, const ops::LowerFn& lowering, std::vector<ops::Operand> operands,
                     std::vector<ops::Operand>& outputs);
   void continue_past(Node* node);

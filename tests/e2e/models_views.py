@@ -218,6 +218,32 @@ class Factories(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, m, n
 
 
+class WindowMask(nn.Module):
+    """A Swin transformer's shifted-window attention mask as torchvision builds it: slices of
+    x.new_zeros filled with counters, windowed, compared and added to the scores (the frontend
+    makes such a small factory at compile time, so all of it folds); beside it a factory too
+    large to fold (over 64 KiB), which stays a fill at run time."""
+
+    def forward(self, x, big):  # x: [B, 12, 8, C] (windows of 4 x 4, shift 2), big: [130, 131]
+        b, h, w, c = x.shape
+        ws, ss = 4, 2
+        mask = x.new_zeros((h, w))
+        count = 0
+        for hs in ((0, -ws), (-ws, -ss), (-ss, None)):
+            for wsl in ((0, -ws), (-ws, -ss), (-ss, None)):
+                mask[hs[0]:hs[1], wsl[0]:wsl[1]] = count
+                count += 1
+        windows = (h // ws) * (w // ws)
+        mask = mask.view(h // ws, ws, w // ws, ws).permute(0, 2, 1, 3).reshape(windows, ws * ws)
+        mask = mask.unsqueeze(1) - mask.unsqueeze(2)
+        mask = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
+        t = torch.roll(x, shifts=(-ss, -ss), dims=(1, 2))
+        t = t.view(b, h // ws, ws, w // ws, ws, c).permute(0, 1, 3, 2, 4, 5).reshape(b * windows, ws * ws, c)
+        scores = (t @ t.transpose(1, 2)).view(b, windows, ws * ws, ws * ws) + mask.unsqueeze(0)
+        large = big.new_zeros((big.shape[0], big.shape[1])) + torch.ones_like(big) * 2.0
+        return scores.softmax(-1), large - big
+
+
 class ViewsOfInputs(nn.Module):
     """Returns views of its input directly (no op after them) and through matmul/add."""
 
@@ -301,6 +327,7 @@ _CASES = {
     "views_int": (IntViews, _inputs_int),
     "views_factories": (Factories, _inputs_factories),
     "views_of_inputs": (ViewsOfInputs, _inputs_views_of_inputs),
+    "views_window_mask": (WindowMask, lambda: [("x", torch.randn(2, 12, 8, 5)), ("big", torch.randn(130, 131))]),
     "views_inplace": (InplaceViews, lambda: [("x", torch.randn(4, 6, 5))]),
 }
 
