@@ -14,6 +14,7 @@
 // channels x 64 x 64 run as 256 blocks, not 32.
 #include <aotc/rt/cuda/group_norm_plan.h>
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/block_sum.cuh>
 #include <aotc/rt/cuda/fast_div.cuh>
 
 namespace aotc::rt::cuda {
@@ -22,21 +23,6 @@ namespace {
 constexpr int kBlock = 512;  // threads of a split group's blocks, and the most of a whole one
 constexpr int kPerThread = static_cast<int>(kGroupNormChunk) / kBlock;  // values in registers
 static_assert(kPerThread * kBlock == kGroupNormChunk, "a chunk is kPerThread values per thread");
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// The sum of v over the block (blockDim.x a multiple of 32), for every thread.
-__device__ float block_sum(float v, float* shared) {
-  v = warp_sum(v);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  __syncthreads();  // shared may still be read by the previous call
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  return warp_sum(lane < warps ? shared[lane] : 0.0f);
-}
 
 // The channel (within its group) of the value at `offset` of a group: 32-bit division by
 // multiplication where a group's offsets fit 32 bits.

@@ -10,21 +10,10 @@
 // three times; after the first from L1/L2). The block version was latency-bound on
 // BERT-base's 128 x 768 rows (bench/results_gpu.md).
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/block_sum.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
-
-// The sum of v over the block (blockDim.x a multiple of 32, at most 1024), for every thread.
-__device__ float block_sum(float v, float* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  __syncthreads();  // shared may still be read by the previous call
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = lane < warps ? shared[lane] : 0.0f;
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 __global__ void layer_norm_kernel(LayerNormParams p, const float* __restrict__ x,
                                   const float* __restrict__ gamma, const float* __restrict__ beta,
@@ -54,11 +43,6 @@ __global__ void layer_norm_kernel(LayerNormParams p, const float* __restrict__ x
     if (mean) mean[row] = mu;
     if (rstd) rstd[row] = r;
   }
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
 }
 
 constexpr int kMaxWarpVectors = 8;  // float4s per lane: rows of up to 1024 floats

@@ -67,8 +67,17 @@ void pool2d_cases(KernelTable& t) {
       t.expect_close("avg_pool2d", what, cpu, t.download(y, out));
     }
   }
-  for (const auto& s :
-       std::vector<std::vector<int64_t>>{{2, 3, 7, 9, 3, 4}, {1, 5, 1, 1, 1, 1}, {1, 4, 13, 6, 5, 7}}) {
+  for (const auto& s : std::vector<std::vector<int64_t>>{{2, 3, 7, 9, 3, 4},
+                                                         {1, 5, 1, 1, 1, 1},
+                                                         {1, 4, 13, 6, 5, 7},
+                                                         // bins of 128 values and more: a block per output
+                                                         {1, 3, 112, 112, 1, 1},
+                                                         {2, 5, 70, 90, 2, 3},
+                                                         {1, 3, 32, 32, 1, 1},
+                                                         {1, 2, 33, 41, 1, 1},
+                                                         {1, 2, 200, 7, 1, 1},
+                                                         {2, 3, 28, 28, 1, 1},
+                                                         {1, 3, 23, 37, 2, 3}}) {
     const int64_t n = s[0], c = s[1], h = s[2], w = s[3], ho = s[4], wo = s[5];
     const std::vector<float> x = t.floats(static_cast<size_t>(n * c * h * w), true);
     const size_t out = static_cast<size_t>(n * c * ho * wo);
