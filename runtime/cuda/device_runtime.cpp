@@ -7,7 +7,10 @@
 //     whole run captured once as a CUDA graph over those fixed buffers;
 //   - run: copy the inputs into the staging buffers, replay the graph, copy the outputs
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
-//     buffers free to change from run to run while the graph stays the same.
+//     buffers free to change from run to run while the graph stays the same. Host memory
+//     is copied as it is: pinned memory (cudaHostAlloc, torch's pin_memory()) goes straight
+//     to the DMA engine, and pageable memory through the driver's staging, which copying
+//     it into pinned buffers of the context first did not beat (bench/results_gpu.md).
 // A model with named dims (aotc --dim; ModelDesc::dynamic) sizes arena and staging for its
 // largest shape (the context's: aotc_context_options.dim_limits) at context create and captures nothing
 // there: a graph bakes in its kernels' sizes, so each distinct shape gets its own, made (tuning run, then
@@ -48,6 +51,22 @@ uint64_t dense_bytes(aotc_dtype dtype, int32_t rank, const int64_t* dims) {
 }
 
 uint64_t dense_bytes(const TensorDesc& t) { return dense_bytes(t.dtype, t.rank, t.dims); }
+
+// A buffer marked as host memory that is device memory: the caller's mistake, which a copy
+// of the wrong kind would report only as CUDA's "invalid argument".
+aotc_status refuse_device_as_host(const char* what, size_t index, const void* data) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, data) != cudaSuccess) {
+    cudaGetLastError();  // not an error of the run
+    return AOTC_OK;
+  }
+  if (a.type != cudaMemoryTypeDevice) return AOTC_OK;
+  return fail(
+      AOTC_ERR_INVALID_ARGUMENT,
+      "%s %zu is marked as host memory (aotc_tensor.memory = AOTC_MEMORY_HOST) but points to CUDA device "
+      "memory: set memory to AOTC_MEMORY_DEVICE",
+      what, index);
+}
 
 // " for B=3, S=17": a shape of a model with named dims, for messages; "" without dims.
 void format_shape(const ModelDesc& desc, const int64_t* dims, char* buffer, size_t size) {
@@ -453,6 +472,9 @@ aotc_status run(void* state, const aotc_tensor* inputs, const aotc_tensor* outpu
     if (!bytes) continue;
     const bool from_host = inputs[i].memory == AOTC_MEMORY_HOST;
     host = host || from_host;
+    if (from_host) {
+      if (aotc_status st = refuse_device_as_host("input", i, inputs[i].data)) return st;
+    }
     if (cudaError_t e =
             cudaMemcpyAsync(s->inputs[i], inputs[i].data, bytes,
                             from_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice, s->stream))
@@ -466,6 +488,9 @@ aotc_status run(void* state, const aotc_tensor* inputs, const aotc_tensor* outpu
     if (!bytes) continue;
     const bool to_host = outputs[i].memory == AOTC_MEMORY_HOST;
     host = host || to_host;
+    if (to_host) {
+      if (aotc_status st = refuse_device_as_host("output", i, outputs[i].data)) return st;
+    }
     if (cudaError_t e =
             cudaMemcpyAsync(outputs[i].data, s->outputs[i], bytes,
                             to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice, s->stream))

@@ -2,13 +2,13 @@
 
 For each model: torch makes the TorchScript file; aotc compiles it for CUDA; the .so must
 need nothing but glibc, the loader and cuBLAS. Then, on a machine with a GPU, the .so runs
-three ways and each result is compared with torch's on the same GPU (relative L2 error,
+four ways and each result is compared with torch's on the same GPU (relative L2 error,
 fp32 <= 1e-4, tf32 <= 5e-3, fp16 and bf16 <= 2e-2; the reference is torch's float64 result on the CPU, which
 cannot have taken a tf32 path; the errors of torch's float32 and float64 results on the GPU
 are reported beside):
 through the C ABI on device memory
-(torch's CUDA tensors, torch's current stream), on host memory, and through aotc-run (.npy
-files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
+(torch's CUDA tensors, torch's current stream), on host memory (pageable, then pinned), and
+through aotc-run (.npy files). Outputs are poisoned with NaN first, so an unwritten element fails. Without a GPU
 the compile checks still run and the test reports SKIP (exit status 77) for the rest.
 
 --precision takes a comma-separated list (fp32,tf32,fp16): each model is then compiled once
@@ -167,6 +167,10 @@ def check_on_gpu(args, precision, references, so, inputs, work):
     ctx.run([t for _, t in inputs], host_outs)
     per_output = [output_error(g, w) for g, w in zip(host_outs, expected)]
     errors["host"] = max(per_output)
+    # Host memory that is pinned already: copied directly, not through the context's staging.
+    pinned_outs = [poisoned(o, "cpu").pin_memory() for o in model.outputs]
+    ctx.run([t.pin_memory() for _, t in inputs], pinned_outs)
+    errors["pinned"] = worst(pinned_outs)
     ctx.destroy()
     model.destroy()
     # aotc-run, the user's tool: --info names the device; runs take .npy files (host memory).

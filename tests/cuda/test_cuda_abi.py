@@ -7,7 +7,10 @@
 - on a model compiled with --target cuda: the library exports the new functions,
   aotc_model_device says CUDA before any model exists, and aotc_model_create either works
   (a GPU is there: then a run on host memory gives finite outputs) or fails with
-  AOTC_ERR_SYSTEM and CUDA's reason (no GPU), never a crash.
+  AOTC_ERR_SYSTEM and CUDA's reason (no GPU), never a crash;
+- with a GPU, host memory: inputs and outputs of odd sizes, pageable and pinned, mixed in
+  one run, fresh data each run; a device pointer marked as host memory is refused and the
+  context stays usable.
 Usage: test_cuda_abi.py FIXTURE_MODEL AOTC WORKDIR"""
 import os
 import subprocess
@@ -87,6 +90,50 @@ def cuda_model_checks(aotc, workdir):
     ctx.run([x], [y])
     want = module(x)
     expect("the CUDA model's output matches torch's", torch.allclose(y, want, rtol=1e-5, atol=1e-6), f"{y} vs {want}")
+    ctx.destroy()
+    model.destroy()
+    host_memory_checks(aotc, workdir)
+
+
+class _TwoWays(torch.nn.Module):
+    """An input of odd size over a megabyte, and a small one; exact arithmetic."""
+
+    def forward(self, big, small):
+        return big * 2.0 + 1.0, small - 1.0
+
+
+def host_memory_checks(aotc, workdir):
+    module = torch.jit.script(_TwoWays())
+    pt, so = os.path.join(workdir, "two_ways.pt"), os.path.join(workdir, "two_ways_cuda.so")
+    torch.jit.save(module, pt)
+    result = run_aotc(aotc, pt, so, ["big:3x100003", "small:5"], target="cuda")
+    if not expect("aotc --target cuda compiles the host-memory model", result.returncode == 0, result.stderr[-4000:]):
+        return
+    model = Model(Library(so))
+    ctx = Context(model)
+    for run in range(4):  # pageable, pinned, and the two mixed; new data every run
+        big, small = torch.randn(3, 100003), torch.randn(5)
+        outs = [torch.full((3, 100003), float("nan")), torch.full((5,), float("nan"))]
+        if run in (1, 2):
+            big, small = big.pin_memory(), small.pin_memory()
+        if run in (1, 3):
+            outs = [o.pin_memory() for o in outs]
+        ctx.run([big, small], outs)
+        want = module(big, small)
+        expect(f"host run {run} (pinned inputs {run in (1, 2)}, pinned outputs {run in (1, 3)}) is exact",
+               torch.equal(outs[0], want[0]) and torch.equal(outs[1], want[1]))
+    # A device pointer marked as host memory: refused, never read by the host.
+    big_gpu = torch.randn(3, 100003, device="cuda")
+    outs = [torch.empty(3, 100003), torch.empty(5)]
+    run = ctx.prepare([big_gpu, torch.randn(5)], outs)
+    ctx.prepared[0][0].memory = 0
+    expect_error(run, ERR_INVALID_ARGUMENT, "input 0", "device memory", "AOTC_MEMORY_DEVICE")
+    run = ctx.prepare([torch.randn(3, 100003), torch.randn(5)], [torch.empty(3, 100003, device="cuda"), outs[1]])
+    ctx.prepared[1][0].memory = 0
+    expect_error(run, ERR_INVALID_ARGUMENT, "output 0", "device memory")
+    big, small = torch.randn(3, 100003), torch.randn(5)
+    ctx.run([big, small], outs)
+    expect("the context runs after the refusals", torch.equal(outs[0], module(big, small)[0]))
     ctx.destroy()
     model.destroy()
 
