@@ -6,7 +6,13 @@ events after a warm-up, and the table gives medians (and p90) of --iters runs. a
 through its C ABI on device memory (tests/cuda/aotc_ctypes.py): the input copy into the
 context's staging buffer, the CUDA graph replay and the output copy are all inside the
 timed region. torch's tf32 switches follow --precision. The .so files come from
-tests/cuda/check_cuda_models.py (--workdir, same layout)."""
+tests/cuda/check_cuda_models.py (--workdir, same layout).
+
+--host adds host-to-host columns, as a user whose data lives in host memory runs: every run
+starts from the inputs in (pageable) host memory and ends when the outputs are back there,
+timed by the host's clock. aotc takes the host tensors through its C ABI; torch.compile's
+model is called on `x.cuda()` and its outputs are copied back with `.cpu()`. A third column
+gives aotc with inputs and outputs in pinned host memory (torch's pin_memory())."""
 import argparse
 import datetime
 import json
@@ -40,23 +46,55 @@ def time_runs(fn, warmup, iters):
     return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
 
 
-def time_alternating(fn_a, fn_b, warmup, iters):
-    """fn_a and fn_b timed in turn, run by run, so that drifts of the GPU's clocks reach both."""
+def time_wall(fn, warmup, iters):
+    """Host clock around each run, for runs that return only once their outputs are in host
+    memory (each one synchronises itself)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        ms.append((time.perf_counter() - start) * 1000.0)
+    ms.sort()
+    return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
+
+
+def to_host(out):
+    """torch's outputs copied to host memory (a tensor, or a tuple / list / dict of them)."""
+    if isinstance(out, torch.Tensor):
+        return out.cpu()
+    if isinstance(out, dict):
+        return {k: to_host(v) for k, v in out.items()}
+    return [to_host(v) for v in out]
+
+
+def time_alternating(fn_a, fn_b, warmup, iters, wall=False):
+    """fn_a and fn_b timed in turn, run by run, so that drifts of the GPU's clocks reach both.
+    wall: by the host's clock (runs that synchronise themselves: host memory), else by CUDA
+    events."""
     for _ in range(warmup):
         fn_a()
         fn_b()
     torch.cuda.synchronize()
+    times = [[], []]
     events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
               for _ in range(2)]
     for i in range(iters):
-        for fn, ev in ((fn_a, events[0][i]), (fn_b, events[1][i])):
-            ev[0].record()
-            fn()
-            ev[1].record()
+        for k, fn in enumerate((fn_a, fn_b)):
+            if wall:
+                start = time.perf_counter()
+                fn()
+                times[k].append((time.perf_counter() - start) * 1000.0)
+            else:
+                events[k][i][0].record()
+                fn()
+                events[k][i][1].record()
     torch.cuda.synchronize()
     out = []
-    for evs in events:
-        ms = sorted(s.elapsed_time(e) for s, e in evs)
+    for k in range(2):
+        ms = sorted(times[k] if wall else [s.elapsed_time(e) for s, e in events[k]])
         out.append({"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]})
     return out
 
@@ -100,6 +138,9 @@ def main():
     ap.add_argument("--ab-workdir", default="",
                     help="also time the .so that check_cuda_models.py compiled into this other workdir (the "
                          "same model built another way, e.g. AOTC_CUDA_LAYOUT=nchw), alternating run by run")
+    ap.add_argument("--host", action="store_true",
+                    help="also time host-to-host runs (inputs from and outputs to host memory) of aotc, "
+                         "aotc on pinned host memory and torch.compile")
     ap.add_argument("--results", default="", help="append the markdown table here")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
@@ -137,10 +178,37 @@ def main():
             if not args.no_compile:
                 compiled = torch.compile(eager, mode="reduce-overhead")
                 contenders["compile"] = (lambda: compiled(*torch_xs), max(args.warmup, 10))
+            wall = set()
+            if args.host:
+                host_xs = [t.cpu() for t in xs]
+                host_outs = [torch.empty(o["shape"]) for o in model.outputs]
+                # The device-memory run waited for like a host run (a host run returns only
+                # once its outputs are in host memory): the base the copies add to.
+                contenders["aotc_sync"] = (lambda: (run_aotc(), stream.synchronize()), args.warmup)
+                contenders["aotc_host"] = (ctx.prepare(host_xs, host_outs), args.warmup)
+                pinned_xs = [t.pin_memory() for t in host_xs]
+                pinned_outs = [t.pin_memory() for t in host_outs]
+                contenders["aotc_pinned"] = (ctx.prepare(pinned_xs, pinned_outs), args.warmup)
+                wall |= {"aotc_sync", "aotc_host", "aotc_pinned"}
+                if not args.no_compile:
+                    torch_host_xs = [t.cpu() for t in torch_xs]
+                    contenders["compile_host"] = (
+                        lambda: to_host(compiled(*[t.cuda() for t in torch_host_xs])), max(args.warmup, 10))
+                    wall.add("compile_host")
+                run_aotc = ctx.prepare(xs, outs)  # the device-memory run again, for the profile and A/B
             rounds = {key: [] for key in contenders}
             for _ in range(max(1, args.rounds)):
                 for key, (fn, warmup) in contenders.items():
-                    rounds[key].append(time_runs(fn, warmup, args.iters))
+                    timer = time_wall if key in wall else time_runs
+                    rounds[key].append(timer(fn, warmup, args.iters))
+            if args.host:  # the host runs' answers, against the device run's
+                ctx.prepare(host_xs, host_outs)()
+                ctx.prepare(pinned_xs, pinned_outs)()
+                run_aotc()
+                torch.cuda.synchronize()
+                for h, p, d in zip(host_outs, pinned_outs, outs):
+                    if not (torch.equal(h, d.cpu()) and torch.equal(p, d.cpu())):
+                        raise SystemExit(f"{name}: the host-memory run's output differs from the device run's")
             for key, results in rounds.items():
                 medians = sorted(r["median"] for r in results)
                 row[key] = {"median": statistics.median(medians), "low": medians[0], "high": medians[-1],
@@ -164,6 +232,11 @@ def main():
                 # the two contexts alternate run by run, so that both see the same machine state
                 row["aotc_again"], row["aotc_ab"] = time_alternating(run_aotc, ctx_ab.prepare(xs, outs),
                                                                      args.warmup, args.iters)
+                if args.host:  # the same two contexts on host memory
+                    row["aotc_host_again"], row["aotc_host_ab"] = time_alternating(
+                        ctx.prepare(host_xs, host_outs), ctx_ab.prepare(host_xs, host_outs), args.warmup,
+                        args.iters, wall=True)
+                    run_aotc = ctx.prepare(xs, outs)
                 row["ab_env"] = args.ab_env or ("the build in " + args.ab_workdir)
                 ctx_ab.destroy()
                 if model_ab:
@@ -176,6 +249,11 @@ def main():
         if "aotc_ab" in row:
             line += (f"; alternating: aotc {row['aotc_again']['median']:.3f} ms, "
                      f"with {row['ab_env']} {row['aotc_ab']['median']:.3f} ms")
+        if "aotc_host" in row:
+            line += (f"; host to host: aotc {row['aotc_host']['median']:.3f} ms, pinned "
+                     f"{row['aotc_pinned']['median']:.3f} ms")
+            if "compile_host" in row:
+                line += f", torch.compile {row['compile_host']['median']:.3f} ms"
         if "compile" in row:
             line += f", torch.compile {row['compile']['median']:.3f} ms (aotc/compile {row['aotc']['median'] / row['compile']['median']:.2f})"
         print(line)
@@ -199,16 +277,32 @@ def main():
         else:
             a_text = f"{a:.3f}"
         md.append(f"| {r['model']} | {r['batch']} | {a_text} | {e:.3f} | {c_text} | {a / e:.2f} | {ratio} |")
+    host_rows = [r for r in rows if "aotc_host" in r]
+    if host_rows:
+        md.append("\nHost to host: inputs from and outputs to host memory, host clock around each run "
+                  "(medians, ms):\n")
+        md.append("| model | batch | aotc, device memory, waited for | aotc | aotc, pinned | torch.compile | "
+                  "aotc / compile | copies' cost to aotc |")
+        md.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in host_rows:
+            d, h, p = r["aotc_sync"]["median"], r["aotc_host"]["median"], r["aotc_pinned"]["median"]
+            c = r.get("compile_host", {}).get("median")
+            md.append(f"| {r['model']} | {r['batch']} | {d:.3f} | {h:.3f} | {p:.3f} | "
+                      f"{'%.3f' % c if c else 'not run'} | {'%.2f' % (h / c) if c else '-'} | {h - d:+.3f} |")
     ab_rows = [r for r in rows if "aotc_ab" in r]
     if ab_rows:
         ab = ab_rows[0]["ab_env"]
         md.append(f"\naotc against a second context created with {ab}, the two alternating run by "
                   "run (medians, ms):\n")
-        md.append(f"| model | aotc | aotc, {ab} | ratio | aotc context creation (ms) |")
-        md.append("| --- | --- | --- | --- | --- |")
+        md.append(f"| model | memory | aotc | aotc, {ab} | ratio | aotc context creation (ms) |")
+        md.append("| --- | --- | --- | --- | --- | --- |")
         for r in ab_rows:
-            a, b = r["aotc_again"]["median"], r["aotc_ab"]["median"]
-            md.append(f"| {r['model']} | {a:.3f} | {b:.3f} | {a / b:.2f} | {r['aotc_create_ms']:.0f} |")
+            for memory, suffix in (("device", ""), ("host", "_host")):
+                if "aotc" + suffix + "_ab" not in r:
+                    continue
+                a, b = r["aotc" + suffix + "_again"]["median"], r["aotc" + suffix + "_ab"]["median"]
+                md.append(f"| {r['model']} | {memory} | {a:.3f} | {b:.3f} | {a / b:.2f} | "
+                          f"{r['aotc_create_ms']:.0f} |")
     for name, (total, top) in profiles.items():
         md.append(f"\naotc {name} ({args.precision}): {total:.3f} ms of kernels per run; the largest:\n")
         md.append("| kernel | ms per run | launches per run |")

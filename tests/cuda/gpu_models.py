@@ -174,6 +174,12 @@ GPU_MODELS = {
     "resnet50": _torchvision("resnet50", 8, 1),
     "mobilenet_v2": _torchvision("mobilenet_v2", 6, 1, script=True),
     "resnet50_b32": _torchvision("resnet50", 8, 32),
+    "efficientnet_b0": _torchvision("efficientnet_b0", 22, 1),
+    "efficientnet_b0_b32": _torchvision("efficientnet_b0", 22, 32),
+    "convnext_tiny": _torchvision("convnext_tiny", 23, 1),
+    "convnext_tiny_b32": _torchvision("convnext_tiny", 23, 32),
+    "swin_t": _torchvision("swin_t", 24, 1),
+    "swin_t_b32": _torchvision("swin_t", 24, 32),
 }
 GPU_MODELS["vit_b_16"] = _vit_b_16(224)
 GPU_MODELS["vit_b_16_64"] = _vit_b_16(64)
