@@ -175,22 +175,7 @@ std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
 
 rt::Conv2dParams conv2d_params_of(const ir::Op& op) {
   rt::Conv2dParams p;
-  p.n = op.i("n");
-  p.c_in = op.i("c_in");
-  p.h_in = op.i("h_in");
-  p.w_in = op.i("w_in");
-  p.c_out = op.i("c_out");
-  p.h_out = op.i("h_out");
-  p.w_out = op.i("w_out");
-  p.kernel_h = op.ints("kernel")[0];
-  p.kernel_w = op.ints("kernel")[1];
-  p.stride_h = op.ints("stride")[0];
-  p.stride_w = op.ints("stride")[1];
-  p.pad_h = op.ints("padding")[0];
-  p.pad_w = op.ints("padding")[1];
-  p.dilation_h = op.ints("dilation")[0];
-  p.dilation_w = op.ints("dilation")[1];
-  p.groups = op.i("groups");
+  read_conv2d_geometry(op, p);
   p.has_bias = op.inputs[2] >= 0;
   p.clamp_lo = static_cast<float>(op.f(ir::attr::clamp_lo));
   p.clamp_hi = static_cast<float>(op.f(ir::attr::clamp_hi));
@@ -201,22 +186,7 @@ ParamsCode conv2d_params_code(const ir::Op& op) { return conv2d_params_code(conv
 
 ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var) {
   ParamsCode p("aotc::rt::Conv2dParams", var);
-  p.set("n", c.n)
-      .set("c_in", c.c_in)
-      .set("h_in", c.h_in)
-      .set("w_in", c.w_in)
-      .set("c_out", c.c_out)
-      .set("h_out", c.h_out)
-      .set("w_out", c.w_out)
-      .set("kernel_h", c.kernel_h)
-      .set("kernel_w", c.kernel_w)
-      .set("stride_h", c.stride_h)
-      .set("stride_w", c.stride_w)
-      .set("pad_h", c.pad_h)
-      .set("pad_w", c.pad_w)
-      .set("dilation_h", c.dilation_h)
-      .set("dilation_w", c.dilation_w)
-      .set("groups", c.groups)
+  set_conv2d_geometry(p, c)
       .set_bool("has_bias", c.has_bias)
       .set_f32("clamp_lo", c.clamp_lo)
       .set_f32("clamp_hi", c.clamp_hi);

@@ -6,28 +6,14 @@
 #include <aotc/rt/kernels/quantized.h>
 
 #include "quantized.h"
+#include "spatial.h"
 
 namespace aotc::ops {
 namespace {
 
 rt::QConv2dParams qconv2d_params_of(const ir::Op& op) {
   rt::QConv2dParams p;
-  p.n = op.i("n");
-  p.c_in = op.i("c_in");
-  p.h_in = op.i("h_in");
-  p.w_in = op.i("w_in");
-  p.c_out = op.i("c_out");
-  p.h_out = op.i("h_out");
-  p.w_out = op.i("w_out");
-  p.kernel_h = op.ints("kernel")[0];
-  p.kernel_w = op.ints("kernel")[1];
-  p.stride_h = op.ints("stride")[0];
-  p.stride_w = op.ints("stride")[1];
-  p.pad_h = op.ints("padding")[0];
-  p.pad_w = op.ints("padding")[1];
-  p.dilation_h = op.ints("dilation")[0];
-  p.dilation_w = op.ints("dilation")[1];
-  p.groups = op.i("groups");
+  read_conv2d_geometry(op, p);
   p.in_zero = static_cast<int32_t>(op.i("in_zero"));
   return p;
 }
@@ -150,23 +136,7 @@ void lower_qconv1d(LowerContext& ctx, bool relu) {
 std::string emit_qconv2d(const EmitContext& e, const ir::Op& op) {
   const rt::QConv2dParams c = qconv2d_params_of(op);
   ParamsCode p("aotc::rt::QConv2dParams");
-  p.set("n", c.n)
-      .set("c_in", c.c_in)
-      .set("h_in", c.h_in)
-      .set("w_in", c.w_in)
-      .set("c_out", c.c_out)
-      .set("h_out", c.h_out)
-      .set("w_out", c.w_out)
-      .set("kernel_h", c.kernel_h)
-      .set("kernel_w", c.kernel_w)
-      .set("stride_h", c.stride_h)
-      .set("stride_w", c.stride_w)
-      .set("pad_h", c.pad_h)
-      .set("pad_w", c.pad_w)
-      .set("dilation_h", c.dilation_h)
-      .set("dilation_w", c.dilation_w)
-      .set("groups", c.groups)
-      .set("in_zero", c.in_zero);
+  set_conv2d_geometry(p, c).set("in_zero", c.in_zero);
   return kernel_call(op, p.str() + "\n    " + requant_code(e, op, 2),
                      "aotc::rt::qconv2d_u8(pool, p, " + e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) +
                          ", rq, " + e.out(op.outputs[0]) + ");");

@@ -32,6 +32,48 @@ void lower_conv_transpose(LowerContext& ctx, const ConvArgs& a);
 rt::Conv2dParams conv2d_params_of(const ir::Op& op);
 ParamsCode conv2d_params_code(const ir::Op& op);
 ParamsCode conv2d_params_code(const rt::Conv2dParams& c, const std::string& var = "p");
+
+// The geometry that rt::Conv2dParams and rt::QConv2dParams share (sizes, kernel, stride,
+// padding, dilation, groups), read from a "conv2d" or "qconv2d" IR op's attributes and
+// written as C++.
+template <class Params>
+void read_conv2d_geometry(const ir::Op& op, Params& p) {
+  p.n = op.i("n");
+  p.c_in = op.i("c_in");
+  p.h_in = op.i("h_in");
+  p.w_in = op.i("w_in");
+  p.c_out = op.i("c_out");
+  p.h_out = op.i("h_out");
+  p.w_out = op.i("w_out");
+  p.kernel_h = op.ints("kernel")[0];
+  p.kernel_w = op.ints("kernel")[1];
+  p.stride_h = op.ints("stride")[0];
+  p.stride_w = op.ints("stride")[1];
+  p.pad_h = op.ints("padding")[0];
+  p.pad_w = op.ints("padding")[1];
+  p.dilation_h = op.ints("dilation")[0];
+  p.dilation_w = op.ints("dilation")[1];
+  p.groups = op.i("groups");
+}
+template <class Params>
+ParamsCode& set_conv2d_geometry(ParamsCode& code, const Params& c) {
+  return code.set("n", c.n)
+      .set("c_in", c.c_in)
+      .set("h_in", c.h_in)
+      .set("w_in", c.w_in)
+      .set("c_out", c.c_out)
+      .set("h_out", c.h_out)
+      .set("w_out", c.w_out)
+      .set("kernel_h", c.kernel_h)
+      .set("kernel_w", c.kernel_w)
+      .set("stride_h", c.stride_h)
+      .set("stride_w", c.stride_w)
+      .set("pad_h", c.pad_h)
+      .set("pad_w", c.pad_w)
+      .set("dilation_h", c.dilation_h)
+      .set("dilation_w", c.dilation_w)
+      .set("groups", c.groups);
+}
 // A "conv2d_expand_depthwise" IR op (passes/fuse_expand_depthwise.cpp): inputs x, the
 // expansion's packed weight and bias, the depthwise weight and bias; the depthwise
 // convolution's attributes plus "expand_c_in", "expand_clamp_lo" and "expand_clamp_hi".
