@@ -83,6 +83,28 @@ int add_qlinear_packed_weights(LowerContext& ctx, int weight, int64_t n, int64_t
                                 });
 }
 
+std::vector<int64_t> weight_row_sums(const int8_t* q, int64_t rows, int64_t k) {
+  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
+  for (size_t j = 0; j < sums.size(); ++j)
+    for (int64_t i = 0; i < k; ++i) sums[j] += q[j * static_cast<size_t>(k) + static_cast<size_t>(i)];
+  return sums;
+}
+
+int add_weight_zero_points(LowerContext& ctx, const QuantizedWeights& w, int64_t rows) {
+  bool any = false;
+  std::string params = " rows=" + std::to_string(rows) + " w_zeros=";
+  for (int64_t z : w.zero_points) {
+    params += std::to_string(z) + ",";
+    any |= z != 0;
+  }
+  if (!any) return -1;
+  return ctx.graph.add_derived_constant("quantized w_zero" + params, {-1}, ir::DType::Int32, {rows}, [&] {
+    std::vector<int32_t> out(static_cast<size_t>(rows));
+    for (size_t j = 0; j < out.size(); ++j) out[j] = static_cast<int32_t>(per_row(w.zero_points, j));
+    return bytes_of(out.data(), out.size() * 4);
+  });
+}
+
 RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w, int64_t rows, int64_t k,
                                     const ir::QuantParams& in, double out_scale, bool onednn) {
   const size_t n = static_cast<size_t>(rows);
@@ -92,9 +114,6 @@ RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w
   if (w.bias >= 0 && ir::numel(ctx.graph.value(w.bias).shape) != rows)
     ctx.fail("the bias has " + std::to_string(ir::numel(ctx.graph.value(w.bias).shape)) + " values for " +
              std::to_string(rows) + " output channels");
-  auto per_row = [&](const auto& values, size_t j) { return values.size() == 1 ? values[0] : values[j]; };
-  bool any_w_zero = false;
-  for (int64_t z : w.zero_points) any_w_zero |= z != 0;
   const float s_a = scale_f32(in.scale), s_y = scale_f32(out_scale);
   const int64_t z_a = in.zero_point;
   // Every number that goes into these constants is in the recipe or a source's bytes.
@@ -110,13 +129,11 @@ RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w
   RequantInputs r;
   r.acc_offset =
       g.add_derived_constant("quantized acc_offset" + params, {weight}, ir::DType::Int32, {rows}, [&] {
-        const int8_t* q = reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data());
+        const std::vector<int64_t> sums =
+            weight_row_sums(reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()), rows, k);
         std::vector<int32_t> out(n);
-        for (size_t j = 0; j < n; ++j) {
-          int64_t sum = 0;
-          for (int64_t i = 0; i < k; ++i) sum += q[j * static_cast<size_t>(k) + static_cast<size_t>(i)];
-          out[j] = static_cast<int32_t>(-z_a * sum + k * z_a * per_row(w.zero_points, j));
-        }
+        for (size_t j = 0; j < n; ++j)
+          out[j] = static_cast<int32_t>(-z_a * sums[j] + k * z_a * per_row(w.zero_points, j));
         return bytes_of(out.data(), out.size() * 4);
       });
   r.bias_over_scale =
@@ -143,12 +160,7 @@ RequantInputs add_requant_constants(LowerContext& ctx, const QuantizedWeights& w
           for (size_t j = 0; j < n; ++j) out[j] = onednn_scale(in.scale) * onednn_scale(per_row(w.scales, j));
           return bytes_of(out.data(), out.size() * 4);
         });
-  if (any_w_zero)
-    r.w_zero = g.add_derived_constant("quantized w_zero" + params, {-1}, ir::DType::Int32, {rows}, [&] {
-      std::vector<int32_t> out(n);
-      for (size_t j = 0; j < n; ++j) out[j] = static_cast<int32_t>(per_row(w.zero_points, j));
-      return bytes_of(out.data(), out.size() * 4);
-    });
+  r.w_zero = add_weight_zero_points(ctx, w, rows);
   return r;
 }
 

@@ -32,6 +32,19 @@ int64_t quantize_number(double x, const ir::QuantParams& q);
 // by rt::qlinear_pack_weights for qlinear_u8 and qlinear_dynamic_f32.
 int add_qlinear_packed_weights(LowerContext& ctx, int weight, int64_t n, int64_t k);
 
+// Entry j of a per-tensor (one value) or per-channel list of quantization parameters.
+template <class T>
+T per_row(const std::vector<T>& values, size_t j) {
+  return values.size() == 1 ? values[0] : values[j];
+}
+
+// The sum of each of `rows` rows of k int8 weights.
+std::vector<int64_t> weight_row_sums(const int8_t* q, int64_t rows, int64_t k);
+
+// The weights' zero points as an int32 IR constant of `rows` entries, or -1 when every one
+// is 0 (the kernels then skip that term).
+int add_weight_zero_points(LowerContext& ctx, const QuantizedWeights& w, int64_t rows);
+
 // The requantization constants of a layer whose weights are w (rows of k int8 values, one
 // row per output channel), read from an input of scale in_scale and zero point in_zero,
 // written at out_scale: the IR constants behind QRequant's five arrays, in fbgemm's form or

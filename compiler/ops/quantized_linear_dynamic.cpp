@@ -40,40 +40,22 @@ void lower_qlinear_dynamic(LowerContext& ctx, bool relu) {
   const rt::QLinearParams shape{p.m, p.n, p.k};
   const std::string geometry = " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k);
   const int packed = add_qlinear_packed_weights(ctx, weight, p.n, p.k);
-  auto per_row = [&](const auto& values, size_t j) { return values.size() == 1 ? values[0] : values[j]; };
-  std::string params = geometry + " w_scales=";
-  for (double s : w.scales) params += EmitContext::f32(scale_f32(s)) + ",";
-  params += " w_zeros=";
-  bool any_zero = false;
-  for (int64_t z : w.zero_points) {
-    params += std::to_string(z) + ",";
-    any_zero |= z != 0;
-  }
+  std::string scales = geometry + " w_scales=";
+  for (double s : w.scales) scales += EmitContext::f32(scale_f32(s)) + ",";
   const int colsum =
       g.add_derived_constant("qlinear_dynamic colsum" + geometry, {weight}, ir::DType::Int32, {p.n}, [&] {
-        const int8_t* q = reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data());
-        std::vector<int32_t> out(n);
-        for (size_t j = 0; j < n; ++j) {
-          int64_t sum = 0;
-          for (int64_t i = 0; i < p.k; ++i) sum += q[j * static_cast<size_t>(p.k) + static_cast<size_t>(i)];
-          out[j] = static_cast<int32_t>(sum);
-        }
+        const std::vector<int64_t> sums =
+            weight_row_sums(reinterpret_cast<const int8_t*>(g.constant_of(weight).bytes.data()), p.n, p.k);
+        std::vector<int32_t> out(sums.begin(), sums.end());
         return bytes_of(out.data(), out.size() * 4);
       });
   const int scale =
-      g.add_derived_constant("qlinear_dynamic w_scale" + params, {-1}, ir::DType::Float32, {p.n}, [&] {
+      g.add_derived_constant("qlinear_dynamic w_scale" + scales, {-1}, ir::DType::Float32, {p.n}, [&] {
         std::vector<float> out(n);
         for (size_t j = 0; j < n; ++j) out[j] = scale_f32(per_row(w.scales, j));
         return bytes_of(out.data(), out.size() * 4);
       });
-  const int zero = !any_zero ? -1
-                             : g.add_derived_constant(
-                                   "qlinear_dynamic w_zero" + params, {-1}, ir::DType::Int32, {p.n}, [&] {
-                                     std::vector<int32_t> out(n);
-                                     for (size_t j = 0; j < n; ++j)
-                                       out[j] = static_cast<int32_t>(per_row(w.zero_points, j));
-                                     return bytes_of(out.data(), out.size() * 4);
-                                   });
+  const int zero = add_weight_zero_points(ctx, w, p.n);
   ir::Shape ys = xs;
   ys.back() = p.n;
   const int out = ctx.new_value(ir::DType::Float32, ys);
