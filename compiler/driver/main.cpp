@@ -407,6 +407,7 @@ int compile(const Job& job) {
           aotc::frontend::Options at = options;
           at.inputs = inputs;
           at.verbose = false;
+          at.fold_small_factories = false;  // the samples must be one graph at every size
           return file.import(at);
         },
         job.signature, build);

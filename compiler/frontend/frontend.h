@@ -27,6 +27,11 @@ struct Options {
   std::vector<InputSpec> inputs;
   bool verbose = false;
   ir::QuantizedEngine quantized_engine = ir::QuantizedEngine::X86;  // whose rounding (graph.h)
+  // x.new_zeros(size), zeros_like(x) and the like, up to 64 KiB, made at compile time
+  // (interpreter.cpp). Off for the samples of a --dim build: a result whose size follows a
+  // dim would be a constant at small sizes and a run-time fill at large ones, and the
+  // samples must be the same graph at every size.
+  bool fold_small_factories = true;
 };
 
 // What became of one TorchScript op (e.g. "aten::conv2d") in a model, counted per use

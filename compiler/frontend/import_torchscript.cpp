@@ -316,7 +316,7 @@ ir::Graph lower_prepared(const PreparedMethod& method, const Options& options, C
   Census local;
   Census& found = census ? *census : local;
   lower_graph(method.graph, ir_graph, options.verbose, found, method.self, method.arguments,
-              method.pool.get());
+              method.pool.get(), options.fold_small_factories);
   if (!census && !found.ok()) throw CompileError(found.error_report());
   return ir_graph;
 }

@@ -309,6 +309,7 @@ void Interpreter::evaluate_with_torch(Node* node, const std::vector<c10::IValue>
 // (new_empty / empty_like are left to run time: LibTorch would leave their bytes undefined.)
 bool Interpreter::evaluate_small_factory(Node* node) {
   constexpr int64_t kSmallFactoryBytes = int64_t{64} << 10;
+  if (!fold_small_factories_) return false;
   const std::string name = node->kind().toQualString();
   const bool like = name == "aten::zeros_like" || name == "aten::ones_like" || name == "aten::full_like";
   if (!like && name != "aten::new_zeros" && name != "aten::new_ones" && name != "aten::new_full")
@@ -670,11 +671,12 @@ void Interpreter::flatten_output(const Binding& b, const std::string& name,
 
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
                  Census& census, const c10::IValue& self,
-                 const std::vector<std::optional<c10::IValue>>& arguments, ConstantPool* pool) {
+                 const std::vector<std::optional<c10::IValue>>& arguments, ConstantPool* pool,
+                 bool fold_small_factories) {
   // The model runs for inference: torch.is_grad_enabled() is False, as under torch.no_grad()
   // (nn.MultiheadAttention and TransformerEncoder take their fused paths only then).
   at::NoGradGuard no_grad;
-  Interpreter(ir_graph, verbose, census, pool).run(graph, self, arguments);
+  Interpreter(ir_graph, verbose, census, pool, fold_small_factories).run(graph, self, arguments);
 }
 
 }  // namespace aotc::frontend

@@ -40,9 +40,11 @@ class ConstantPool {
 // decided at run time) is recorded in census; the caller decides whether to throw.
 // pool: where constant tensors' bytes are shared with other lowerings of the same graph
 // (nullptr: each constant is copied).
+// fold_small_factories: Options::fold_small_factories.
 void lower_graph(const std::shared_ptr<torch::jit::Graph>& graph, ir::Graph& ir_graph, bool verbose,
                  Census& census, const c10::IValue& self,
-                 const std::vector<std::optional<c10::IValue>>& arguments, ConstantPool* pool = nullptr);
+                 const std::vector<std::optional<c10::IValue>>& arguments, ConstantPool* pool = nullptr,
+                 bool fold_small_factories = true);
 
 // The user's source location of a node, from its TorchScript source range.
 ir::SourceLocation source_location(const torch::jit::Node* node);

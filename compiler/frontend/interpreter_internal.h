@@ -74,8 +74,12 @@ ViewKind view_kind(const std::string& name);
 
 class Interpreter {
  public:
-  Interpreter(ir::Graph& graph, bool verbose, Census& census, ConstantPool* pool)
-      : graph_(graph), verbose_(verbose), census_(census), pool_(pool) {}
+  Interpreter(ir::Graph& graph, bool verbose, Census& census, ConstantPool* pool, bool fold_small_factories)
+      : graph_(graph),
+        verbose_(verbose),
+        census_(census),
+        pool_(pool),
+        fold_small_factories_(fold_small_factories) {}
 
   void run(const std::shared_ptr<torch::jit::Graph>& g, const c10::IValue& self,
            const std::vector<std::optional<c10::IValue>>& arguments);
@@ -94,6 +98,7 @@ class Interpreter {
   std::unordered_map<const Value*, Binding> env_;
   std::unordered_map<const c10::TensorImpl*, int> constant_ids_;
   ConstantPool* pool_;                         // nullptr: no sharing
+  bool fold_small_factories_;                  // Options::fold_small_factories
   std::unordered_map<int, ViewRecord> views_;  // keyed by the view's IR value
   int loop_iterations_ = 0;
   // Packed quantized weights unpacked once each (keyed by the packed object).

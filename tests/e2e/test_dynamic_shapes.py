@@ -5,6 +5,8 @@ compared with torch there:
 - resnet18 and mobilenet_v2 for N=1..64 at N = 1, 3, 17 and 64;
 - an LSTM over a sequence of T=1..40 steps;
 - a view that needs S to be a multiple of 4: a clear run-time error for another S;
+- ones_like / new_zeros of a [B, S] input, under 64 KiB at small sizes and over it at the
+  largest (a static build makes small ones at compile time; a --dim build must not);
 - sizes out of range refused, naming the dim;
 - contexts for smaller largest sizes (aotc-run --max-dim: aotc_context_options.dim_limits):
   less memory (--info), the same results up to the limit, a clear refusal above it;
@@ -63,6 +65,13 @@ class Quads(nn.Module):
     def forward(self, x):
         b, s, d = x.shape
         return x.view(b, s // 4, 4 * d).sum(1)
+
+
+class SizedFactories(nn.Module):
+    def forward(self, ids):
+        ones = torch.ones_like(ids)
+        zeros = ids.new_zeros((ids.size(0), ids.size(1)))
+        return (ids * ones + zeros).float() * 0.5
 
 
 class Branch(nn.Module):
@@ -156,6 +165,13 @@ def main():
         result = runner.run(so, "--info", "--max-dim", bad)
         expect(f"bert refuses --max-dim {bad}", result.returncode == 1 and all(w in result.stderr for w in words),
                (result.returncode, result.stderr))
+
+    factories = SizedFactories().eval()
+    so = runner.compile("factories", factories, ["ids:BxS:int64"], ["B=1..32", "S=1..512"])
+    for batch, seq in [(1, 1), (3, 77), (32, 512)]:
+        ids = torch.randint(0, 100, (batch, seq), generator=generator).numpy()
+        runner.check_run(f"factories at B={batch}, S={seq}", so, factories, {"ids": ids},
+                         f"factories_{batch}_{seq}")
 
     for name in ["resnet18", "mobilenet_v2"]:
         torch.manual_seed(36)
