@@ -75,6 +75,11 @@ def time_rounds(runners, rounds, per_round):
     return times
 
 
+def median_ratio(rounds, key, over):
+    """The median over rounds of key's time over the fastest of `over` in the same round."""
+    return statistics.median(v / min(rounds[o][r] for o in over) for r, v in enumerate(rounds[key]))
+
+
 def compile_aotc(aotc, pt, so, size):
     start = time.monotonic()
     # The rounding of the engine torch runs here (fbgemm, set above).
@@ -156,10 +161,8 @@ def main():
         }
         rounds = time_rounds(runners, args.rounds, args.per_round)
         med = {k: statistics.median(v) for k, v in rounds.items()}
-        per_round_best_peer = [v / min(rounds["torch int8"][r], rounds["ORT int8 QDQ"][r])
-                               for r, v in enumerate(rounds["aotc int8"])]
-        per_round_vs_f32 = [v / rounds["aotc f32"][r] for r, v in enumerate(rounds["aotc int8"])]
-        rows.append((name, rounds, med, statistics.median(per_round_best_peer), statistics.median(per_round_vs_f32),
+        rows.append((name, rounds, med, median_ratio(rounds, "aotc int8", ["torch int8", "ORT int8 QDQ"]),
+                     median_ratio(rounds, "aotc int8", ["aotc f32"]),
                      off, want.size, ort_top1, os.path.getsize(q_so), os.path.getsize(f_so), qdq_bytes, q_compile))
         aotc_q.close()
         aotc_f.close()

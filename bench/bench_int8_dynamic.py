@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from bench_cpu import AotcModel  # noqa: E402
-from bench_int8 import time_rounds  # noqa: E402
+from bench_int8 import median_ratio, time_rounds  # noqa: E402
 from models_quantized import AttentionBlock, aotc_engine_args  # noqa: E402
 
 
@@ -113,9 +113,8 @@ def main():
     }
     rounds = time_rounds(runners, args.rounds, args.per_round)
     med = {k: statistics.median(v) for k, v in rounds.items()}
-    vs_peer = statistics.median(
-        v / min(rounds["torch int8"][r], rounds["ORT int8 dynamic"][r]) for r, v in enumerate(rounds["aotc int8"]))
-    vs_f32 = statistics.median(v / rounds["aotc f32"][r] for r, v in enumerate(rounds["aotc int8"]))
+    vs_peer = median_ratio(rounds, "aotc int8", ["torch int8", "ORT int8 dynamic"])
+    vs_f32 = median_ratio(rounds, "aotc int8", ["aotc f32"])
     print(f"\ndynamic int8, {args.layers} BERT-base layers, batch 1, seq {args.seq}, {args.threads} threads, "
           f"{args.rounds} rounds x {args.per_round} runs; ms: median of the round medians [min-max]")
     print("| aotc int8 | torch int8 | ORT int8 dynamic | aotc f32 | aotc / best int8 peer | aotc int8 / aotc f32 |")

@@ -32,6 +32,12 @@ from gpu_models import GPU_MODELS  # noqa: E402
 LOW_PRECISION = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+def summary(ms):
+    """Median, p90 and min of run times (ms)."""
+    ms = sorted(ms)
+    return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
+
+
 def time_runs(fn, warmup, iters):
     for _ in range(warmup):
         fn()
@@ -42,8 +48,7 @@ def time_runs(fn, warmup, iters):
         fn()
         end.record()
     torch.cuda.synchronize()
-    ms = sorted(s.elapsed_time(e) for s, e in events)
-    return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
+    return summary(s.elapsed_time(e) for s, e in events)
 
 
 def time_wall(fn, warmup, iters):
@@ -57,8 +62,7 @@ def time_wall(fn, warmup, iters):
         start = time.perf_counter()
         fn()
         ms.append((time.perf_counter() - start) * 1000.0)
-    ms.sort()
-    return {"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]}
+    return summary(ms)
 
 
 def to_host(out):
@@ -92,11 +96,7 @@ def time_alternating(fn_a, fn_b, warmup, iters, wall=False):
                 fn()
                 events[k][i][1].record()
     torch.cuda.synchronize()
-    out = []
-    for k in range(2):
-        ms = sorted(times[k] if wall else [s.elapsed_time(e) for s, e in events[k]])
-        out.append({"median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))], "min": ms[0]})
-    return out
+    return [summary(times[k] if wall else [s.elapsed_time(e) for s, e in events[k]]) for k in range(2)]
 
 
 def kernel_profile(fn, runs=10, top=12):
@@ -195,7 +195,6 @@ def main():
                     contenders["compile_host"] = (
                         lambda: to_host(compiled(*[t.cuda() for t in torch_host_xs])), max(args.warmup, 10))
                     wall.add("compile_host")
-                run_aotc = ctx.prepare(xs, outs)  # the device-memory run again, for the profile and A/B
             rounds = {key: [] for key in contenders}
             for _ in range(max(1, args.rounds)):
                 for key, (fn, warmup) in contenders.items():
@@ -236,7 +235,6 @@ def main():
                     row["aotc_host_again"], row["aotc_host_ab"] = time_alternating(
                         ctx.prepare(host_xs, host_outs), ctx_ab.prepare(host_xs, host_outs), args.warmup,
                         args.iters, wall=True)
-                    run_aotc = ctx.prepare(xs, outs)
                 row["ab_env"] = args.ab_env or ("the build in " + args.ab_workdir)
                 ctx_ab.destroy()
                 if model_ab:

@@ -23,14 +23,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "check.cuh"
 
 __global__ void touch(unsigned char* p) {
   if (threadIdx.x == 0 && blockIdx.x == 0) p[0] ^= 0;
