@@ -5,6 +5,11 @@ median of the per-pair ratios B/A, and checks first that both give the same outp
 
     .venv/bin/python bench/ab_cpu.py before.so after.so --input 1x3x224x224 --threads 2 --pairs 200
 
+With many threads, a build's pool keeps polling for a while after its run (runtime/src/
+thread_pool.cpp) and would slow the other build's next run: --block N --settle-ms T times
+turns of N runs each (the first of a turn untimed), with a pause of T ms before each turn;
+a pair's ratio is then the ratio of its two turns' medians.
+
 Inputs are random with a fixed seed, one --input per model argument, in order: DIMS for
 float32 in [-1, 1), DIMS:int64 for token ids in [0, 1000) (BERT's ids).
 """
@@ -28,6 +33,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--block", type=int, default=1, help="runs per turn (the first untimed when more than 1)")
+    ap.add_argument("--settle-ms", type=float, default=0.0, help="pause before each turn")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -50,9 +57,16 @@ def main():
         b.run()
 
     def timed(model):
-        start = time.perf_counter()
-        model.run()
-        return (time.perf_counter() - start) * 1e3
+        """One turn: --block runs after a --settle-ms pause; the median of the timed ones."""
+        if args.settle_ms > 0:
+            time.sleep(args.settle_ms / 1e3)
+        times = []
+        for i in range(args.block):
+            start = time.perf_counter()
+            model.run()
+            if i > 0 or args.block == 1:
+                times.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(times)
 
     times_a, times_b = [], []
     for pair in range(args.pairs):
@@ -66,7 +80,7 @@ def main():
         times_b.append(tb)
     ratios = sorted(tb / ta for ta, tb in zip(times_a, times_b))
     q = len(ratios) // 4
-    print(f"{args.pairs} pairs, {args.threads} threads")
+    print(f"{args.pairs} pairs, {args.threads} threads" + (f", turns of {args.block} runs" if args.block > 1 else ""))
     print(f"A {args.a}: median {statistics.median(times_a):.3f} ms")
     print(f"B {args.b}: median {statistics.median(times_b):.3f} ms")
     print(f"B/A per pair: median {statistics.median(ratios):.3f} (quartiles {ratios[q]:.3f}, {ratios[-q - 1]:.3f}); "
