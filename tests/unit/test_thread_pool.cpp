@@ -101,3 +101,39 @@ TEST_CASE("parallel_for: one contiguous range per thread, the same every time") 
     }
   }
 }
+
+TEST_CASE("regions hand over without a lock: back to back, after sleeping, and with a slow range") {
+  // Many short regions back to back (workers polling), regions after a pause longer than the
+  // polling window (workers asleep), and a range slower than the window (the caller asleep):
+  // every unit must run exactly once each time, with more threads than cores too.
+  for (int threads : {2, 3, 8}) {
+    ThreadPool pool(threads);
+    std::vector<std::atomic<int>> hits(64);
+    auto check_once = [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) REQUIRE(hits[static_cast<size_t>(i)].exchange(0) == 1);
+    };
+    // More threads than cores wait for the scheduler at every region: fewer of those.
+    const int regions = threads <= 2 ? 2000 : 100;
+    for (int rep = 0; rep < regions; ++rep) {
+      const int64_t n = 1 + rep % 64;
+      if (rep % 2)
+        pool.parallel_for(n, 1 + rep % 5, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+        });
+      else
+        pool.parallel_pieces(n, 1 + rep % 3, [&](int64_t b, int64_t e, int) {
+          for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+        });
+      check_once(n);
+    }
+    for (int rep = 0; rep < 4; ++rep) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      pool.parallel_for(64, 1, [&](int64_t b, int64_t e, int thread) {
+        // The last range sleeps past the polling window, so the caller goes to sleep too.
+        if (thread == pool.size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+      });
+      check_once(64);
+    }
+  }
+}
