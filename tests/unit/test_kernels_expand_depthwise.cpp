@@ -34,6 +34,11 @@ const Case kCases[] = {
     {"batch 3, stride (2, 1)", 3, 6, 24, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1},
     {"3x1 stride (1, 2)", 1, 7, 20, 10, 13, 3, 1, 1, 2, 1, 0, 1, 1},
     {"one column", 1, 9, 12, 6, 1, 3, 3, 1, 1, 1, 1, 1, 1},
+    // Few units for the threads: each image's output rows in parts (row_parts_for), expanded
+    // with the rows they share; on a wide plane, several ring strips a part.
+    {"tall plane, 2 units (row parts)", 1, 8, 16, 40, 9, 3, 3, 1, 1, 1, 1, 1, 1},
+    {"tall and wide, 2 units (row parts, strips)", 1, 8, 16, 64, 300, 3, 3, 1, 1, 1, 1, 1, 1},
+    {"row parts, 5x5 stride 2", 1, 4, 8, 61, 20, 5, 5, 2, 2, 2, 2, 1, 1},
 };
 
 struct Clamp {

@@ -156,23 +156,29 @@ void conv2d_depthwise_c8(ThreadPool& pool, const Conv2dParams& p, const float* x
   const int64_t hw_in = p.h_in * p.w_in, hw_out = p.h_out * p.w_out;
   const int64_t blocks_per_image = ceil_div(p.c_in, kLanes);
   const bool clamp = has_clamp(p.clamp_lo, p.clamp_hi);
-  const double block_flops = 2.0 * static_cast<double>(kLanes * hw_out * taps);
-  const int64_t min_blocks = static_cast<int64_t>(2.0e5 / block_flops) + 1;
-  pool.parallel_for(p.n * blocks_per_image, min_blocks, [&](int64_t q0, int64_t q1, int thread) {
+  // Work items: (image, block, part of the output rows); parts where blocks are few.
+  const int64_t parts = row_parts_for(p.n * blocks_per_image, pool.size(), p.h_out, 4);
+  const double item_flops = 2.0 * static_cast<double>(kLanes * hw_out * taps) / static_cast<double>(parts);
+  const int64_t min_items = static_cast<int64_t>(kDepthwiseMinFlopsPerRange / item_flops) + 1;
+  pool.parallel_for(p.n * blocks_per_image * parts, min_items, [&](int64_t q0, int64_t q1, int thread) {
     // Weights and bias of the block first (aligned), then the padded interleaved input.
     float* w8 = reinterpret_cast<float*>(pool.thread_scratch(thread));
     float* b8 = w8 + kLanes * kMaxTaps;
     float* buf = b8 + kLanes;
     for (int64_t q = q0; q < q1; ++q) {
-      const int64_t img = q / blocks_per_image, c0 = (q % blocks_per_image) * kLanes;
+      const int64_t block = q / parts, part = q % parts;
+      const int64_t img = block / blocks_per_image, c0 = (block % blocks_per_image) * kLanes;
+      const int64_t oh_begin = part * p.h_out / parts, oh_end = (part + 1) * p.h_out / parts;
       const int64_t lanes = min_i64(kLanes, p.c_in - c0);
-      for (int64_t t = 0; t < taps; ++t)
-        for (int64_t l = 0; l < kLanes; ++l) w8[t * kLanes + l] = l < lanes ? w[(c0 + l) * taps + t] : 0.0f;
-      for (int64_t l = 0; l < kLanes; ++l) b8[l] = l < lanes && p.has_bias ? bias[c0 + l] : 0.0f;
+      if (part == 0 || q == q0) {
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t l = 0; l < kLanes; ++l) w8[t * kLanes + l] = l < lanes ? w[(c0 + l) * taps + t] : 0.0f;
+        for (int64_t l = 0; l < kLanes; ++l) b8[l] = l < lanes && p.has_bias ? bias[c0 + l] : 0.0f;
+      }
       float* yplanes[kLanes];
       for (int64_t l = 0; l < lanes; ++l) yplanes[l] = y + (img * p.c_out + c0 + l) * hw_out;
-      for (int64_t oh0 = 0; oh0 < p.h_out; oh0 += strip) {
-        const int64_t rows_out = min_i64(strip, p.h_out - oh0);
+      for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += strip) {
+        const int64_t rows_out = min_i64(strip, oh_end - oh0);
         const int64_t rows = (rows_out - 1) * p.stride_h + span, row0 = oh0 * p.stride_h;  // padded rows
         const int64_t r_lo = max_i64(0, p.pad_h - row0), r_hi = min_i64(rows, p.pad_h + p.h_in - row0);
         const int64_t c_lo = max_i64(0, p.pad_w), c_hi = min_i64(cols, p.pad_w + p.w_in);

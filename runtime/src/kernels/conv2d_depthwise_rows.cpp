@@ -202,9 +202,9 @@ void conv2d_depthwise_rows(ThreadPool& pool, const Conv2dParams& p, const float*
 #if AOTC_KERNELS_AVX2
   const TapColumns t = tap_columns(p);
   const bool narrow = p.w_out <= 8 && p.w_in <= 16;
-  // At least 2e5 flops a range, as the 8-channel kernel splits its blocks.
   const int64_t plane_flops = 2 * p.h_out * p.w_out * p.kernel_h * p.kernel_w;
-  pool.parallel_for(p.n * p.c_in, min_chunk_for(plane_flops, 200000), [&](int64_t q0, int64_t q1) {
+  const auto min_flops = static_cast<int64_t>(kDepthwiseMinFlopsPerRange);
+  pool.parallel_for(p.n * p.c_in, min_chunk_for(plane_flops, min_flops), [&](int64_t q0, int64_t q1) {
     // 8 ymm planes keep 32 row registers and sums live, so GCC spills some; 4 at a time
     // were still slower (960 x 7 x 7: 1.13x, 1152 x 7 x 7 5x5: 1.28x, 2 threads).
     if (narrow)

@@ -5,7 +5,8 @@
 // interleaves 8 planes at a time into lanes; here the expansion writes its rows straight
 // into the lane layout, in a ring of rows that stays in L2.
 //
-// Work item: one image and a chunk of expanded channels (units of 8). Its ring holds rows
+// Work item: one image, a part of its output rows (all of them unless the units are few for
+// the threads) and a chunk of expanded channels (units of 8). Its ring holds rows
 // of the zero-padded expanded image, one ring per unit, position-major as the 8-channel
 // depthwise kernel's buffer: padded row r, column c, lane l of unit u at
 // ring[u * unit_floats + ((r % ring_rows) * cols + c) * 8 + l]. For a strip of output rows
@@ -48,9 +49,11 @@ struct Layer {
   bool expand_silu;
 };
 
-// One chunk of channels [c0, c0 + cw) of one image, with its ring in `ring`.
+// One chunk of channels [c0, c0 + cw) of one image, output rows [oh_begin, oh_end), with its
+// ring in `ring`.
 struct Chunk {
   int64_t img, c0, cw;
+  int64_t oh_begin, oh_end;
   int64_t ring_rows;
   int64_t unit_floats;  // one unit's ring: ring_rows * cols positions of 8, then slack
   float* ring;
@@ -207,8 +210,8 @@ void run_chunk(const Layer& l, const Chunk& ch, float* w8) {
   const bool clamp = detail::has_clamp(dw.clamp_lo, dw.clamp_hi);
   const int64_t hw_out = dw.h_out * dw.w_out;
   int64_t next = 0;  // the next padded row to enter the ring
-  for (int64_t oh0 = 0; oh0 < dw.h_out; oh0 += strip) {
-    const int64_t rows_out = min_i64(strip, dw.h_out - oh0);
+  for (int64_t oh0 = ch.oh_begin; oh0 < ch.oh_end; oh0 += strip) {
+    const int64_t rows_out = min_i64(strip, ch.oh_end - oh0);
     const int64_t end = (oh0 + rows_out - 1) * dw.stride_h + l.span;  // padded rows needed: [.., end)
     next = max_i64(next, oh0 * dw.stride_h);
     if (next < end) {
@@ -265,13 +268,21 @@ void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const
   l.n16 = ceil_div(pw.c_out, kNr) * kNr;
   const int64_t units = ceil_div(dw.c_in, kLanes), chunk_units = expand_depthwise_chunk_units(dw);
   const int64_t capacity = expand_depthwise_ring_capacity(dw);
+  // Work items: (image, part of the output rows, unit), units fastest so that a thread's
+  // range is mostly units of one part, expanded from one packing of its input positions.
+  // Parts where units are few: each at least 4 input rows' worth of output rows per row that
+  // two parts both expand, so that no more than a quarter of the expansion is done twice.
+  const int64_t halo = max_i64(0, l.span - dw.stride_h);
+  const int64_t parts =
+      detail::row_parts_for(dw.n * units, pool.size(), dw.h_out, max_i64(1, ceil_div(4 * halo, dw.stride_h)));
   const double unit_flops =
       2.0 * static_cast<double>(
                 kLanes * (pw.c_in * pw.h_in * pw.w_in + dw.kernel_h * dw.kernel_w * dw.h_out * dw.w_out));
-  const int64_t min_units = static_cast<int64_t>(detail::kGemmMinFlopsPerRange / unit_flops) + 1;
-  // Each thread takes a contiguous range of (image, unit) and runs it in chunks of at most
-  // chunk_units units of one image.
-  pool.parallel_for(dw.n * units, min_units, [&](int64_t q0, int64_t q1, int thread) {
+  const int64_t min_units =
+      static_cast<int64_t>(detail::kGemmMinFlopsPerRange * static_cast<double>(parts) / unit_flops) + 1;
+  // Each thread takes a contiguous range of items and runs it in chunks of at most
+  // chunk_units units of one image and part.
+  pool.parallel_for(dw.n * parts * units, min_units, [&](int64_t q0, int64_t q1, int thread) {
     // The scratch's parts, 32-byte aligned: ring, pack, then weights and bias in lanes.
     auto align = [](float* p) {
       return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(p) + 31) / 32 * 32);
@@ -280,21 +291,25 @@ void conv2d_expand_depthwise_f32(ThreadPool& pool, const Conv2dParams& pw, const
     float* pack = align(ring + capacity);
     float* w8 = align(pack + kPiece * l.kc);
     for (int64_t q = q0; q < q1;) {
-      const int64_t img = q / units, u0 = q % units;
-      const int64_t u1 = min_i64(min_i64(units, u0 + chunk_units), q1 - img * units);
+      const int64_t row = q / units, u0 = q % units;  // row: image * parts + part
+      const int64_t img = row / parts, part = row % parts;
+      const int64_t u1 = min_i64(min_i64(units, u0 + chunk_units), q1 - row * units);
       Chunk ch{};
       ch.img = img;
       ch.c0 = u0 * kLanes;
       ch.cw = min_i64(dw.c_in, u1 * kLanes) - ch.c0;
+      ch.oh_begin = part * dw.h_out / parts;
+      ch.oh_end = (part + 1) * dw.h_out / parts;
       // As many output rows at a time as the ring holds (at least one: capacity covers it).
+      const int64_t rows_out = ch.oh_end - ch.oh_begin;
       int64_t strip = 1;
-      while (strip < dw.h_out && expand_depthwise_ring_floats(dw, u1 - u0, strip + 1) <= capacity) ++strip;
+      while (strip < rows_out && expand_depthwise_ring_floats(dw, u1 - u0, strip + 1) <= capacity) ++strip;
       ch.ring_rows = (strip - 1) * dw.stride_h + l.span;
       ch.unit_floats = expand_depthwise_ring_floats(dw, 1, strip);
       ch.ring = ring;
       ch.pack = pack;
       run_chunk(l, ch, w8);
-      q = img * units + u1;
+      q = row * units + u1;
     }
   });
 }

@@ -39,10 +39,27 @@ constexpr int64_t kElementwiseMinChunk = 16384;
 // Below this many flops per range, splitting a product over threads does not pay.
 constexpr double kGemmMinFlopsPerRange = 1.0e6;
 
+// Below this many flops per range, a depthwise layer's part stays on one thread: about what
+// the pool takes to start and finish a region on 16 cores (bench/thread_pool_regions.cpp).
+// Depthwise layers are small (mobilenet_v2's 7 x 7 ones 0.5 MFLOP), so a higher floor left
+// most of a many-core CPU idle on them.
+constexpr double kDepthwiseMinFlopsPerRange = 3.0e4;
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Into how many parts a kernel whose work items are (image, channel block) pairs cuts each
+// image's output rows: enough for 4 items a thread where the pairs are fewer, each part at
+// least min_rows rows (the rows a part shares with the next are computed twice); 1 where
+// the pairs suffice. Why: at batch 1 a layer of 32 channels has 4 blocks of 8, so a
+// block-only split left 12 of 16 threads idle.
+inline int64_t row_parts_for(int64_t pairs, int threads, int64_t rows, int64_t min_rows) {
+  if (threads <= 1 || pairs >= 4 * static_cast<int64_t>(threads)) return 1;
+  const int64_t want = ceil_div(4 * static_cast<int64_t>(threads), max_i64(1, pairs));
+  return max_i64(1, min_i64(want, rows / max_i64(1, min_rows)));
+}
 
 // Chunk length (in items) so that one range holds at least `min_work` units of work
 // when each item costs `work_per_item`.
