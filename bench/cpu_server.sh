@@ -6,14 +6,14 @@
 #            threads (with BASE_RUNTIME: also built against the base pool);
 #   ab       bench/ab_cpu.py at THREADS: AB_MODELS compiled against BASE_RUNTIME's runtime
 #            (A) and against this tree's (B), in turns of runs with a pause between turns;
-#   profile  scripts/op_profile.py of PROFILE_MODELS at THREADS threads (batch 1);
+#   profile  scripts/op_profile.py of PROFILE_MODELS at PROFILE_THREADS threads (batch 1);
 #   bench    bench/bench_cpu.py at THREADS threads, batches BATCHES, against LibTorch, ONNX
 #            Runtime and OpenVINO (ExecuTorch needs another torch: not there).
 #
 #   scripts/carry_eigen.sh; bench/cpu_server.sh   (carry .eigen, and .whl for OpenVINO)
 # Environment: OUT, BUILD, WORK, THREADS (default: the cores), BATCHES (default "1 8"),
 # MODELS (bench_cpu.py's names, default all six), AB_MODELS (default mobilenet_v2 resnet50),
-# PROFILE_MODELS (default mobilenet_v2), ROUNDS (default 3), STEPS (default "regions bench"),
+# PROFILE_MODELS (default mobilenet_v2), PROFILE_THREADS (default "1 THREADS"), ROUNDS (default 3), STEPS (default "regions bench"),
 # BASE_RUNTIME (a directory holding a base version's runtime/ tree, for regions and ab),
 # OPENVINO_TAR (default .whl/openvino_cpu_cp312.tar.xz: OpenVINO's Python package unpacked
 # onto PYTHONPATH where the machine has none), SKIP_BUILD (set: aotc is built already).
@@ -104,7 +104,7 @@ fi
 if step profile; then
   for model in $PROFILE_MODELS; do
     flags=$(save_model "$model") || { status=1; continue; }
-    for threads in 1 "$THREADS"; do
+    for threads in ${PROFILE_THREADS:-1 $THREADS}; do
       echo "== $model, $threads threads" | tee -a "$OUT/profile.txt"
       python3 "$ROOT/scripts/op_profile.py" --aotc "$BUILD/compiler/aotc" --aotc-run "$BUILD/tools/aotc-run/aotc-run" \
         "$WORK/${model}_b1.pt" $flags --threads "$threads" --top 25 \
