@@ -427,6 +427,25 @@ TEST_CASE("gemm_prepacked_f32: odd shapes x bias kinds x epilogues x residual") 
   }
 }
 
+// On 8 threads or more, shares of few panels cut M into blocks too (gemm_prepacked_f32):
+// pieces that cross from one block of rows to the next, ragged blocks and panels.
+TEST_CASE("gemm_prepacked_f32: blocks of rows and panels on many threads") {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{200, 100, 64}, {128, 768, 64}, {37, 40, 300}, {1000, 33, 70}, {61, 250, 129}};
+  ThreadPool pool(8);
+  uint32_t seed = 500;
+  int epi = 0;
+  for (const Shape& s : shapes)
+    for (BiasKind bk : {BiasKind::PerColumn, BiasKind::Full})
+      for (bool res : {false, true}) {
+        check_prepacked(pool, s.m, s.n, s.k, true, bk, kEpilogues[epi++ % 4], res, seed += 4);
+        check_prepacked(pool, s.m, s.n, s.k, false, bk, kEpilogues[epi++ % 4], res, seed += 4,
+                        GemmActivation::GeluTanh);
+      }
+}
+
 // The GELU epilogue runs on each strip of rows after its last depth block: depth over one
 // block (513, 700), column blocks (1000), ragged strips and panels, both thread splits.
 TEST_CASE("gemm_prepacked_f32: activation before the residual and the clamp") {

@@ -235,6 +235,7 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
     hi = units * (t + 1) / parts;
   };
   int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : pool.size();
+  const int64_t threads = parts;
   bool split_m = false;
   if (parts > 1) {
     double worst_n = 0.0, worst_m = 0.0;
@@ -250,17 +251,36 @@ void gemm_prepacked_f32(ThreadPool& pool, const GemmParams& p, const float* a, c
     split_m = worst_m < worst_n;
     parts = min_i64(parts, split_m ? m_units : n_units);
   }
+  // With many threads an N share is a few panels: each 6-row strip of a comes from memory
+  // for the share's first panel and then serves only those few (sgemm 2048^3 ran at 0.64 of
+  // torch.mm's rate on 16 threads, 0.94 on 2). There, M is cut into blocks as well, so that
+  // a share is about kMinSharePanels panels of one block: units run block-major, panels
+  // within a block. On fewer threads the cost model's choice above stands.
+  constexpr int64_t kMinSharePanels = 16, kMinThreadsForBlocks = 8;
+  int64_t m_blocks = 1;
+  if (!split_m && threads >= kMinThreadsForBlocks && n_units < threads * kMinSharePanels) {
+    m_blocks = min_i64(m_units, ceil_div(threads * kMinSharePanels, n_units));
+    parts = threads;
+  }
   // Pieces that a thread may take from the other's share (ThreadPool::parallel_pieces), at
   // whole 6-row units or 16-column panels: every output is computed the same way whichever
-  // piece holds it. An M piece reads all the packed weights again, an N piece all of a.
-  const int64_t units = split_m ? m_units : n_units;
+  // piece holds it. An M piece reads all the packed weights again, an N piece all of a (of
+  // its block of rows).
+  const int64_t units = split_m ? m_units : m_blocks * n_units;
   pool.parallel_pieces(units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int) {
-    if (split_m)
+    if (split_m) {
       prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, lo * kMr, min_i64(p.m, hi * kMr), 0, p.n,
                      false);
-    else
-      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, 0, p.m, lo * kNr, min_i64(p.n, hi * kNr),
+      return;
+    }
+    while (lo < hi) {  // a piece may cross from one block of rows to the next
+      const int64_t block = lo / n_units, q0 = lo % n_units, q1 = min_i64(n_units, q0 + (hi - lo));
+      const int64_t m0 = m_units * block / m_blocks * kMr;
+      const int64_t m1 = min_i64(p.m, m_units * (block + 1) / m_blocks * kMr);
+      prepacked_part(p, use_bias, a, lda, packed, bias, c, ldc, m0, m1, q0 * kNr, min_i64(p.n, q1 * kNr),
                      false);
+      lo += q1 - q0;
+    }
   });
 }
 
