@@ -4,6 +4,8 @@
 // size and guarded, 1 and 3 threads.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -167,8 +169,8 @@ void run_case(ThreadPool& pool, const ConvNdCase& cc, bool transposed, uint32_t&
         aotc::rt::conv3d_f32(pool, p, x.data(), w.data(), b, y.data(), scratch.data());
         want = ref_conv3d(p, x.data(), w.data(), bias.data());
       }
-      INFO(cc.name << (transposed ? " transposed" : "") << " bias=" << has_bias << " clamp=[" << cl.lo << ","
-                   << cl.hi << "] threads=" << pool.size());
+      INFO(std::string(cc.name) << (transposed ? " transposed" : "") << " bias=" << has_bias << " clamp=["
+                                << cl.lo << "," << cl.hi << "] threads=" << pool.size());
       CHECK(rel_l2(y.values(), want) <= kTolerance);
       CHECK(y.guards_intact());
       CHECK(scratch.guards_intact());

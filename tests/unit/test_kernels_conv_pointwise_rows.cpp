@@ -7,6 +7,8 @@
 // name puts it in unit_avx2 too (the portable tiles).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -73,8 +75,8 @@ void check_case(ThreadPool& pool, const Case& c, bool has_bias, const Clamp& cl,
   aotc::rt::conv2d_pointwise_rows_f32(pool, p, x.data(), packed.data(), has_bias ? bias.data() : nullptr,
                                       with_residual ? residual.data() : nullptr, y.data());
   const auto want = ref_conv2d(p, x.data(), w.data(), bias.data(), with_residual ? residual.data() : nullptr);
-  INFO(c.name << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi << "] residual=" << with_residual
-              << " threads=" << pool.size());
+  INFO(std::string(c.name) << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
+                           << "] residual=" << with_residual << " threads=" << pool.size());
   CHECK(rel_l2(y.values(), want) <= kTolerance);
   CHECK(y.guards_intact());
 }

@@ -8,6 +8,8 @@
 // the output (an element not written stays a NaN).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -134,9 +136,9 @@ TEST_CASE("conv2d_expand_depthwise_f32: both convolutions, every geometry, bias,
               std::vector<double> want;
               bool guards = false;
               run_case(pool, l, x, seed, got, want, guards, silu);
-              INFO(c.name << " bias=" << has_bias << " pw clamp=[" << pw_clamp.lo << "," << pw_clamp.hi
-                          << "] dw clamp=[" << dw_clamp.lo << "," << dw_clamp.hi << "] silu=" << silu
-                          << " threads=" << threads);
+              INFO(std::string(c.name) << " bias=" << has_bias << " pw clamp=[" << pw_clamp.lo << ","
+                                       << pw_clamp.hi << "] dw clamp=[" << dw_clamp.lo << "," << dw_clamp.hi
+                                       << "] silu=" << silu << " threads=" << threads);
               CHECK(rel_l2(got, want) <= kTolerance);
               CHECK(guards);
             }

@@ -2,6 +2,8 @@
 // with output sizes computed as torch does (ceil_mode included).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -67,7 +69,7 @@ TEST_CASE("max_pool2d_f32: padding never wins, dilation, ceil_mode") {
       for (float& v : x) v += shift;  // all-negative input: a zero pad would win
       Guarded y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
       aotc::rt::max_pool2d_f32(pool, p, x.data(), y.data());
-      INFO(pc.name << " shift=" << shift << " threads=" << threads);
+      INFO(std::string(pc.name) << " shift=" << shift << " threads=" << threads);
       CHECK(rel_l2(y.values(), ref_max_pool2d(p, x.data())) == 0.0);
       CHECK(y.guards_intact());
     };
@@ -141,7 +143,8 @@ TEST_CASE("avg_pool2d_f32: count_include_pad, ceil_mode border, divisor_override
           const auto x = random_floats(static_cast<size_t>(p.n * p.c * p.h_in * p.w_in), ++seed);
           Guarded y(static_cast<size_t>(p.n * p.c * p.h_out * p.w_out));
           aotc::rt::avg_pool2d_f32(pool, p, x.data(), y.data());
-          INFO(pc.name << " include_pad=" << include_pad << " divisor=" << divisor << " threads=" << threads);
+          INFO(std::string(pc.name) << " include_pad=" << include_pad << " divisor=" << divisor
+                                    << " threads=" << threads);
           CHECK(rel_l2(y.values(), ref_avg_pool2d(p, x.data())) <= kTolerance);
           CHECK(y.guards_intact());
         }

@@ -3,6 +3,8 @@
 // dilation, ceil_mode sizes, count_include_pad, divisor_override, NaN and ties.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -128,7 +130,8 @@ TEST_CASE("max_pool3d_f32: values and indices, padding never wins, dilation, cei
           std::vector<double> want;
           std::vector<int64_t> want_idx;
           ref_max_pool3d(p, x.data(), want, want_idx);
-          INFO(pc.name << " shift=" << shift << " indices=" << with_indices << " threads=" << threads);
+          INFO(std::string(pc.name) << " shift=" << shift << " indices=" << with_indices
+                                    << " threads=" << threads);
           CHECK(rel_l2(y.values(), want) == 0.0);
           CHECK(y.guards_intact());
           CHECK(idx.front() == -7);
@@ -175,7 +178,8 @@ TEST_CASE("avg_pool3d_f32: count_include_pad, ceil_mode border, divisor_override
           const auto x = random_floats(static_cast<size_t>(p.n * p.c * vol(p.in)), ++seed);
           Guarded y(static_cast<size_t>(p.n * p.c * vol(p.out)));
           aotc::rt::avg_pool3d_f32(pool, p, x.data(), y.data());
-          INFO(pc.name << " include_pad=" << include_pad << " divisor=" << divisor << " threads=" << threads);
+          INFO(std::string(pc.name) << " include_pad=" << include_pad << " divisor=" << divisor
+                                    << " threads=" << threads);
           CHECK(rel_l2(y.values(), ref_avg_pool3d(p, x.data())) <= kTolerance);
           CHECK(y.guards_intact());
         }

@@ -1,6 +1,8 @@
 // unary_f32 (every UnaryOp) and channel_affine_f32 against double-precision formulas.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "kernel_reference.h"
 
 namespace {
@@ -46,7 +48,7 @@ TEST_CASE("unary_f32: every op against its formula in double") {
           aotc::rt::unary_f32(pool, oc.op, oc.a, oc.b, n, x.data(), y.data());
           std::vector<double> want(static_cast<size_t>(n));
           for (size_t i = 0; i < want.size(); ++i) want[i] = ref_unary(oc.op, oc.a, oc.b, x[i]);
-          INFO(oc.name << " n=" << n << " range=" << range << " threads=" << threads);
+          INFO(std::string(oc.name) << " n=" << n << " range=" << range << " threads=" << threads);
           CHECK(rel_l2(y.values(), want) <= kTolerance);
           CHECK(y.guards_intact());
         }
@@ -64,7 +66,7 @@ TEST_CASE("unary_f32: in place, extreme inputs, NaN") {
     for (size_t i = 0; i < x.size(); ++i) want[i] = ref_unary(oc.op, oc.a, oc.b, x[i]);
     Guarded y(x.size(), x);
     aotc::rt::unary_f32(pool, oc.op, oc.a, oc.b, static_cast<int64_t>(x.size()), y.data(), y.data());
-    INFO(oc.name);
+    INFO(std::string(oc.name));
     CHECK(rel_l2(y.values(), want) <= kTolerance);
     CHECK(y.guards_intact());
     // NaN in, NaN out (hardswish/hardsigmoid/clamp included: torch propagates NaN).
