@@ -331,10 +331,13 @@ void cumsum_cases(KernelTable& t) {
       rt::cumsum(t.pool(), rt::ElemType::F32, s[0], s[1], s[2], x.data(), cpu.data());
       float* y = t.device<float>(n);
       rt::cuda::cumsum(t.stream(), rt::ElemType::F32, s[0], s[1], s[2], t.upload(x), y);
-      // the line walk: exact (NaN where the CPU has one); the block scan: rounding differs
+      // The line walk: exact (NaN where the CPU has one). The block scan: another order of
+      // the additions, each of whose L roundings moves a running sum, which grows as sqrt(L)
+      // on random data, by up to half an ulp: the difference grows as sqrt(L) ulps too
+      // (1.02e-5 of the largest value seen at L = 100000).
       t.expect_close(block_scan ? "cumsum (f32, block scan)" : "cumsum (f32)",
                      dims_of(s) + (specials ? " specials" : ""), cpu, t.download(y, n),
-                     block_scan ? 1e-5 : 0.0);
+                     block_scan ? 3e-7 * std::sqrt(static_cast<double>(s[1])) : 0.0);
     }
     for (const bool wide : {false, true}) {  // wide: values that wrap around
       const std::vector<int64_t> x = wide ? t.ints(n, INT64_MIN, INT64_MAX) : t.ints(n, -1000, 1000);
