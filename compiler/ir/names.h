@@ -29,6 +29,8 @@ inline constexpr char conv3d[] = "conv3d";
 inline constexpr char conv_transpose[] = "conv_transpose";
 inline constexpr char copy[] = "copy";
 inline constexpr char cumsum[] = "cumsum";
+inline constexpr char depthwise_conv2d_nhwc[] =
+    "depthwise_conv2d_nhwc";  // CUDA only (passes/cuda/convert_to_channels_last.cpp)
 inline constexpr char dequantize[] = "dequantize";
 inline constexpr char embedding[] = "embedding";
 inline constexpr char gather[] = "gather";

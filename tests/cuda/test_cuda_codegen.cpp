@@ -828,6 +828,131 @@ TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in 
   CHECK(src.cuda);
 }
 
+namespace {
+
+// A copy op permuting a dense 4-d value by `order` (out dim i is in dim order[i]), as the
+// lowering of x.permute(...).contiguous() writes it.
+void add_permute_copy(ir::Graph& g, int in, int out, const std::vector<int64_t>& order) {
+  const ir::Shape s = g.value(in).shape;
+  const std::vector<int64_t> dense = {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+  std::vector<int64_t> dims(4), src(4);
+  for (size_t i = 0; i < 4; ++i) {
+    dims[i] = s[static_cast<size_t>(order[i])];
+    src[i] = dense[static_cast<size_t>(order[i])];
+  }
+  g.add_op(ir::kind::copy, {in}, {out}, where(7)).attrs = {
+      {"dims", dims},
+      {"src_strides", src},
+      {"dst_strides", std::vector<int64_t>{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}},
+      {"elem_size", int64_t{4}},
+      {"src_offset", int64_t{0}}};
+}
+
+// c1 = relu(conv3x3(x)); d = depthwise3x3(c1) + bias; p = d.permute(0, 2, 3, 1) (NHWC);
+// e = exp(p); q = e.permute(0, 3, 1, 2); r = scale[8, 1, 1] * q + c1; a = mean of r's
+// planes [1, 8, 1, 1]; c3 = conv3x3(r * a). Outputs c3, x.permute(0, 2, 3, 1) and, with
+// return_q, q: a ConvNeXt block's permutes and layer scale, a squeeze-and-excitation gate.
+ir::Graph convnext_like(bool return_q) {
+  ir::Graph g;
+  const int64_t c = 8, hw = 10;
+  const ir::Shape nchw{1, c, hw, hw}, nhwc{1, hw, hw, c};
+  const int x = g.add_input(ir::DType::Float32, nchw, "x");
+  auto conv = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, nchw);
+    add_conv(g, in, g.add_f32_constant({c, c, 3, 3}, std::vector<float>(576, 0.125f)), -1, out, c, c, hw, 3,
+             1);
+    return out;
+  };
+  const int c1 = conv(x);
+  g.ops.back().attrs[ir::attr::clamp_lo] = 0.0;
+  std::vector<float> wd(static_cast<size_t>(c * 9));
+  for (size_t i = 0; i < wd.size(); ++i) wd[i] = static_cast<float>(i);
+  const int d = g.add_value(ir::DType::Float32, nchw);
+  add_conv(g, c1, g.add_f32_constant({c, 1, 3, 3}, wd), g.add_f32_constant({c}, std::vector<float>(8, 0.5f)),
+           d, c, c, hw, 3, c);
+  const int p = g.add_value(ir::DType::Float32, nhwc);
+  add_permute_copy(g, d, p, {0, 2, 3, 1});
+  const int e = g.add_value(ir::DType::Float32, nhwc);
+  g.add_op(ir::kind::unary, {p}, {e}, where(8)).attrs = {{"op", int64_t{2}}, {"a", 0.0}, {"b", 0.0}};
+  const int q = g.add_value(ir::DType::Float32, nchw);
+  add_permute_copy(g, e, q, {0, 3, 1, 2});
+  const int scaled = g.add_value(ir::DType::Float32, nchw);
+  g.add_op(ir::kind::binary, {g.add_f32_constant({c, 1, 1}, std::vector<float>(8, 0.75f)), q}, {scaled},
+           where(9))
+      .attrs = {{"op", int64_t{2}}, {"alpha", 1.0}};
+  const int r = g.add_value(ir::DType::Float32, nchw);
+  g.add_op(ir::kind::binary, {scaled, c1}, {r}, where(9)).attrs = {{"op", int64_t{0}}, {"alpha", 1.0}};
+  const int a = g.add_value(ir::DType::Float32, {1, c, 1, 1});
+  g.add_op(ir::kind::adaptive_avg_pool2d, {r}, {a}, where(10)).attrs = {
+      {"n", int64_t{1}}, {"c", c}, {"h_in", hw}, {"w_in", hw}, {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+  const int gated = g.add_value(ir::DType::Float32, nchw);
+  g.add_op(ir::kind::binary, {r, a}, {gated}, where(11)).attrs = {{"op", int64_t{2}}, {"alpha", 1.0}};
+  const int c3 = conv(gated);
+  const int px = g.add_value(ir::DType::Float32, nhwc);
+  add_permute_copy(g, x, px, {0, 2, 3, 1});
+  g.outputs = {{c3, "c3"}, {px, "px"}};
+  if (return_q) g.outputs.push_back({q, "q"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: depthwise convolutions, permutes and per-channel broadcasts stay NHWC") {
+  ir::Graph g = convnext_like(false);
+  passes::run_default_passes(g, false);
+  ops::cuda::check_cuda_support(g);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  check_defined_before_use(g);
+  CHECK(count_kind(g, ir::kind::conv2d) == 0);
+  REQUIRE(count_kind(g, ir::kind::depthwise_conv2d_nhwc) == 1);
+  // Copies: the output c3 back to NCHW, and the permute of the input x (NCHW: it stays).
+  CHECK(count_kind(g, ir::kind::copy) == 2);
+  const ir::Op* dw = nullptr;
+  const ir::Op* exp = nullptr;
+  std::vector<const ir::Op*> muls;
+  for (const ir::Op& op : g.ops) {
+    if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+    if (op.kind == ir::kind::unary) exp = &op;
+    if (op.kind == ir::kind::binary && op.i("op") == 2) muls.push_back(&op);
+  }
+  REQUIRE(dw);
+  REQUIRE(exp);
+  REQUIRE(muls.size() == 2);
+  CHECK(g.value(dw->inputs[0]).shape == ir::Shape{1, 10, 10, 8});
+  CHECK(g.value(dw->outputs[0]).shape == ir::Shape{1, 10, 10, 8});
+  CHECK(g.value(dw->inputs[2]).shape == ir::Shape{8});
+  // The weights as (kh, kw, c): W'[t * 8 + k] = W[k * 9 + t].
+  const ir::Constant& w = g.constant_of(dw->inputs[1]);
+  REQUIRE(w.shape == ir::Shape{3, 3, 8});
+  for (int k : {0, 3, 7})
+    for (int t : {0, 4, 8}) CHECK(w.f32()[t * 8 + k] == static_cast<float>(k * 9 + t));
+  // exp reads the depthwise output's bytes through the permute's alias.
+  CHECK(g.storage_root(exp->inputs[0]) == g.storage_root(dw->outputs[0]));
+  // The layer scale [8, 1, 1] reads as [1, 1, 1, 8]; the gate is the pooling's NHWC result.
+  CHECK(g.value(muls[0]->inputs[0]).shape == ir::Shape{1, 1, 1, 8});
+  CHECK(g.value(muls[0]->inputs[1]).shape == ir::Shape{1, 10, 10, 8});
+  CHECK(g.storage_root(muls[0]->inputs[1]) == g.storage_root(exp->outputs[0]));
+  CHECK(g.value(muls[1]->inputs[1]).shape == ir::Shape{1, 1, 1, 8});
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+  CHECK(src.model_cpp.find("aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, ") != std::string::npos);
+}
+
+TEST_CASE("cuda: a permute back to NCHW that is returned is copied once, from its NHWC input") {
+  ir::Graph g = convnext_like(true);
+  passes::run_default_passes(g, false);
+  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  ::unsetenv("AOTC_CUDA_LAYOUT");
+  check_defined_before_use(g);
+  REQUIRE(count_kind(g, ir::kind::copy) == 3);  // c3 and q back to NCHW, x's permute
+  const ir::Op& q_copy = g.ops.back();
+  REQUIRE(q_copy.kind == ir::kind::copy);
+  CHECK(q_copy.outputs[0] == g.outputs[2].value);
+  CHECK(g.value(q_copy.inputs[0]).shape == ir::Shape{1, 10, 10, 8});  // exp's result
+  CHECK(q_copy.ints("src_strides") == std::vector<int64_t>{800, 1, 80, 8});
+}
+
 TEST_CASE("cuda: a convolution whose result is returned through a view of another shape stays NCHW") {
   // y = relu(conv2(conv1(x)).view(1, 4, 20, 10)): fuse_activation moves the relu onto conv2,
   // whose output becomes the [1, 4, 20, 10] view; NHWC bytes there would be permuted wrongly.

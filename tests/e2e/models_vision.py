@@ -385,3 +385,48 @@ def _grid_sample(script):
     x = torch.randn(2, 3, 9, 11)
     grid = torch.rand(2, 6, 8, 2) * 2.6 - 1.3
     return (torch.jit.script(m) if script else torch.jit.trace(m, (x, grid))), [("x", x), ("grid", grid)]
+
+
+class ChannelsLastBlocks(nn.Module):
+    """What the CUDA target runs in NHWC (convert_to_channels_last.cpp), at odd channel counts
+    (no float4 vectors) and batch 2: ConvNeXt's block (a depthwise 7x7, permutes around a layer
+    norm and linear layers, a layer scale of shape [C, 1, 1], the residual), a LayerNorm2d
+    before a strided convolution, a strided 5x5 depthwise and a squeeze-and-excitation gate of
+    shape [N, C, 1, 1]."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 13, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(13, 13, 7, padding=3, groups=13)
+        self.norm = nn.LayerNorm(13)
+        self.fc1 = nn.Linear(13, 52)
+        self.fc2 = nn.Linear(52, 13)
+        self.scale = nn.Parameter(torch.rand(13, 1, 1) + 0.5)
+        self.down_norm = nn.LayerNorm(13)
+        self.down = nn.Conv2d(13, 22, 2, stride=2)
+        self.dw2 = nn.Conv2d(22, 22, 5, stride=2, padding=2, groups=22)
+        self.se1 = nn.Conv2d(22, 6, 1)
+        self.se2 = nn.Conv2d(6, 22, 1)
+        self.proj = nn.Conv2d(22, 16, 1)
+
+    def forward(self, x):  # 2 x 3 x 29 x 35
+        x = self.stem(x)  # 2 x 13 x 15 x 18
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.fc2(F.gelu(self.fc1(self.norm(y)))).permute(0, 3, 1, 2)
+        x = x + self.scale * y
+        x = self.down_norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        x = self.down(x)  # 2 x 22 x 7 x 9
+        e = F.silu(self.dw2(x))  # 2 x 22 x 4 x 5
+        g = torch.sigmoid(self.se2(F.silu(self.se1(F.adaptive_avg_pool2d(e, 1)))))
+        return self.proj(e * g)
+
+
+def _channels_last_blocks(script):
+    torch.manual_seed(31)
+    m = ChannelsLastBlocks().eval()
+    x = torch.randn(2, 3, 29, 35)
+    return (torch.jit.script(m) if script else torch.jit.trace(m, x)), [("x", x)]
+
+
+MODELS_VISION["channels_last_blocks"] = lambda: _channels_last_blocks(False)
+MODELS_VISION["channels_last_blocks_scripted"] = lambda: _channels_last_blocks(True)

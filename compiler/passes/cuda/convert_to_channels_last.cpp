@@ -1,25 +1,29 @@
 // convert_to_channels_last: the CUDA target's layout choice. A CNN whose convolutions are
-// ungrouped runs in NHWC (channels last), each convolution a linear layer over its
-// receptive fields: Y (n*h_out*w_out x c_out) = X' W'^T with W' the weights reordered to
-// (c_out, kh, kw, c_in) at compile time and X' the input itself (1x1, stride 1, no padding)
-// or its NHWC unfolding ("im2col_nhwc"; at fp32 and tf32 with c_in a multiple of 32 the
-// GEMM gets the input and the convolution's "conv_geometry" instead, and gathers the
-// unfolding itself where that is faster: gemm_cuda.cpp). That GEMM is the linear layers'
-// own "gemm" op, so it gets what they get: cuBLASLt's per-column bias and relu epilogue and the residual as
-// its C operand (fuse_conv_residual), one product over the whole batch instead of one per
-// image, the tuning run with gemm_3xtf32 as a candidate in fp32, and 16-bit weights in
-// fp16 / bf16 (choose_gemm_operands.cpp). In NCHW cuBLASLt's bias runs along the wrong axis,
-// so the bias and relu were a pass of their own, and at batch 32 the per-image products
-// of the last stages (7x7 planes) were too small to fill the GPU.
+// ungrouped or depthwise runs in NHWC (channels last). An ungrouped convolution becomes a
+// linear layer over its receptive fields: Y (n*h_out*w_out x c_out) = X' W'^T with W' the
+// weights reordered to (c_out, kh, kw, c_in) at compile time and X' the input itself (1x1,
+// stride 1, no padding) or its NHWC unfolding ("im2col_nhwc"; at fp32 and tf32 with c_in a
+// multiple of 32 the GEMM gets the input and the convolution's "conv_geometry" instead, and
+// gathers the unfolding itself where that is faster: gemm_cuda.cpp). That GEMM is the linear
+// layers' own "gemm" op, so it gets what they get: cuBLASLt's per-column bias and relu
+// epilogue and the residual as its C operand (fuse_conv_residual), one product over the
+// whole batch instead of one per image, the tuning run with gemm_3xtf32 as a candidate in
+// fp32, and 16-bit weights in fp16 / bf16 (choose_gemm_operands.cpp). In NCHW cuBLASLt's
+// bias runs along the wrong axis, so the bias and relu were a pass of their own, and at
+// batch 32 the per-image products of the last stages (7x7 planes) were too small to fill
+// the GPU. A depthwise convolution becomes "depthwise_conv2d_nhwc", its weights reordered
+// to (kh, kw, c).
 //
 // The rewrite walks the ops in order. Convolutions convert, taking their input to NHWC
 // (one permuting copy per value, shared by its readers); max pooling, adaptive average
-// pooling, unary and same-shape binary ops convert when their inputs are NHWC already; any
-// other reader of a converted value gets it back in NCHW from one permuting copy (or a
-// plain alias where the permutation moves no bytes: 1x1 planes, one channel). The result
-// is kept when the copies move at most half the bytes that the converted convolutions
-// write (a ResNet: one copy of the input, the pooled features an alias); a network whose
-// depthwise convolutions stay NCHW (MobileNet), one with a single convolution (ViT's
+// pooling, unary and binary ops convert when their inputs are NHWC already (a binary
+// operand may also be broadcast over the spatial dims: a per-channel scale, a
+// squeeze-and-excitation gate); the model's own permutes between NCHW and NHWC (ConvNeXt's
+// around its layer norms and linear layers) become aliases; any other reader of a converted
+// value gets it back in NCHW from one permuting copy (or a plain alias where the
+// permutation moves no bytes: 1x1 planes, one channel). The result is kept when the copies
+// move at most half the bytes that the converted convolutions write (a ResNet: one copy of
+// the input, the pooled features an alias); a network with a single convolution (ViT's
 // patches) or few (the copies weigh as much as the convolutions) stays NCHW as a whole.
 // AOTC_CUDA_LAYOUT=nhwc converts whatever can be, =nchw nothing (read when compiling).
 #include <aotc/rt/kernels.h>
@@ -28,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "../../ops/cuda/cuda_registry.h"
@@ -261,6 +266,119 @@ class ChannelsLast {
     return true;
   }
 
+  // The depthwise weights (c, 1, kh, kw) as (kh, kw, c), made once per weight.
+  int depthwise_weights(int w) {
+    if (auto it = weights_of_.find({w, -1}); it != weights_of_.end()) return it->second;
+    const ir::Constant& c = g_.constant_of(w);
+    const int64_t channels = c.shape[0], taps = c.shape[2] * c.shape[3];
+    auto reorder = [&] {
+      std::vector<float> data(static_cast<size_t>(channels * taps));
+      const float* src = c.f32();
+      for (int64_t k = 0; k < channels; ++k)
+        for (int64_t t = 0; t < taps; ++t) data[static_cast<size_t>(t * channels + k)] = src[k * taps + t];
+      return data;
+    };
+    const int id = passes::add_derived_f32_constant(g_, "channels_last depthwise", {w},
+                                                    {c.shape[2], c.shape[3], channels}, reorder,
+                                                    g_.value(w).name + "_nhwc");
+    weights_of_[{w, -1}] = id;
+    return id;
+  }
+
+  // A depthwise convolution (one filter per channel) reads and writes NHWC: a thread per
+  // channel vector and run of output pixels (depthwise_conv2d_nhwc.cu), bias and clamp fused.
+  bool convert_depthwise(const ir::Op& op) {
+    const rt::Conv2dParams p = ops::conv2d_params_of(op);
+    if (!rt::conv2d_is_depthwise(p) || op.inputs.size() != 3 || !is_4d_f32(op.inputs[0]) ||
+        !is_4d_f32(op.outputs[0]) || g_.value(op.inputs[0]).shape != ir::Shape{p.n, p.c_in, p.h_in, p.w_in} ||
+        g_.value(op.outputs[0]).shape != ir::Shape{p.n, p.c_out, p.h_out, p.w_out} ||
+        !is_whole_f32_constant(g_, op.inputs[1]) ||
+        g_.value(op.inputs[1]).shape != ir::Shape{p.c_out, 1, p.kernel_h, p.kernel_w})
+      return false;
+    const int x = to_nhwc(op.inputs[0], op.loc);
+    const int w = depthwise_weights(op.inputs[1]);
+    ir::Op converted = op;
+    converted.kind = ir::kind::depthwise_conv2d_nhwc;
+    converted.inputs = {x, w, op.inputs[2]};
+    converted.outputs = {nhwc_output(op.outputs[0])};
+    g_.ops.push_back(std::move(converted));
+    ++convs;
+    conv_bytes += g_.value(op.outputs[0]).bytes();
+    return true;
+  }
+
+  // Whether a copy op moves a whole dense 4-d float32 value into a dense one of its dims
+  // permuted by `order` (out dim i is in dim order[i]).
+  bool is_permutation(const ir::Op& op, const std::vector<int64_t>& order) const {
+    if (op.inputs.size() != 1 || op.outputs.size() != 1 || !is_4d_f32(op.inputs[0]) ||
+        !is_4d_f32(op.outputs[0]))
+      return false;
+    if (!op.has("dims") || !op.has("src_strides") || !op.has("dst_strides") || !op.has("elem_size") ||
+        op.i("elem_size") != 4 || (op.has("src_offset") && op.i("src_offset") != 0))
+      return false;
+    const ir::Shape& in = g_.value(op.inputs[0]).shape;
+    const ir::Shape& out = g_.value(op.outputs[0]).shape;
+    const std::vector<int64_t> dims = op.ints("dims"), src = op.ints("src_strides"),
+                               dst = op.ints("dst_strides");
+    const std::vector<int64_t> in_dense = ops::dense_strides(in), out_dense = ops::dense_strides(out);
+    if (dims.size() != 4 || src.size() != 4 || dst.size() != 4) return false;
+    for (size_t i = 0; i < 4; ++i) {
+      const auto from = static_cast<size_t>(order[i]);
+      if (dims[i] != out[i] || out[i] != in[from]) return false;
+      if (dims[i] > 1 && (src[i] != in_dense[from] || dst[i] != out_dense[i])) return false;
+    }
+    return true;
+  }
+
+  // torch's permutes between NCHW and NHWC (ConvNeXt's blocks and LayerNorm2d around their
+  // layer norms and linear layers) move no bytes where the value is NHWC already: to NHWC,
+  // the result becomes an alias of the NHWC form; back to NCHW, the result gets the permute's
+  // input as its NHWC form, and only a reader that stays NCHW makes the copy.
+  bool convert_permute(const ir::Op& op) {
+    if (op.outputs.size() != 1) return false;
+    const int out = op.outputs[0];
+    ir::Value& v = g_.value(out);
+    if (v.storage != ir::Storage::Arena) return false;  // a copy into a part of another value
+    if (is_permutation(op, {0, 2, 3, 1})) {
+      const int nhwc = nhwc_form(op.inputs[0]);
+      if (nhwc < 0) return false;
+      v.storage = ir::Storage::Alias;
+      v.alias_of = nhwc;
+      v.alias_byte_offset = 0;
+      return true;
+    }
+    if (is_permutation(op, {0, 3, 1, 2})) {
+      need_nchw(g_.storage_root(op.inputs[0]));  // the input's own bytes, in its own layout
+      nhwc_of_[out] = op.inputs[0];
+      pending_[out] = true;
+      return true;
+    }
+    return false;
+  }
+
+  // The NHWC shape of a binary operand broadcast over the spatial dims ([c, 1, 1] or
+  // [n, c, 1, 1]: ConvNeXt's layer scale, the squeeze-and-excitation gate), which reads the
+  // same bytes as [n or 1, 1, 1, c or 1]; a single value keeps its shape; nullopt for any
+  // other broadcast.
+  std::optional<ir::Shape> broadcast_nhwc_shape(int id, const ir::Shape& out) const {
+    const ir::Value& v = g_.value(id);
+    if (v.dtype != ir::DType::Float32 || v.shape.size() > 4) return std::nullopt;
+    if (ir::numel(v.shape) == 1) return v.shape;
+    ir::Shape s(4 - v.shape.size(), 1);
+    s.insert(s.end(), v.shape.begin(), v.shape.end());
+    if (s[2] != 1 || s[3] != 1 || (s[0] != 1 && s[0] != out[0]) || (s[1] != 1 && s[1] != out[1]))
+      return std::nullopt;
+    return ir::Shape{s[0], 1, 1, s[1]};
+  }
+
+  int broadcast_operand(int id, const ir::Shape& nhwc_shape) {
+    if (ir::numel(nhwc_shape) == 1) return id;
+    if (g_.value(id).shape.size() == 4)
+      if (const int have = nhwc_form(id); have >= 0) return have;
+    need_nchw(g_.storage_root(id));
+    return g_.add_alias(id, nhwc_shape);
+  }
+
   // Pooling, unary and binary ops whose tensor inputs all have NHWC forms of the output's
   // shape convert as they are (the pooling ops marked "channels_last").
   bool convert_in_place(const ir::Op& op) {
@@ -271,14 +389,25 @@ class ChannelsLast {
         (g_.value(op.inputs[0]).shape != ir::Shape{op.i("n"), op.i("c"), op.i("h_in"), op.i("w_in")} ||
          g_.value(op.outputs[0]).shape != ir::Shape{op.i("n"), op.i("c"), op.i("h_out"), op.i("w_out")}))
       return false;
+    const ir::Shape out = g_.value(op.outputs[0]).shape;  // (broadcast_operand adds values)
     std::vector<int> inputs;
+    std::vector<std::pair<size_t, ir::Shape>> broadcast;  // binary operands of another shape
     for (int in : op.inputs) {
-      if (in < 0 || !is_4d_f32(in)) return false;
-      if (!pool && g_.value(in).shape != g_.value(op.outputs[0]).shape) return false;  // no broadcasting
-      const int nhwc = nhwc_form(in);
+      if (in < 0) return false;
+      if (!pool && g_.value(in).shape != out) {
+        const std::optional<ir::Shape> shape =
+            op.kind == ir::kind::binary ? broadcast_nhwc_shape(in, out) : std::nullopt;
+        if (!shape) return false;
+        broadcast.emplace_back(inputs.size(), *shape);
+        inputs.push_back(in);
+        continue;
+      }
+      const int nhwc = is_4d_f32(in) ? nhwc_form(in) : -1;
       if (nhwc < 0) return false;
       inputs.push_back(nhwc);
     }
+    if (broadcast.size() == inputs.size()) return false;  // nothing NHWC to read
+    for (const auto& [i, shape] : broadcast) inputs[i] = broadcast_operand(inputs[i], shape);
     ir::Op converted = op;
     converted.inputs = inputs;
     converted.outputs = {nhwc_output(op.outputs[0])};
@@ -288,7 +417,9 @@ class ChannelsLast {
   }
 
   bool convert(const ir::Op& op) {
-    return op.kind == ir::kind::conv2d ? convert_conv(op) : convert_in_place(op);
+    if (op.kind == ir::kind::conv2d) return convert_conv(op) || convert_depthwise(op);
+    if (op.kind == ir::kind::copy) return convert_permute(op);
+    return convert_in_place(op);
   }
 };
 

@@ -7,22 +7,6 @@ namespace {
 
 using rt::Pool2dParams;
 
-// x (n, c, h, w) -> (n, h, w, c)
-std::vector<float> to_nhwc(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w) {
-  std::vector<float> y(x.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < c; ++k)
-      for (int64_t s = 0; s < h * w; ++s) y[(i * h * w + s) * c + k] = x[(i * c + k) * h * w + s];
-  return y;
-}
-std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, int64_t h, int64_t w) {
-  std::vector<float> x(y.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < c; ++k)
-      for (int64_t s = 0; s < h * w; ++s) x[(i * c + k) * h * w + s] = y[(i * h * w + s) * c + k];
-  return x;
-}
-
 int64_t pooled(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
   const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
   int64_t out = (ceil_mode ? span + stride - 1 : span) / stride + 1;

@@ -117,4 +117,20 @@ std::string dims_str(std::initializer_list<int64_t> dims) {
   return s;
 }
 
+std::vector<float> to_nhwc(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> y(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < h * w; ++s) y[(i * h * w + s) * c + k] = x[(i * c + k) * h * w + s];
+  return y;
+}
+
+std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> x(y.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < h * w; ++s) x[(i * c + k) * h * w + s] = y[(i * h * w + s) * c + k];
+  return x;
+}
+
 }  // namespace aotc::test

@@ -101,4 +101,8 @@ class KernelTable {
 // "2x3x5" for a list of sizes.
 std::string dims_str(std::initializer_list<int64_t> dims);
 
+// x (n, c, h, w) -> (n, h, w, c), and back.
+std::vector<float> to_nhwc(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w);
+std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, int64_t h, int64_t w);
+
 }  // namespace aotc::test

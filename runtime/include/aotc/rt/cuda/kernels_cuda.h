@@ -185,6 +185,10 @@ void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const floa
                           const DepthwiseInputEpilogue* input_epilogue = nullptr);
 void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                        const float* bias, float* y);
+// Depthwise on NHWC tensors (n x h x w x c), w as (kernel_h, kernel_w, c), bias and clamp
+// fused (convert_to_channels_last.cpp).
+void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
+                               const float* bias, float* y);
 
 // ---------------------------------------------------------------- pooling
 void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);

@@ -1,0 +1,202 @@
+// depthwise_conv2d_nhwc.cu - one filter per channel (groups == c_in == c_out) on NHWC
+// tensors (convert_to_channels_last.cpp), weights (kh, kw, c). A thread computes one vector
+// of channels (4 as a float4 where the channel count and the pointers allow) for `Tile`
+// neighbouring output pixels of a row; consecutive threads take consecutive channel
+// vectors, so a warp reads each input pixel's channels as one run. For the common windows
+// (3, 5 and 7 wide, stride 1 or 2, no horizontal dilation) a row's input span sits in
+// registers and each tap's weight is loaded once for the tile; other geometries take a
+// thread per output. Taps that fall on the padding are skipped, as in depthwise_conv2d.cu.
+// 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
+#include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/pointwise.cuh>
+
+#include <cstdint>
+
+namespace aotc::rt::cuda {
+namespace {
+
+struct Geometry {
+  unsigned vectors, h_in, w_in, h_out, w_out, tiles_w;  // vectors: channels / the vector width
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  unsigned total;  // n * h_out * tiles_w * vectors
+};
+
+__device__ inline float fma_v(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ inline float4 fma_v(float4 a, float4 b, float4 c) {
+  return {fmaf(a.x, b.x, c.x), fmaf(a.y, b.y, c.y), fmaf(a.z, b.z, c.z), fmaf(a.w, b.w, c.w)};
+}
+__device__ inline float add_v(float a, float b) { return a + b; }
+__device__ inline float4 add_v(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
+__device__ inline float clamp_v(float v, float lo, float hi) { return clamp_apply(v, lo, hi); }
+__device__ inline float4 clamp_v(float4 v, float lo, float hi) {
+  return {clamp_apply(v.x, lo, hi), clamp_apply(v.y, lo, hi), clamp_apply(v.z, lo, hi),
+          clamp_apply(v.w, lo, hi)};
+}
+template <class V>
+__device__ inline V zero_v() {
+  if constexpr (sizeof(V) == sizeof(float))
+    return 0.0f;
+  else
+    return {0.0f, 0.0f, 0.0f, 0.0f};
+}
+
+// Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
+// (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
+template <class V, int Kernel, int Stride, int Tile>
+__global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
+                                             const V* __restrict__ x, const V* __restrict__ w,
+                                             const V* __restrict__ bias, V* __restrict__ y) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= g.total) return;
+  const unsigned cv = i % g.vectors;
+  unsigned rest = i / g.vectors;
+  const unsigned tile = rest % g.tiles_w;
+  rest /= g.tiles_w;
+  const unsigned oh = rest % g.h_out, image = rest / g.h_out;
+  const int ow0 = static_cast<int>(tile) * Tile;
+  const int iw0 = ow0 * (Kernel > 0 ? Stride : g.stride_w) - g.pad_w;
+  V acc[Tile];
+#pragma unroll
+  for (int t = 0; t < Tile; ++t) acc[t] = zero_v<V>();
+  for (int kh = 0; kh < g.kernel_h; ++kh) {
+    const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + kh * g.dilation_h;
+    if (ih < 0 || ih >= static_cast<int>(g.h_in)) continue;
+    const V* row =
+        x + (static_cast<size_t>(image) * g.h_in + static_cast<unsigned>(ih)) * g.w_in * g.vectors + cv;
+    const V* taps = w + static_cast<size_t>(kh) * g.kernel_w * g.vectors + cv;
+    if constexpr (Kernel > 0) {
+      constexpr int kSpan = (Tile - 1) * Stride + Kernel;
+      V span[kSpan];
+      bool inside[kSpan];
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j) {
+        const int iw = iw0 + j;
+        inside[j] = iw >= 0 && iw < static_cast<int>(g.w_in);
+        span[j] = inside[j] ? row[static_cast<unsigned>(iw) * g.vectors] : zero_v<V>();
+      }
+#pragma unroll
+      for (int kw = 0; kw < Kernel; ++kw) {
+        const V tap = taps[static_cast<unsigned>(kw) * g.vectors];
+#pragma unroll
+        for (int t = 0; t < Tile; ++t)
+          if (inside[t * Stride + kw]) acc[t] = fma_v(span[t * Stride + kw], tap, acc[t]);
+      }
+    } else {
+      for (int kw = 0; kw < g.kernel_w; ++kw) {
+        const int iw = iw0 + kw * g.dilation_w;
+        if (iw < 0 || iw >= static_cast<int>(g.w_in)) continue;
+        acc[0] = fma_v(row[static_cast<unsigned>(iw) * g.vectors],
+                       taps[static_cast<unsigned>(kw) * g.vectors], acc[0]);
+      }
+    }
+  }
+  const V b = has_bias ? bias[cv] : zero_v<V>();
+  V* out = y +
+           ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + static_cast<unsigned>(ow0)) * g.vectors +
+           cv;
+#pragma unroll
+  for (int t = 0; t < Tile; ++t)
+    if (ow0 + t < static_cast<int>(g.w_out))
+      out[static_cast<unsigned>(t) * g.vectors] = clamp_v(add_v(acc[t], b), lo, hi);
+}
+
+// Enough blocks of 128 threads to keep every multiprocessor busy with two.
+bool grid_fills_gpu(int64_t threads) {
+  static const int sms = [] {
+    int device = 0, count = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      return 132;
+    }
+    return count;
+  }();
+  return (threads + 127) / 128 >= 2 * static_cast<int64_t>(sms);
+}
+
+template <class V, int Kernel, int Stride, int Tile>
+void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
+            const void* bias, void* y) {
+  g.tiles_w = (g.w_out + Tile - 1) / Tile;
+  g.total = g.vectors * g.tiles_w * g.h_out * static_cast<unsigned>(p.n);
+  depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile><<<(g.total + 127) / 128, 128, 0, stream>>>(
+      g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const V*>(x), static_cast<const V*>(w),
+      static_cast<const V*>(bias), static_cast<V*>(y));
+}
+
+// The widest tile that still fills the GPU (1 where even that does not: more threads).
+template <class V, int Kernel, int Stride, int Tile>
+void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
+                  const void* bias, void* y) {
+  const int64_t tiled = static_cast<int64_t>(g.vectors) * ((g.w_out + Tile - 1) / Tile) * g.h_out * p.n;
+  if (grid_fills_gpu(tiled))
+    launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y);
+  else
+    launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y);
+}
+
+template <class V>
+void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, const void* x, const void* w,
+              const void* bias, void* y) {
+  const bool row_window = p.dilation_w == 1;
+  if (row_window && p.kernel_w == 3 && p.stride_w == 1)
+    return launch_tiled<V, 3, 1, 4>(stream, g, p, x, w, bias, y);
+  if (row_window && p.kernel_w == 3 && p.stride_w == 2)
+    return launch_tiled<V, 3, 2, 2>(stream, g, p, x, w, bias, y);
+  if (row_window && p.kernel_w == 5 && p.stride_w == 1)
+    return launch_tiled<V, 5, 1, 4>(stream, g, p, x, w, bias, y);
+  if (row_window && p.kernel_w == 5 && p.stride_w == 2)
+    return launch_tiled<V, 5, 2, 2>(stream, g, p, x, w, bias, y);
+  if (row_window && p.kernel_w == 7 && p.stride_w == 1)
+    return launch_tiled<V, 7, 1, 4>(stream, g, p, x, w, bias, y);
+  launch<V, 0, 1, 1>(stream, g, p, x, w, bias, y);
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
+                               const float* bias, float* y) {
+  const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
+  if (total <= 0) return;
+  if (!conv2d_is_depthwise(p)) {
+    note_error("depthwise_conv2d_nhwc_f32", "the convolution is not depthwise (groups == c_in == c_out)");
+    return;
+  }
+  // Every size and the largest row and column reached fit the kernel's 32-bit arithmetic.
+  bool fits = total <= INT32_MAX && p.n * p.c_in * p.h_in * p.w_in <= INT32_MAX;
+  for (int64_t v :
+       {p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w})
+    fits = fits && v >= 0 && v <= INT32_MAX / 4;
+  fits = fits && p.h_out * p.stride_h + p.kernel_h * p.dilation_h <= INT32_MAX / 2 &&
+         (p.w_out + 4) * p.stride_w + p.kernel_w * p.dilation_w <= INT32_MAX / 2;
+  if (!fits) {
+    note_error("depthwise_conv2d_nhwc_f32",
+               "the tensor is too large for the kernel's 32-bit index arithmetic");
+    return;
+  }
+  const bool vec4 =
+      p.c_out % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(y) && (!bias || aligned16(bias));
+  Geometry g{};
+  g.vectors = static_cast<unsigned>(vec4 ? p.c_out / 4 : p.c_out);
+  g.h_in = static_cast<unsigned>(p.h_in);
+  g.w_in = static_cast<unsigned>(p.w_in);
+  g.h_out = static_cast<unsigned>(p.h_out);
+  g.w_out = static_cast<unsigned>(p.w_out);
+  g.kernel_h = static_cast<int>(p.kernel_h);
+  g.kernel_w = static_cast<int>(p.kernel_w);
+  g.stride_h = static_cast<int>(p.stride_h);
+  g.stride_w = static_cast<int>(p.stride_w);
+  g.pad_h = static_cast<int>(p.pad_h);
+  g.pad_w = static_cast<int>(p.pad_w);
+  g.dilation_h = static_cast<int>(p.dilation_h);
+  g.dilation_w = static_cast<int>(p.dilation_w);
+  if (vec4)
+    dispatch<float4>(stream, g, p, x, w, bias, y);
+  else
+    dispatch<float>(stream, g, p, x, w, bias, y);
+  check_launch("depthwise_conv2d_nhwc_kernel");
+}
+
+}  // namespace aotc::rt::cuda

@@ -1,0 +1,119 @@
+// Depthwise convolutions on NHWC tensors (depthwise_conv2d_nhwc.cu) against a direct sum in
+// double over NCHW: every templated window (3, 5 and 7 wide, stride 1 and 2) with grids
+// small enough for one output a thread and large enough for its tiles, the generic path
+// (dilated columns, stride 3, non-square kernels), channel counts with and without float4
+// vectors, a misaligned tensor, padding wider than half the window, bias and clamp, a NaN
+// and an infinity in the input.
+#include <cmath>
+
+#include "kernel_table.h"
+
+namespace aotc::test {
+namespace {
+
+// y = clamp(conv(x) + bias), NCHW, one filter per channel, padded taps skipped.
+std::vector<float> depthwise_reference(const rt::Conv2dParams& p, const std::vector<float>& x,
+                                       const std::vector<float>& w, const std::vector<float>& bias) {
+  std::vector<float> y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
+  for (int64_t i = 0; i < p.n; ++i)
+    for (int64_t c = 0; c < p.c_out; ++c)
+      for (int64_t oh = 0; oh < p.h_out; ++oh)
+        for (int64_t ow = 0; ow < p.w_out; ++ow) {
+          double acc = 0.0;
+          for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+            for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+              const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+              const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+              if (ih < 0 || ih >= p.h_in || iw < 0 || iw >= p.w_in) continue;
+              acc += static_cast<double>(
+                         x[static_cast<size_t>(((i * p.c_in + c) * p.h_in + ih) * p.w_in + iw)]) *
+                     w[static_cast<size_t>((c * p.kernel_h + kh) * p.kernel_w + kw)];
+            }
+          float v = static_cast<float>(acc) + (p.has_bias ? bias[static_cast<size_t>(c)] : 0.0f);
+          if (v == v) v = std::fmin(std::fmax(v, p.clamp_lo), p.clamp_hi);
+          y[static_cast<size_t>(((i * p.c_out + c) * p.h_out + oh) * p.w_out + ow)] = v;
+        }
+  return y;
+}
+
+// (c, 1, kh, kw) -> (kh, kw, c)
+std::vector<float> taps_last(const std::vector<float>& w, int64_t c, int64_t taps) {
+  std::vector<float> r(w.size());
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t t = 0; t < taps; ++t)
+      r[static_cast<size_t>(t * c + k)] = w[static_cast<size_t>(k * taps + t)];
+  return r;
+}
+
+void depthwise_nhwc_cases(KernelTable& t) {
+  struct Shape {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+    bool bias, relu6, misaligned;
+  };
+  const std::vector<Shape> shapes = {
+      // the templated windows on small grids (one output a thread)
+      {1, 8, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false},
+      {1, 12, 10, 13, 3, 3, 2, 2, 1, 1, 1, 1, true, true, false},
+      {2, 7, 9, 9, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false},
+      {1, 20, 11, 12, 5, 5, 2, 2, 2, 2, 1, 1, true, false, false},
+      {1, 96, 7, 7, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      {1, 5, 6, 5, 7, 7, 1, 1, 3, 3, 1, 1, true, true, false},
+      // and on grids large enough for their tiles (w_out not a multiple of the tile)
+      {2, 64, 40, 65, 3, 3, 1, 1, 1, 1, 1, 1, true, true, false},
+      {2, 64, 40, 131, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false},
+      {2, 68, 36, 70, 5, 5, 1, 1, 2, 2, 1, 1, true, false, false},
+      {2, 64, 44, 133, 5, 5, 2, 2, 2, 2, 1, 1, false, true, false},
+      {2, 96, 30, 58, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      {3, 33, 37, 61, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},  // scalar channels
+      // padding wider than half the window, none, rows dilated (still the row window)
+      {2, 64, 34, 67, 3, 3, 1, 1, 3, 2, 1, 1, true, false, false},
+      {1, 16, 9, 10, 3, 3, 1, 1, 0, 0, 1, 1, true, false, false},
+      {1, 16, 13, 12, 3, 3, 1, 1, 2, 1, 2, 1, true, false, false},
+      // the generic path: dilated columns, stride 3, non-square, 1x1, a 1x1 plane
+      {1, 8, 12, 13, 3, 3, 1, 1, 2, 2, 2, 2, true, false, false},
+      {2, 9, 14, 15, 3, 3, 3, 3, 1, 1, 1, 1, true, true, false},
+      {1, 12, 11, 9, 3, 5, 1, 2, 1, 2, 1, 1, false, false, false},
+      {1, 12, 5, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false},
+      {2, 6, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false},
+      // a tensor 4 bytes off 16-byte alignment: the scalar kernel on a channel count of 4k
+      {1, 16, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true},
+  };
+  for (const Shape& s : shapes) {
+    rt::Conv2dParams p;
+    p.n = s.n, p.c_in = p.c_out = p.groups = s.c, p.h_in = s.h, p.w_in = s.w;
+    p.kernel_h = s.kh, p.kernel_w = s.kw, p.stride_h = s.sh, p.stride_w = s.sw;
+    p.pad_h = s.ph, p.pad_w = s.pw, p.dilation_h = s.dh, p.dilation_w = s.dw;
+    p.h_out = (s.h + 2 * s.ph - s.dh * (s.kh - 1) - 1) / s.sh + 1;
+    p.w_out = (s.w + 2 * s.pw - s.dw * (s.kw - 1) - 1) / s.sw + 1;
+    p.has_bias = s.bias;
+    if (s.relu6) p.clamp_lo = 0.0f, p.clamp_hi = 6.0f;
+    const std::string what = dims_str({s.n, s.c, s.h, s.w}) + " k" + dims_str({s.kh, s.kw}) + " s" +
+                             dims_str({s.sh, s.sw}) + " p" + dims_str({s.ph, s.pw}) + " d" +
+                             dims_str({s.dh, s.dw}) + (s.bias ? " bias" : "") + (s.relu6 ? " relu6" : "") +
+                             (s.misaligned ? " misaligned" : "");
+    std::vector<float> x = t.floats(static_cast<size_t>(s.n * s.c * s.h * s.w), false, 2.0f);
+    if (s.n == 3) {  // one NaN and one infinity: the windows that read them, and only those
+      x[5] = NAN;
+      x[x.size() / 2 + 77] = INFINITY;
+    }
+    const std::vector<float> w = t.floats(static_cast<size_t>(s.c * s.kh * s.kw));
+    const std::vector<float> bias = t.floats(static_cast<size_t>(s.c));
+    const std::vector<float> cpu = depthwise_reference(p, x, w, bias);
+    const size_t out = cpu.size(), shift = s.misaligned ? 1 : 0;
+    std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
+    x_nhwc.insert(x_nhwc.begin(), shift, 0.0f);
+    float* y = t.device<float>(out + shift);
+    rt::cuda::depthwise_conv2d_nhwc_f32(t.stream(), p, t.upload(x_nhwc) + shift,
+                                        t.upload(taps_last(w, s.c, s.kh * s.kw)),
+                                        s.bias ? t.upload(bias) : nullptr, y + shift);
+    std::vector<float> got = t.download(y, out + shift);
+    got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
+    t.expect_close("depthwise_conv2d_nhwc", what, cpu, to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
+  }
+}
+
+}  // namespace
+
+void conv2d_nhwc_cases(KernelTable& t) { depthwise_nhwc_cases(t); }
+
+}  // namespace aotc::test
