@@ -1,8 +1,20 @@
 // adaptive_avg_pool2d_nhwc.cu - adaptive average pooling of an NHWC tensor
-// (convert_to_channels_last.cpp), bins as torch computes them (floor start, ceil end). A thread
-// per output element, consecutive threads consecutive channels: the global pooling that
-// ends a CNN (7x7 -> 1x1 over 2048 channels) reads each pixel's channels as one run.
+// (convert_to_channels_last.cpp), bins as torch computes them (floor start, ceil end):
+//   - a thread per output element, consecutive threads consecutive channels: the global
+//     pooling that ends a CNN (7x7 -> 1x1 over 2048 channels) reads each pixel's channels
+//     as one run;
+//   - for bins of kBlockBin values or more (a squeeze-and-excitation block's pooling of a
+//     112x112 plane), a block per output pixel and kGroup channels: its rows of threads take
+//     the bin's pixels in turn, each row reading kGroup neighbouring channels (one 32-byte
+//     sector), and the rows' sums add up in shared memory in a fixed order;
+//   - global pooling of such planes, given scratch, in two steps: blocks add chunks of
+//     kChunk pixels for 32 channels each into the scratch, then a thread per channel adds
+//     its chunks in order. At batch 1 the block per output and 8 channels left the GPU
+//     nearly idle (4 blocks for a 112x112 plane of 32 channels).
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/pool2d_plan.h>
+
+#include <algorithm>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -26,12 +38,107 @@ __global__ void adaptive_avg_pool2d_nhwc_kernel(int64_t total, int64_t c, int64_
   y[i] = sum / static_cast<float>((ih1 - ih0) * (iw1 - iw0));
 }
 
+constexpr int64_t kBlockBin = 128;
+constexpr unsigned kGroup = 8;
+
+// blockIdx.x: (image, output pixel, group of kGroup channels); threadIdx.x the channel in
+// the group, threadIdx.y the row of threads (blockDim.y a power of two).
+__global__ void adaptive_avg_pool2d_nhwc_block_kernel(int64_t c, int64_t h_in, int64_t w_in, int64_t h_out,
+                                                      int64_t w_out, const float* __restrict__ x,
+                                                      float* __restrict__ y) {
+  extern __shared__ float partial[];  // blockDim.y x kGroup
+  const int64_t groups = (c + kGroup - 1) / kGroup;
+  const int64_t group = blockIdx.x % groups, pixel = blockIdx.x / groups;
+  const int64_t ow = pixel % w_out, oh = (pixel / w_out) % h_out, image = pixel / (w_out * h_out);
+  const int64_t ih0 = (oh * h_in) / h_out, ih1 = ((oh + 1) * h_in + h_out - 1) / h_out;
+  const int64_t iw0 = (ow * w_in) / w_out, iw1 = ((ow + 1) * w_in + w_out - 1) / w_out;
+  // The launch checks that a bin's pixel count fits 32 bits.
+  const unsigned bw = static_cast<unsigned>(iw1 - iw0), count = static_cast<unsigned>((ih1 - ih0) * bw);
+  const int64_t ch = group * kGroup + threadIdx.x;
+  float sum = 0.0f;
+  if (ch < c) {
+    const float* xp = x + (image * h_in + ih0) * w_in * c + iw0 * c + ch;
+    for (unsigned k = threadIdx.y; k < count; k += blockDim.y) {
+      const unsigned row = k / bw, col = k - row * bw;
+      sum += xp[(static_cast<int64_t>(row) * w_in + col) * c];
+    }
+  }
+  float* mine = partial + threadIdx.y * kGroup + threadIdx.x;
+  *mine = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.y / 2; half > 0; half /= 2) {
+    if (threadIdx.y < half) *mine += mine[half * kGroup];
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && ch < c) y[pixel * c + ch] = *mine / static_cast<float>(count);
+}
+
+constexpr unsigned kChunk = static_cast<unsigned>(kGlobalPoolChunk);
+
+// Step 1: blockIdx.x is (image, chunk of kChunk pixels, group of 32 channels); threadIdx.x
+// the channel, threadIdx.y one of 8 rows of threads taking every 8th pixel of the chunk.
+__global__ void global_pool_chunks_kernel(unsigned c, unsigned pixels, unsigned chunks,
+                                          const float* __restrict__ x, float* __restrict__ partial) {
+  __shared__ float rows[8][32];
+  const unsigned groups = (c + 31) / 32;
+  const unsigned group = blockIdx.x % groups, rest = blockIdx.x / groups;
+  const unsigned chunk = rest % chunks, image = rest / chunks;
+  const unsigned ch = group * 32 + threadIdx.x;
+  float sum = 0.0f;
+  if (ch < c) {
+    const unsigned end = min(pixels, (chunk + 1) * kChunk);
+    for (unsigned px = chunk * kChunk + threadIdx.y; px < end; px += 8)
+      sum += x[(image * pixels + px) * c + ch];
+  }
+  rows[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || ch >= c) return;
+  float total = rows[0][threadIdx.x];
+  for (int r = 1; r < 8; ++r) total += rows[r][threadIdx.x];
+  partial[(image * chunks + chunk) * c + ch] = total;
+}
+
+// Step 2: a thread per (image, channel) adds its chunks in order.
+__global__ void global_pool_sum_kernel(unsigned c, unsigned pixels, unsigned chunks, unsigned total,
+                                       const float* __restrict__ partial, float* __restrict__ y) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const unsigned image = i / c, ch = i - image * c;
+  const float* p = partial + image * chunks * c + ch;
+  float sum = 0.0f;
+  for (unsigned k = 0; k < chunks; ++k) sum += p[k * c];
+  y[i] = sum / static_cast<float>(pixels);
+}
+
 }  // namespace
 
 void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
-                                  int64_t h_out, int64_t w_out, const float* x, float* y) {
+                                  int64_t h_out, int64_t w_out, const float* x, float* y, float* scratch) {
   const int64_t total = n * c * h_out * w_out;
   if (total <= 0) return;
+  if (scratch && adaptive_avg_pool2d_nhwc_in_chunks(n, c, h_in, w_in, h_out, w_out)) {
+    const auto pixels = static_cast<unsigned>(h_in * w_in), chunks = (pixels + kChunk - 1) / kChunk;
+    const auto channels = static_cast<unsigned>(c);
+    const unsigned blocks = static_cast<unsigned>(n) * chunks * ((channels + 31) / 32);
+    global_pool_chunks_kernel<<<blocks, dim3(32, 8), 0, stream>>>(channels, pixels, chunks, x, scratch);
+    check_launch("global_pool_chunks_kernel");
+    global_pool_sum_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
+        channels, pixels, chunks, static_cast<unsigned>(total), scratch, y);
+    check_launch("global_pool_sum_kernel");
+    return;
+  }
+  // The largest bin: every bin spans at most ceil(h_in / h_out) + 1 rows, likewise columns.
+  const int64_t largest = std::min(h_in, h_in / h_out + 2) * std::min(w_in, w_in / w_out + 2);
+  const int64_t smallest = (h_in / h_out) * (w_in / w_out);
+  const int64_t blocks = n * h_out * w_out * ((c + kGroup - 1) / kGroup);
+  if (smallest >= kBlockBin && largest < (int64_t{1} << 31) && blocks < (int64_t{1} << 31)) {
+    const unsigned rows = largest >= 8192 ? 128 : largest >= 1024 ? 32 : 16;
+    adaptive_avg_pool2d_nhwc_block_kernel<<<static_cast<unsigned>(blocks), dim3(kGroup, rows),
+                                            rows * kGroup * sizeof(float), stream>>>(c, h_in, w_in, h_out,
+                                                                                     w_out, x, y);
+    check_launch("adaptive_avg_pool2d_nhwc_block_kernel");
+    return;
+  }
   adaptive_avg_pool2d_nhwc_kernel<<<blocks_for(total), kThreads, 0, stream>>>(total, c, h_in, w_in, h_out,
                                                                               w_out, x, y);
   check_launch("adaptive_avg_pool2d_nhwc_kernel");

@@ -61,7 +61,10 @@ void pool2d_cases(KernelTable& t) {
                                                          {1, 2, 33, 41, 1, 1},
                                                          {1, 2, 200, 7, 1, 1},
                                                          {2, 3, 28, 28, 1, 1},
-                                                         {1, 3, 23, 37, 2, 3}}) {
+                                                         {1, 3, 23, 37, 2, 3},
+                                                         // NHWC blocks: channel groups of 8 and a part one
+                                                         {1, 32, 112, 112, 1, 1},
+                                                         {2, 37, 29, 31, 2, 1}}) {
     const int64_t n = s[0], c = s[1], h = s[2], w = s[3], ho = s[4], wo = s[5];
     const std::vector<float> x = t.floats(static_cast<size_t>(n * c * h * w), true);
     const size_t out = static_cast<size_t>(n * c * ho * wo);
@@ -75,6 +78,14 @@ void pool2d_cases(KernelTable& t) {
     rt::cuda::adaptive_avg_pool2d_nhwc_f32(t.stream(), n, c, h, w, ho, wo, t.upload(to_nhwc(x, n, c, h, w)),
                                            y);
     t.expect_close("adaptive_avg_pool2d (nhwc)", what, cpu, to_nchw(t.download(y, out), n, c, ho, wo));
+    if (const int64_t bytes = rt::cuda::adaptive_avg_pool2d_nhwc_scratch_bytes(n, c, h, w, ho, wo);
+        bytes > 0) {
+      y = t.device<float>(out);  // global pooling in two steps
+      rt::cuda::adaptive_avg_pool2d_nhwc_f32(t.stream(), n, c, h, w, ho, wo, t.upload(to_nhwc(x, n, c, h, w)),
+                                             y, t.device<float>(static_cast<size_t>(bytes) / sizeof(float)));
+      t.expect_close("adaptive_avg_pool2d (nhwc, in chunks)", what, cpu,
+                     to_nchw(t.download(y, out), n, c, ho, wo));
+    }
   }
 }
 

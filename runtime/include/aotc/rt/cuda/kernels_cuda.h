@@ -16,6 +16,7 @@
 #include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/cuda/gemm_plan.h>
+#include <aotc/rt/cuda/pool2d_plan.h>
 #include <aotc/rt/cuda/precision.h>
 #include <aotc/rt/kernels.h>
 #include <cublasLt.h>
@@ -197,8 +198,11 @@ void adaptive_avg_pool2d_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t 
                              int64_t h_out, int64_t w_out, const float* x, float* y);
 // The same on NHWC tensors (n x h x w x c), as torch computes them in NCHW.
 void max_pool2d_nhwc_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
+// With scratch of adaptive_avg_pool2d_nhwc_scratch_bytes (pool2d_plan.h; 0 for most
+// shapes), global pooling of large planes runs in two steps that fill the GPU.
 void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
-                                  int64_t h_out, int64_t w_out, const float* x, float* y);
+                                  int64_t h_out, int64_t w_out, const float* x, float* y,
+                                  float* scratch = nullptr);
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
