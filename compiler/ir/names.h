@@ -75,10 +75,6 @@ inline constexpr char expand_silu[] = "expand_silu";
 inline constexpr char expand_clamp_lo[] = "expand_clamp_lo";
 inline constexpr char expand_clamp_hi[] = "expand_clamp_hi";
 inline constexpr char expand_c_in[] = "expand_c_in";
-// {UnaryOp, a, b} applied to an op's input values as it reads them, or to its outputs
-// (fuse_depthwise_activations).
-inline constexpr char input_activation[] = "input_activation";
-inline constexpr char output_activation[] = "output_activation";
 // The CPU target's kernel choices (select_winograd, select_pointwise_rows, prepack_gemm_weights).
 inline constexpr char winograd[] = "winograd";
 inline constexpr char pointwise_rows[] = "pointwise_rows";

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <set>
-#include <variant>
 
 #include "../../codegen/cuda/cuda_target.h"
 #include "../../compiler/ir/error.h"
@@ -952,87 +951,6 @@ TEST_CASE("cuda: a permute back to NCHW that is returned is copied once, from it
   CHECK(q_copy.outputs[0] == g.outputs[2].value);
   CHECK(g.value(q_copy.inputs[0]).shape == ir::Shape{1, 10, 10, 8});  // exp's result
   CHECK(q_copy.ints("src_strides") == std::vector<int64_t>{800, 1, 80, 8});
-}
-
-TEST_CASE("cuda: activations around an NHWC depthwise convolution move into it") {
-  // x -> conv3x3 (clamp lo..hi) -> [act1] -> depthwise 3x3 -> [act2] -> conv3x3 -> y, in NHWC;
-  // act1 and act2 SiLU (unary ops), absent, or also returned.
-  enum class Variant { Silu, Relu6, Relu, SiluReturned };
-  for (const Variant variant : {Variant::Silu, Variant::Relu6, Variant::Relu, Variant::SiluReturned}) {
-    CAPTURE(static_cast<int>(variant));
-    ir::Graph g;
-    const ir::Shape nchw{1, 8, 10, 10};
-    const int x = g.add_input(ir::DType::Float32, nchw, "x");
-    const auto conv = [&](int in) {
-      const int out = g.add_value(ir::DType::Float32, nchw);
-      add_conv(g, in, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.125f)), -1, out, 8, 8, 10, 3,
-               1);
-      return out;
-    };
-    const auto silu = [&](int in) {
-      const int out = g.add_value(ir::DType::Float32, nchw);
-      g.add_op(ir::kind::unary, {in}, {out}, where(2)).attrs = {
-          {"op", static_cast<int64_t>(rt::UnaryOp::Silu)}, {"a", 0.0}, {"b", 0.0}};
-      return out;
-    };
-    int v = conv(x);
-    if (variant == Variant::Relu6 || variant == Variant::Relu) {
-      g.ops.back().attrs[ir::attr::clamp_lo] = 0.0;
-      g.ops.back().attrs[ir::attr::clamp_hi] = variant == Variant::Relu6 ? 6.0 : INFINITY;
-    }
-    const bool silus = variant == Variant::Silu || variant == Variant::SiluReturned;
-    if (silus) v = silu(v);
-    const int d = g.add_value(ir::DType::Float32, nchw);
-    add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.25f)), -1, d, 8, 8, 10, 3, 8);
-    const int a = silus ? silu(d) : d;
-    g.outputs = {{conv(a), "y"}};
-    if (variant == Variant::SiluReturned) g.outputs.push_back({v, "v"});
-    passes::run_default_passes(g, false);
-    ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);  // (returning v costs a copy: NCHW would be chosen)
-    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-    ::unsetenv("AOTC_CUDA_LAYOUT");
-    check_defined_before_use(g);
-    const ir::Op* dw = nullptr;
-    const ir::Op* first_gemm = nullptr;
-    for (const ir::Op& op : g.ops) {
-      if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
-      if (op.kind == ir::kind::gemm && !first_gemm) first_gemm = &op;
-    }
-    REQUIRE(dw);
-    REQUIRE(first_gemm);
-    const auto activation = [&](const char* key) {
-      return dw->has(key) ? std::get<std::vector<double>>(dw->attrs.at(key)) : std::vector<double>{};
-    };
-    const std::vector<double> silu_act{static_cast<double>(rt::UnaryOp::Silu), 0.0, 0.0};
-    switch (variant) {
-      case Variant::Silu:  // both SiLUs gone into the depthwise convolution
-        CHECK(count_kind(g, ir::kind::unary) == 0);
-        CHECK(activation(ir::attr::input_activation) == silu_act);
-        CHECK(activation(ir::attr::output_activation) == silu_act);
-        CHECK(dw->inputs[0] == first_gemm->outputs[0]);
-        break;
-      case Variant::SiluReturned:  // the first SiLU's result is also returned: it stays
-        CHECK(count_kind(g, ir::kind::unary) == 1);
-        CHECK_FALSE(dw->has(ir::attr::input_activation));
-        CHECK(activation(ir::attr::output_activation) == silu_act);
-        break;
-      case Variant::Relu6:  // the GEMM's clamp moves to the depthwise convolution's input
-        CHECK(activation(ir::attr::input_activation) ==
-              std::vector<double>{static_cast<double>(rt::UnaryOp::Clamp), 0.0, 6.0});
-        CHECK(first_gemm->f(ir::attr::clamp_lo) == -INFINITY);
-        CHECK(first_gemm->f(ir::attr::clamp_hi) == INFINITY);
-        break;
-      case Variant::Relu:  // cuBLASLt's epilogue takes a relu: it stays in the GEMM
-        CHECK_FALSE(dw->has(ir::attr::input_activation));
-        CHECK(first_gemm->f(ir::attr::clamp_lo) == 0.0);
-        break;
-    }
-    const codegen::Sources src =
-        codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
-    if (variant == Variant::Silu)
-      CHECK(src.model_cpp.find("DepthwiseActivations{static_cast<aotc::rt::UnaryOp>(8), 0.f, 0.f, "
-                               "static_cast<aotc::rt::UnaryOp>(8), 0.f, 0.f}") != std::string::npos);
-  }
 }
 
 TEST_CASE("cuda: a convolution whose result is returned through a view of another shape stays NCHW") {

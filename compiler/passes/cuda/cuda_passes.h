@@ -24,11 +24,10 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
 
 // The passes it runs.
 void convert_to_channels_last(ir::Graph& graph,
-                              rt::cuda::Precision precision);                // convert_to_channels_last.cpp
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // choose_conv2d_paths.cpp
-void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // choose_gemm_operands.cpp
-void fold_depthwise_input(ir::Graph& graph);                                 // fold_depthwise_input.cpp
-void fuse_depthwise_activations(ir::Graph& graph);                           // fuse_depthwise_activations.cpp
+                              rt::cuda::Precision precision);                  // convert_to_channels_last.cpp
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);     // choose_conv2d_paths.cpp
+void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    // choose_gemm_operands.cpp
+void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new

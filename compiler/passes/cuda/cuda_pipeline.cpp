@@ -32,7 +32,6 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   run_step(graph, verbose, "fuse_gemm_gelu", [](ir::Graph& g) { fuse_gemm_gelu(g, "AOTC_CUDA_FUSE_GELU"); });
   run_step(graph, verbose, "convert_to_channels_last",
            [precision](ir::Graph& g) { convert_to_channels_last(g, precision); });
-  run_step(graph, verbose, "fuse_depthwise_activations", fuse_depthwise_activations);
   run_step(graph, verbose, "choose_conv2d_paths",
            [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
   run_step(graph, verbose, "choose_gemm_operands",

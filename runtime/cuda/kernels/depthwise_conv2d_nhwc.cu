@@ -6,8 +6,6 @@
 // (3, 5 and 7 wide, stride 1 or 2, no horizontal dilation) a row's input span sits in
 // registers and each tap's weight is loaded once for the tile; other geometries take a
 // thread per output. Taps that fall on the padding are skipped, as in depthwise_conv2d.cu.
-// The activations of DepthwiseActivations apply to each input value as it is loaded (once
-// per load) and to each output after the bias and clamp.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
@@ -34,13 +32,6 @@ __device__ inline float4 clamp_v(float4 v, float lo, float hi) {
   return {clamp_apply(v.x, lo, hi), clamp_apply(v.y, lo, hi), clamp_apply(v.z, lo, hi),
           clamp_apply(v.w, lo, hi)};
 }
-__device__ inline float activate_v(UnaryOp op, float a, float b, float v) {
-  return activation_apply(op, v, a, b);
-}
-__device__ inline float4 activate_v(UnaryOp op, float a, float b, float4 v) {
-  return {activation_apply(op, v.x, a, b), activation_apply(op, v.y, a, b), activation_apply(op, v.z, a, b),
-          activation_apply(op, v.w, a, b)};
-}
 template <class V>
 __device__ inline V zero_v() {
   if constexpr (sizeof(V) == sizeof(float))
@@ -51,13 +42,10 @@ __device__ inline V zero_v() {
 
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
-// Activations: act applies (without, the loop has no activation code at all: a switch among
-// the loads kept them from being in flight together and tripled the time).
-template <class V, int Kernel, int Stride, int Tile, bool Activations>
+template <class V, int Kernel, int Stride, int Tile>
 __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
-                                             DepthwiseActivations act, const V* __restrict__ x,
-                                             const V* __restrict__ w, const V* __restrict__ bias,
-                                             V* __restrict__ y) {
+                                             const V* __restrict__ x, const V* __restrict__ w,
+                                             const V* __restrict__ bias, V* __restrict__ y) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.total) return;
   const unsigned cv = i % g.vectors;
@@ -86,12 +74,6 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
         inside[j] = iw >= 0 && iw < static_cast<int>(g.w_in);
         span[j] = inside[j] ? row[static_cast<unsigned>(iw) * g.vectors] : zero_v<V>();
       }
-      if constexpr (Activations) {  // (the padding's zeros too: the taps below skip them)
-        if (act.input != UnaryOp::Identity) {
-#pragma unroll
-          for (int j = 0; j < kSpan; ++j) span[j] = activate_v(act.input, act.input_a, act.input_b, span[j]);
-        }
-      }
 #pragma unroll
       for (int kw = 0; kw < Kernel; ++kw) {
         const V tap = taps[static_cast<unsigned>(kw) * g.vectors];
@@ -103,9 +85,8 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
       for (int kw = 0; kw < g.kernel_w; ++kw) {
         const int iw = iw0 + kw * g.dilation_w;
         if (iw < 0 || iw >= static_cast<int>(g.w_in)) continue;
-        V v = row[static_cast<unsigned>(iw) * g.vectors];
-        if constexpr (Activations) v = activate_v(act.input, act.input_a, act.input_b, v);
-        acc[0] = fma_v(v, taps[static_cast<unsigned>(kw) * g.vectors], acc[0]);
+        acc[0] = fma_v(row[static_cast<unsigned>(iw) * g.vectors],
+                       taps[static_cast<unsigned>(kw) * g.vectors], acc[0]);
       }
     }
   }
@@ -115,11 +96,8 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
            cv;
 #pragma unroll
   for (int t = 0; t < Tile; ++t)
-    if (ow0 + t < static_cast<int>(g.w_out)) {
-      V r = clamp_v(add_v(acc[t], b), lo, hi);
-      if constexpr (Activations) r = activate_v(act.output, act.output_a, act.output_b, r);
-      out[static_cast<unsigned>(t) * g.vectors] = r;
-    }
+    if (ow0 + t < static_cast<int>(g.w_out))
+      out[static_cast<unsigned>(t) * g.vectors] = clamp_v(add_v(acc[t], b), lo, hi);
 }
 
 // Enough blocks of 128 threads to keep every multiprocessor busy with two.
@@ -136,43 +114,42 @@ bool grid_fills_gpu(int64_t threads) {
   return (threads + 127) / 128 >= 2 * static_cast<int64_t>(sms);
 }
 
-template <class V, int Kernel, int Stride, int Tile, bool Activations>
-void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const DepthwiseActivations& act,
-            const void* x, const void* w, const void* bias, void* y) {
+template <class V, int Kernel, int Stride, int Tile>
+void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
+            const void* bias, void* y) {
   g.tiles_w = (g.w_out + Tile - 1) / Tile;
   g.total = g.vectors * g.tiles_w * g.h_out * static_cast<unsigned>(p.n);
-  depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Activations>
-      <<<(g.total + 127) / 128, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi, act,
-                                                  static_cast<const V*>(x), static_cast<const V*>(w),
-                                                  static_cast<const V*>(bias), static_cast<V*>(y));
+  depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile><<<(g.total + 127) / 128, 128, 0, stream>>>(
+      g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const V*>(x), static_cast<const V*>(w),
+      static_cast<const V*>(bias), static_cast<V*>(y));
 }
 
 // The widest tile that still fills the GPU (1 where even that does not: more threads).
-template <class V, int Kernel, int Stride, int Tile, bool Activations>
-void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const DepthwiseActivations& act,
-                  const void* x, const void* w, const void* bias, void* y) {
+template <class V, int Kernel, int Stride, int Tile>
+void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
+                  const void* bias, void* y) {
   const int64_t tiled = static_cast<int64_t>(g.vectors) * ((g.w_out + Tile - 1) / Tile) * g.h_out * p.n;
   if (grid_fills_gpu(tiled))
-    launch<V, Kernel, Stride, Tile, Activations>(stream, g, p, act, x, w, bias, y);
+    launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y);
   else
-    launch<V, Kernel, Stride, 1, Activations>(stream, g, p, act, x, w, bias, y);
+    launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y);
 }
 
-template <class V, bool Activations>
-void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, const DepthwiseActivations& act,
-              const void* x, const void* w, const void* bias, void* y) {
+template <class V>
+void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, const void* x, const void* w,
+              const void* bias, void* y) {
   const bool row_window = p.dilation_w == 1;
   if (row_window && p.kernel_w == 3 && p.stride_w == 1)
-    return launch_tiled<V, 3, 1, 4, Activations>(stream, g, p, act, x, w, bias, y);
+    return launch_tiled<V, 3, 1, 4>(stream, g, p, x, w, bias, y);
   if (row_window && p.kernel_w == 3 && p.stride_w == 2)
-    return launch_tiled<V, 3, 2, 2, Activations>(stream, g, p, act, x, w, bias, y);
+    return launch_tiled<V, 3, 2, 2>(stream, g, p, x, w, bias, y);
   if (row_window && p.kernel_w == 5 && p.stride_w == 1)
-    return launch_tiled<V, 5, 1, 4, Activations>(stream, g, p, act, x, w, bias, y);
+    return launch_tiled<V, 5, 1, 4>(stream, g, p, x, w, bias, y);
   if (row_window && p.kernel_w == 5 && p.stride_w == 2)
-    return launch_tiled<V, 5, 2, 2, Activations>(stream, g, p, act, x, w, bias, y);
+    return launch_tiled<V, 5, 2, 2>(stream, g, p, x, w, bias, y);
   if (row_window && p.kernel_w == 7 && p.stride_w == 1)
-    return launch_tiled<V, 7, 1, 4, Activations>(stream, g, p, act, x, w, bias, y);
-  launch<V, 0, 1, 1, Activations>(stream, g, p, act, x, w, bias, y);
+    return launch_tiled<V, 7, 1, 4>(stream, g, p, x, w, bias, y);
+  launch<V, 0, 1, 1>(stream, g, p, x, w, bias, y);
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
@@ -180,13 +157,9 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 }  // namespace
 
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                               const float* bias, float* y, const DepthwiseActivations& act) {
+                               const float* bias, float* y) {
   const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
   if (total <= 0) return;
-  if (!unary_fusable(act.input) || !unary_fusable(act.output)) {
-    note_error("depthwise_conv2d_nhwc_f32", "an activation that unary_fusable does not take");
-    return;
-  }
   if (!conv2d_is_depthwise(p)) {
     note_error("depthwise_conv2d_nhwc_f32", "the convolution is not depthwise (groups == c_in == c_out)");
     return;
@@ -219,15 +192,10 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
   g.pad_w = static_cast<int>(p.pad_w);
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
-  const bool activations = act.input != UnaryOp::Identity || act.output != UnaryOp::Identity;
-  if (vec4 && activations)
-    dispatch<float4, true>(stream, g, p, act, x, w, bias, y);
-  else if (vec4)
-    dispatch<float4, false>(stream, g, p, act, x, w, bias, y);
-  else if (activations)
-    dispatch<float, true>(stream, g, p, act, x, w, bias, y);
+  if (vec4)
+    dispatch<float4>(stream, g, p, x, w, bias, y);
   else
-    dispatch<float, false>(stream, g, p, act, x, w, bias, y);
+    dispatch<float>(stream, g, p, x, w, bias, y);
   check_launch("depthwise_conv2d_nhwc_kernel");
 }
 

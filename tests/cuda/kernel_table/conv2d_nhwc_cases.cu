@@ -3,7 +3,7 @@
 // small enough for one output a thread and large enough for its tiles, the generic path
 // (dilated columns, stride 3, non-square kernels), channel counts with and without float4
 // vectors, a misaligned tensor, padding wider than half the window, bias and clamp, a NaN
-// and an infinity in the input, and fused input and output activations.
+// and an infinity in the input.
 #include <cmath>
 
 #include "kernel_table.h"
@@ -11,15 +11,9 @@
 namespace aotc::test {
 namespace {
 
-float silu(float v) { return v / (1.0f + std::exp(-v)); }
-float relu6(float v) { return v != v ? v : std::fmin(std::fmax(v, 0.0f), 6.0f); }
-float identity(float v) { return v; }
-
-// y = out_act(clamp(conv(in_act(x)) + bias)), NCHW, one filter per channel, padded taps
-// skipped.
+// y = clamp(conv(x) + bias), NCHW, one filter per channel, padded taps skipped.
 std::vector<float> depthwise_reference(const rt::Conv2dParams& p, const std::vector<float>& x,
-                                       const std::vector<float>& w, const std::vector<float>& bias,
-                                       float (*in_act)(float), float (*out_act)(float)) {
+                                       const std::vector<float>& w, const std::vector<float>& bias) {
   std::vector<float> y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
   for (int64_t i = 0; i < p.n; ++i)
     for (int64_t c = 0; c < p.c_out; ++c)
@@ -32,12 +26,12 @@ std::vector<float> depthwise_reference(const rt::Conv2dParams& p, const std::vec
               const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
               if (ih < 0 || ih >= p.h_in || iw < 0 || iw >= p.w_in) continue;
               acc += static_cast<double>(
-                         in_act(x[static_cast<size_t>(((i * p.c_in + c) * p.h_in + ih) * p.w_in + iw)])) *
+                         x[static_cast<size_t>(((i * p.c_in + c) * p.h_in + ih) * p.w_in + iw)]) *
                      w[static_cast<size_t>((c * p.kernel_h + kh) * p.kernel_w + kw)];
             }
           float v = static_cast<float>(acc) + (p.has_bias ? bias[static_cast<size_t>(c)] : 0.0f);
           if (v == v) v = std::fmin(std::fmax(v, p.clamp_lo), p.clamp_hi);
-          y[static_cast<size_t>(((i * p.c_out + c) * p.h_out + oh) * p.w_out + ow)] = out_act(v);
+          y[static_cast<size_t>(((i * p.c_out + c) * p.h_out + oh) * p.w_out + ow)] = v;
         }
   return y;
 }
@@ -55,7 +49,6 @@ void depthwise_nhwc_cases(KernelTable& t) {
   struct Shape {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
     bool bias, relu6, misaligned;
-    int activations = 0;  // 1: SiLU on the input and the output; 2: relu6 on the input
   };
   const std::vector<Shape> shapes = {
       // the templated windows on small grids (one output a thread)
@@ -84,11 +77,6 @@ void depthwise_nhwc_cases(KernelTable& t) {
       {2, 6, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false},
       // a tensor 4 bytes off 16-byte alignment: the scalar kernel on a channel count of 4k
       {1, 16, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true},
-      // fused activations (fuse_depthwise_activations.cpp): windows, tiles, the generic path
-      {1, 32, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, 1},
-      {2, 64, 40, 65, 5, 5, 1, 1, 2, 2, 1, 1, true, false, false, 1},
-      {1, 9, 12, 13, 3, 3, 1, 1, 2, 2, 2, 2, true, false, false, 1},
-      {2, 64, 40, 131, 3, 3, 2, 2, 1, 1, 1, 1, true, true, false, 2},
   };
   for (const Shape& s : shapes) {
     rt::Conv2dParams p;
@@ -102,10 +90,7 @@ void depthwise_nhwc_cases(KernelTable& t) {
     const std::string what = dims_str({s.n, s.c, s.h, s.w}) + " k" + dims_str({s.kh, s.kw}) + " s" +
                              dims_str({s.sh, s.sw}) + " p" + dims_str({s.ph, s.pw}) + " d" +
                              dims_str({s.dh, s.dw}) + (s.bias ? " bias" : "") + (s.relu6 ? " relu6" : "") +
-                             (s.misaligned ? " misaligned" : "") +
-                             (s.activations == 1   ? " silu in and out"
-                              : s.activations == 2 ? " relu6 in"
-                                                   : "");
+                             (s.misaligned ? " misaligned" : "");
     std::vector<float> x = t.floats(static_cast<size_t>(s.n * s.c * s.h * s.w), false, 2.0f);
     if (s.n == 3) {  // one NaN and one infinity: the windows that read them, and only those
       x[5] = NAN;
@@ -113,19 +98,14 @@ void depthwise_nhwc_cases(KernelTable& t) {
     }
     const std::vector<float> w = t.floats(static_cast<size_t>(s.c * s.kh * s.kw));
     const std::vector<float> bias = t.floats(static_cast<size_t>(s.c));
-    float (*in_act)(float) = s.activations == 1 ? silu : s.activations == 2 ? relu6 : identity;
-    const std::vector<float> cpu =
-        depthwise_reference(p, x, w, bias, in_act, s.activations == 1 ? silu : identity);
-    rt::cuda::DepthwiseActivations act;
-    if (s.activations == 1) act.input = act.output = rt::UnaryOp::Silu;
-    if (s.activations == 2) act.input = rt::UnaryOp::Clamp, act.input_a = 0.0f, act.input_b = 6.0f;
+    const std::vector<float> cpu = depthwise_reference(p, x, w, bias);
     const size_t out = cpu.size(), shift = s.misaligned ? 1 : 0;
     std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
     x_nhwc.insert(x_nhwc.begin(), shift, 0.0f);
     float* y = t.device<float>(out + shift);
     rt::cuda::depthwise_conv2d_nhwc_f32(t.stream(), p, t.upload(x_nhwc) + shift,
                                         t.upload(taps_last(w, s.c, s.kh * s.kw)),
-                                        s.bias ? t.upload(bias) : nullptr, y + shift, act);
+                                        s.bias ? t.upload(bias) : nullptr, y + shift);
     std::vector<float> got = t.download(y, out + shift);
     got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
     t.expect_close("depthwise_conv2d_nhwc", what, cpu, to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);

@@ -187,18 +187,9 @@ void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const floa
 void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                        const float* bias, float* y);
 // Depthwise on NHWC tensors (n x h x w x c), w as (kernel_h, kernel_w, c), bias and clamp
-// fused (convert_to_channels_last.cpp). With `activations`, each input value is read through
-// one activation (the unary op or clamp of the layer that wrote it) and each output, after
-// the bias and clamp, goes through another (fuse_depthwise_activations.cpp); the padding
-// stays zero. Each an op of rt::unary_fusable with its a and b.
-struct DepthwiseActivations {
-  UnaryOp input = UnaryOp::Identity;
-  float input_a = 0.0f, input_b = 0.0f;
-  UnaryOp output = UnaryOp::Identity;
-  float output_a = 0.0f, output_b = 0.0f;
-};
+// fused (convert_to_channels_last.cpp).
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                               const float* bias, float* y, const DepthwiseActivations& activations = {});
+                               const float* bias, float* y);
 
 // ---------------------------------------------------------------- pooling
 void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);

@@ -348,35 +348,6 @@ __device__ __forceinline__ float clamp_apply(float x, float lo, float hi) {
   return x != x ? x : fminf(fmaxf(x, lo), hi);
 }
 
-// An activation chosen when the kernel runs (a kernel built once that fuses the unary op
-// of the model's next or previous layer): the activations of CNNs, rt::unary_fusable.
-__device__ __forceinline__ float activation_apply(UnaryOp op, float x, float a, float b) {
-  switch (op) {
-    case UnaryOp::Relu:
-      return unary_apply<UnaryOp::Relu>(x, a, b);
-    case UnaryOp::Clamp:
-      return unary_apply<UnaryOp::Clamp>(x, a, b);
-    case UnaryOp::LeakyRelu:
-      return unary_apply<UnaryOp::LeakyRelu>(x, a, b);
-    case UnaryOp::Sigmoid:
-      return unary_apply<UnaryOp::Sigmoid>(x, a, b);
-    case UnaryOp::Tanh:
-      return unary_apply<UnaryOp::Tanh>(x, a, b);
-    case UnaryOp::GeluErf:
-      return unary_apply<UnaryOp::GeluErf>(x, a, b);
-    case UnaryOp::GeluTanh:
-      return unary_apply<UnaryOp::GeluTanh>(x, a, b);
-    case UnaryOp::Silu:
-      return unary_apply<UnaryOp::Silu>(x, a, b);
-    case UnaryOp::Hardswish:
-      return unary_apply<UnaryOp::Hardswish>(x, a, b);
-    case UnaryOp::Hardsigmoid:
-      return unary_apply<UnaryOp::Hardsigmoid>(x, a, b);
-    default:
-      return x;
-  }
-}
-
 // A GEMM epilogue's activation (GemmParams::activation): the unary ops' own formulas.
 __device__ __forceinline__ float activation_apply(GemmActivation activation, float x) {
   if (activation == GemmActivation::GeluErf) return unary_apply<UnaryOp::GeluErf>(x, 0.0f, 0.0f);

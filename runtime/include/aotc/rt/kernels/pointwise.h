@@ -99,13 +99,6 @@ enum class BinaryOp : int32_t {
 // True when op's result is bool (comparisons and logical ops).
 inline bool binary_op_gives_bool(BinaryOp op) { return static_cast<int32_t>(op) >= 32; }
 
-// The activations a kernel may apply as an epilogue chosen at run time (Identity through
-// Hardsigmoid: the CUDA depthwise convolution's DepthwiseActivations).
-inline bool unary_fusable(UnaryOp op) {
-  return static_cast<int32_t>(op) >= 0 &&
-         static_cast<int32_t>(op) <= static_cast<int32_t>(UnaryOp::Hardsigmoid);
-}
-
 // y = a OP (alpha * b) with broadcasting: out_dims has rank entries; strides are in
 // elements per dimension of the output index space (0 where that input broadcasts).
 struct BinaryParams {
