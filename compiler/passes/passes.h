@@ -30,6 +30,9 @@ void eliminate_dead_ops(ir::Graph& graph);
 // value projections) become one GEMM with the weights stacked; the attention ops read its
 // output through strides and offsets (merge_sibling_gemms.cpp).
 void merge_sibling_gemms(ir::Graph& graph);
+// A GEMM whose result alone is scaled per output column by a constant takes the scale into
+// its weights and bias (fold_gemm_channel_scale.cpp).
+void fold_gemm_channel_scale(ir::Graph& graph);
 // An attention op whose output only a permuting copy reads (heads back side by side)
 // writes it there through its out_strides; the copy goes (write_attention_permuted.cpp).
 void write_attention_permuted(ir::Graph& graph);

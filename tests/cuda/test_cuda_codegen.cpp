@@ -938,6 +938,62 @@ TEST_CASE("cuda: depthwise convolutions, permutes and per-channel broadcasts sta
   CHECK(src.model_cpp.find("aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, ") != std::string::npos);
 }
 
+TEST_CASE("cuda: ConvNeXt's layer scale after the permute back folds into the GEMM, its residual joins it") {
+  // c1 = conv3x3(x); p = c1.permute(0, 2, 3, 1); y = p W^T + b (linear, 8 -> 8); q =
+  // y.permute(0, 3, 1, 2); r = scale[8, 1, 1] * q + c1; out = conv3x3(r).
+  ir::Graph g;
+  const ir::Shape nchw{1, 8, 10, 10}, nhwc{1, 10, 10, 8};
+  const int x = g.add_input(ir::DType::Float32, nchw, "x");
+  auto conv = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, nchw);
+    add_conv(g, in, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.125f)), -1, out, 8, 8, 10, 3,
+             1);
+    return out;
+  };
+  const int c1 = conv(x);
+  const int p = g.add_value(ir::DType::Float32, nhwc);
+  add_permute_copy(g, c1, p, {0, 2, 3, 1});
+  std::vector<float> wv(64);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 9) - 4.0f;
+  const int w = g.add_f32_constant({8, 8}, wv);
+  const int y = g.add_value(ir::DType::Float32, nhwc);
+  ops::GemmShape shape;
+  shape.m = 100;
+  shape.n = 8;
+  shape.k = 8;
+  shape.trans_b = true;
+  shape.bias_kind = rt::BiasKind::PerColumn;
+  g.add_op(ir::kind::gemm, {p, w, g.add_f32_constant({8}, std::vector<float>(8, 1.0f))}, {y}, where(5))
+      .attrs = ops::gemm_attrs(shape);
+  const int q = g.add_value(ir::DType::Float32, nchw);
+  add_permute_copy(g, y, q, {0, 3, 1, 2});
+  std::vector<float> scale(8);
+  for (size_t i = 0; i < scale.size(); ++i) scale[i] = 0.25f * static_cast<float>(i + 1);
+  const int scaled = g.add_value(ir::DType::Float32, nchw);
+  g.add_op(ir::kind::binary, {g.add_f32_constant({8, 1, 1}, scale), q}, {scaled}, where(6)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Mul)}, {"alpha", 1.0}};
+  const int r = g.add_value(ir::DType::Float32, nchw);
+  g.add_op(ir::kind::binary, {scaled, c1}, {r}, where(6)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
+  g.outputs = {{conv(r), "out"}};
+  passes::run_default_passes(g, false);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  check_defined_before_use(g);
+  CHECK(count_kind(g, ir::kind::binary) == 0);
+  const ir::Op* linear = nullptr;
+  for (const ir::Op& op : g.ops)
+    if (op.kind == ir::kind::gemm && op.i("k") == 8 && !op.has(ir::attr::conv_geometry)) linear = &op;
+  REQUIRE(linear);
+  REQUIRE(linear->inputs.size() == 4);
+  CHECK(g.storage_root(linear->inputs[3]) == g.storage_root(linear->inputs[0]));  // the residual: c1 in NHWC
+  const ir::Constant& w2 = g.constant_of(linear->inputs[1]);
+  const ir::Constant& b2 = g.constant_of(linear->inputs[2]);
+  for (size_t j = 0; j < 8; ++j) {
+    CHECK(b2.f32()[j] == scale[j]);
+    for (size_t k : {size_t{0}, size_t{5}}) CHECK(w2.f32()[j * 8 + k] == wv[j * 8 + k] * scale[j]);
+  }
+}
+
 TEST_CASE("cuda: a permute back to NCHW that is returned is copied once, from its NHWC input") {
   ir::Graph g = convnext_like(true);
   passes::run_default_passes(g, false);

@@ -390,9 +390,10 @@ def _grid_sample(script):
 class ChannelsLastBlocks(nn.Module):
     """What the CUDA target runs in NHWC (convert_to_channels_last.cpp), at odd channel counts
     (no float4 vectors) and batch 2: ConvNeXt's block (a depthwise 7x7, permutes around a layer
-    norm and linear layers, a layer scale of shape [C, 1, 1], the residual), a LayerNorm2d
-    before a strided convolution, a strided 5x5 depthwise and a squeeze-and-excitation gate of
-    shape [N, C, 1, 1]."""
+    norm and linear layers, a layer scale of shape [C, 1, 1], the residual), timm's form of it
+    (the layer scale [C] on the linear layer's NHWC result: fold_gemm_channel_scale on every
+    target), a LayerNorm2d before a strided convolution, a strided 5x5 depthwise and a
+    squeeze-and-excitation gate of shape [N, C, 1, 1]."""
 
     def __init__(self):
         super().__init__()
@@ -402,6 +403,11 @@ class ChannelsLastBlocks(nn.Module):
         self.fc1 = nn.Linear(13, 52)
         self.fc2 = nn.Linear(52, 13)
         self.scale = nn.Parameter(torch.rand(13, 1, 1) + 0.5)
+        self.dw_b = nn.Conv2d(13, 13, 5, padding=2, groups=13)
+        self.norm_b = nn.LayerNorm(13)
+        self.fc3 = nn.Linear(13, 26)
+        self.fc4 = nn.Linear(26, 13)
+        self.gamma = nn.Parameter(torch.rand(13) - 0.5)
         self.down_norm = nn.LayerNorm(13)
         self.down = nn.Conv2d(13, 22, 2, stride=2)
         self.dw2 = nn.Conv2d(22, 22, 5, stride=2, padding=2, groups=22)
@@ -414,6 +420,8 @@ class ChannelsLastBlocks(nn.Module):
         y = self.dw(x).permute(0, 2, 3, 1)
         y = self.fc2(F.gelu(self.fc1(self.norm(y)))).permute(0, 3, 1, 2)
         x = x + self.scale * y
+        z = self.fc4(F.gelu(self.fc3(self.norm_b(self.dw_b(x).permute(0, 2, 3, 1))))) * self.gamma
+        x = x + z.permute(0, 3, 1, 2)
         x = self.down_norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
         x = self.down(x)  # 2 x 22 x 7 x 9
         e = F.silu(self.dw2(x))  # 2 x 22 x 4 x 5

@@ -9,6 +9,7 @@
 
 #include "../../codegen/codegen.h"
 #include "../../compiler/ir/graph.h"
+#include "../../compiler/ops/gemm.h"
 #include "../../compiler/passes/passes.h"
 #include "../ir_builders.h"
 
@@ -179,6 +180,65 @@ TEST_CASE("fuse_gemm_gelu and fuse_conv_residual on a transformer MLP: linear ->
     } else {
       CHECK_FALSE(g.ops[0].has(ir::attr::activation));
       CHECK(g.ops[1].kind == ir::kind::unary);
+    }
+  }
+}
+
+TEST_CASE("fold_gemm_channel_scale: a linear layer's result times a constant per column folds into it") {
+  // y = x W^T + b (x 3x4, W 3x4 as stored, trans_b), then out = y * s. Variants: s per column
+  // [3]; one value []; y also returned; s a run-time input; the GEMM clamped; s with an
+  // infinity; s per row [3, 1] (m == n == 3).
+  enum class Variant { Columns, Scalar, YReturned, ScaleInput, Clamped, Infinite, PerRow };
+  for (const Variant variant : {Variant::Columns, Variant::Scalar, Variant::YReturned, Variant::ScaleInput,
+                                Variant::Clamped, Variant::Infinite, Variant::PerRow}) {
+    CAPTURE(static_cast<int>(variant));
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {3, 4}, "x");
+    std::vector<float> wv(12);
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i) - 5.0f;
+    const int w = g.add_f32_constant({3, 4}, wv);
+    const int b = g.add_f32_constant({3}, {0.5f, -1.0f, 2.0f});
+    const int y = g.add_value(ir::DType::Float32, {3, 3});
+    ops::GemmShape shape;
+    shape.m = 3;
+    shape.n = 3;
+    shape.k = 4;
+    shape.trans_b = true;
+    shape.bias_kind = rt::BiasKind::PerColumn;
+    ir::Op& gemm = g.add_op(ir::kind::gemm, {x, w, b}, {y});
+    gemm.attrs = ops::gemm_attrs(shape);
+    if (variant == Variant::Clamped) gemm.attrs[ir::attr::clamp_lo] = 0.0;
+    int s = -1;
+    if (variant == Variant::ScaleInput)
+      s = g.add_input(ir::DType::Float32, {3}, "s");
+    else if (variant == Variant::Scalar)
+      s = g.add_f32_constant({}, {3.0f});
+    else if (variant == Variant::PerRow)
+      s = g.add_f32_constant({3, 1}, {2.0f, -0.5f, 4.0f});
+    else
+      s = g.add_f32_constant({3}, {2.0f, variant == Variant::Infinite ? INFINITY : -0.5f, 4.0f});
+    const int out = g.add_value(ir::DType::Float32, {3, 3});
+    g.add_op(ir::kind::binary, {y, s}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Mul)},
+                                                       {"alpha", 1.0}};
+    g.outputs.push_back({out, "out"});
+    if (variant == Variant::YReturned) g.outputs.push_back({y, "y"});
+    passes::fold_gemm_channel_scale(g);
+    const bool folds = variant == Variant::Columns || variant == Variant::Scalar;
+    REQUIRE(g.ops.size() == (folds ? 1u : 2u));
+    if (!folds) {
+      CHECK(g.ops[0].inputs[1] == w);
+      continue;
+    }
+    const ir::Op& folded = g.ops[0];
+    CHECK(folded.outputs[0] == out);
+    const std::vector<float> scale =
+        variant == Variant::Scalar ? std::vector<float>{3, 3, 3} : std::vector<float>{2.0f, -0.5f, 4.0f};
+    const ir::Constant& w2 = g.constant_of(folded.inputs[1]);
+    const ir::Constant& b2 = g.constant_of(folded.inputs[2]);
+    REQUIRE(w2.shape == ir::Shape{3, 4});
+    for (size_t j = 0; j < 3; ++j) {
+      for (size_t q = 0; q < 4; ++q) CHECK(w2.f32()[j * 4 + q] == wv[j * 4 + q] * scale[j]);
+      CHECK(b2.f32()[j] == std::vector<float>{0.5f, -1.0f, 2.0f}[j] * scale[j]);
     }
   }
 }

@@ -32,6 +32,8 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   run_step(graph, verbose, "fuse_gemm_gelu", [](ir::Graph& g) { fuse_gemm_gelu(g, "AOTC_CUDA_FUSE_GELU"); });
   run_step(graph, verbose, "convert_to_channels_last",
            [precision](ir::Graph& g) { convert_to_channels_last(g, precision); });
+  // Again: in NHWC a layer scale after a permute back scales the GEMM's own result.
+  run_step(graph, verbose, "fold_gemm_channel_scale", fold_gemm_channel_scale);
   run_step(graph, verbose, "choose_conv2d_paths",
            [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
   run_step(graph, verbose, "choose_gemm_operands",
