@@ -7,7 +7,8 @@
 // pipeline runs it again after its NHWC conversion, which turns torchvision ConvNeXt's
 // gamma * x.permute(0, 3, 1, 2) into a scale of the GEMM's own result. Only a GEMM without a
 // residual, clamp or activation (the scale comes after those), whose weights and bias are
-// float32 constants and whose scale is finite; a scale of one value folds the same way.
+// float32 constants and whose scale is finite, and a mul without a clamp of its own; a
+// scale of one value folds the same way.
 #include <aotc/rt/kernels.h>
 
 #include <cmath>
@@ -56,6 +57,10 @@ void fold_gemm_channel_scale(ir::Graph& graph) {
     const ir::Op& mul = graph.ops[i];
     if (mul.kind != ir::kind::binary || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
         static_cast<rt::BinaryOp>(mul.i("op")) != rt::BinaryOp::Mul)
+      continue;
+    // A relu or clamp fused into the mul (CUDA's fuse_activation(binary)) comes after it.
+    if ((mul.has(ir::attr::clamp_lo) && mul.f(ir::attr::clamp_lo) != -INFINITY) ||
+        (mul.has(ir::attr::clamp_hi) && mul.f(ir::attr::clamp_hi) != INFINITY))
       continue;
     const ir::Shape out_shape = graph.value(mul.outputs[0]).shape;  // (constants are added below)
     if (graph.value(mul.outputs[0]).dtype != ir::DType::Float32) continue;

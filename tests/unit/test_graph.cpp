@@ -187,10 +187,10 @@ TEST_CASE("fuse_gemm_gelu and fuse_conv_residual on a transformer MLP: linear ->
 TEST_CASE("fold_gemm_channel_scale: a linear layer's result times a constant per column folds into it") {
   // y = x W^T + b (x 3x4, W 3x4 as stored, trans_b), then out = y * s. Variants: s per column
   // [3]; one value []; y also returned; s a run-time input; the GEMM clamped; s with an
-  // infinity; s per row [3, 1] (m == n == 3).
-  enum class Variant { Columns, Scalar, YReturned, ScaleInput, Clamped, Infinite, PerRow };
+  // infinity; s per row [3, 1] (m == n == 3); a relu fused into the mul.
+  enum class Variant { Columns, Scalar, YReturned, ScaleInput, Clamped, Infinite, PerRow, MulClamped };
   for (const Variant variant : {Variant::Columns, Variant::Scalar, Variant::YReturned, Variant::ScaleInput,
-                                Variant::Clamped, Variant::Infinite, Variant::PerRow}) {
+                                Variant::Clamped, Variant::Infinite, Variant::PerRow, Variant::MulClamped}) {
     CAPTURE(static_cast<int>(variant));
     ir::Graph g;
     const int x = g.add_input(ir::DType::Float32, {3, 4}, "x");
@@ -220,6 +220,7 @@ TEST_CASE("fold_gemm_channel_scale: a linear layer's result times a constant per
     const int out = g.add_value(ir::DType::Float32, {3, 3});
     g.add_op(ir::kind::binary, {y, s}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Mul)},
                                                        {"alpha", 1.0}};
+    if (variant == Variant::MulClamped) g.ops.back().attrs[ir::attr::clamp_lo] = 0.0;
     g.outputs.push_back({out, "out"});
     if (variant == Variant::YReturned) g.outputs.push_back({y, "y"});
     passes::fold_gemm_channel_scale(g);
