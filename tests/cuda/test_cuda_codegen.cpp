@@ -994,6 +994,40 @@ TEST_CASE("cuda: ConvNeXt's layer scale after the permute back folds into the GE
   }
 }
 
+TEST_CASE("cuda: a gate of the pooled features' shape with no NHWC form reads its NCHW bytes") {
+  // c2 = conv(conv(x)); a = mean of c2's planes [1, 8, 1, 1] (NHWC); out = a * gate, gate a
+  // model input of a's shape: on one-pixel planes its bytes are NHWC's too (at larger
+  // sizes it would be a broadcast operand), so the product converts.
+  ir::Graph g;
+  const ir::Shape nchw{1, 8, 10, 10};
+  const int x = g.add_input(ir::DType::Float32, nchw, "x");
+  const int gate = g.add_input(ir::DType::Float32, {1, 8, 1, 1}, "gate");
+  int c = x;
+  for (int i = 0; i < 2; ++i) {
+    const int out = g.add_value(ir::DType::Float32, nchw);
+    add_conv(g, c, g.add_f32_constant({8, 8, 3, 3}, std::vector<float>(576, 0.125f)), -1, out, 8, 8, 10, 3,
+             1);
+    c = out;
+  }
+  const int a = g.add_value(ir::DType::Float32, {1, 8, 1, 1});
+  g.add_op(ir::kind::adaptive_avg_pool2d, {c}, {a}, where(3)).attrs = {
+      {"n", int64_t{1}},     {"c", int64_t{8}},     {"h_in", int64_t{10}},
+      {"w_in", int64_t{10}}, {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+  const int out = g.add_value(ir::DType::Float32, {1, 8, 1, 1});
+  g.add_op(ir::kind::binary, {a, gate}, {out}, where(4)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Mul)}, {"alpha", 1.0}};
+  g.outputs = {{out, "out"}};
+  passes::run_default_passes(g, false);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  check_defined_before_use(g);
+  CHECK(count_kind(g, ir::kind::copy) == 0);
+  const ir::Op& mul = g.ops.back();
+  REQUIRE(mul.kind == ir::kind::binary);
+  CHECK(g.value(mul.outputs[0]).shape == ir::Shape{1, 1, 1, 8});
+  CHECK(g.value(mul.inputs[1]).shape == ir::Shape{1, 1, 1, 8});
+  CHECK(g.storage_root(mul.inputs[1]) == gate);
+}
+
 TEST_CASE("cuda: a permute back to NCHW that is returned is copied once, from its NHWC input") {
   ir::Graph g = convnext_like(true);
   passes::run_default_passes(g, false);

@@ -403,7 +403,18 @@ class ChannelsLast {
         continue;
       }
       const int nhwc = is_4d_f32(in) ? nhwc_form(in) : -1;
-      if (nhwc < 0) return false;
+      if (nhwc < 0) {
+        // On planes of one pixel an operand of the output's shape reads the same bytes in
+        // NHWC, as the broadcast ones do (which it is at the larger sizes of a --dim build:
+        // both sizes must convert alike).
+        const std::optional<ir::Shape> shape = op.kind == ir::kind::binary && out[2] * out[3] == 1
+                                                   ? broadcast_nhwc_shape(in, out)
+                                                   : std::nullopt;
+        if (!shape) return false;
+        broadcast.emplace_back(inputs.size(), *shape);
+        inputs.push_back(in);
+        continue;
+      }
       inputs.push_back(nhwc);
     }
     if (broadcast.size() == inputs.size()) return false;  // nothing NHWC to read
