@@ -10,9 +10,9 @@ namespace {
 
 CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
   return {"", kernel_call(op, conv2d_params_code(op).str(),
-                          "aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
-                              e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
-                              ");")};
+                          "aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, " + e.in(op.inputs[0]) +
+                              ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
+                              e.out(op.outputs[0]) + ");")};
 }
 
 }  // namespace
