@@ -380,7 +380,8 @@ class ChannelsLast {
   }
 
   // Pooling, unary and binary ops whose tensor inputs all have NHWC forms of the output's
-  // shape convert as they are (the pooling ops marked "channels_last").
+  // shape convert as they are (the pooling ops marked "channels_last"); a binary op may also
+  // read operands broadcast over the spatial dims, through [n, 1, 1, c] aliases.
   bool convert_in_place(const ir::Op& op) {
     const bool pool = op.kind == ir::kind::max_pool2d || op.kind == ir::kind::adaptive_avg_pool2d;
     if (!pool && op.kind != ir::kind::unary && op.kind != ir::kind::binary) return false;
@@ -394,28 +395,20 @@ class ChannelsLast {
     std::vector<std::pair<size_t, ir::Shape>> broadcast;  // binary operands of another shape
     for (int in : op.inputs) {
       if (in < 0) return false;
-      if (!pool && g_.value(in).shape != out) {
-        const std::optional<ir::Shape> shape =
-            op.kind == ir::kind::binary ? broadcast_nhwc_shape(in, out) : std::nullopt;
-        if (!shape) return false;
-        broadcast.emplace_back(inputs.size(), *shape);
-        inputs.push_back(in);
+      const bool same_shape = pool || g_.value(in).shape == out;
+      const int nhwc = same_shape && is_4d_f32(in) ? nhwc_form(in) : -1;
+      if (nhwc >= 0) {
+        inputs.push_back(nhwc);
         continue;
       }
-      const int nhwc = is_4d_f32(in) ? nhwc_form(in) : -1;
-      if (nhwc < 0) {
-        // On planes of one pixel an operand of the output's shape reads the same bytes in
-        // NHWC, as the broadcast ones do (which it is at the larger sizes of a --dim build:
-        // both sizes must convert alike).
-        const std::optional<ir::Shape> shape = op.kind == ir::kind::binary && out[2] * out[3] == 1
-                                                   ? broadcast_nhwc_shape(in, out)
-                                                   : std::nullopt;
-        if (!shape) return false;
-        broadcast.emplace_back(inputs.size(), *shape);
-        inputs.push_back(in);
-        continue;
-      }
-      inputs.push_back(nhwc);
+      // A binary operand broadcast over the spatial dims, or of the output's shape on planes
+      // of one pixel (it reads the same bytes in NHWC, and at the larger sizes of a --dim
+      // build it is a broadcast one: both sizes must convert alike).
+      const bool spatial = op.kind == ir::kind::binary && (!same_shape || out[2] * out[3] == 1);
+      const std::optional<ir::Shape> shape = spatial ? broadcast_nhwc_shape(in, out) : std::nullopt;
+      if (!shape) return false;
+      broadcast.emplace_back(inputs.size(), *shape);
+      inputs.push_back(in);
     }
     if (broadcast.size() == inputs.size()) return false;  // nothing NHWC to read
     for (const auto& [i, shape] : broadcast) inputs[i] = broadcast_operand(inputs[i], shape);
