@@ -62,10 +62,22 @@ void KernelTable::sync() {
   if (e != cudaSuccess) rt::cuda::note_error("cudaStreamSynchronize", cudaGetErrorString(e));
 }
 
+void KernelTable::begin_family(const char* name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: the same seed on every compiler
+  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  rng_.seed(h ^ 20261128u);
+}
+
 void KernelTable::expect_close(const std::string& op, const std::string& what, const std::vector<float>& cpu,
                                const std::vector<float>& gpu, double tol) {
+  expect_close_to_scale(op, what, cpu, gpu, tol, 0.0);
+}
+
+void KernelTable::expect_close_to_scale(const std::string& op, const std::string& what,
+                                        const std::vector<float>& cpu, const std::vector<float>& gpu,
+                                        double tol, double scale) {
   if (cpu.size() != gpu.size()) return record(op, what, 1.0, false, "sizes differ");
-  double scale = 0.0, worst = 0.0;
+  double worst = 0.0;
   for (float c : cpu)
     if (std::isfinite(c)) scale = std::max(scale, std::fabs(static_cast<double>(c)));
   if (scale == 0.0) scale = 1.0;

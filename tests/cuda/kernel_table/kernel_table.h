@@ -35,6 +35,9 @@ class KernelTable {
   cudaStream_t stream() const { return exec_.stream; }
   const rt::cuda::Exec& exec() const { return exec_; }  // cuBLAS on stream(), fp32
   std::mt19937_64& rng() { return rng_; }
+  // Seeds the generator from a family's name, so that a family's data stay the same when
+  // families before it add or drop cases.
+  void begin_family(const char* name);
 
   // n floats, normal(0, scale). With specials, about 1 in 16 (at least one where n > 0) is
   // NaN, +inf, -inf, -0 or +-float32's largest.
@@ -69,6 +72,10 @@ class KernelTable {
   // relative to the largest finite CPU value (reported: that max error).
   void expect_close(const std::string& op, const std::string& what, const std::vector<float>& cpu,
                     const std::vector<float>& gpu, double tol = 1e-5);
+  // The same, relative to `scale` where that is larger than the largest finite CPU value: a
+  // clamped output's error grows with the values before the clamp, which the clamp hides.
+  void expect_close_to_scale(const std::string& op, const std::string& what, const std::vector<float>& cpu,
+                             const std::vector<float>& gpu, double tol, double scale);
   // Bit for bit (data movement, integers, indices, selections).
   template <class T>
   void expect_equal(const std::string& op, const std::string& what, const std::vector<T>& cpu,

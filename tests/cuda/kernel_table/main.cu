@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
   }
   const std::string only = argc > 1 ? argv[1] : "";  // one family, by name
   aotc::test::KernelTable t;
-#define AOTC_KERNEL_FAMILY(name) \
-  if (only.empty() || only == #name) aotc::test::name##_cases(t);
+#define AOTC_KERNEL_FAMILY(name)       \
+  if (only.empty() || only == #name) { \
+    t.begin_family(#name);             \
+    aotc::test::name##_cases(t);       \
+  }
 #include "families.def"
 #undef AOTC_KERNEL_FAMILY
   return t.finish();
