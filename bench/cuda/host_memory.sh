@@ -16,7 +16,8 @@
 # Environment: OUT, BUILD, WORK, MODELS (default resnet50,efficientnet_b0,convnext_tiny,swin_t),
 # BENCH_MODELS (default MODELS),
 # PRECISIONS (default fp32), ROUNDS (default 3), PROFILE_MODELS, JOBS, AB_ENV, STEPS (default
-# "copies abi check bench"), SKIP_BUILD (set: aotc is built already).
+# "copies abi check bench"), SKIP_BUILD (set: aotc is built already), NO_COMPILE (set: no
+# torch.compile peer, for profiles alone).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out}
@@ -54,7 +55,7 @@ for precision in $PRECISIONS; do
   fi
   if step bench; then
     python3 "$ROOT/bench/gpu_bench.py" --workdir "$WORK" --models "${BENCH_MODELS:-$MODELS}" --precision "$precision" --host \
-      ${AB_ENV:+--ab-env "$AB_ENV"} --rounds "${ROUNDS:-3}" --profile "${PROFILE_MODELS:-}" \
+      ${AB_ENV:+--ab-env "$AB_ENV"} ${NO_COMPILE:+--no-compile} --rounds "${ROUNDS:-3}" --profile "${PROFILE_MODELS:-}" \
       --results "$OUT/results_gpu.md" --json "$OUT/bench_$precision.json" 2>&1 | tee -a "$OUT/bench.txt" || status=1
   fi
 done
