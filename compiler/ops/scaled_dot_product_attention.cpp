@@ -60,33 +60,6 @@ AttentionInput attention_input(LowerContext& ctx, size_t index, const ir::Shape&
   return in;
 }
 
-// Folds the batch dims to at most two (the kernel's batch and head). Neighbouring dims
-// merge when every operand walks them as one (dense, or broadcast along both).
-bool fold_batch(ir::Shape& batch, std::vector<std::vector<int64_t>*> strides) {
-  while (batch.size() > 2) {
-    bool merged = false;
-    for (size_t d = 0; d + 1 < batch.size() && !merged; ++d) {
-      bool ok = true;
-      for (auto* s : strides)
-        ok &= ((*s)[d] == (*s)[d + 1] * batch[d + 1]) || ((*s)[d] == 0 && (*s)[d + 1] == 0);
-      if (!ok) continue;
-      batch[d] *= batch[d + 1];
-      batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(d) + 1);
-      for (auto* s : strides) {
-        (*s)[d] = (*s)[d + 1];
-        s->erase(s->begin() + static_cast<std::ptrdiff_t>(d) + 1);
-      }
-      merged = true;
-    }
-    if (!merged) return false;
-  }
-  while (batch.size() < 2) {  // leading unit dims
-    batch.insert(batch.begin(), 1);
-    for (auto* s : strides) s->insert(s->begin(), 0);
-  }
-  return true;
-}
-
 // scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0., is_causal=False,
 // *, scale=None, enable_gqa=False); dropout is ignored (inference).
 void lower_sdpa(LowerContext& ctx) {
@@ -148,7 +121,7 @@ void lower_sdpa(LowerContext& ctx) {
     os = batch_strides(out_shape, batch);
     ms = has_mask ? batch_strides(mask_shape, batch) : std::vector<int64_t>(batch.size(), 0);
     folded = batch;
-    folds = fold_batch(folded, {&qs, &ks, &vs, &os, &ms});
+    folds = fold_attention_batch(folded, {&qs, &ks, &vs, &os, &ms});
     if (folds) break;
   }
   if (!folds)
@@ -200,10 +173,39 @@ std::vector<int64_t> to_vector(const int64_t* v, size_t n) { return std::vector<
 
 }  // namespace
 
-ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a) {
-  std::vector<int> outputs = {a.out};
-  if (p.weights != rt::AttentionWeights::None) outputs.push_back(a.probs);
-  ir::Op& op = ctx.add_op(ir::kind::attention, {a.q, a.k, a.v, a.mask}, outputs);
+// Folds the batch dims to at most two (the kernel's batch and head). Neighbouring dims
+// merge when every operand walks them as one (dense, or broadcast along both).
+bool fold_attention_batch(ir::Shape& batch, std::vector<std::vector<int64_t>*> strides) {
+  while (batch.size() > 2) {
+    bool merged = false;
+    for (size_t d = 0; d + 1 < batch.size() && !merged; ++d) {
+      bool ok = true;
+      for (auto* s : strides)
+        ok &= ((*s)[d] == (*s)[d + 1] * batch[d + 1]) || ((*s)[d] == 0 && (*s)[d + 1] == 0);
+      if (!ok) continue;
+      batch[d] *= batch[d + 1];
+      batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+      for (auto* s : strides) {
+        (*s)[d] = (*s)[d + 1];
+        s->erase(s->begin() + static_cast<std::ptrdiff_t>(d) + 1);
+      }
+      merged = true;
+    }
+    if (!merged) return false;
+  }
+  while (batch.size() < 2) {  // leading unit dims
+    batch.insert(batch.begin(), 1);
+    for (auto* s : strides) s->insert(s->begin(), 0);
+  }
+  return true;
+}
+
+ir::Op attention_op(const rt::AttentionParams& p, const AttentionOperands& a) {
+  ir::Op op;
+  op.kind = ir::kind::attention;
+  op.inputs = {a.q, a.k, a.v, a.mask};
+  op.outputs = {a.out};
+  if (p.weights != rt::AttentionWeights::None) op.outputs.push_back(a.probs);
   op.attrs = {{"batch", p.batch},
               {"heads", p.heads},
               {"q_len", p.q_len},
@@ -218,11 +220,20 @@ ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const At
               {ir::attr::out_strides, to_vector(p.out_strides, 3)},
               {"mask_kind", static_cast<int64_t>(p.mask_kind)},
               {"mask_strides", to_vector(p.mask_strides, 4)},
+              {"mask_batch_period", p.mask_batch_period},
               {"weights", static_cast<int64_t>(p.weights)},
               {"q_offset", a.q_offset},
               {"k_offset", a.k_offset},
               {"v_offset", a.v_offset}};
   op.thread_scratch_bytes = rt::attention_thread_scratch_bytes(p);
+  return op;
+}
+
+ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a) {
+  ir::Op built = attention_op(p, a);
+  ir::Op& op = ctx.add_op(built.kind, built.inputs, built.outputs);
+  op.attrs = std::move(built.attrs);
+  op.thread_scratch_bytes = built.thread_scratch_bytes;
   return op;
 }
 
@@ -253,6 +264,7 @@ ParamsCode attention_params_code(const ir::Op& op) {
       .set_array("out_strides", op.ints(ir::attr::out_strides))
       .raw("mask_kind", "static_cast<aotc::rt::AttentionMask>(" + std::to_string(op.i("mask_kind")) + ")")
       .set_array("mask_strides", op.ints("mask_strides"))
+      .set("mask_batch_period", op.has("mask_batch_period") ? op.i("mask_batch_period") : 0)
       .raw("weights", "static_cast<aotc::rt::AttentionWeights>(" + std::to_string(op.i("weights")) + ")");
   return p;
 }

@@ -26,6 +26,12 @@ struct AttentionOperands {
   int64_t q_offset = 0, k_offset = 0, v_offset = 0;
 };
 ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a);
+// The same op, not yet in a graph (for passes that build one: fuse_attention).
+ir::Op attention_op(const rt::AttentionParams& p, const AttentionOperands& a);
+// Folds the batch dims in front of the attention's rows to at most two (the kernel's batch
+// and head), merging neighbours that every operand's strides walk as one; false when they
+// do not fold.
+bool fold_attention_batch(ir::Shape& batch, std::vector<std::vector<int64_t>*> strides);
 // The code generators' shared pieces (the CPU's in scaled_dot_product_attention.cpp, CUDA's
 // in cuda/attention_cuda.cpp): an "attention" op's rt::AttentionParams as C++, and its
 // operands "q, k, v, mask, out, probs" (q, k, v at their offsets; absent ones nullptr).

@@ -70,6 +70,7 @@ void run_default_passes(ir::Graph& graph, bool verbose) {
   run_step(graph, verbose, "fold_batch_norm", fold_batch_norm);
   run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
   run_step(graph, verbose, "fold_gemm_channel_scale", fold_gemm_channel_scale);
+  run_step(graph, verbose, "fuse_attention", fuse_attention);
   run_step(graph, verbose, "eliminate_dead_ops", eliminate_dead_ops);
   run_step(graph, verbose, "merge_sibling_gemms", merge_sibling_gemms);
   run_step(graph, verbose, "write_attention_permuted", write_attention_permuted);

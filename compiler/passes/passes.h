@@ -33,6 +33,10 @@ void merge_sibling_gemms(ir::Graph& graph);
 // A GEMM whose result alone is scaled per output column by a constant takes the scale into
 // its weights and bias (fold_gemm_channel_scale.cpp).
 void fold_gemm_channel_scale(ir::Graph& graph);
+// Attention written out as its pieces (q @ k^T, scales, adds of constant masks, softmax, @ v:
+// a Swin transformer's window attention) becomes one attention op reading q, k and v where
+// they lie (fuse_attention.cpp).
+void fuse_attention(ir::Graph& graph);
 // An attention op whose output only a permuting copy reads (heads back side by side)
 // writes it there through its out_strides; the copy goes (write_attention_permuted.cpp).
 void write_attention_permuted(ir::Graph& graph);

@@ -25,6 +25,25 @@ def _randomize_norms(module, seed):
     return module
 
 
+def _swin_small(script):
+    """torchvision's Swin transformer, small (width 24, two stages of two blocks, windows of
+    4 x 4 with shift 2) at batch 2 on 36 x 44 images: 9 x 11 patches padded to whole windows,
+    shifted windows with their mask (per window of an image, repeated over the batch), the
+    relative position bias; the window attention fuses into one attention op."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(29)
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                        stochastic_depth_prob=0.0, num_classes=10)
+    with torch.no_grad():
+        _randomize_norms(m, 29)
+        for name, p in m.named_parameters():
+            if "relative_position_bias_table" in name:
+                p.normal_(0.0, 1.0)
+    m.eval()
+    x = torch.randn(2, 3, 36, 44)
+    return (torch.jit.script(m) if script else torch.jit.trace(m, x)), [("x", x)]
+
+
 def _torchvision(name, seed, size=64, script=False, wrap=None, **kwargs):
     import torchvision
     torch.manual_seed(seed)
@@ -243,6 +262,8 @@ MODELS_VISION = {
     # relative-position attention through einsum (44 of them), window partitions: 224 x 224
     "maxvit_t": lambda: _torchvision("maxvit_t", 28, size=224),
     "maxvit_t_scripted": lambda: _torchvision("maxvit_t", 28, size=224, script=True),
+    "swin_small": lambda: _swin_small(False),  # defined below
+    "swin_small_scripted": lambda: _swin_small(True),
     "vgg11_bn": lambda: _vgg11_bn(False),
     "vgg11_bn_scripted": lambda: _vgg11_bn(True),
     "unet": lambda: _unet(False),

@@ -50,7 +50,8 @@ __global__ void attention_softmax_kernel(AttentionParams p, int64_t rows, const 
   const int64_t h = bh % p.heads, b = bh / p.heads;
   float* s = scores + row * S;
   const int64_t visible = p.causal ? (i + 1 < S ? i + 1 : S) : S;
-  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int64_t mrow = (p.mask_batch_period > 0 ? b % p.mask_batch_period : b) * p.mask_strides[0] +
+                       h * p.mask_strides[1] + i * p.mask_strides[2];
   const int64_t mc = p.mask_strides[3];
   const auto* mf = static_cast<const float*>(mask) + mrow;
   const auto* mb = static_cast<const unsigned char*>(mask) + mrow;

@@ -197,7 +197,8 @@ __device__ __forceinline__ void stage_bias(const AttentionParams& p, const Fused
   const int bias_rows = l.bias_ld ? l.rows : 1;
   const int dr = THREADS / S, dc = THREADS - dr * S;
   int r = static_cast<int>(threadIdx.x) / S, j = static_cast<int>(threadIdx.x) - r * S;
-  const int64_t base = b * p.mask_strides[0] + h * p.mask_strides[1];
+  const int64_t base =
+      (p.mask_batch_period > 0 ? b % p.mask_batch_period : b) * p.mask_strides[0] + h * p.mask_strides[1];
   while (r < bias_rows) {
     float x[kBatch];
     int at[kBatch];

@@ -241,7 +241,9 @@ void attend_block(const AttentionParams& p, int64_t b, int64_t h, int64_t row0, 
     float* s = scores + r * cols;
     const void* mrow = nullptr;
     if (p.mask_kind != AttentionMask::None)
-      mrow = mask_bytes + (b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2]) * mask_elem;
+      mrow = mask_bytes + ((p.mask_batch_period > 0 ? b % p.mask_batch_period : b) * p.mask_strides[0] +
+                           h * p.mask_strides[1] + i * p.mask_strides[2]) *
+                              mask_elem;
     const int64_t visible = p.causal ? detail::min_i64(cols, i + 1) : cols;
     inv_sums[r] = softmax_row_unscaled(s, cols, mask_row(p, s, cols, visible, mrow, p.mask_strides[3]));
     if (weights_out) scale_row(s, cols, inv_sums[r]);

@@ -44,6 +44,10 @@ struct AttentionParams {
   int64_t q_strides[3] = {}, k_strides[3] = {}, v_strides[3] = {}, out_strides[3] = {};
   AttentionMask mask_kind = AttentionMask::None;
   int64_t mask_strides[4] = {};  // over (batch, head, query row, key column); 0 broadcasts
+  // Non-zero: the mask repeats over the batch with this period (batch b reads the mask's
+  // b % period): a Swin transformer's shift mask, one per window of an image, for every
+  // image's windows (passes/fuse_attention.cpp).
+  int64_t mask_batch_period = 0;
   AttentionWeights weights = AttentionWeights::None;
 };
 // mask: float or bool (one byte) as mask_kind says, null for None; probs: as `weights` says.
