@@ -67,6 +67,7 @@ void run_step(ir::Graph& graph, bool verbose, const char* name, const std::funct
 
 void run_default_passes(ir::Graph& graph, bool verbose) {
   run_step(graph, verbose, "eliminate_dead_ops", eliminate_dead_ops);
+  run_step(graph, verbose, "eliminate_identity_assembles", eliminate_identity_assembles);
   run_step(graph, verbose, "fold_batch_norm", fold_batch_norm);
   run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
   run_step(graph, verbose, "fold_gemm_channel_scale", fold_gemm_channel_scale);

@@ -26,6 +26,10 @@ using TakesClamp = std::function<bool(const ir::Graph&, const ir::Op& producer, 
 void fuse_activation(ir::Graph& graph, const TakesClamp& takes);
 // Removes ops whose results nobody reads.
 void eliminate_dead_ops(ir::Graph& graph);
+// An assemble whose one piece copies its input whole and in order (F.pad by zero) becomes an
+// alias of the input; a piece that writes the whole output drops the fill before it
+// (eliminate_identity_assembles.cpp).
+void eliminate_identity_assembles(ir::Graph& graph);
 // Linear layers that read the same input and feed only attention (separate query, key and
 // value projections) become one GEMM with the weights stacked; the attention ops read its
 // output through strides and offsets (merge_sibling_gemms.cpp).

@@ -244,6 +244,54 @@ TEST_CASE("fold_gemm_channel_scale: a linear layer's result times a constant per
   }
 }
 
+TEST_CASE("eliminate_identity_assembles: a pad by zero becomes an alias of its input") {
+  // x [2, 3] -> y = assemble (one piece: all of x in order, after a fill) -> out = y + 1.
+  // Variants: the identity; y a graph output; x read with a step (a copy without the fill);
+  // the covering piece followed by a second one (both stay, the fill too).
+  enum class Variant { Identity, YReturned, Strided, SecondPiece };
+  for (const Variant variant :
+       {Variant::Identity, Variant::YReturned, Variant::Strided, Variant::SecondPiece}) {
+    CAPTURE(static_cast<int>(variant));
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {2, variant == Variant::Strided ? 6 : 3}, "x");
+    const int y = g.add_value(ir::DType::Float32, {2, 3});
+    ir::Op& a = g.add_op(ir::kind::assemble, {x}, {y});
+    const int64_t step = variant == Variant::Strided ? 2 : 1;
+    std::vector<int64_t> inputs = {0}, ranks = {2}, src_offsets = {1}, dst_offsets = {0}, dims = {2, 3},
+                         src_strides = {3 * step, step}, dst_strides = {3, 1};
+    if (variant == Variant::SecondPiece) {
+      inputs.push_back(0), ranks.push_back(1), src_offsets.push_back(0), dst_offsets.push_back(0);
+      dims.push_back(2), src_strides.push_back(1), dst_strides.push_back(1);
+    }
+    if (variant != Variant::Strided) src_offsets[0] = 0;
+    a.attrs = {{"piece_input", inputs},
+               {"piece_rank", ranks},
+               {"piece_src_offset", src_offsets},
+               {"piece_dst_offset", dst_offsets},
+               {"piece_dims", dims},
+               {"piece_src_strides", src_strides},
+               {"piece_dst_strides", dst_strides},
+               {"fill", std::vector<int64_t>{0, 0, 0, 0}}};
+    const int one = g.add_f32_constant({}, {1.0f});
+    const int out = g.add_value(ir::DType::Float32, {2, 3});
+    g.add_op(ir::kind::binary, {y, one}, {out}).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
+                                                         {"alpha", 1.0}};
+    g.outputs.push_back({out, "out"});
+    if (variant == Variant::YReturned) g.outputs.push_back({y, "y"});
+    passes::eliminate_identity_assembles(g);
+    if (variant == Variant::Identity) {
+      REQUIRE(g.ops.size() == 1u);
+      CHECK(g.value(y).storage == ir::Storage::Alias);
+      CHECK(g.storage_root(y) == x);
+      CHECK(g.root_byte_offset(y) == 0);
+      continue;
+    }
+    REQUIRE(g.ops.size() == 2u);
+    CHECK(g.value(y).storage == ir::Storage::Arena);
+    CHECK(g.ops[0].has("fill") == (variant == Variant::SecondPiece));
+  }
+}
+
 TEST_CASE("fuse_expand_depthwise: a 1x1 expansion read only by a depthwise convolution joins it") {
   // cases: fused; the expansion's result also a graph output; its weight a run-time input
   for (int variant : {0, 1, 2}) {
