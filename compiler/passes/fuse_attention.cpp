@@ -196,6 +196,7 @@ bool fuse_at(ir::Graph& g, size_t si) {
   double scale = 1.0;
   int cur = sm.inputs[0], qk_index = -1;
   const int64_t count = ir::numel(g.value(cur).shape);
+  if (count <= 0) return false;
   while (qk_index < 0) {
     const int root = g.storage_root(cur);
     const ir::Value& rv = g.value(root);
@@ -246,17 +247,27 @@ bool fuse_at(ir::Graph& g, size_t si) {
       }
   }
 
-  // Batch dims: the scores' leading dims, the same in q, k, v and the output.
+  // Batch dims: the scores' leading dims, the same in q, k, v and the output, each of which
+  // ends in the matrix the product sees.
   const ir::Shape& scores = g.value(qk.outputs[0]).shape;
   if (scores.size() < 3) return false;
   const ir::Shape batch(scores.begin(), scores.end() - 2);
   const int k_stored = qk.inputs[1], v = pv.inputs[1], out = pv.outputs[0];
-  for (int id : {q, k_stored, v, out}) {
+  const bool k_rows = qk.b("trans_b");  // k stored as [S, E] rows, else as k^T [E, S]
+  const std::pair<int, std::pair<int64_t, int64_t>> matrices[] = {
+      {qk.outputs[0], {L, S}},
+      {q, {L, E}},
+      {k_stored, k_rows ? std::pair{S, E} : std::pair{E, S}},
+      {v, {S, Ev}},
+      {out, {L, Ev}}};
+  for (const auto& [id, rows_cols] : matrices) {
     const ir::Shape& s = g.value(id).shape;
-    if (s.size() != scores.size() || !std::equal(batch.begin(), batch.end(), s.begin())) return false;
+    if (s.size() != scores.size() || !std::equal(batch.begin(), batch.end(), s.begin()) ||
+        s[s.size() - 2] != rows_cols.first || s.back() != rows_cols.second)
+      return false;
   }
   const std::optional<OperandRead> qr = operand_read(g, q, false);
-  const std::optional<OperandRead> kr = operand_read(g, k_stored, !qk.b("trans_b"));
+  const std::optional<OperandRead> kr = operand_read(g, k_stored, !k_rows);
   const std::optional<OperandRead> vr = operand_read(g, v, false);
   if (!qr || !kr || !vr) return false;
   std::vector<int64_t> qs = qr->batch_strides, ks = kr->batch_strides, vs = vr->batch_strides;
@@ -293,11 +304,13 @@ bool fuse_at(ir::Graph& g, size_t si) {
   a.v_offset = vr->offset;
   a.out = out;
   if (!masks.empty()) {
-    // The masks' sum over [period, heads, L, S], period the batches after which it repeats.
+    // The masks' sum over [period, heads, L, S], period the batches after which it repeats
+    // (it divides the batch: the repeat divides the scores' size). It stays the period even
+    // where it is the whole batch, so that a --dim build, whose integer attributes follow
+    // the sizes, sees the same period at every batch.
     const int64_t per_batch = p.heads * L * S;
     const int64_t repeat = mask_repeat(masks);
-    int64_t period = repeat / std::gcd(repeat, per_batch);
-    if (period >= p.batch) period = p.batch;
+    const int64_t period = repeat / std::gcd(repeat, per_batch);
     if (period * per_batch * static_cast<int64_t>(sizeof(float)) > kMaxMaskBytes) return false;
     std::vector<int> sources;
     std::string recipe = "attention mask period=" + std::to_string(period) + " of " + ir::shape_str(scores);
@@ -320,7 +333,7 @@ bool fuse_at(ir::Graph& g, size_t si) {
     p.mask_strides[1] = L * S;
     p.mask_strides[2] = S;
     p.mask_strides[3] = 1;
-    p.mask_batch_period = period < p.batch ? period : 0;
+    p.mask_batch_period = period > 1 ? period : 0;
   }
 
   ir::Op fused = ops::attention_op(p, a);

@@ -185,7 +185,8 @@ def check_on_gpu(args, precision, references, so, inputs, work):
     return errors, per_output
 
 
-DEFAULT_MODELS = ("mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,embedding_ops,"
+DEFAULT_MODELS = ("mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,layer_norm_ops,sdpa_ops,attention_pieces,"
+                  "swin_small,embedding_ops,"
                   "transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,"
                   "views_slicing_traced,views_permutes_traced,views_splits_traced,einsum_ops,pw_arith,pw_activations,"
                   "pw_composite_float,pw_activations_traced,pw_masks,mlp_gelu,encoder_pre_gelu")

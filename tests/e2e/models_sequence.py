@@ -207,6 +207,46 @@ def sdpa_ops():
     return torch.jit.script(SdpaOps().eval()), inputs
 
 
+class AttentionPieces(nn.Module):
+    """Attention written out as its pieces, in the forms passes/fuse_attention.cpp fuses and
+    those it must leave: (a) cross attention (7 queries, 9 keys, value width 5 != 6) with the
+    scale after the product and two constant biases, one per head and one per (image, query),
+    q, k and v sliced from one projection; (b) q / sqrt(d) and a mask that is a run-time
+    input (not fused); (c) the scores also returned (not fused); (d) k stored as k^T by its
+    own transpose, the mask repeating over the batch with period 2 (windows per image)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 18)
+        self.head_bias = nn.Parameter(torch.randn(2, 7, 9))
+        self.query_bias = nn.Parameter(torch.randn(3, 1, 7, 1))
+        self.window_mask = nn.Parameter(torch.randn(2, 1, 7, 7))
+
+    def forward(self, x, mem, v, run_mask):  # x [3, 7, 6], mem [3, 9, 6], v [3, 2, 9, 5], run_mask [3, 2, 7, 9]
+        q = self.proj(x)[..., :6].view(3, 7, 2, 3).transpose(1, 2)
+        k = self.proj(mem)[..., 6:12].view(3, 9, 2, 3).transpose(1, 2)
+        s = (q @ k.transpose(-2, -1)) * 0.5 + self.head_bias + self.query_bias
+        a = s.softmax(-1) @ v
+        s2 = (q / 1.7320508) @ k.transpose(-2, -1) + run_mask
+        b = s2.softmax(-1) @ v
+        k2 = self.proj(mem)[..., 12:].view(3, 9, 2, 3).transpose(1, 2)
+        s3 = q @ k2.transpose(-2, -1)
+        c = s3.softmax(-1) @ v
+        qq = self.proj(x)[..., 12:].reshape(6, 7, 3)  # 3 images x 2 windows
+        kt = qq.transpose(1, 2).contiguous()
+        s4 = (qq @ kt).view(3, 2, 7, 7) + self.window_mask.transpose(0, 1)
+        d = s4.view(6, 7, 7).softmax(-1) @ qq
+        return a, b, c, s3, d
+
+
+def attention_pieces():
+    torch.manual_seed(23)
+    m = AttentionPieces().eval()
+    inputs = [("x", torch.randn(3, 7, 6)), ("mem", torch.randn(3, 9, 6)), ("v", torch.randn(3, 2, 9, 5)),
+              ("run_mask", torch.randn(3, 2, 7, 9))]
+    return torch.jit.trace(m, tuple(t for _, t in inputs)), inputs
+
+
 class EmbeddingOps(nn.Module):
     def __init__(self):
         super().__init__()
@@ -478,6 +518,7 @@ MODELS_SEQUENCE = {
     "einsum_ops_traced": einsum_ops_traced,
     "layer_norm_ops": layer_norm_ops,
     "sdpa_ops": sdpa_ops,
+    "attention_pieces": attention_pieces,
     "embedding_ops": embedding_ops,
     "transformer_encoder": transformer_encoder,
     "transformer_encoder_scripted": transformer_encoder_scripted,
