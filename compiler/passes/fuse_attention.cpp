@@ -13,7 +13,9 @@
 // The constants become one additive mask over [period, heads, L, S]. Swin's shift mask is
 // one per window of an image, the same for every image: over the batch of windows it repeats
 // with a period of the windows per image (AttentionParams::mask_batch_period), so the mask
-// keeps its size at any batch.
+// keeps its size at any batch. A mask computed at run time (a padding mask, as traced Hugging
+// Face encoders add one) is read as it is, broadcast through zero strides; it cannot join
+// constant ones, and no scale may follow it.
 //
 // Applies only where every intermediate has one reader and is no graph output, the products
 // are plain (dense operands, no bias, no epilogue), the softmax runs over the keys, and q, k
@@ -22,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -193,6 +196,8 @@ bool fuse_at(ir::Graph& g, size_t si) {
   // Back from the softmax's input to the scores' product: adds of constants and scales.
   std::vector<int> gone = {static_cast<int>(si)};
   std::vector<MaskTerm> masks;
+  int run_mask = -1;  // a mask computed at run time (a padding mask): the op reads it as it is
+  ir::Shape run_mask_at;
   double scale = 1.0;
   int cur = sm.inputs[0], qk_index = -1;
   const int64_t count = ir::numel(g.value(cur).shape);
@@ -216,8 +221,20 @@ bool fuse_at(ir::Graph& g, size_t si) {
     } else if (op.kind == ir::kind::binary && op.inputs.size() == 2 && no_epilogue(op) &&
                static_cast<rt::BinaryOp>(op.i("op")) == rt::BinaryOp::Add && op.f("alpha") == 1.0) {
       const int a = op.inputs[0], b = op.inputs[1];
+      if (!g.is_constant(a) && !g.is_constant(b)) {
+        // One mask computed at run time, added last and unscaled (the op adds it as it is),
+        // and no constant beside it (they would need an add of their own).
+        const int x = ir::numel(g.value(a).shape) == count ? a : b, m = x == a ? b : a;
+        if (run_mask >= 0 || !masks.empty() || scale != 1.0 || ir::numel(g.value(x).shape) != count ||
+            g.value(m).dtype != ir::DType::Float32 || rv.shape.size() < 2)
+          return false;
+        run_mask = m;
+        run_mask_at = rv.shape;
+        cur = x;
+        continue;
+      }
       const int c = g.is_constant(a) ? a : b, x = c == a ? b : a;
-      if (g.is_constant(x) || !g.is_constant(c) || ir::numel(g.value(x).shape) != count ||
+      if (run_mask >= 0 || g.is_constant(x) || ir::numel(g.value(x).shape) != count ||
           !constant_floats(g, c, ir::numel(g.value(c).shape)))
         return false;
       masks.push_back({c, g.value(c).shape, rv.shape, scale});
@@ -273,8 +290,17 @@ bool fuse_at(ir::Graph& g, size_t si) {
   std::vector<int64_t> qs = qr->batch_strides, ks = kr->batch_strides, vs = vr->batch_strides;
   std::vector<int64_t> os = ops::dense_strides(g.value(out).shape);
   os.resize(batch.size());
+  // A run-time mask broadcast over the scores (the add's output in the scores' own shape).
+  std::vector<int64_t> ms(batch.size(), 0), mask_rows_cols(2, 0);
+  if (run_mask >= 0) {
+    if (run_mask_at != scores) return false;
+    std::vector<int64_t> strides = ops::broadcast_strides(g.value(run_mask).shape, scores);
+    mask_rows_cols = {strides[strides.size() - 2], strides.back()};
+    strides.resize(batch.size());
+    ms = strides;
+  }
   ir::Shape folded = batch;
-  if (!ops::fold_attention_batch(folded, {&qs, &ks, &vs, &os})) return false;
+  if (!ops::fold_attention_batch(folded, {&qs, &ks, &vs, &os, &ms})) return false;
 
   rt::AttentionParams p;
   p.batch = folded[0];
@@ -303,6 +329,14 @@ bool fuse_at(ir::Graph& g, size_t si) {
   a.k_offset = kr->offset;
   a.v_offset = vr->offset;
   a.out = out;
+  if (run_mask >= 0) {
+    a.mask = run_mask;
+    p.mask_kind = rt::AttentionMask::Additive;
+    p.mask_strides[0] = ms[0];
+    p.mask_strides[1] = ms[1];
+    p.mask_strides[2] = mask_rows_cols[0];
+    p.mask_strides[3] = mask_rows_cols[1];
+  }
   if (!masks.empty()) {
     // The masks' sum over [period, heads, L, S], period the batches after which it repeats
     // (it divides the batch: the repeat divides the scores' size). It stays the period even
@@ -316,8 +350,9 @@ bool fuse_at(ir::Graph& g, size_t si) {
     std::string recipe = "attention mask period=" + std::to_string(period) + " of " + ir::shape_str(scores);
     for (const MaskTerm& m : masks) {
       sources.push_back(m.constant);
-      recipe +=
-          " + " + std::to_string(m.factor) + " * " + ir::shape_str(m.shape) + " at " + ir::shape_str(m.at);
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%.17g", m.factor);
+      recipe += std::string(" + ") + factor + " * " + ir::shape_str(m.shape) + " at " + ir::shape_str(m.at);
     }
     a.mask = add_derived_f32_constant(g, recipe, sources, {period, p.heads, L, S}, [&] {
       std::vector<float> sum(static_cast<size_t>(period * per_batch), 0.0f);

@@ -211,9 +211,11 @@ class AttentionPieces(nn.Module):
     """Attention written out as its pieces, in the forms passes/fuse_attention.cpp fuses and
     those it must leave: (a) cross attention (7 queries, 9 keys, value width 5 != 6) with the
     scale after the product and two constant biases, one per head and one per (image, query),
-    q, k and v sliced from one projection; (b) q / sqrt(d) and a mask that is a run-time
-    input (not fused); (c) the scores also returned (not fused); (d) k stored as k^T by its
-    own transpose, the mask repeating over the batch with period 2 (windows per image)."""
+    q, k and v sliced from one projection; (b) q / sqrt(d) and a full-size mask that is a
+    run-time input; (c) the scores also returned (not fused); (d) k stored as k^T by its own
+    transpose, the mask repeating over the batch with period 2 (windows per image); (e) a
+    Hugging Face padding mask, (1 - keep[:, None, None, :]) * -10000, broadcast over heads and
+    queries; (f) a run-time mask and a constant bias together (not fused)."""
 
     def __init__(self):
         super().__init__()
@@ -222,7 +224,8 @@ class AttentionPieces(nn.Module):
         self.query_bias = nn.Parameter(torch.randn(3, 1, 7, 1))
         self.window_mask = nn.Parameter(torch.randn(2, 1, 7, 7))
 
-    def forward(self, x, mem, v, run_mask):  # x [3, 7, 6], mem [3, 9, 6], v [3, 2, 9, 5], run_mask [3, 2, 7, 9]
+    def forward(self, x, mem, v, run_mask, keep):
+        # x [3, 7, 6], mem [3, 9, 6], v [3, 2, 9, 5], run_mask [3, 2, 7, 9], keep [3, 9] (0 or 1)
         q = self.proj(x)[..., :6].view(3, 7, 2, 3).transpose(1, 2)
         k = self.proj(mem)[..., 6:12].view(3, 9, 2, 3).transpose(1, 2)
         s = (q @ k.transpose(-2, -1)) * 0.5 + self.head_bias + self.query_bias
@@ -236,14 +239,21 @@ class AttentionPieces(nn.Module):
         kt = qq.transpose(1, 2).contiguous()
         s4 = (qq @ kt).view(3, 2, 7, 7) + self.window_mask.transpose(0, 1)
         d = s4.view(6, 7, 7).softmax(-1) @ qq
-        return a, b, c, s3, d
+        k3 = self.proj(x)[..., 6:12].view(3, 7, 2, 3).transpose(1, 2)
+        v3 = self.proj(x)[..., 12:].view(3, 7, 2, 3).transpose(1, 2)
+        ext = (1.0 - keep[:, None, None, :7]) * -10000.0
+        e = ((q @ k3.transpose(-2, -1)) * 0.3 + ext).softmax(-1) @ v3
+        f = ((q * 1.1) @ k2.transpose(-2, -1) + run_mask + self.head_bias).softmax(-1) @ v
+        return a, b, c, s3, d, e, f
 
 
 def attention_pieces():
     torch.manual_seed(23)
     m = AttentionPieces().eval()
+    keep = (torch.rand(3, 9) > 0.3).float()
+    keep[:, 0] = 1.0
     inputs = [("x", torch.randn(3, 7, 6)), ("mem", torch.randn(3, 9, 6)), ("v", torch.randn(3, 2, 9, 5)),
-              ("run_mask", torch.randn(3, 2, 7, 9))]
+              ("run_mask", torch.randn(3, 2, 7, 9)), ("keep", keep)]
     return torch.jit.trace(m, tuple(t for _, t in inputs)), inputs
 
 
