@@ -5,7 +5,9 @@
 // and every patch merging's to whole windows and even sizes, by zero where they are already:
 // a fill and a copy of the activations per block), as are cat of one tensor and roll by 0.
 // IR values are never written after the op that makes them, so the alias is safe where
-// torch would have had a new tensor. Graph outputs keep their own buffer.
+// torch would have had a new tensor. Graph outputs keep their own buffer. Not in a --dim
+// build: a pad by zero at some sizes is a pad at others, and every size must give the same
+// ops.
 #include <set>
 
 #include "../ops/op_helpers.h"
@@ -30,6 +32,7 @@ bool covers_output(const ir::Op& op, size_t p, size_t first_dim, const ir::Shape
 }  // namespace
 
 void eliminate_identity_assembles(ir::Graph& graph) {
+  if (graph.sizes_vary) return;
   std::set<int> output_roots;
   for (const ir::GraphOutput& out : graph.outputs) output_roots.insert(graph.storage_root(out.value));
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -46,8 +49,10 @@ void eliminate_identity_assembles(ir::Graph& graph) {
         covering_dim = first_dim;
       }
     if (covering < 0 || ir::numel(shape) == 0) continue;
-    // The last piece to cover everything overwrites all before it, the fill included.
-    if (covering == static_cast<int>(ranks.size()) - 1) op.attrs.erase("fill");
+    // The last piece to cover everything overwrites all before it, the fill included (when
+    // it reads an input, not the output it overwrites).
+    const int64_t covering_input = op.ints("piece_input")[static_cast<size_t>(covering)];
+    if (covering == static_cast<int>(ranks.size()) - 1 && covering_input >= 0) op.attrs.erase("fill");
     if (ranks.size() != 1 || op.has("fill")) continue;
     const int64_t input = op.ints("piece_input")[0];
     if (input < 0 || output_roots.count(out) || graph.value(out).storage != ir::Storage::Arena) continue;

@@ -25,8 +25,10 @@ void fold_batch_norm(ir::Graph& graph) {
         conv_kind != ir::kind::conv_transpose)
       continue;
     ir::Op& conv = graph.ops[static_cast<size_t>(p)];
-    const std::vector<int> readers = readers_of_storage(graph, affine.inputs[0]);
-    if (readers.size() != 1 || conv.f(ir::attr::clamp_lo) != -INFINITY ||
+    // The affine alone reads all of the conv's output (not a slice of it, which the conv
+    // would overrun once it writes the affine's smaller result).
+    const int whole = sole_whole_read(graph, affine.inputs[0]);
+    if (whole < 0 || conv.outputs[0] != whole || conv.f(ir::attr::clamp_lo) != -INFINITY ||
         conv.f(ir::attr::clamp_hi) != INFINITY)
       continue;
     if (!graph.is_constant(conv.inputs[1]) || (conv.inputs[2] >= 0 && !graph.is_constant(conv.inputs[2])))

@@ -300,7 +300,18 @@ bool fuse_at(ir::Graph& g, size_t si) {
     ms = strides;
   }
   ir::Shape folded = batch;
-  if (!ops::fold_attention_batch(folded, {&qs, &ks, &vs, &os, &ms})) return false;
+  if (batch.size() == 1) {
+    // One batch dim (bmm-style [windows * heads, L, S]): the op's batch, so that a mask that
+    // repeats over it keeps its period rather than becoming one mask over all of it. The one
+    // head's stride is never stepped; it is the batch's, so that CUDA's three-launch path
+    // still sees (batch, head) as one run of matrices (one strided-batched GEMM, not one a
+    // batch).
+    folded.push_back(1);
+    for (std::vector<int64_t>* s : {&qs, &ks, &vs, &os}) s->push_back(s->front());
+    ms.push_back(0);
+  } else if (!ops::fold_attention_batch(folded, {&qs, &ks, &vs, &os, &ms})) {
+    return false;
+  }
 
   rt::AttentionParams p;
   p.batch = folded[0];

@@ -56,6 +56,27 @@ TEST_CASE("fold_batch_norm folds a channel_affine into the conv before it") {
   CHECK(fb[1] == doctest::Approx(-2.0));  // -1 * 3 + 1
 }
 
+TEST_CASE("fold_batch_norm leaves a channel_affine that reads a slice of the conv's output") {
+  // bn(conv(x)[1:]): the affine reads the second image only; folding would make the conv
+  // write both images into the affine's one-image result.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {2, 2, 3, 3}, "x");
+  const int w = g.add_f32_constant({2, 2, 1, 1}, {1, 2, 3, 4});
+  const int y = g.add_value(ir::DType::Float32, {2, 2, 3, 3});
+  ir::Op& conv = g.add_op(ir::kind::conv2d, {x, w, -1}, {y});
+  conv.attrs = {{"c_out", int64_t{2}}, {ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
+  const int second = g.add_alias(y, {1, 2, 3, 3}, 18 * 4);
+  const int scale = g.add_f32_constant({2}, {2, 3});
+  const int shift = g.add_f32_constant({2}, {1, 1});
+  const int z = g.add_value(ir::DType::Float32, {1, 2, 3, 3});
+  ir::Op& affine = g.add_op(ir::kind::channel_affine, {second, scale, shift}, {z});
+  affine.attrs = {{"c", int64_t{2}}, {ir::attr::clamp_lo, -INFINITY}, {ir::attr::clamp_hi, INFINITY}};
+  g.outputs.push_back({z, "out"});
+  passes::fold_batch_norm(g);
+  REQUIRE(g.ops.size() == 2);
+  CHECK(g.ops[0].outputs[0] == y);
+}
+
 TEST_CASE("fuse_activation turns relu after a gemm into its epilogue, but not when shared") {
   for (bool shared : {false, true}) {
     ir::Graph g;
