@@ -62,7 +62,7 @@ int producer_of(const ir::Graph& graph, int id) {
 void run_step(ir::Graph& graph, bool verbose, const char* name, const std::function<void(ir::Graph&)>& pass) {
   const size_t before = graph.ops.size();
   pass(graph);
-  if (verbose) std::fprintf(stderr, "aotc: pass %-24s %zu -> %zu ops\n", name, before, graph.ops.size());
+  if (verbose) std::fprintf(stderr, "aotc: pass %-28s %zu -> %zu ops\n", name, before, graph.ops.size());
 }
 
 void run_default_passes(ir::Graph& graph, bool verbose) {

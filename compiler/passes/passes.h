@@ -121,7 +121,7 @@ void fuse_quantize_layout(ir::Graph& graph);
 // The passes every target runs first; verbose prints what each pass did (run_step).
 void run_default_passes(ir::Graph& graph, bool verbose);
 // One step of a pipeline: runs pass, and with verbose logs its name and the op count before
-// and after ("aotc: pass fuse_activation      212 -> 180 ops"), the same for every target.
+// and after ("aotc: pass fuse_activation          212 -> 180 ops"), the same for every target.
 void run_step(ir::Graph& graph, bool verbose, const char* name, const std::function<void(ir::Graph&)>& pass);
 
 // Shared by the fusion passes: the ops that read value `id` or any alias of its storage,
