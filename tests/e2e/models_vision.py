@@ -25,11 +25,12 @@ def _randomize_norms(module, seed):
     return module
 
 
-def _swin_small(script):
+def _swin_small(script, size=(36, 44)):
     """torchvision's Swin transformer, small (width 24, two stages of two blocks, windows of
     4 x 4 with shift 2) at batch 2 on 36 x 44 images: 9 x 11 patches padded to whole windows,
     shifted windows with their mask (per window of an image, repeated over the batch), the
-    relative position bias; the window attention fuses into one attention op."""
+    relative position bias; the window attention fuses into one attention op. At 32 x 32 the
+    windows and the patch merging fit exactly: their pads are by zero (aliases, not copies)."""
     from torchvision.models.swin_transformer import SwinTransformer
     torch.manual_seed(29)
     m = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
@@ -40,7 +41,7 @@ def _swin_small(script):
             if "relative_position_bias_table" in name:
                 p.normal_(0.0, 1.0)
     m.eval()
-    x = torch.randn(2, 3, 36, 44)
+    x = torch.randn(2, 3, *size)
     return (torch.jit.script(m) if script else torch.jit.trace(m, x)), [("x", x)]
 
 
@@ -264,6 +265,7 @@ MODELS_VISION = {
     "maxvit_t_scripted": lambda: _torchvision("maxvit_t", 28, size=224, script=True),
     "swin_small": lambda: _swin_small(False),  # defined below
     "swin_small_scripted": lambda: _swin_small(True),
+    "swin_small_exact": lambda: _swin_small(False, size=(32, 32)),
     "vgg11_bn": lambda: _vgg11_bn(False),
     "vgg11_bn_scripted": lambda: _vgg11_bn(True),
     "unet": lambda: _unet(False),
