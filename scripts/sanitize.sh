@@ -53,8 +53,10 @@ fi
 start=$(date +%s)
 if [ ! -f "$build/build.ninja" ]; then
   # debugoptimized: -O2 -g, asserts on. werror off: clang warns about things g++ does not,
-  # and this build is for finding run-time bugs (the g++ build keeps -Werror).
-  CC=clang CXX=clang++ meson setup "$build" \
+  # and this build is for finding run-time bugs (the g++ build keeps -Werror). No CUDA: nvcc
+  # links its test programs against the sanitized runtime without clang's sanitizer
+  # runtime (undefined __asan_* symbols), and CUDA code runs only on the GPU machine.
+  CC=clang CXX=clang++ meson setup "$build" -Dwith_cuda=disabled \
     -Db_sanitize=$sanitizers -Db_lundef=false -Dmodel_sanitize=$sanitizers \
     -Dbuildtype=debugoptimized -Dwerror=false \
     "-Dc_link_args=$link_args" "-Dcpp_link_args=$link_args" || exit 1
