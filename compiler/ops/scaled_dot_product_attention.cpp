@@ -24,40 +24,22 @@ std::vector<int64_t> batch_strides(const ir::Shape& shape, const ir::Shape& batc
   return s;
 }
 
-// Where the kernel reads query, key or value: the IR value, the element offset into it,
-// the strides of the batch dims (broadcast to `batch`) and of the rows.
-struct AttentionInput {
-  int id = -1;
-  int64_t offset = 0;
-  std::vector<int64_t> batch_strides;
-  int64_t row_stride = 0;
-};
-
-// Input `index` read where its elements lie. The kernels take any strides over (batch,
-// head, row) with a contiguous last axis, so a materialised view of that form (BERT's
+// Input `index` read where its elements lie, its batch strides broadcast to `batch`. The kernels take any
+// strides over (batch, head, row) with a contiguous last axis, so a materialised view of that form (BERT's
 // q.view(b, s, h, d).transpose(1, 2)) is read from its source, and the transposing copy
 // goes away when nothing else reads it (eliminate_dead_ops): 36 copies in BERT-base.
 // through_views false: the dense value itself (when the views' strides do not fold).
-AttentionInput attention_input(LowerContext& ctx, size_t index, const ir::Shape& batch, bool through_views) {
+AttentionRead attention_input(LowerContext& ctx, size_t index, const ir::Shape& batch, bool through_views) {
   const int id = ctx.tensor(index);
   const ir::Shape& shape = ctx.value(index).shape;
-  const size_t rank = shape.size();
-  AttentionInput dense{id, 0, batch_strides(shape, batch), shape.back()};
+  const AttentionRead dense{id, 0, batch_strides(shape, batch), shape.back()};
   if (!through_views) return dense;
   const StridedView view = view_of(ctx.graph, id);
   if (view.base == id || view.sizes != shape) return dense;
-  for (int64_t stride : view.strides)
-    if (stride < 0) return dense;  // a flipped view
-  // The last axis contiguous, and rows that do not overlap (cuBLAS's leading dimension).
-  if ((shape.back() > 1 && view.strides.back() != 1) ||
-      (shape[rank - 2] > 1 && view.strides[rank - 2] < shape.back()))
-    return dense;
-  // A single row's stride is never stepped, but cuBLAS checks it as a leading dimension.
-  const int64_t row_stride = shape[rank - 2] == 1 ? shape.back() : view.strides[rank - 2];
-  AttentionInput in{view.base, view.offset, std::vector<int64_t>(batch.size(), 0), row_stride};
-  for (size_t d = 0; d + 2 < rank; ++d)
-    in.batch_strides[batch.size() - (rank - 2) + d] = shape[d] == 1 ? 0 : view.strides[d];
-  return in;
+  std::optional<AttentionRead> in = attention_read(view);
+  if (!in) return dense;
+  in->batch_strides.insert(in->batch_strides.begin(), batch.size() - in->batch_strides.size(), 0);
+  return *in;
 }
 
 // scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0., is_causal=False,
@@ -109,19 +91,18 @@ void lower_sdpa(LowerContext& ctx) {
 
   // Query, key and value read through their views' strides when the batch dims still fold
   // to (batch, heads) that way, else from their dense copies.
-  AttentionInput qi, ki, vi;
-  std::vector<int64_t> qs, ks, vs, os, ms;
+  AttentionRead qi, ki, vi;
+  std::vector<int64_t> os, ms;
   ir::Shape folded;
   bool folds = false;
   for (bool through_views : {true, false}) {
     qi = attention_input(ctx, 0, batch, through_views);
     ki = attention_input(ctx, 1, batch, through_views);
     vi = attention_input(ctx, 2, batch, through_views);
-    qs = qi.batch_strides, ks = ki.batch_strides, vs = vi.batch_strides;
     os = batch_strides(out_shape, batch);
     ms = has_mask ? batch_strides(mask_shape, batch) : std::vector<int64_t>(batch.size(), 0);
     folded = batch;
-    folds = fold_attention_batch(folded, {&qs, &ks, &vs, &os, &ms});
+    folds = fold_attention_batch(folded, {&qi.batch_strides, &ki.batch_strides, &vi.batch_strides, &os, &ms});
     if (folds) break;
   }
   if (!folds)
@@ -136,28 +117,14 @@ void lower_sdpa(LowerContext& ctx) {
   p.v_head_dim = Ev;
   p.scale = static_cast<float>(scale);
   p.causal = causal;
-  for (int i = 0; i < 2; ++i) {
-    p.q_strides[i] = qs[i];
-    p.k_strides[i] = ks[i];
-    p.v_strides[i] = vs[i];
-    p.out_strides[i] = os[i];
-    p.mask_strides[i] = ms[i];
-  }
-  p.q_strides[2] = qi.row_stride;
-  p.k_strides[2] = ki.row_stride;
-  p.v_strides[2] = vi.row_stride;
-  p.out_strides[2] = Ev;
+  p.mask_strides[0] = ms[0];
+  p.mask_strides[1] = ms[1];
   if (has_mask) {
     p.mask_strides[2] = mask_shape[mask_shape.size() - 2] == 1 ? 0 : mask_shape.back();
     p.mask_strides[3] = mask_shape.back() == 1 ? 0 : 1;
   }
   AttentionOperands a;
-  a.q = qi.id;
-  a.k = ki.id;
-  a.v = vi.id;
-  a.q_offset = qi.offset;
-  a.k_offset = ki.offset;
-  a.v_offset = vi.offset;
+  place_attention_inputs(p, a, qi, ki, vi, os);
   a.mask = has_mask ? ctx.tensor(3) : -1;
   a.out = ctx.new_value(ir::DType::Float32, out_shape);
   make_attention(ctx, p, a);
@@ -198,6 +165,40 @@ bool fold_attention_batch(ir::Shape& batch, std::vector<std::vector<int64_t>*> s
     for (auto* s : strides) s->insert(s->begin(), 0);
   }
   return true;
+}
+
+std::optional<AttentionRead> attention_read(const StridedView& view) {
+  const size_t rank = view.sizes.size();
+  if (rank < 2) return std::nullopt;
+  for (int64_t stride : view.strides)
+    if (stride < 0) return std::nullopt;  // a flipped view
+  const int64_t rows = view.sizes[rank - 2], cols = view.sizes[rank - 1];
+  if ((cols > 1 && view.strides[rank - 1] != 1) || (rows > 1 && view.strides[rank - 2] < cols))
+    return std::nullopt;
+  AttentionRead r{view.base, view.offset, {}, rows == 1 ? cols : view.strides[rank - 2]};
+  for (size_t d = 0; d + 2 < rank; ++d) r.batch_strides.push_back(view.sizes[d] == 1 ? 0 : view.strides[d]);
+  return r;
+}
+
+void place_attention_inputs(rt::AttentionParams& p, AttentionOperands& a, const AttentionRead& q,
+                            const AttentionRead& k, const AttentionRead& v,
+                            const std::vector<int64_t>& out_batch_strides) {
+  for (size_t i = 0; i < 2; ++i) {
+    p.q_strides[i] = q.batch_strides[i];
+    p.k_strides[i] = k.batch_strides[i];
+    p.v_strides[i] = v.batch_strides[i];
+    p.out_strides[i] = out_batch_strides[i];
+  }
+  p.q_strides[2] = q.row_stride;
+  p.k_strides[2] = k.row_stride;
+  p.v_strides[2] = v.row_stride;
+  p.out_strides[2] = p.v_head_dim;
+  a.q = q.id;
+  a.k = k.id;
+  a.v = v.id;
+  a.q_offset = q.offset;
+  a.k_offset = k.offset;
+  a.v_offset = v.offset;
 }
 
 ir::Op attention_op(const rt::AttentionParams& p, const AttentionOperands& a) {

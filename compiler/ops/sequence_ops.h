@@ -5,8 +5,11 @@
 
 #include <aotc/rt/kernels.h>
 
+#include <optional>
+
 #include "gemm.h"
 #include "op_registry.h"
+#include "strided_view.h"
 
 namespace aotc::ops {
 
@@ -28,6 +31,26 @@ struct AttentionOperands {
 ir::Op& make_attention(LowerContext& ctx, const rt::AttentionParams& p, const AttentionOperands& a);
 // The same op, not yet in a graph (for passes that build one: fuse_attention).
 ir::Op attention_op(const rt::AttentionParams& p, const AttentionOperands& a);
+// Where the attention kernels read a [batch..., rows, cols] query, key or value: the IR
+// value, the element offset into it, the strides of its batch dims and of its rows (the
+// last axis contiguous).
+struct AttentionRead {
+  int id = -1;
+  int64_t offset = 0;
+  std::vector<int64_t> batch_strides;
+  int64_t row_stride = 0;
+};
+// `view` (sizes [batch..., rows, cols]) as the kernels can read it: no flipped dim, a
+// contiguous last axis and rows that do not overlap (cuBLAS's leading dimension), else
+// nullopt. A batch dim of size 1 reads as stride 0, a single row's stride as cols (never
+// stepped, but cuBLAS checks it).
+std::optional<AttentionRead> attention_read(const StridedView& view);
+// p's q, k, v and output strides ((batch, head) from the reads' batch strides and
+// out_batch_strides, folded to two; rows from the reads, the output's v_head_dim apart) and
+// a's q, k, v with their offsets.
+void place_attention_inputs(rt::AttentionParams& p, AttentionOperands& a, const AttentionRead& q,
+                            const AttentionRead& k, const AttentionRead& v,
+                            const std::vector<int64_t>& out_batch_strides);
 // Folds the batch dims in front of the attention's rows to at most two (the kernel's batch
 // and head), merging neighbours that every operand's strides walk as one; false when they
 // do not fold.

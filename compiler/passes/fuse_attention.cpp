@@ -100,39 +100,21 @@ std::optional<double> scale_factor(const ir::Graph& g, const ir::Op& op, int& x)
   return std::nullopt;
 }
 
-// Where the attention reads a [batch..., rows, cols] operand: its base value, the element
-// offset into it, and strides over (batch dims..., row); the last axis is contiguous.
-struct OperandRead {
-  int base = -1;
-  int64_t offset = 0;
-  std::vector<int64_t> batch_strides;
-  int64_t row_stride = 0;
-};
-
 // Operand `id` as attention reads it: through the view it materialised where that view's
 // strides allow, else densely. transposed: id holds the operand transposed ([..., cols,
 // rows], as k^T); then only a view that transposes back fits.
-std::optional<OperandRead> operand_read(const ir::Graph& g, int id, bool transposed) {
+std::optional<ops::AttentionRead> operand_read(const ir::Graph& g, int id, bool transposed) {
   const ir::Shape& shape = g.value(id).shape;
   const size_t rank = shape.size();
   if (rank < 2) return std::nullopt;
-  std::vector<ops::StridedView> candidates = {ops::view_of(g, id)};
-  candidates.push_back({id, 0, shape, ops::dense_strides(shape)});
-  for (ops::StridedView v : candidates) {
+  for (ops::StridedView v :
+       {ops::view_of(g, id), ops::StridedView{id, 0, shape, ops::dense_strides(shape)}}) {
     if (v.sizes != shape) continue;
-    bool flipped = false;
-    for (int64_t s : v.strides) flipped |= s < 0;
-    if (flipped) continue;
     if (transposed) {
       std::swap(v.sizes[rank - 1], v.sizes[rank - 2]);
       std::swap(v.strides[rank - 1], v.strides[rank - 2]);
     }
-    const int64_t rows = v.sizes[rank - 2], cols = v.sizes[rank - 1];
-    if (cols > 1 && v.strides[rank - 1] != 1) continue;
-    if (rows > 1 && v.strides[rank - 2] < cols) continue;  // rows that overlap (cuBLAS's ld)
-    OperandRead r{v.base, v.offset, {}, rows == 1 ? cols : v.strides[rank - 2]};
-    for (size_t d = 0; d + 2 < rank; ++d) r.batch_strides.push_back(v.sizes[d] == 1 ? 0 : v.strides[d]);
-    return r;
+    if (std::optional<ops::AttentionRead> r = ops::attention_read(v)) return r;
   }
   return std::nullopt;
 }
@@ -226,7 +208,7 @@ bool fuse_at(ir::Graph& g, size_t si) {
         // and no constant beside it (they would need an add of their own).
         const int x = ir::numel(g.value(a).shape) == count ? a : b, m = x == a ? b : a;
         if (run_mask >= 0 || !masks.empty() || scale != 1.0 || ir::numel(g.value(x).shape) != count ||
-            g.value(m).dtype != ir::DType::Float32 || rv.shape.size() < 2)
+            g.value(m).dtype != ir::DType::Float32)
           return false;
         run_mask = m;
         run_mask_at = rv.shape;
@@ -283,11 +265,13 @@ bool fuse_at(ir::Graph& g, size_t si) {
         s[s.size() - 2] != rows_cols.first || s.back() != rows_cols.second)
       return false;
   }
-  const std::optional<OperandRead> qr = operand_read(g, q, false);
-  const std::optional<OperandRead> kr = operand_read(g, k_stored, !k_rows);
-  const std::optional<OperandRead> vr = operand_read(g, v, false);
+  std::optional<ops::AttentionRead> qr = operand_read(g, q, false);
+  std::optional<ops::AttentionRead> kr = operand_read(g, k_stored, !k_rows);
+  std::optional<ops::AttentionRead> vr = operand_read(g, v, false);
   if (!qr || !kr || !vr) return false;
-  std::vector<int64_t> qs = qr->batch_strides, ks = kr->batch_strides, vs = vr->batch_strides;
+  std::vector<int64_t>& qs = qr->batch_strides;
+  std::vector<int64_t>& ks = kr->batch_strides;
+  std::vector<int64_t>& vs = vr->batch_strides;
   std::vector<int64_t> os = ops::dense_strides(g.value(out).shape);
   os.resize(batch.size());
   // A run-time mask broadcast over the scores (the add's output in the scores' own shape).
@@ -321,24 +305,8 @@ bool fuse_at(ir::Graph& g, size_t si) {
   p.head_dim = E;
   p.v_head_dim = Ev;
   p.scale = static_cast<float>(scale);
-  for (int i = 0; i < 2; ++i) {
-    p.q_strides[i] = qs[static_cast<size_t>(i)];
-    p.k_strides[i] = ks[static_cast<size_t>(i)];
-    p.v_strides[i] = vs[static_cast<size_t>(i)];
-    p.out_strides[i] = os[static_cast<size_t>(i)];
-  }
-  p.q_strides[2] = qr->row_stride;
-  p.k_strides[2] = kr->row_stride;
-  p.v_strides[2] = vr->row_stride;
-  p.out_strides[2] = Ev;
-
   ops::AttentionOperands a;
-  a.q = qr->base;
-  a.k = kr->base;
-  a.v = vr->base;
-  a.q_offset = qr->offset;
-  a.k_offset = kr->offset;
-  a.v_offset = vr->offset;
+  ops::place_attention_inputs(p, a, *qr, *kr, *vr, os);
   a.out = out;
   if (run_mask >= 0) {
     a.mask = run_mask;
