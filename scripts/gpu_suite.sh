@@ -51,16 +51,17 @@ echo "build: $(( $(date +%s) - start )) s"
 [ "$QUICK" = "--build-only" ] && exit 0
 
 status=0
-# The one-launch attention kernel against float64 on odd shapes (every mask kind, causal,
+# The one-launch attention kernels against float64 on odd shapes (every mask kind, causal,
 # fully masked rows, strides that forbid 16-byte copies, the fallback past shared memory).
 nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" "$ROOT/bench/cuda/attention_fused_bench.cu" \
   "$BUILD/runtime/libaotc_runtime_cuda.a" -lcublasLt -lcublas -o "$BUILD/attention_fused_bench" &&
   "$BUILD/attention_fused_bench" | tee "$OUT/attention_fused${TAG:-}.txt" || status=1
-# The same checks with each block size forced (the choice above takes one per shape).
-for rows in 8 16 20 24; do
-  echo "attention_fused_bench, AOTC_CUDA_ATTENTION_ROWS=$rows: $(AOTC_CUDA_ATTENTION_ROWS=$rows \
+# The same checks with each block size forced (the choice above takes one per shape), and
+# with attention_short.cu's kernel on every short sequence (above: only on large grids).
+for forced in AOTC_CUDA_ATTENTION_ROWS={8,16,20,24} AOTC_CUDA_ATTENTION_SHORT=1; do
+  echo "attention_fused_bench, $forced: $(env "$forced" \
     "$BUILD/attention_fused_bench" | grep -E 'FAIL|failed' | tr '\n' ' ')" | tee -a "$OUT/attention_fused${TAG:-}.txt"
-  grep -q "^attention_fused_bench, AOTC_CUDA_ATTENTION_ROWS=$rows: 0 failed" "$OUT/attention_fused${TAG:-}.txt" || status=1
+  grep -q "^attention_fused_bench, $forced: 0 failed" "$OUT/attention_fused${TAG:-}.txt" || status=1
 done
 # The 3xTF32 float32 GEMM against float64 on odd shapes (every config, the whole epilogue),
 # then timed against cuBLAS over transformer linear layers.

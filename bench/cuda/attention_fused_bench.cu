@@ -1,10 +1,13 @@
 // attention_fused_bench.cu - checks the one-launch CUDA attention (runtime/cuda/kernels/
 // attention_fused.cu) against a float64 reference on the host and against the three-launch
 // path (attention.cu: cuBLAS Q K^T, mask + softmax, cuBLAS P V), over encoder shapes and odd
-// ones (every mask kind, masks per head, causal, fully masked rows, head sizes not a multiple
-// of 4, strides that forbid float4 loads, key counts past shared memory, which must fall
-// back, values near float32's range ends, infinities and NaNs), then times both at BERT-base's and vit_b_16's
-// sizes as a run does: each path's calls captured in a CUDA graph and replayed.
+// ones (every mask kind, masks per head and per window, causal, fully masked rows, head
+// sizes not a multiple of 4, strides that forbid float4 loads, key counts past shared
+// memory, which must fall back, values near float32's range ends, infinities and NaNs; short
+// key sequences take attention_short.cu's kernel), then times both at BERT-base's,
+// vit_b_16's and swin_t's window sizes as a run does: each path's calls captured in a CUDA
+// graph and replayed. AOTC_CUDA_ATTENTION_SHORT=0 times attention_fused.cu's kernel on the
+// short sequences too.
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:
@@ -37,6 +40,7 @@ struct Case {
   int64_t row_pad;  // extra floats per row of q, k, v (breaks float4 loads when odd)
   bool timed;
   float q_mul = 1.0f, k_mul = 1.0f, v_mul = 1.0f;  // magnitudes far from 1 (scores unchanged)
+  int64_t mask_period = 0;  // mask_layout 2: the mask repeats over the batch with this period (Swin)
 };
 
 // Host float64 reference, through the same strides.
@@ -54,8 +58,8 @@ void reference(const AttentionParams& p, const std::vector<float>& q, const std:
             d += static_cast<double>(q[b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + e]) *
                  k[b * p.k_strides[0] + h * p.k_strides[1] + j * p.k_strides[2] + e];
           d *= p.scale;
-          const int64_t mi =
-              b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] + j * p.mask_strides[3];
+          const int64_t mi = (p.mask_batch_period > 0 ? b % p.mask_batch_period : b) * p.mask_strides[0] +
+                             h * p.mask_strides[1] + i * p.mask_strides[2] + j * p.mask_strides[3];
           if (p.causal && j > i) d = -INFINITY;
           switch (p.mask_kind) {
             case AttentionMask::Additive:
@@ -145,6 +149,18 @@ int main(int argc, char** argv) {
       // masks that differ per head (the staged term is per batch entry and head)
       {"per-head float mask", 2, 5, 21, 30, 16, 16, false, AttentionMask::Additive, 2, false, 0, false},
       {"per-head bool, causal", 2, 40, 19, 19, 32, 32, false, AttentionMask::KeepIfTrue, 2, true, 0, false},
+      // short key sequences (attention_short.cu): Swin's windows (qkv packed, a per-head
+      // additive mask that repeats every 64 windows), rows past a block, keys past a warp
+      {"swin window b1", 64, 3, 49, 49, 32, 32, true, AttentionMask::Additive, 2, false, 0, true, 1, 1, 1,
+       64},
+      {"swin window b32", 2048, 3, 49, 49, 32, 32, true, AttentionMask::Additive, 2, false, 0, true, 1, 1, 1,
+       64},
+      {"49 keys, odd head, causal", 3, 2, 49, 49, 13, 40, false, AttentionMask::KeepIfTrue, 1, true, 1,
+       false},
+      {"70 rows, 33 keys", 2, 3, 70, 33, 64, 72, false, AttentionMask::Additive, 0, false, 0, false},
+      {"64 keys, 5 rows", 2, 2, 5, 64, 4, 100, false, AttentionMask::DropIfNonzero, 1, false, 0, false},
+      {"200 rows, 7 keys, period", 6, 2, 200, 7, 24, 24, false, AttentionMask::Additive, 2, false, 2, false,
+       1, 1, 1, 3},
   };
   int failures = 0;
   std::mt19937 rng(11);
@@ -208,7 +224,8 @@ int main(int argc, char** argv) {
         count = c.q_len * c.kv_len;
         p.mask_strides[2] = c.kv_len;
       } else {
-        count = c.batch * c.heads * c.q_len * c.kv_len;
+        p.mask_batch_period = c.mask_period;
+        count = (c.mask_period > 0 ? c.mask_period : c.batch) * c.heads * c.q_len * c.kv_len;
         p.mask_strides[2] = c.kv_len;
         p.mask_strides[1] = c.q_len * c.kv_len;
         p.mask_strides[0] = c.heads * p.mask_strides[1];

@@ -32,6 +32,7 @@
 // results differ from the three-launch path in the last bits. Not for attention weights
 // (need_weights): those take attention.cu's path.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/attention_staging.cuh>
 
 #include <cstdlib>
 
@@ -45,7 +46,6 @@ constexpr int kWarps = 8;  // per block of 8 or 16 rows (wider blocks: warps_for
 constexpr int kMaxRows = 24;
 constexpr int kKeysPerPass = 128;  // scores: 32 lanes x 4 keys
 constexpr int kValueChunk = 64;    // P V: 32 lanes x 2 columns
-constexpr float kNegInf = -__builtin_inff();
 
 inline int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
 
@@ -94,95 +94,6 @@ FusedLayout fused_layout(const AttentionParams& p, int rows, bool separate) {
   l.bias_ld = p.mask_strides[2] != 0 ? l.sp : 0;
   l.bias_floats = l.has_bias ? (l.bias_ld ? rows : 1) * l.sp : 0;
   return l;
-}
-
-// The 16 bytes at src (16-byte aligned) into dst in shared memory, without waiting for
-// them (cp.async on sm_80 and newer): a thread's copies are all in flight at once, where
-// a load and a store per iteration would wait for each load in turn.
-__device__ __forceinline__ void copy16_async(float* dst, const float* src) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                   static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-               "l"(src));
-#else
-  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
-#endif
-}
-
-// Closes the group of this thread's copies issued since the last one.
-__device__ __forceinline__ void commit_copies() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-// Waits until at most `pending` of this thread's groups are still in flight (a
-// __syncthreads must follow before other threads read what arrived).
-template <int pending>
-__device__ __forceinline__ void wait_copies() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-#endif
-}
-
-// dst (rows_padded x cols4, row stride dst_ld) = src (rows x cols, row stride src_ld),
-// with zeros in columns cols .. cols4 and rows rows .. rows_padded. vec: cols == cols4,
-// and src and src_ld allow 16-byte copies (then in flight until waited for). Thread t
-// takes float4s t, t + 256, ... of the rows_padded x cols4 / 4 grid, stepping its row,
-// column and pointers without a division or a 64-bit product per element (those were a
-// third of the kernel's instructions).
-template <int THREADS>
-__device__ __forceinline__ void stage(float* dst, int dst_ld, const float* src, int64_t src_ld, int rows,
-                                      int rows_padded, int cols, int cols4, bool vec) {
-  const int c4 = cols4 / 4, dr = THREADS / c4, dc = THREADS - dr * c4;
-  int r = static_cast<int>(threadIdx.x) / c4, c = static_cast<int>(threadIdx.x) - r * c4;
-  float* d = dst + r * dst_ld + 4 * c;
-  const float* s = src + r * src_ld + 4 * c;
-  const int64_t s_step = dr * src_ld + 4 * dc, s_wrap = src_ld - 4 * c4;
-  const int d_step = dr * dst_ld + 4 * dc, d_wrap = dst_ld - 4 * c4;
-  while (r < rows_padded) {
-    if (r < rows && vec) {
-      copy16_async(d, s);
-    } else {
-      float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (r < rows) {
-        x.x = s[0];
-        x.y = 4 * c + 1 < cols ? s[1] : 0.0f;
-        x.z = 4 * c + 2 < cols ? s[2] : 0.0f;
-        x.w = 4 * c + 3 < cols ? s[3] : 0.0f;
-      }
-      *reinterpret_cast<float4*>(d) = x;
-    }
-    r += dr;
-    c += dc;
-    s += s_step;
-    d += d_step;
-    if (c >= c4) {
-      c -= c4;
-      ++r;
-      s += s_wrap;
-      d += d_wrap;
-    }
-  }
-}
-
-// The mask as an additive term of a score: 0 where it keeps a key, -inf where it drops it,
-// an additive mask's value. (Where a bool mask drops a key the score is set to -inf
-// outright, so that a NaN score is dropped too, as with masked_fill.)
-__device__ __forceinline__ float mask_term(const AttentionParams& p, const void* mask, int64_t at) {
-  switch (p.mask_kind) {
-    case AttentionMask::Additive:
-      return static_cast<const float*>(mask)[at];
-    case AttentionMask::KeepIfTrue:
-      return static_cast<const unsigned char*>(mask)[at] ? 0.0f : kNegInf;
-    case AttentionMask::DropIfTrue:
-      return static_cast<const unsigned char*>(mask)[at] ? kNegInf : 0.0f;
-    case AttentionMask::DropIfNonzero:
-      return static_cast<const float*>(mask)[at] != 0.0f ? kNegInf : 0.0f;
-    case AttentionMask::None:
-      break;
-  }
-  return 0.0f;
 }
 
 // The mask's term for every score of the block's rows (rows x sp), or one row when the
@@ -251,12 +162,12 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
   const float* const vh = v + b * p.v_strides[0] + h * p.v_strides[1];
 
   // 1. Keys and query rows (group 0), the values if they have their own space (group 1).
-  stage<kThreads>(ks, l.kp, k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], S, S, E, l.e4,
-                  vec_k);
-  stage<kThreads>(qs, l.e4, q + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2],
-                  p.q_strides[2], rows, ROWS, E, l.e4, vec_q);
+  stage(kThreads, ks, l.kp, k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], S, S, E, l.e4,
+        vec_k);
+  stage(kThreads, qs, l.e4, q + b * p.q_strides[0] + h * p.q_strides[1] + row0 * p.q_strides[2],
+        p.q_strides[2], rows, ROWS, E, l.e4, vec_q);
   commit_copies();
-  if (l.separate) stage<kThreads>(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
+  if (l.separate) stage(kThreads, vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
   commit_copies();
   if (l.has_bias) stage_bias<kThreads>(p, l, bias, mask, b, h, row0, rows);
   wait_copies<1>();
@@ -312,10 +223,11 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
             float x = p.scale * sum;
             if (l.has_bias) {
               const float term = bias[(r0 + r) * l.bias_ld + j];
-              x = term == kNegInf && p.mask_kind != AttentionMask::Additive ? kNegInf : x + term;
+              x = term == kAttentionNegInf && p.mask_kind != AttentionMask::Additive ? kAttentionNegInf
+                                                                                     : x + term;
             }
-            if (p.causal && j > row0 + r0 + r) x = kNegInf;      // query i sees keys j <= i
-            ps[(r0 + r) * l.sp + j] = r0 + r < rows ? x : 0.0f;  // (rows past the last: zero)
+            if (p.causal && j > row0 + r0 + r) x = kAttentionNegInf;  // query i sees keys j <= i
+            ps[(r0 + r) * l.sp + j] = r0 + r < rows ? x : 0.0f;       // (rows past the last: zero)
           }
       }
       __syncthreads();
@@ -325,16 +237,16 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
   // 3. The rows' exponentials, a row per warp at a time (the values staged over the keys
   //    meanwhile, when they have no space of their own).
   if (!l.separate) {
-    stage<kThreads>(vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
+    stage(kThreads, vs, l.ev4, vh, p.v_strides[2], S, l.sp, Ev, l.ev4, vec_v);
     commit_copies();
   }
   for (int r = warp; r < ROWS; r += W) {
     float* const pr = ps + r * l.sp;
-    float m = kNegInf;
+    float m = kAttentionNegInf;
     for (int j = lane; j < S; j += 32) m = fmaxf(m, pr[j]);
     for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
     // Every key masked (or -inf scores): zeros, as torch's safe softmax, not NaN.
-    const bool none = m == kNegInf;
+    const bool none = m == kAttentionNegInf;
     float sum = 0.0f;
     for (int j = lane; j < l.sp; j += 32) {
       const float x = j < S && !none ? expf(pr[j] - m) : 0.0f;
@@ -405,19 +317,14 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
   }
 }
 
-bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
-
-// 16-byte copies of rows of `cols` floats at `base`, over every (batch, head, row).
-bool vector_rows(const float* base, const int64_t strides[3], int64_t cols) {
-  return cols % 4 == 0 && strides[0] % 4 == 0 && strides[1] % 4 == 0 && strides[2] % 4 == 0 &&
-         aligned16(base);
-}
-
 }  // namespace
 
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out) {
   if (p.weights != AttentionWeights::None || std::getenv("AOTC_CUDA_ATTENTION_UNFUSED")) return false;
+  // At most 64 keys: attention_short.cu's kernel (a block per window of a Swin transformer),
+  // unless the rows per block are forced (the checks of this kernel on short sequences).
+  if (!std::getenv("AOTC_CUDA_ATTENTION_ROWS") && attention_short_f32(ex, p, q, k, v, mask, out)) return true;
   // (An empty head dimension, where every score is 0, takes the three launches: the staging
   // loops step over float4 columns.)
   if (p.head_dim <= 0 || p.q_len > INT32_MAX / 2 || p.kv_len > 65536 || p.head_dim > 4096 ||
