@@ -4,10 +4,11 @@
 // ones (every mask kind, masks per head and per window, causal, fully masked rows, head
 // sizes not a multiple of 4, strides that forbid float4 loads, key counts past shared
 // memory, which must fall back, values near float32's range ends, infinities and NaNs; short
-// key sequences take attention_short.cu's kernel), then times both at BERT-base's,
-// vit_b_16's and swin_t's window sizes as a run does: each path's calls captured in a CUDA
-// graph and replayed. AOTC_CUDA_ATTENTION_SHORT=0 times attention_fused.cu's kernel on the
-// short sequences too.
+// key sequences on grids of two blocks per multiprocessor or more, only "swin window b32"
+// here, take attention_short.cu's kernel, and AOTC_CUDA_ATTENTION_SHORT=1 puts every short
+// case on it), then times both at BERT-base's, vit_b_16's and swin_t's window sizes as a run
+// does: each path's calls captured in a CUDA graph and replayed. AOTC_CUDA_ATTENTION_SHORT=0
+// times attention_fused.cu's kernel on the short sequences too.
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:

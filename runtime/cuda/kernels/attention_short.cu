@@ -264,7 +264,8 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
   const int64_t blocks = (p.q_len + l.block_rows - 1) / l.block_rows * p.heads * p.batch;
   if (blocks < 2 * static_cast<int64_t>(sms) && !(forced && std::string_view(forced) == "1")) return false;
   auto* const kernel = warp_rows == 32 ? attention_short_kernel<32> : attention_short_kernel<16>;
-  // The limit raised to the device's maximum once for every context (see attention_fused.cu).
+  // The limit raised to the device's maximum: it belongs to the function, shared by every
+  // context, so it is always set to the same value (see attention_fused.cu).
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes) != cudaSuccess) {
     cudaGetLastError();
     return false;

@@ -231,8 +231,10 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
                    const void* mask, float* out, float* probs, float* scratch);
 // The same in one launch when no weights are asked for and a head's keys (or values) and a
 // block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
-// otherwise. At most 64 keys take attention_short_f32's kernel (AOTC_CUDA_ATTENTION_SHORT=0:
-// not). AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for comparisons);
+// otherwise. At most 64 keys on a grid of two blocks per multiprocessor or more take
+// attention_short_f32's kernel (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid; never
+// while AOTC_CUDA_ATTENTION_ROWS is set). AOTC_CUDA_ATTENTION_UNFUSED=1 always says false
+// (for comparisons);
 // AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where they fit (for
 // the checks of bench/cuda/attention_fused_bench.cu).
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
