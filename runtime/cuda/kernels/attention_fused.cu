@@ -47,8 +47,6 @@ constexpr int kMaxRows = 24;
 constexpr int kKeysPerPass = 128;  // scores: 32 lanes x 4 keys
 constexpr int kValueChunk = 64;    // P V: 32 lanes x 2 columns
 
-inline int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
-
 // Shared-memory layout (in floats), the same on host and device.
 struct FusedLayout {
   int rows;       // query rows per block (the kernel's ROWS)

@@ -42,8 +42,6 @@ constexpr int kMaxBlockRows = 64;
 constexpr int kMaxKeys = 64;
 constexpr int kValueChunk = 32;  // P V: 8 lanes x 4 columns
 
-int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
-
 // Shared-memory layout (in floats), the same on host and device.
 struct ShortLayout {
   int warps;  // per block; the block takes warps x WARP_ROWS query rows
@@ -104,7 +102,6 @@ __global__ void __launch_bounds__(32 * kMaxBlockRows / WARP_ROWS)
   stage(threads, vs, l.ev4, v + b * p.v_strides[0] + h * p.v_strides[1], p.v_strides[2], S, l.sp, Ev, l.ev4,
         vec_v);
   commit_copies();
-
   wait_copies<1>();
   __syncthreads();
 
@@ -244,8 +241,9 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
       p.head_dim > 1024 || p.v_head_dim <= 0 || p.v_head_dim > 1024 || p.q_len <= 0 ||
       p.q_len > INT32_MAX / 2 || p.heads > 65535 || p.batch > 65535)
     return false;
-  const char* const forced = std::getenv("AOTC_CUDA_ATTENTION_SHORT");
-  if (forced && std::string_view(forced) == "0") return false;
+  const char* const forced_env = std::getenv("AOTC_CUDA_ATTENTION_SHORT");
+  const std::string_view forced = forced_env ? forced_env : "";
+  if (forced == "0") return false;
   const int warp_rows = p.kv_len <= 32 ? 32 : 16;
   const ShortLayout l = short_layout(p, warp_rows);
   int device = 0, max_bytes = 0, sms = 0;
@@ -261,8 +259,8 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
   // block's latency is the kernel's time (swin_t at batch 1: 1.114 ms with this kernel, 1.003
   // without; bench/results_gpu.md). AOTC_CUDA_ATTENTION_SHORT=1 takes this kernel wherever it
   // applies (for the checks).
-  const int64_t blocks = (p.q_len + l.block_rows - 1) / l.block_rows * p.heads * p.batch;
-  if (blocks < 2 * static_cast<int64_t>(sms) && !(forced && std::string_view(forced) == "1")) return false;
+  const int64_t row_blocks = (p.q_len + l.block_rows - 1) / l.block_rows;
+  if (row_blocks * p.heads * p.batch < 2 * static_cast<int64_t>(sms) && forced != "1") return false;
   auto* const kernel = warp_rows == 32 ? attention_short_kernel<32> : attention_short_kernel<16>;
   // The limit raised to the device's maximum: it belongs to the function, shared by every
   // context, so it is always set to the same value (see attention_fused.cu).
@@ -270,8 +268,8 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
     cudaGetLastError();
     return false;
   }
-  const dim3 grid(static_cast<unsigned>((p.q_len + l.block_rows - 1) / l.block_rows),
-                  static_cast<unsigned>(p.heads), static_cast<unsigned>(p.batch));
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(p.heads),
+                  static_cast<unsigned>(p.batch));
   kernel<<<grid, 32 * l.warps, static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
       vector_rows(v, p.v_strides, p.v_head_dim), vector_rows(out, p.out_strides, p.v_head_dim), q, k, v, mask,

@@ -11,6 +11,9 @@ namespace aotc::rt::cuda {
 
 constexpr float kAttentionNegInf = -__builtin_inff();
 
+// v rounded up to a multiple of `to` (the kernels' padded shared-memory layouts).
+inline int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
+
 // The 16 bytes at src (16-byte aligned) into dst in shared memory, without waiting for
 // them (cp.async on sm_80 and newer): a thread's copies are all in flight at once, where
 // a load and a store per iteration would wait for each load in turn.
