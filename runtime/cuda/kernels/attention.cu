@@ -161,7 +161,18 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
   const bool fold =
       p.batch == 1 || (p.q_strides[0] == H * p.q_strides[1] && p.k_strides[0] == H * p.k_strides[1] &&
                        p.v_strides[0] == H * p.v_strides[1] && p.out_strides[0] == H * p.out_strides[1]);
-  const int64_t calls = fold ? 1 : p.batch, per_call = fold ? p.batch * H : H;
+  // One strided-batched call over batch x heads where the strides fold; else a call per
+  // batch entry over its heads, or a call per head over the batch entries, whichever makes
+  // fewer calls (a Swin transformer's 2048 windows of 3 heads: 3 calls, not 2048).
+  const bool by_head = !fold && H < p.batch;
+  const int64_t calls = fold      ? 1
+                        : by_head ? H
+                                  : p.batch,
+                per_call = fold      ? p.batch * H
+                           : by_head ? p.batch
+                                     : H;
+  const int inner = by_head ? 0 : 1, outer = by_head ? 1 : 0;  // the stride index within and across calls
+  const int64_t scores_inner = by_head ? H * L * S : L * S, scores_outer = by_head ? L * S : H * L * S;
 
   BatchedGemmParams qk;  // scores (L x S) = scale * Q (L x E) K^T (K stored S x E)
   qk.gemm.m = L;
@@ -173,11 +184,12 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
   qk.gemm.ldc = S;
   qk.gemm.alpha = p.scale;
   qk.batch = per_call;
-  qk.stride_a = p.q_strides[1];
-  qk.stride_b = p.k_strides[1];
-  qk.stride_c = L * S;
-  for (int64_t b = 0; b < calls; ++b)
-    batched_gemm_f32(ex, qk, q + b * p.q_strides[0], k + b * p.k_strides[0], nullptr, scores + b * H * L * S);
+  qk.stride_a = p.q_strides[inner];
+  qk.stride_b = p.k_strides[inner];
+  qk.stride_c = scores_inner;
+  for (int64_t c = 0; c < calls; ++c)
+    batched_gemm_f32(ex, qk, q + c * p.q_strides[outer], k + c * p.k_strides[outer], nullptr,
+                     scores + c * scores_outer);
 
   const int64_t rows = p.batch * H * L;
   launch_softmax(ex.stream, p, rows, mask, scores);
@@ -190,12 +202,12 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
   pv.gemm.ldb = p.v_strides[2];
   pv.gemm.ldc = p.out_strides[2];
   pv.batch = per_call;
-  pv.stride_a = L * S;
-  pv.stride_b = p.v_strides[1];
-  pv.stride_c = p.out_strides[1];
-  for (int64_t b = 0; b < calls; ++b)
-    batched_gemm_f32(ex, pv, scores + b * H * L * S, v + b * p.v_strides[0], nullptr,
-                     out + b * p.out_strides[0]);
+  pv.stride_a = scores_inner;
+  pv.stride_b = p.v_strides[inner];
+  pv.stride_c = p.out_strides[inner];
+  for (int64_t c = 0; c < calls; ++c)
+    batched_gemm_f32(ex, pv, scores + c * scores_outer, v + c * p.v_strides[outer], nullptr,
+                     out + c * p.out_strides[outer]);
 
   if (p.weights == AttentionWeights::HeadMean) {
     attention_head_mean_kernel<<<blocks_for(p.batch * L * S), kThreads, 0, ex.stream>>>(p, scores, probs);
