@@ -34,6 +34,7 @@ inline constexpr char depthwise_conv2d_nhwc[] =
 inline constexpr char dequantize[] = "dequantize";
 inline constexpr char embedding[] = "embedding";
 inline constexpr char gather[] = "gather";
+inline constexpr char gather_rows[] = "gather_rows";  // CUDA only (passes/cuda/fuse_row_gathers.cpp)
 inline constexpr char gemm[] = "gemm";
 inline constexpr char grid_sample[] = "grid_sample";
 inline constexpr char group_norm[] = "group_norm";

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "../../codegen/cuda/cuda_target.h"
@@ -1311,4 +1312,103 @@ TEST_CASE("cuda: the Winograd conv3d weight transform is G g G^T along each dime
           }
     }
   }
+}
+
+namespace {
+
+// A copy of `src` (shape from) through a permutation of its dims into a dense new value, as
+// a permute + contiguous lowers.
+int permute_copy(ir::Graph& g, int src, const std::vector<int64_t>& order) {
+  const ir::Shape& from = g.value(src).shape;
+  std::vector<int64_t> dense(from.size(), 1), dims, strides;
+  for (size_t d = from.size() - 1; d-- > 0;) dense[d] = dense[d + 1] * from[d + 1];
+  for (int64_t o : order) {
+    dims.push_back(from[static_cast<size_t>(o)]);
+    strides.push_back(dense[static_cast<size_t>(o)]);
+  }
+  std::vector<int64_t> out_dense(dims.size(), 1);
+  for (size_t d = dims.size() - 1; d-- > 0;) out_dense[d] = out_dense[d + 1] * dims[d + 1];
+  const int out = g.add_value(ir::DType::Float32, dims);
+  g.add_op(ir::kind::copy, {src}, {out}, where(5)).attrs = {{"dims", dims},
+                                                            {"src_strides", strides},
+                                                            {"dst_strides", out_dense},
+                                                            {"elem_size", int64_t{4}},
+                                                            {"src_offset", int64_t{0}}};
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: a Swin block's shift and window partition become the order its layer norm reads rows in") {
+  // x [1, 4, 4, 8] -> layer_norm -> roll(-1, -1) over h, w -> windows of 2 x 2:
+  // [1, 2, 2, 2, 2, 8] read as (wh, i, ww, j) -> (wh, ww, i, j). Then the reverse and the
+  // residual: windows -> [1, 4, 4, 8] + x.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, 4, 4, 8}, "x");
+  const int y = g.add_value(ir::DType::Float32, {1, 4, 4, 8});
+  g.add_op(ir::kind::layer_norm, {x, -1, -1}, {y}, where(1)).attrs = {
+      {"rows", int64_t{16}}, {"cols", int64_t{8}}, {"eps", 1e-5}};
+  // roll by -1 along h and w: output [0, 3) from input [1, 4), output 3 from input 0.
+  const int rolled = g.add_value(ir::DType::Float32, {1, 4, 4, 8});
+  std::vector<int64_t> ranks, src_off, dst_off, dims, src_strides, dst_strides, inputs;
+  for (int hp = 0; hp < 2; ++hp)
+    for (int wp = 0; wp < 2; ++wp) {
+      const int64_t h0 = hp ? 3 : 0, hn = hp ? 1 : 3, hs = hp ? 0 : 1;
+      const int64_t w0 = wp ? 3 : 0, wn = wp ? 1 : 3, ws = wp ? 0 : 1;
+      inputs.push_back(0);
+      ranks.push_back(4);
+      src_off.push_back(hs * 32 + ws * 8);
+      dst_off.push_back(h0 * 32 + w0 * 8);
+      dims.insert(dims.end(), {1, hn, wn, 8});
+      src_strides.insert(src_strides.end(), {128, 32, 8, 1});
+      dst_strides.insert(dst_strides.end(), {128, 32, 8, 1});
+    }
+  g.add_op(ir::kind::assemble, {y}, {rolled}, where(2)).attrs = {
+      {"piece_input", inputs},           {"piece_rank", ranks}, {"piece_src_offset", src_off},
+      {"piece_dst_offset", dst_off},     {"piece_dims", dims},  {"piece_src_strides", src_strides},
+      {"piece_dst_strides", dst_strides}};
+  const int windows = permute_copy(g, g.add_alias(rolled, {1, 2, 2, 2, 2, 8}), {0, 1, 3, 2, 4, 5});
+  const int back = permute_copy(g, windows, {0, 1, 3, 2, 4, 5});
+  const int sum = g.add_value(ir::DType::Float32, {1, 4, 4, 8});
+  g.add_op(ir::kind::binary, {x, g.add_alias(back, {1, 4, 4, 8})}, {sum}, where(6)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
+  g.outputs.push_back({windows, "windows"});
+  g.outputs.push_back({sum, "sum"});
+  // A transpose of the channels is no row order: it stays a copy.
+  const int transposed = permute_copy(g, x, {0, 1, 3, 2});
+  g.outputs.push_back({transposed, "transposed"});
+
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  std::vector<std::string> kinds;
+  for (const ir::Op& op : g.ops) kinds.push_back(op.kind);
+  CHECK(kinds == std::vector<std::string>{"layer_norm", "gather_rows", "copy"});
+  const ir::Op& ln = g.ops[0];
+  REQUIRE(ln.inputs.size() == 4);
+  CHECK(ln.outputs[0] == windows);
+  // Output row (wh, ww, i, j) normalises input row ((2 wh + i + 1) % 4, (2 ww + j + 1) % 4).
+  std::vector<int32_t> want;
+  for (int wh = 0; wh < 2; ++wh)
+    for (int ww = 0; ww < 2; ++ww)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) want.push_back((2 * wh + i + 1) % 4 * 4 + (2 * ww + j + 1) % 4);
+  const ir::Constant& order = g.constant_of(ln.inputs[3]);
+  std::vector<int32_t> got(order.bytes.size() / 4);
+  std::memcpy(got.data(), order.bytes.data(), order.bytes.size());
+  CHECK(got == want);
+  CHECK(ln.i("row_period") == 16);
+  CHECK(ln.i("row_src_period") == 16);
+  // The reverse partition and the residual add: one gather of 2 x 8 floats a row (a window
+  // row's two tokens are adjacent in the image too), x added.
+  const ir::Op& gather = g.ops[1];
+  CHECK(gather.outputs[0] == sum);
+  CHECK(gather.inputs[0] == windows);
+  CHECK(gather.inputs[2] == x);
+  CHECK(gather.i("cols") == 16);
+  CHECK(gather.i("rows") == 8);
+  codegen::cuda::CudaOptions options;
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::gather_rows_f32(stream, 8, 16, aotc::rt::cuda::RowGather{") !=
+        std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::RowGather{") < src.model_cpp.find("gather_rows_f32"));
 }

@@ -1,5 +1,7 @@
 // IR "layer_norm" (layer_norm, native_layer_norm) on CUDA -> aotc::rt::cuda::layer_norm_f32
-// (runtime/cuda/kernels/layer_norm.cu): one block per row, float32 reductions.
+// (runtime/cuda/kernels/layer_norm.cu): a warp or a block per row, float32 reductions. A
+// 4th input, an int32 row order with attributes "row_period" and "row_src_period"
+// (fuse_row_gathers.cpp), reorders the rows it reads.
 #include "../sequence_ops.h"
 #include "cuda_registry.h"
 
@@ -12,7 +14,7 @@ CudaCode emit_layer_norm(const EmitContext& e, const ir::Op& op, size_t) {
                           "aotc::rt::cuda::layer_norm_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
                               e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
                               ", " + (stats ? e.out(op.outputs[1]) : "nullptr") + ", " +
-                              (stats ? e.out(op.outputs[2]) : "nullptr") + ");")};
+                              (stats ? e.out(op.outputs[2]) : "nullptr") + row_gather_arg(e, op, 3) + ");")};
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ namespace aotc::passes::cuda {
 // The CUDA target's pipeline: the default passes, then a check that every op has a CUDA
 // generator and float32 operands (ops::cuda::check_cuda_support), then run_cuda_passes: a
 // relu/clamp into the binary op (residual add) it follows and a GELU into the linear layer
-// before it, a CNN in NHWC where that pays (its convolutions become GEMMs), the other
+// before it, a CNN in NHWC where that pays (its convolutions become GEMMs), chains of copies
+// that only reorder rows (a Swin block's shift and windows) as one row order, the other
 // convolutions' paths for the precision (weights converted for fp16/bf16), the GEMMs'
 // operands, residual adds into GEMMs and GEMM convolutions, a GEMM convolution's epilogue
 // into the depthwise convolution reading it; then each op's CUDA scratch (no per-thread CPU
@@ -27,6 +28,7 @@ void convert_to_channels_last(ir::Graph& graph,
                               rt::cuda::Precision precision);                  // convert_to_channels_last.cpp
 void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);     // choose_conv2d_paths.cpp
 void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    // choose_gemm_operands.cpp
+void fuse_row_gathers(ir::Graph& graph);                                       // fuse_row_gathers.cpp
 void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 

@@ -34,6 +34,8 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
            [precision](ir::Graph& g) { convert_to_channels_last(g, precision); });
   // Again: in NHWC a layer scale after a permute back scales the GEMM's own result.
   run_step(graph, verbose, "fold_gemm_channel_scale", fold_gemm_channel_scale);
+  // Before the GEMM choices: the residual adds it takes are not left for fuse_conv_residual.
+  run_step(graph, verbose, "fuse_row_gathers", fuse_row_gathers);
   run_step(graph, verbose, "choose_conv2d_paths",
            [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
   run_step(graph, verbose, "choose_gemm_operands",

@@ -9,19 +9,29 @@
 // or unaligned rows take one block per row (shared memory between the warps, the row read
 // three times; after the first from L1/L2). The block version was latency-bound on
 // BERT-base's 128 x 768 rows (bench/results_gpu.md).
+//
+// A RowGather reorders the rows read (a Swin block's shift and window partition, which
+// would otherwise be copies after the normalisation): output row r normalises input row
+// gathered_row(r).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/block_sum.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
 
-__global__ void layer_norm_kernel(LayerNormParams p, const float* __restrict__ x,
+__device__ int64_t gathered_row(const RowGather& g, int64_t row) {
+  if (!g.index) return row;
+  const int64_t block = row / g.period;
+  return block * g.src_period + g.index[row - block * g.period];
+}
+
+__global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* __restrict__ x,
                                   const float* __restrict__ gamma, const float* __restrict__ beta,
                                   float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
   const int64_t n = p.cols;
-  const float* xr = x + row * n;
+  const float* xr = x + gathered_row(g, row) * n;
   float* yr = y + row * n;
   float s = 0.0f;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
@@ -49,7 +59,7 @@ constexpr int kMaxWarpVectors = 8;  // float4s per lane: rows of up to 1024 floa
 constexpr int kWarpRowsPerBlock = 4;
 
 template <int kVectors>
-__global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restrict__ x,
+__global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, const float* __restrict__ x,
                                        const float* __restrict__ gamma, const float* __restrict__ beta,
                                        float* __restrict__ y, float* __restrict__ mean,
                                        float* __restrict__ rstd) {
@@ -57,7 +67,7 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restric
   if (row >= p.rows) return;  // the same for the whole warp
   const int lane = threadIdx.x % 32;
   const int vectors = static_cast<int>(p.cols / 4);
-  const auto* xr = reinterpret_cast<const float4*>(x + row * p.cols);
+  const auto* xr = reinterpret_cast<const float4*>(x + gathered_row(gather, row) * p.cols);
   auto* yr = reinterpret_cast<float4*>(y + row * p.cols);
   // gamma and beta are loaded with the row: their latency overlaps its, not the reductions'.
   float4 v[kVectors], g[kVectors], b[kVectors];
@@ -98,39 +108,39 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, const float* __restric
 bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 template <int kVectors>
-void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
-                      const float* beta, float* y, float* mean, float* rstd) {
+void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
+                      const float* gamma, const float* beta, float* y, float* mean, float* rstd) {
   const auto blocks = static_cast<unsigned>((p.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
   layer_norm_warp_kernel<kVectors>
-      <<<blocks, 32 * kWarpRowsPerBlock, 0, stream>>>(p, x, gamma, beta, y, mean, rstd);
+      <<<blocks, 32 * kWarpRowsPerBlock, 0, stream>>>(p, g, x, gamma, beta, y, mean, rstd);
   check_launch("layer_norm_warp_kernel");
 }
 
 // The warp-per-row kernel for rows that fit it; false for the others.
-bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
-                          const float* beta, float* y, float* mean, float* rstd) {
+bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
+                          const float* gamma, const float* beta, float* y, float* mean, float* rstd) {
   if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned_16(x) || !aligned_16(y) ||
       (gamma && !aligned_16(gamma)) || (beta && !aligned_16(beta)))
     return false;
   switch ((p.cols + 127) / 128) {
     case 1:
-      launch_warp_rows<1>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<1>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
     case 2:
-      launch_warp_rows<2>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<2>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
     case 3:
-      launch_warp_rows<3>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<3>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
     case 4:
-      launch_warp_rows<4>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<4>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
     case 5:
     case 6:
-      launch_warp_rows<6>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<6>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
     default:
-      launch_warp_rows<kMaxWarpVectors>(stream, p, x, gamma, beta, y, mean, rstd);
+      launch_warp_rows<kMaxWarpVectors>(stream, p, g, x, gamma, beta, y, mean, rstd);
       return true;
   }
 }
@@ -138,17 +148,22 @@ bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const f
 }  // namespace
 
 void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
-                    const float* beta, float* y, float* mean, float* rstd) {
+                    const float* beta, float* y, float* mean, float* rstd, const RowGather& gather) {
   if (p.rows <= 0 || p.cols <= 0) return;
   if (p.rows > 0x7fffffff) {
     note_error("layer_norm", "more rows than a grid holds");
     return;
   }
-  if (layer_norm_warp_rows(stream, p, x, gamma, beta, y, mean, rstd)) return;
+  if (gather.index && (gather.period <= 0 || p.rows % gather.period != 0)) {
+    note_error("layer_norm", "a row order whose period does not divide the rows");
+    return;
+  }
+  if (layer_norm_warp_rows(stream, p, gather, x, gamma, beta, y, mean, rstd)) return;
   // About 4 to 8 columns per thread; at least one warp, at most 1024 threads.
   int threads = 32;
   while (threads < 1024 && threads * 8 < p.cols) threads *= 2;
-  layer_norm_kernel<<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p, x, gamma, beta, y, mean, rstd);
+  layer_norm_kernel<<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p, gather, x, gamma, beta, y, mean,
+                                                                           rstd);
   check_launch("layer_norm_kernel");
 }
 

@@ -149,6 +149,66 @@ void layer_norm_cases(KernelTable& t) {
   }
 }
 
+// A row order (RowGather) as fuse_row_gathers.cpp makes one: 3 repeats of `period` output
+// rows, each reading one of src_period source rows (some read twice, some never).
+struct RowOrderCase {
+  int64_t period, src_period, cols;
+  std::vector<int32_t> index;
+};
+
+// The rows of src (src_period * 3 rows of cols) that the order picks, densely.
+std::vector<float> gathered(const RowOrderCase& c, const std::vector<float>& src) {
+  std::vector<float> out;
+  for (int64_t block = 0; block < 3; ++block)
+    for (int32_t i : c.index) {
+      const auto from = static_cast<std::ptrdiff_t>((block * c.src_period + i) * c.cols);
+      out.insert(out.end(), src.begin() + from, src.begin() + from + c.cols);
+    }
+  return out;
+}
+
+void row_order_cases(KernelTable& t) {
+  // cols: 16-byte vectors (96, 768), scalars (33, 1), the block kernel of layer_norm (1025).
+  for (const int64_t cols : {96, 768, 33, 1, 1025}) {
+    RowOrderCase c{7, 9, cols, {}};
+    for (int64_t r = 0; r < c.period; ++r) c.index.push_back(static_cast<int32_t>(t.rng()() % 9));
+    const size_t n = static_cast<size_t>(3 * c.period * cols);
+    // One float more than the source: the shifted copy's rows start off 16 bytes.
+    const std::vector<float> src = t.floats(static_cast<size_t>(3 * c.src_period * cols) + 1, true, 4.0f),
+                             add = t.floats(n, true);
+    const std::vector<float> dense(src.begin(), src.end() - 1), shifted(src.begin() + 1, src.end());
+    const int32_t* index = t.upload(c.index);
+    const rt::cuda::RowGather order{index, c.period, c.src_period};
+    const std::string what = "cols " + std::to_string(cols);
+
+    rt::LayerNormParams p;
+    p.rows = 3 * c.period, p.cols = cols;
+    const std::vector<float> g = t.floats(static_cast<size_t>(cols)), b = t.floats(static_cast<size_t>(cols));
+    std::vector<float> cpu(n), mean(static_cast<size_t>(p.rows)), rstd(static_cast<size_t>(p.rows));
+    const std::vector<float> x = t.floats(static_cast<size_t>(3 * c.src_period * cols), false, 4.0f);
+    rt::layer_norm_f32(t.pool(), p, gathered(c, x).data(), g.data(), b.data(), cpu.data(), mean.data(),
+                       rstd.data());
+    float* y = t.device<float>(n);
+    float* dm = t.device<float>(static_cast<size_t>(p.rows));
+    rt::cuda::layer_norm_f32(t.stream(), p, t.upload(x), t.upload(g), t.upload(b), y, dm, nullptr, order);
+    t.expect_close("layer_norm (row order)", what, cpu, t.download(y, n));
+    t.expect_close("layer_norm (row order, mean)", what, mean, t.download(dm, mean.size()));
+
+    const float* d_src = t.upload(src);
+    for (const int shift : {0, 1}) {
+      const std::vector<float> want = gathered(c, shift ? shifted : dense);
+      std::vector<float> sum(n);
+      for (size_t i = 0; i < n; ++i) sum[i] = want[i] + add[i];
+      float* out = t.device<float>(n);
+      const std::string how = what + (shift ? ", rows off 16 bytes" : "");
+      rt::cuda::gather_rows_f32(t.stream(), p.rows, cols, order, d_src + shift, nullptr, out);
+      t.expect_equal("gather_rows", how, want, t.download(out, n));
+      rt::cuda::gather_rows_f32(t.stream(), p.rows, cols, order, d_src + shift, t.upload(add), out);
+      t.expect_close("gather_rows (+ addend)", how, sum, t.download(out, n));
+    }
+  }
+}
+
 void channel_affine_cases(KernelTable& t) {
   const int64_t n = 2, c = 5, s = 13;
   const std::vector<float> x = t.floats(static_cast<size_t>(n * c * s), true), scale = t.floats(c),
@@ -223,6 +283,7 @@ void existing_cases(KernelTable& t) {
   softmax_cases(t);
   reduce_cases(t);
   layer_norm_cases(t);
+  row_order_cases(t);
   channel_affine_cases(t);
   embedding_cases(t);
   copy_fill_where_cases(t);

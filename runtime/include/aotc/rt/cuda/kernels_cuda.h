@@ -211,8 +211,21 @@ void channel_affine_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t spati
 void softmax_f32(cudaStream_t stream, int64_t outer, int64_t axis, int64_t inner, bool log, const float* x,
                  float* y);
 void reduce_f32(cudaStream_t stream, const ReduceParams& p, const float* x, float* y);
+// Rows of a dense tensor read in another order: output row r reads source row
+// (r / period) * src_period + index[r % period], each index in [0, src_period). A Swin
+// transformer's cyclic shift and window partition are such a reordering of its tokens
+// (compiler/passes/cuda/fuse_row_gathers.cpp). index null: row r reads row r.
+struct RowGather {
+  const int32_t* index = nullptr;
+  int64_t period = 1, src_period = 1;
+};
+// rows (p.rows, the output's) read through `gather` from x.
 void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
-                    const float* beta, float* y, float* mean, float* rstd);
+                    const float* beta, float* y, float* mean, float* rstd, const RowGather& gather = {});
+// out (rows x cols) = the rows of src that `gather` picks, plus addend (rows x cols, dense;
+// null for none): the gather and a residual add in one pass.
+void gather_rows_f32(cudaStream_t stream, int64_t rows, int64_t cols, const RowGather& gather,
+                     const float* src, const float* addend, float* out);
 void embedding_f32(cudaStream_t stream, const EmbeddingParams& p, const void* ids, const float* weight,
                    float* y);
 // (IR "assemble") count elements set to one value of elem_size bytes.
