@@ -24,7 +24,8 @@
 // permutation moves no bytes: 1x1 planes, one channel). The result is kept when the copies
 // move at most half the bytes that the converted convolutions write (a ResNet: one copy of
 // the input, the pooled features an alias); a network with a single convolution (ViT's
-// patches) or few (the copies weigh as much as the convolutions) stays NCHW as a whole.
+// patches) or few (the copies weigh as much as the convolutions) stays NCHW as a whole,
+// unless converting it copies nothing and turns the model's own permute into an alias.
 // AOTC_CUDA_LAYOUT=nhwc converts whatever can be, =nchw nothing (read when compiling).
 #include <aotc/rt/kernels.h>
 
@@ -79,6 +80,7 @@ class ChannelsLast {
   int convs = 0;             // convolutions converted
   int64_t conv_bytes = 0;    // their outputs' bytes
   int64_t copied_bytes = 0;  // the permuting copies' (aliases cost nothing)
+  int permutes_gone = 0;     // the model's own permutes to NHWC, now aliases
 
  private:
   ir::Graph& g_;
@@ -345,6 +347,7 @@ class ChannelsLast {
       v.storage = ir::Storage::Alias;
       v.alias_of = nhwc;
       v.alias_byte_offset = 0;
+      permutes_gone += 1;
       return true;
     }
     if (is_permutation(op, {0, 3, 1, 2})) {
@@ -438,14 +441,18 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
   if (mode == "nchw") return;
   int ungrouped = 0;  // no copy of the graph (and its weights) for a model that cannot gain
   for (const ir::Op& op : graph.ops) ungrouped += op.kind == ir::kind::conv2d && op.i("groups") == 1;
-  if (ungrouped == 0 || (mode != "nhwc" && ungrouped < 2)) return;
+  if (ungrouped == 0) return;
   ir::Graph converted = graph;
   ChannelsLast pass(converted, precision);
   pass.run();
   // Worth it when the permuting copies move at most half the bytes the converted
   // convolutions write: each of those saves its epilogue pass (a read and a write of its
-  // output) at least, each copy costs one.
-  const bool worth_it = pass.convs >= 2 && 2 * pass.copied_bytes <= pass.conv_bytes;
+  // output) at least, each copy costs one. A single convolution converts where that takes
+  // no copy and removes one: a Swin transformer's patches, which the model permutes to NHWC
+  // itself (a strided copy, now an alias); not ViT's (its tokens are read through strides
+  // already, so NHWC would add a copy back).
+  const bool worth_it = (ungrouped >= 2 && pass.convs >= 2 && 2 * pass.copied_bytes <= pass.conv_bytes) ||
+                        (pass.copied_bytes == 0 && pass.permutes_gone > 0);
   if (pass.convs == 0 || (mode != "nhwc" && !worth_it)) return;
   passes::eliminate_dead_ops(converted);
   graph = std::move(converted);
