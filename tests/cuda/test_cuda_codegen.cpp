@@ -1412,3 +1412,25 @@ TEST_CASE("cuda: a Swin block's shift and window partition become the order its 
         std::string::npos);
   CHECK(src.model_cpp.find("aotc::rt::cuda::RowGather{") < src.model_cpp.find("gather_rows_f32"));
 }
+
+TEST_CASE("cuda: a copy that moves long runs gathers rows of at most 1024 floats; one copy alone stays") {
+  // y = x.clone() + w: the copy and the add become one gather of rows that fill the GPU, not
+  // one row of 6000 floats. z = x.clone() alone stays a copy (one launch either way).
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {2, 3000}, "x");
+  const int w = g.add_input(ir::DType::Float32, {2, 3000}, "w");
+  const int copy = permute_copy(g, x, {0, 1});
+  const int y = g.add_value(ir::DType::Float32, {2, 3000});
+  g.add_op(ir::kind::binary, {copy, w}, {y}, where(6)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
+  const int z = permute_copy(g, x, {0, 1});
+  g.outputs = {{y, "y"}, {z, "z"}};
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  REQUIRE(g.ops.size() == 2);
+  CHECK(g.ops[0].kind == ir::kind::gather_rows);
+  CHECK(g.ops[0].outputs[0] == y);
+  CHECK(g.ops[0].i("cols") == 1000);  // the widest multiple of 4 up to 1024 dividing 6000
+  CHECK(g.ops[0].i("rows") == 6);
+  CHECK(g.ops[0].i("row_period") == 1);  // an identity order repeats after every row
+  CHECK(g.ops[1].kind == ir::kind::copy);
+}

@@ -439,7 +439,7 @@ void convert_to_channels_last(ir::Graph& graph, rt::cuda::Precision precision) {
     throw CompileError("AOTC_CUDA_LAYOUT is '" + mode +
                        "'; it takes nchw or nhwc (or is unset: aotc chooses)");
   if (mode == "nchw") return;
-  int ungrouped = 0;  // no copy of the graph (and its weights) for a model that cannot gain
+  int ungrouped = 0;  // no copy of the graph for a model without a convolution to convert
   for (const ir::Op& op : graph.ops) ungrouped += op.kind == ir::kind::conv2d && op.i("groups") == 1;
   if (ungrouped == 0) return;
   ir::Graph converted = graph;

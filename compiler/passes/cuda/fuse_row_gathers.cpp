@@ -8,7 +8,8 @@
 // per block without the shift. Each of those chains is a reordering of the tokens, whole
 // rows of channels. The order is found by running the chain on element indices at compile
 // time, so any composition of views, rolls, pads by zero that became aliases and crops
-// qualifies, and anything else (a fill that stays, a broadcast, another dtype) does not.
+// qualifies (a broadcast of whole rows too: its rows repeat), and anything else (a fill
+// that stays, a broadcast within rows, another dtype) does not.
 //
 // Then, in order of preference:
 //   - the chain reads a layer_norm's result and nothing else does: the layer_norm reads its
@@ -40,8 +41,13 @@ namespace {
 // The element maps are simulated: larger tensors are left alone (compile time, memory).
 constexpr int64_t kMaxElements = int64_t{1} << 26;
 // Rows narrower than a 32-byte sector gather no faster than copy_strided moves elements
-// (a transpose or an NCHW <-> NHWC permute is a "row order" of single elements).
+// (a transpose or an NCHW <-> NHWC permute is a "row order" of single elements). The
+// gather gives each row a warp, so rows of 8 to 124 floats leave lanes idle: worth it for
+// the launches and passes a chain saves (Swin's narrowest stage has rows of 96 floats).
 constexpr int64_t kMinRowLength = 8;
+// A chain that moves long runs (a clone, a cat along the batch) is cut into rows of at
+// most this many floats, so that the warps a row each fill the GPU.
+constexpr int64_t kMaxRowLength = 1024;
 // An order repeating after more rows than this is not worth its table in the weights.
 constexpr int64_t kMaxPeriod = int64_t{1} << 20;
 
@@ -120,7 +126,9 @@ std::optional<Map> simulate(const ir::Graph& g, const ir::Op& op, const Map& in)
   for (size_t p = 0; p < ranks.size(); first += static_cast<size_t>(ranks[p]), ++p) {
     const std::vector<int64_t> piece_dims(dims.begin() + static_cast<std::ptrdiff_t>(first),
                                           dims.begin() + static_cast<std::ptrdiff_t>(first) + ranks[p]);
-    const Map from = inputs[p] < 0 ? out : in;  // a piece reading the output reads what earlier ones wrote
+    Map earlier;  // a piece reading the output reads what the pieces before it wrote
+    if (inputs[p] < 0) earlier = out;
+    const Map& from = inputs[p] < 0 ? earlier : in;
     const bool ok = for_each_offset(piece_dims, src_strides.data() + first, op.ints("piece_src_offset")[p],
                                     dst_strides.data() + first, op.ints("piece_dst_offset")[p],
                                     static_cast<int64_t>(from.size()), out_count,
@@ -305,7 +313,13 @@ bool fuse_chain(ir::Graph& g, size_t head) {
       return true;
     }
   }
-  const RowOrder o = row_order(c.map, source_count, width);
+  // Rows of the widest length up to kMaxRowLength that divides width (every divisor of a
+  // row length is one), a multiple of 4 floats where width is (16-byte vectors).
+  int64_t cols = 0;
+  for (int64_t d = 1; d <= std::min(width, kMaxRowLength); ++d)
+    if (width % d == 0 && (width % 4 != 0 || d % 4 == 0)) cols = d;
+  if (cols < kMinRowLength) return false;
+  const RowOrder o = row_order(c.map, source_count, cols);
   if (o.period > kMaxPeriod) return false;
   int addend = -1;
   const int add = add_after(g, c, addend);
