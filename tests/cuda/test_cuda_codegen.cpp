@@ -1434,3 +1434,52 @@ TEST_CASE("cuda: a copy that moves long runs gathers rows of at most 1024 floats
   CHECK(g.ops[0].i("row_period") == 1);  // an identity order repeats after every row
   CHECK(g.ops[1].kind == ir::kind::copy);
 }
+
+TEST_CASE("cuda: a flip and a crop compose into one row order per image; a pad by a nonzero value stays") {
+  // x [2, 6, 6, 8]: f = x.flip(1) (a copy walking h backwards), c = f[:, 1:5, 0:3] (a copy):
+  // out (b, i, j) reads x (b, 4 - i, j); a row of three tokens is contiguous in x.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {2, 6, 6, 8}, "x");
+  const int f = g.add_value(ir::DType::Float32, {2, 6, 6, 8});
+  g.add_op(ir::kind::copy, {x}, {f}, where(1)).attrs = {{"dims", std::vector<int64_t>{2, 6, 6, 8}},
+                                                        {"src_strides", std::vector<int64_t>{288, -48, 8, 1}},
+                                                        {"dst_strides", std::vector<int64_t>{288, 48, 8, 1}},
+                                                        {"elem_size", int64_t{4}},
+                                                        {"src_offset", int64_t{5 * 48}}};
+  const int c = g.add_value(ir::DType::Float32, {2, 4, 3, 8});
+  g.add_op(ir::kind::copy, {f}, {c}, where(2)).attrs = {{"dims", std::vector<int64_t>{2, 4, 3, 8}},
+                                                        {"src_strides", std::vector<int64_t>{288, 48, 8, 1}},
+                                                        {"dst_strides", std::vector<int64_t>{96, 24, 8, 1}},
+                                                        {"elem_size", int64_t{4}},
+                                                        {"src_offset", int64_t{48}}};
+  // p = pad(x2, value=1) to [1, 4, 4, 8], then its 2 x 2 windows: the fill is no source row.
+  const int x2 = g.add_input(ir::DType::Float32, {1, 3, 3, 8}, "x2");
+  const int p = g.add_value(ir::DType::Float32, {1, 4, 4, 8});
+  g.add_op(ir::kind::assemble, {x2}, {p}, where(3)).attrs = {
+      {"piece_input", std::vector<int64_t>{0}},
+      {"piece_rank", std::vector<int64_t>{4}},
+      {"piece_src_offset", std::vector<int64_t>{0}},
+      {"piece_dst_offset", std::vector<int64_t>{0}},
+      {"piece_dims", std::vector<int64_t>{1, 3, 3, 8}},
+      {"piece_src_strides", std::vector<int64_t>{72, 24, 8, 1}},
+      {"piece_dst_strides", std::vector<int64_t>{128, 32, 8, 1}},
+      {"fill", std::vector<int64_t>{0x00, 0x00, 0x80, 0x3f}}};
+  const int windows = permute_copy(g, g.add_alias(p, {1, 2, 2, 2, 2, 8}), {0, 1, 3, 2, 4, 5});
+  g.outputs = {{c, "c"}, {windows, "windows"}};
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  std::vector<std::string> kinds;
+  for (const ir::Op& op : g.ops) kinds.push_back(op.kind);
+  CHECK(kinds == std::vector<std::string>{"gather_rows", "assemble", "copy"});
+  const ir::Op& gather = g.ops[0];
+  CHECK(gather.inputs[0] == x);
+  CHECK(gather.outputs[0] == c);
+  CHECK(gather.inputs[2] == -1);
+  CHECK(gather.i("cols") == 24);  // three tokens of 8
+  CHECK(gather.i("rows") == 8);
+  CHECK(gather.i("row_period") == 4);       // one image's rows
+  CHECK(gather.i("row_src_period") == 12);  // the next image's rows are 12 rows of 24 on
+  const ir::Constant& order = g.constant_of(gather.inputs[1]);
+  std::vector<int32_t> got(order.bytes.size() / 4);
+  std::memcpy(got.data(), order.bytes.data(), order.bytes.size());
+  CHECK(got == std::vector<int32_t>{8, 6, 4, 2});  // x's rows 4, 3, 2, 1 of 6 tokens, 2 rows each
+}
