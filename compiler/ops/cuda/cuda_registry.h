@@ -81,10 +81,10 @@ CudaCode elementwise_map(const EmitContext& e, const ir::Op& op, size_t op_index
 // v != 0), as a C++ literal of t (unary_cuda.cpp; binary_cuda.cpp for a fused clamp).
 std::string int_bound_literal(ir::DType t, double v);
 
-// ", aotc::rt::cuda::RowGather{...}" when input `index` of op is a row order (an int32
+// "aotc::rt::cuda::RowGather{...}" when input `index` of op is a row order (an int32
 // constant; attributes "row_period" and "row_src_period", fuse_row_gathers.cpp), else ""
 // (gather_rows_cuda.cpp).
-std::string row_gather_arg(const EmitContext& e, const ir::Op& op, size_t index);
+std::string row_gather_code(const EmitContext& e, const ir::Op& op, size_t index);
 // Checks that every op of the graph has a CUDA generator that takes its operands' dtypes, and fails
 // with a CompileError naming the first one that does not (its kind and Python line).
 void check_cuda_support(const ir::Graph& graph);

@@ -7,20 +7,20 @@
 
 namespace aotc::ops::cuda {
 
-std::string row_gather_arg(const EmitContext& e, const ir::Op& op, size_t index) {
+std::string row_gather_code(const EmitContext& e, const ir::Op& op, size_t index) {
   if (op.inputs.size() <= index || op.inputs[index] < 0) return "";
-  return ", aotc::rt::cuda::RowGather{" + e.in(op.inputs[index]) + ", " + std::to_string(op.i("row_period")) +
+  return "aotc::rt::cuda::RowGather{" + e.in(op.inputs[index]) + ", " + std::to_string(op.i("row_period")) +
          ", " + std::to_string(op.i("row_src_period")) + "}";
 }
 
 namespace {
 
 CudaCode emit_gather_rows(const EmitContext& e, const ir::Op& op, size_t) {
-  const std::string gather = row_gather_arg(e, op, 1).substr(2);  // without the leading ", "
   return {"", kernel_call(op, "",
                           "aotc::rt::cuda::gather_rows_f32(stream, " + std::to_string(op.i("rows")) + ", " +
-                              std::to_string(op.i("cols")) + ", " + gather + ", " + e.in(op.inputs[0]) +
-                              ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) + ");")};
+                              std::to_string(op.i("cols")) + ", " + row_gather_code(e, op, 1) + ", " +
+                              e.in(op.inputs[0]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
+                              ");")};
 }
 
 }  // namespace

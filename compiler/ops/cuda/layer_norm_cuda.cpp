@@ -10,11 +10,13 @@ namespace {
 
 CudaCode emit_layer_norm(const EmitContext& e, const ir::Op& op, size_t) {
   const bool stats = op.outputs.size() == 3;  // native_layer_norm's mean and rstd
+  const std::string gather = row_gather_code(e, op, 3);
   return {"", kernel_call(op, layer_norm_params_code(op).str(),
                           "aotc::rt::cuda::layer_norm_f32(stream, p, " + e.in(op.inputs[0]) + ", " +
                               e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.out(op.outputs[0]) +
                               ", " + (stats ? e.out(op.outputs[1]) : "nullptr") + ", " +
-                              (stats ? e.out(op.outputs[2]) : "nullptr") + row_gather_arg(e, op, 3) + ");")};
+                              (stats ? e.out(op.outputs[2]) : "nullptr") +
+                              (gather.empty() ? "" : ", " + gather) + ");")};
 }
 
 }  // namespace

@@ -21,9 +21,7 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock)
                        const V* __restrict__ addend, V* __restrict__ out) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.y;
   if (row >= rows) return;
-  const int64_t block = row / g.period;
-  const int64_t from = block * g.src_period + g.index[row - block * g.period];
-  const V* s = src + from * cols;
+  const V* s = src + g.source_row(row) * cols;
   V* o = out + row * cols;
   if (addend) {
     const V* a = addend + row * cols;
@@ -40,7 +38,7 @@ bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 
 void gather_rows_f32(cudaStream_t stream, int64_t rows, int64_t cols, const RowGather& gather,
                      const float* src, const float* addend, float* out) {
   if (rows <= 0 || cols <= 0) return;
-  if (!gather.index || gather.period <= 0 || rows % gather.period != 0) {
+  if (!gather.index || !gather.fits(rows)) {
     note_error("gather_rows", "a row order whose period does not divide the rows");
     return;
   }

@@ -19,11 +19,7 @@
 namespace aotc::rt::cuda {
 namespace {
 
-__device__ int64_t gathered_row(const RowGather& g, int64_t row) {
-  if (!g.index) return row;
-  const int64_t block = row / g.period;
-  return block * g.src_period + g.index[row - block * g.period];
-}
+__device__ int64_t gathered_row(const RowGather& g, int64_t row) { return g.index ? g.source_row(row) : row; }
 
 __global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* __restrict__ x,
                                   const float* __restrict__ gamma, const float* __restrict__ beta,
@@ -154,7 +150,7 @@ void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* 
     note_error("layer_norm", "more rows than a grid holds");
     return;
   }
-  if (gather.index && (gather.period <= 0 || p.rows % gather.period != 0)) {
+  if (gather.index && !gather.fits(p.rows)) {
     note_error("layer_norm", "a row order whose period does not divide the rows");
     return;
   }

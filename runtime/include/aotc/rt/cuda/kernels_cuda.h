@@ -218,6 +218,13 @@ void reduce_f32(cudaStream_t stream, const ReduceParams& p, const float* x, floa
 struct RowGather {
   const int32_t* index = nullptr;
   int64_t period = 1, src_period = 1;
+  // Whether the order fits `rows` output rows (its period divides them).
+  bool fits(int64_t rows) const { return period > 0 && rows % period == 0; }
+  // The source row that output row `row` reads (index not null; device code).
+  __host__ __device__ int64_t source_row(int64_t row) const {
+    const int64_t block = row / period;
+    return block * src_period + index[row - block * period];
+  }
 };
 // rows (p.rows, the output's) read through `gather` from x.
 void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
