@@ -38,6 +38,7 @@
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/f16x2_split.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
+#include <aotc/rt/cuda/tf32_mma.cuh>
 
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
@@ -53,21 +54,6 @@ constexpr int kStages = 3;  // cp.async pipeline depth
 // A shared-memory row: k padded by 8 floats, which puts the 64-bit fragment loads of a half
 // warp (rows g = 0..3, columns 2t) on 32 distinct banks.
 constexpr int kRowFloats = kBK + 8;
-
-// x's bits rounded to tf32 (10 explicit mantissa bits), to nearest with ties away from zero,
-// as cvt.rna.tf32.f32 does but in two integer instructions (sm_90 expands the cvt into
-// more): adding half of the dropped part's range to the magnitude's bits carries into the
-// kept part when the dropped part is at least half. For finite x only: a NaN's mantissa can
-// carry into the sign (0x7fffffff becomes -0).
-__device__ __forceinline__ uint32_t tf32_bits(uint32_t bits) { return (bits + 0x1000u) & 0xffffe000u; }
-
-// x rounded to tf32 for an mma that truncates it (the low bits left for the tensor cores
-// to drop): half of the dropped range added to the magnitude, saturating so that a NaN
-// (CUDA's own is 0x7fffffff) stays a NaN instead of carrying into the sign; an infinity
-// stays one (the addition stays in the dropped bits).
-__device__ __forceinline__ uint32_t tf32_round_any(uint32_t bits) {
-  return (bits & 0x80000000u) | min((bits & 0x7fffffffu) + 0x1000u, 0x7fffffffu);
-}
 
 // x = big + small, both tf32, and `cross`, the big part as the two small products take it.
 // Infinities, NaNs, and the finite values within 2^-12 of float32's largest (whose rounding
@@ -85,13 +71,6 @@ __device__ __forceinline__ void split(float x, uint32_t& big, uint32_t& cross, u
   big = rounds ? rounded : __float_as_uint(x);
   cross = rounds ? rounded : 0u;
   small = rounds ? __float_as_uint(rest) : 0u;
-}
-
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // ---- Two fp16 parts ("2xFP16", gemm_f16x2) ----
