@@ -63,6 +63,13 @@ for forced in AOTC_CUDA_ATTENTION_ROWS={8,16,20,24} AOTC_CUDA_ATTENTION_SHORT=1;
     "$BUILD/attention_fused_bench" | grep -E 'FAIL|failed' | tr '\n' ' ')" | tee -a "$OUT/attention_fused${TAG:-}.txt"
   grep -q "^attention_fused_bench, $forced: 0 failed" "$OUT/attention_fused${TAG:-}.txt" || status=1
 done
+# At --precision tf32 (short key sequences on attention_short_tf32.cu's tensor-core kernel:
+# on large grids, then on every short case).
+"$BUILD/attention_fused_bench" tf32 | tee "$OUT/attention_fused_tf32${TAG:-}.txt" | grep -E 'FAIL|failed'
+grep -q "^0 failed" "$OUT/attention_fused_tf32${TAG:-}.txt" || status=1
+echo "attention_fused_bench tf32, AOTC_CUDA_ATTENTION_TF32=1: $(AOTC_CUDA_ATTENTION_TF32=1 \
+  "$BUILD/attention_fused_bench" tf32 | grep -E 'FAIL|failed' | tr '\n' ' ')" | tee -a "$OUT/attention_fused_tf32${TAG:-}.txt"
+grep -q "AOTC_CUDA_ATTENTION_TF32=1: 0 failed" "$OUT/attention_fused_tf32${TAG:-}.txt" || status=1
 # The 3xTF32 float32 GEMM against float64 on odd shapes (every config, the whole epilogue),
 # then timed against cuBLAS over transformer linear layers.
 nvcc -std=c++20 -O3 -arch=sm_90 -I "$ROOT/runtime/include" -I "$ROOT/runtime/cuda" \

@@ -320,10 +320,13 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out) {
   if (p.weights != AttentionWeights::None || std::getenv("AOTC_CUDA_ATTENTION_UNFUSED")) return false;
-  // At most 64 keys on a large enough grid: attention_short.cu's kernel (a block per window
-  // of a Swin transformer), unless the rows per block are forced (the checks of this kernel
-  // on short sequences; any value of AOTC_CUDA_ATTENTION_ROWS turns the short kernel off).
-  if (!std::getenv("AOTC_CUDA_ATTENTION_ROWS") && attention_short_f32(ex, p, q, k, v, mask, out)) return true;
+  // At most 64 keys on a large enough grid: with tf32 products allowed,
+  // attention_short_tf32.cu's kernel, else attention_short.cu's (a block per window of a
+  // Swin transformer). Neither where the rows per block are forced (the checks of this
+  // kernel on short sequences; any value of AOTC_CUDA_ATTENTION_ROWS turns them off).
+  if (!std::getenv("AOTC_CUDA_ATTENTION_ROWS") &&
+      (attention_short_tf32(ex, p, q, k, v, mask, out) || attention_short_f32(ex, p, q, k, v, mask, out)))
+    return true;
   // (An empty head dimension, where every score is 0, takes the three launches: the staging
   // loops step over float4 columns.)
   if (p.head_dim <= 0 || p.q_len > INT32_MAX / 2 || p.kv_len > 65536 || p.head_dim > 4096 ||

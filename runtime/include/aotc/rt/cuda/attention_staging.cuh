@@ -44,7 +44,8 @@ __device__ __forceinline__ void wait_copies() {
 }
 
 // dst (rows_padded x cols4, row stride dst_ld) = src (rows x cols, row stride src_ld),
-// with zeros in columns cols .. cols4 and rows rows .. rows_padded. vec: cols == cols4,
+// with zeros in columns cols .. cols4 (cols4: a multiple of 4, any number of float4s past
+// cols) and rows rows .. rows_padded. vec: cols == cols4,
 // and src and src_ld allow 16-byte copies (then in flight until waited for). Thread t of
 // `threads` takes float4s t, t + threads, ... of the rows_padded x cols4 / 4 grid, stepping its row,
 // column and pointers without a division or a 64-bit product per element (those were a
@@ -63,7 +64,7 @@ __device__ __forceinline__ void stage(int threads, float* dst, int dst_ld, const
     } else {
       float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (r < rows) {
-        x.x = s[0];
+        x.x = 4 * c < cols ? s[0] : 0.0f;
         x.y = 4 * c + 1 < cols ? s[1] : 0.0f;
         x.z = 4 * c + 2 < cols ? s[2] : 0.0f;
         x.w = 4 * c + 3 < cols ? s[3] : 0.0f;

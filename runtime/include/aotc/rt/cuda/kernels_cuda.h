@@ -251,8 +251,9 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
                    const void* mask, float* out, float* probs, float* scratch);
 // The same in one launch when no weights are asked for and a head's keys (or values) and a
 // block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
-// otherwise. At most 64 keys on a grid of two blocks per multiprocessor or more take
-// attention_short_f32's kernel (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid; never
+// otherwise. At most 64 keys take attention_short_tf32's kernel where ex.precision allows
+// tf32 products and the grid is large enough, else, on a grid of two blocks per
+// multiprocessor or more, attention_short_f32's (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid; neither
 // while AOTC_CUDA_ATTENTION_ROWS is set). AOTC_CUDA_ATTENTION_UNFUSED=1 always says false
 // (for comparisons);
 // AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where they fit (for
@@ -263,6 +264,11 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
 // and up to 64 query rows; false, nothing enqueued, where it does not apply.
 bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
+// The same on tf32 tensor cores where ex.precision is not Fp32 (tf32, fp16, bf16), on grids
+// of a block per multiprocessor or more (AOTC_CUDA_ATTENTION_TF32=1: any grid; =0: never);
+// false, nothing enqueued, where it does not apply.
+bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
+                          const float* v, const void* mask, float* out);
 
 // ---------------------------------------------------------------- recurrent layers
 // One direction's tensors of a recurrent layer, as the CPU's recurrent_f32 takes them (null
