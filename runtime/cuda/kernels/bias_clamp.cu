@@ -8,8 +8,12 @@
 // convolution's row is its output plane: 49 positions at 7x7). One element per thread on a
 // 2-d grid of (column blocks, rows) left most threads of a block idle on such rows and
 // bounded this pass well below memory bandwidth (bench/results_gpu.md). Where rows are
-// whole vectors, loads and stores are 16 bytes.
+// whole vectors, loads and stores are 16 bytes. A thread's row and matrix come from
+// multiply-high divisions (fast_div.cuh), not from runtime integer divisions (one of them
+// 64-bit): at 4 elements a thread their instruction sequences were a large part of the
+// pass, beside the erf GELU of a linear layer's epilogue.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cstdint>
@@ -20,7 +24,8 @@ namespace {
 constexpr int kVec = 4;  // columns per thread
 
 struct Epilogue {
-  int m, n, runs_per_row;
+  int m, n;
+  FastDiv runs_per_row, rows_per_matrix;  // (m)
   int64_t ldc, stride_c;
   BiasKind kind;
   float beta;
@@ -37,10 +42,11 @@ template <bool kVector>
 __global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, float* __restrict__ c) {
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
   if (thread >= runs) return;
-  const unsigned row_in_launch = thread / static_cast<unsigned>(e.runs_per_row);
-  const int col0 = static_cast<int>(thread - row_in_launch * static_cast<unsigned>(e.runs_per_row)) * kVec;
+  const unsigned row_in_launch = e.runs_per_row.div(thread);
+  const int col0 = static_cast<int>(thread - row_in_launch * e.runs_per_row.divisor()) * kVec;
   const int64_t global_row = first_row + row_in_launch;
-  const int64_t mat = global_row / e.m;
+  const int64_t mat =
+      global_row <= UINT32_MAX ? e.rows_per_matrix.div(static_cast<uint32_t>(global_row)) : global_row / e.m;
   const int row = static_cast<int>(global_row - mat * e.m);
   float* const at = c + mat * e.stride_c + row * e.ldc + col0;
   const float* const res =
@@ -103,7 +109,8 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
   Epilogue e{};
   e.m = static_cast<int>(m);
   e.n = static_cast<int>(n);
-  e.runs_per_row = static_cast<int>(runs_per_row);
+  e.runs_per_row = FastDiv(static_cast<uint32_t>(runs_per_row));
+  e.rows_per_matrix = FastDiv(static_cast<uint32_t>(m));
   e.ldc = ldc;
   e.stride_c = stride_c;
   e.kind = kind;
