@@ -2,6 +2,11 @@
 // softmax, reductions, layer norm, channel affine, embedding, strided copies, fill, where.
 #include "kernel_table.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstring>
+
 namespace aotc::test {
 namespace {
 
@@ -209,6 +214,43 @@ void row_order_cases(KernelTable& t) {
   }
 }
 
+// A 16-bit type's bits as the float they hold (host side).
+float float_of(uint16_t bits, rt::cuda::Precision precision) {
+  if (precision == rt::cuda::Precision::Fp16) {
+    __half h;
+    std::memcpy(&h, &bits, sizeof(bits));
+    return __half2float(h);
+  }
+  __nv_bfloat16 h;
+  std::memcpy(&h, &bits, sizeof(bits));
+  return __bfloat162float(h);
+}
+
+void round_to_16bit_cases(KernelTable& t) {
+  // Counts: below, at and past the 8-element groups of the 16-byte kernel, and a large odd one;
+  // a source off 16 bytes takes the element-per-thread kernel throughout.
+  for (const rt::cuda::Precision precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
+    for (const int64_t count : {1, 7, 8, 9, 4099, 100003})
+      for (const int shift : {0, 1}) {
+        const size_t n = static_cast<size_t>(count);
+        const std::vector<float> x = t.floats(n + 1, true, 300.0f);
+        std::vector<float> want(n);
+        for (size_t i = 0; i < n; ++i) {
+          const float v = x[i + static_cast<size_t>(shift)];
+          want[i] = precision == rt::cuda::Precision::Fp16 ? __half2float(__float2half_rn(v))
+                                                           : __bfloat162float(__float2bfloat16_rn(v));
+        }
+        uint16_t* y = t.device<uint16_t>(n);
+        rt::cuda::round_to_16bit(t.stream(), precision, count, t.upload(x) + shift, y);
+        const std::vector<uint16_t> bits = t.download(y, n);
+        std::vector<float> got(n);
+        for (size_t i = 0; i < n; ++i) got[i] = float_of(bits[i], precision);
+        t.expect_close(
+            precision == rt::cuda::Precision::Fp16 ? "round_to_16bit (fp16)" : "round_to_16bit (bf16)",
+            std::to_string(count) + (shift ? ", source off 16 bytes" : ""), want, got, 0.0);
+      }
+}
+
 void channel_affine_cases(KernelTable& t) {
   const int64_t n = 2, c = 5, s = 13;
   const std::vector<float> x = t.floats(static_cast<size_t>(n * c * s), true), scale = t.floats(c),
@@ -284,6 +326,7 @@ void existing_cases(KernelTable& t) {
   reduce_cases(t);
   layer_norm_cases(t);
   row_order_cases(t);
+  round_to_16bit_cases(t);
   channel_affine_cases(t);
   embedding_cases(t);
   copy_fill_where_cases(t);
