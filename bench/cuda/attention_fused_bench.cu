@@ -8,7 +8,8 @@
 // here, take attention_short.cu's kernel, and AOTC_CUDA_ATTENTION_SHORT=1 puts every short
 // case on it), then times both at BERT-base's, vit_b_16's and swin_t's window sizes as a run
 // does: each path's calls captured in a CUDA graph and replayed. AOTC_CUDA_ATTENTION_SHORT=0
-// times attention_fused.cu's kernel on the short sequences too. `tf32` runs everything at
+// times attention_fused.cu's kernel on the short sequences too (in float32: that variable
+// does not reach the tf32 kernel below). `tf32` runs everything at
 // --precision tf32: short key sequences on grids of a block per multiprocessor or more then
 // take attention_short_tf32.cu's kernel (AOTC_CUDA_ATTENTION_TF32=1: every short case;
 // =0: none), cuBLAS's products are tf32, and the errors allowed are tf32's (3e-3 relative

@@ -7,7 +7,8 @@
 // keys and values are staged four times.
 //
 // Here a block takes up to 64 query rows of one (batch, head): every row of a window in
-// one block, so its keys and values are staged once. Used where that makes two blocks or
+// one block, so its keys and values are staged once. Used at --precision fp32 (below it,
+// attention_short_tf32.cu's kernel takes these shapes) where that makes two blocks or
 // more per multiprocessor (every window attention of swin_t at batch 32, none at batch 1):
 // on fewer, one block's latency is the kernel's time, and attention_fused.cu's kernel,
 // which splits a window over more warps, is faster. A warp takes WARP_ROWS rows: 16 where
@@ -28,7 +29,7 @@
 //   4. P V: a lane takes 4 (or 8) rows x 4 value columns of 32-column chunks; per 4 keys it
 //      reads a float4 of probabilities per row (shared by its quarter-warp) and 4 float4s
 //      of values; the output is scaled by 1 / sum and written through out's strides.
-// Exact float32 (FMA) at every precision, as attention_fused.cu.
+// Exact float32 (FMA), as attention_fused.cu.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/attention_staging.cuh>
 
