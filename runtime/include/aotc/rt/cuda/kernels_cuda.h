@@ -252,12 +252,12 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 // The same in one launch when no weights are asked for and a head's keys (or values) and a
 // block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
 // otherwise. At most 64 keys take attention_short_tf32's kernel where ex.precision allows
-// tf32 products and the grid is large enough, else, on a grid of two blocks per
-// multiprocessor or more, attention_short_f32's (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid; neither
-// while AOTC_CUDA_ATTENTION_ROWS is set). AOTC_CUDA_ATTENTION_UNFUSED=1 always says false
-// (for comparisons);
-// AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where they fit (for
-// the checks of bench/cuda/attention_fused_bench.cu).
+// tf32 products and the grid is large enough (AOTC_CUDA_ATTENTION_TF32, below), else, on a
+// grid of two blocks per multiprocessor or more, attention_short_f32's
+// (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid). Neither while
+// AOTC_CUDA_ATTENTION_ROWS is set. AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for
+// comparisons); AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where
+// they fit (for the checks of bench/cuda/attention_fused_bench.cu).
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, float* out);
 // The same for at most 64 keys (a Swin transformer's windows): a block per (batch, head)
