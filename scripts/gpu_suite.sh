@@ -65,7 +65,7 @@ for forced in AOTC_CUDA_ATTENTION_ROWS={8,16,20,24} AOTC_CUDA_ATTENTION_SHORT=1;
 done
 # At --precision tf32 (short key sequences on attention_short_tf32.cu's tensor-core kernel:
 # on large grids, then on every short case).
-"$BUILD/attention_fused_bench" tf32 | tee "$OUT/attention_fused_tf32${TAG:-}.txt" | grep -E 'FAIL|failed'
+"$BUILD/attention_fused_bench" tf32 | tee "$OUT/attention_fused_tf32${TAG:-}.txt" | grep -E 'FAIL|failed' || status=1
 grep -q "^0 failed" "$OUT/attention_fused_tf32${TAG:-}.txt" || status=1
 echo "attention_fused_bench tf32, AOTC_CUDA_ATTENTION_TF32=1: $(AOTC_CUDA_ATTENTION_TF32=1 \
   "$BUILD/attention_fused_bench" tf32 | grep -E 'FAIL|failed' | tr '\n' ' ')" | tee -a "$OUT/attention_fused_tf32${TAG:-}.txt"
