@@ -3,10 +3,10 @@
 // and the 16-bit precisions, where torch's own matmuls and cuBLAS's take tf32 or coarser
 // products. (--precision fp32 keeps attention_short.cu's exact float32 kernel.)
 //
-// attention_short.cu spends its time on shared-memory loads: each lane reads float4s of
-// queries and keys for every 128 FMAs, and the probabilities go through shared memory
-// between the two products. Here both products are mma.sync m16n8k8 (tf32 operands,
-// float32 sums), and the scores never leave registers:
+// attention_short.cu computes both products with FMAs on float4s of queries, keys and
+// values read from shared memory, and passes the probabilities between the two products
+// through shared memory. Here both products are mma.sync m16n8k8 (tf32 operands, float32
+// sums), and the scores never leave registers:
 //   1. a block takes up to 64 query rows of one (batch, head); it stages them, the head's
 //      keys (group 0) and values (group 1) in shared memory, zero-padded to mma tiles;
 //   2. a warp takes 16 query rows: S = Q K^T as 8-key tiles. The mma's k positions t and
@@ -20,8 +20,8 @@
 //      2 t + 1, so P goes from the softmax to the second product in the same registers;
 //      V's fragment reads rows 2 t and 2 t + 1 to match. O is scaled by 1 / sum and
 //      written as float2s through out's strides.
-// Operands are rounded to tf32 to nearest (cuBLAS's tf32 GEMMs behind torch's allow_tf32
-// truncate); the softmax, its sums and the scaling are float32.
+// Operands are rounded to tf32 to nearest, as gemm_3xtf32.cu rounds its A at --precision
+// tf32; the softmax, its sums and the scaling are float32.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/attention_staging.cuh>
 #include <aotc/rt/cuda/tf32_mma.cuh>
