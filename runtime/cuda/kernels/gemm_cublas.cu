@@ -81,7 +81,8 @@ struct EpiloguePlan {
   bool pass() const { return pass_bias || pass_residual || pass_clamp || pass_activation; }
 };
 
-EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
+// residual: p.residual, or a 16-bit one (gemm_16bit_output).
+EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const void* bias, const void* residual) {
   const GemmParams& p = bp.gemm;
   EpiloguePlan e;
   const bool with_bias = p.bias_kind != BiasKind::None && bias;
@@ -91,8 +92,8 @@ EpiloguePlan plan_epilogue(const BatchedGemmParams& bp, const float* bias) {
   e.pass_bias = with_bias && !e.lt_bias;
   // A GELU comes before the residual: both go to the pass.
   e.pass_activation = p.activation != GemmActivation::None;
-  e.lt_residual = p.residual != nullptr && !e.pass_activation;
-  e.pass_residual = p.residual != nullptr && e.pass_activation;
+  e.lt_residual = residual != nullptr && !e.pass_activation;
+  e.pass_residual = residual != nullptr && e.pass_activation;
   const bool lt_relu = is_relu(p) && !e.pass_bias && !e.pass_residual && !e.pass_activation &&
                        !std::getenv("AOTC_CUDA_LT_NO_RELU");
   e.pass_clamp = has_clamp(p) && !lt_relu;
@@ -148,8 +149,8 @@ bool set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
 
 // Everything that makes two products the same problem for cuBLASLt's algorithms.
 GemmTuningKey key_of(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
-                     cudaDataType_t ab_type, const void* a, const void* b, const float* bias,
-                     const float* c) {
+                     cudaDataType_t ab_type, cudaDataType_t c_type, const void* a, const void* b,
+                     const void* bias, const void* residual, const void* c) {
   const GemmParams& p = bp.gemm;
   const int64_t fields[] = {p.m,
                             p.n,
@@ -165,12 +166,12 @@ GemmTuningKey key_of(const Exec& ex, const BatchedGemmParams& bp, const Epilogue
                             bp.stride_c,
                             static_cast<int64_t>(e.lt),
                             e.lt_residual ? p.ldr : -1,
-                            static_cast<int64_t>(ab_type),
+                            static_cast<int64_t>(ab_type) | static_cast<int64_t>(c_type) << 16,
                             static_cast<int64_t>(ex.precision),
                             alignment_of(a),
                             alignment_of(b),
                             alignment_of(c),
-                            e.lt_residual ? alignment_of(p.residual) : 0,
+                            e.lt_residual ? alignment_of(residual) : 0,
                             e.lt_bias ? alignment_of(bias) : 0,
                             static_cast<int64_t>(p.activation)};
   // The last three fields are choose_implicit_conv's (a convolution's geometry).
@@ -226,7 +227,7 @@ float median_time(const Exec& ex, const EventPair& t, const Launch& launch) {
 // The time of cuBLASLt's `algo` (median_time).
 float time_algo(const Exec& ex, const EventPair& t, const LtProblem& lp, const cublasLtMatmulAlgo_t& algo,
                 const float* alpha, const float* beta, const void* first, const void* second,
-                const void* cmat, float* d) {
+                const void* cmat, void* d) {
   return median_time(ex, t, [&] {
     return cublasLtMatmul(ex.lt, lp.desc, alpha, first, lp.first, second, lp.second, beta, cmat, lp.c, d,
                           lp.d, &algo, ex.workspace, ex.workspace_bytes, ex.stream) == CUBLAS_STATUS_SUCCESS;
@@ -252,7 +253,7 @@ int heuristic_candidates() {
 
 // Fills out (kMaxCandidates) and returns how many.
 int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuristicResult_t* heuristic,
-                  int found, cublasLtMatmulAlgo_t* out) {
+                  int found, cudaDataType_t c_type, cublasLtMatmulAlgo_t* out) {
   int count = 0;
   for (int i = 0; i < found; ++i)
     if (heuristic[i].state == CUBLAS_STATUS_SUCCESS) out[count++] = heuristic[i].algo;
@@ -269,9 +270,13 @@ int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuri
                                           &schemes, sizeof schemes, &written) != CUBLAS_STATUS_SUCCESS)
       continue;
     // The partial sums reduced in the output type, else in the compute type, else in place;
+    // a 16-bit output's in the compute type first (float32 partial sums, rounded once).
     // cublasLtMatmulAlgoCheck below says how much workspace that takes.
+    const uint32_t first_choice =
+        c_type == CUDA_R_32F ? CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     uint32_t scheme =
-        (schemes & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE)    ? CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE
+        (schemes & first_choice)                             ? first_choice
+        : (schemes & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE)  ? CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE
         : (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) ? CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
                                                              : CUBLASLT_REDUCTION_SCHEME_INPLACE;
     if (!(schemes & scheme)) continue;
@@ -294,9 +299,10 @@ int candidates_of(const Exec& ex, const LtProblem& lp, const cublasLtMatmulHeuri
 
 // The product with e's part of the epilogue through cuBLASLt; false (nothing enqueued)
 // when cuBLASLt has no algorithm for it, and the caller takes the plain path.
-// ab_type: the operands' type (float32, or 16-bit ones multiplied with float32 accumulation).
+// ab_type: the operands' type (float32, or 16-bit ones multiplied with float32 accumulation);
+// c_type: C's, float32 or the operands' 16-bit type, whose bias and residual are of it too.
 bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e, const void* a, const void* b,
-             cudaDataType_t ab_type, const float* bias, float* c) {
+             cudaDataType_t ab_type, cudaDataType_t c_type, const void* bias, const void* residual, void* c) {
   const GemmParams& p = bp.gemm;
   LtProblem lp;
   const cublasComputeType_t compute = ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F;
@@ -311,8 +317,8 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
   // The row-major B (k x n, or n x k transposed) read column-major is n x k (k x n).
   lp.first = layout_of(p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, bp.batch, bp.stride_b, ab_type);
   lp.second = layout_of(p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, bp.batch, bp.stride_a, ab_type);
-  lp.d = layout_of(p.n, p.m, p.ldc, bp.batch, bp.stride_c, CUDA_R_32F);
-  lp.c = e.lt_residual ? layout_of(p.n, p.m, p.ldr, bp.batch, bp.stride_c, CUDA_R_32F) : lp.d;
+  lp.d = layout_of(p.n, p.m, p.ldc, bp.batch, bp.stride_c, c_type);
+  lp.c = e.lt_residual ? layout_of(p.n, p.m, p.ldr, bp.batch, bp.stride_c, c_type) : lp.d;
   const uint64_t workspace = ex.workspace_bytes;
   ok = ok && lp.first && lp.second && lp.c && lp.d &&
        cublasLtMatmulPreferenceCreate(&lp.pref) == CUBLAS_STATUS_SUCCESS &&
@@ -320,7 +326,7 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
        set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(b)) &&
        set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(a)) &&
        set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                alignment_of(e.lt_residual ? static_cast<const void*>(p.residual) : c)) &&
+                alignment_of(e.lt_residual ? residual : c)) &&
        set_pref(lp.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(c));
   if (!ok) {
     if (trace())
@@ -329,10 +335,10 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
     return false;
   }
   const float beta = e.lt_residual ? 1.0f : 0.0f;
-  const void* cmat = e.lt_residual ? static_cast<const void*>(p.residual) : c;
+  const void* cmat = e.lt_residual ? residual : c;
 
   cublasLtMatmulAlgo_t algo{};
-  const GemmTuningKey key = key_of(ex, bp, e, ab_type, a, b, bias, c);
+  const GemmTuningKey key = key_of(ex, bp, e, ab_type, c_type, a, b, bias, residual, c);
   if (!gemm_tuning_find(ex.tuning, key, &algo)) {
     const bool tune = ex.tuning && ex.tune;
     cublasLtMatmulHeuristicResult_t heuristic[kMostHeuristicCandidates] = {};
@@ -356,7 +362,7 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
         return false;
       }
       cublasLtMatmulAlgo_t candidates[kMaxCandidates];
-      const int count = candidates_of(ex, lp, heuristic, found, candidates);
+      const int count = candidates_of(ex, lp, heuristic, found, c_type, candidates);
       // The heuristic's first choice stays unless another is clearly faster (kMargin):
       // timing noise alone should not change the algorithm (and with it the order of the
       // sums) from one context to the next.
@@ -393,8 +399,9 @@ bool lt_gemm(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e,
 }
 
 // The product without epilogue through plain cuBLAS.
+// c_type: float32, or the 16-bit ab_type (gemm_16bit_output).
 void plain_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
-                cudaDataType_t ab_type, float* c) {
+                cudaDataType_t ab_type, cudaDataType_t c_type, void* c) {
   const GemmParams& p = bp.gemm;
   const float zero = 0.0f;
   const cublasOperation_t t1 = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -406,20 +413,21 @@ void plain_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, cons
     s = cublasGemmStridedBatchedEx(
         ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, b,
         ab_type, static_cast<int>(p.ldb), bp.stride_b, a, ab_type, static_cast<int>(p.lda), bp.stride_a,
-        &zero, c, CUDA_R_32F, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
+        &zero, c, c_type, static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch),
         ab_type == CUDA_R_32F ? compute_type(ex.precision) : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasGemmStridedBatchedEx", cublasGetStatusString(s));
   } else if (bp.batch == 1) {
     s = cublasSgemm(ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k),
                     &p.alpha, static_cast<const float*>(b), static_cast<int>(p.ldb),
-                    static_cast<const float*>(a), static_cast<int>(p.lda), &zero, c, static_cast<int>(p.ldc));
+                    static_cast<const float*>(a), static_cast<int>(p.lda), &zero, static_cast<float*>(c),
+                    static_cast<int>(p.ldc));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemm", cublasGetStatusString(s));
   } else {
     s = cublasSgemmStridedBatched(ex.blas, t1, t2, static_cast<int>(p.n), static_cast<int>(p.m),
                                   static_cast<int>(p.k), &p.alpha, static_cast<const float*>(b),
                                   static_cast<int>(p.ldb), bp.stride_b, static_cast<const float*>(a),
-                                  static_cast<int>(p.lda), bp.stride_a, &zero, c, static_cast<int>(p.ldc),
-                                  bp.stride_c, static_cast<int>(bp.batch));
+                                  static_cast<int>(p.lda), bp.stride_a, &zero, static_cast<float*>(c),
+                                  static_cast<int>(p.ldc), bp.stride_c, static_cast<int>(bp.batch));
     if (s != CUBLAS_STATUS_SUCCESS) note_error("cublasSgemmStridedBatched", cublasGetStatusString(s));
   }
 }
@@ -450,9 +458,9 @@ void run_pass(const Exec& ex, const BatchedGemmParams& bp, const EpiloguePlan& e
 void cublas_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, const void* b,
                  cudaDataType_t ab_type, const float* bias, float* c) {
   const GemmParams& p = bp.gemm;
-  EpiloguePlan e = plan_epilogue(bp, bias);
-  if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, bias, c)) {
-    plain_gemm(ex, bp, a, b, ab_type, c);
+  EpiloguePlan e = plan_epilogue(bp, bias, p.residual);
+  if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, CUDA_R_32F, bias, p.residual, c)) {
+    plain_gemm(ex, bp, a, b, ab_type, CUDA_R_32F, c);
     e = everything(p, bias);
   }
   run_pass(ex, bp, e, bias, c);
@@ -565,7 +573,8 @@ OwnGemm choose_own_gemm(const Exec& ex, const BatchedGemmParams& bp, const void*
   bool any = false;
   for (int config = 0; config < configs && !any; ++config) any = runs(config);
   if (!any) return {};
-  GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), ab_type, a, b, bias, c);
+  GemmTuningKey key =
+      key_of(ex, bp, plan_epilogue(bp, bias, p.residual), ab_type, CUDA_R_32F, a, b, bias, p.residual, c);
   key.fields[24] = b_weight;
   int chosen = -1;
   if (gemm_tuning_find_3xtf32(ex.tuning, key, &chosen) || !ex.tune)
@@ -658,7 +667,8 @@ int choose_implicit_conv(const Exec& ex, const BatchedGemmParams& bp, const Conv
     any = runs(config);
   if (!any) return -1;
   // The product's key and the geometry that the product's sizes leave open.
-  GemmTuningKey key = key_of(ex, bp, plan_epilogue(bp, bias), CUDA_R_32F, x, w, bias, c);
+  GemmTuningKey key =
+      key_of(ex, bp, plan_epilogue(bp, bias, p.residual), CUDA_R_32F, CUDA_R_32F, x, w, bias, p.residual, c);
   key.fields[21] = conv.h_in << 32 | conv.w_in;
   key.fields[22] = conv.kernel_h << 48 | conv.kernel_w << 32 | conv.stride_h << 16 | conv.stride_w;
   key.fields[23] = conv.pad_h << 48 | conv.pad_w << 32 | conv.dilation_h << 16 | conv.dilation_w;
@@ -729,13 +739,10 @@ void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& bp, co
   gemm_impl(ex, bp, a, b, type_16bit(ex.precision), bias, c);
 }
 
-void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
-                const float* bias, float* c, void* scratch) {
-  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
-    note_error("gemm_16bit", "16-bit operands need --precision fp16 or bf16");
-    return;
-  }
-  // The float32 operands, rounded into scratch with their row strides kept.
+// The float32 operands of gemm_16bit and gemm_16bit_output rounded into scratch with their
+// row strides kept (gemm_plan.h); a and b then point at the 16-bit operands.
+void round_operands(const Exec& ex, const GemmParams& p, const void*& a, bool a_16bit, const void*& b,
+                    bool b_16bit, void* scratch) {
   unsigned char* const bytes = static_cast<unsigned char*>(scratch);
   if (!a_16bit) {
     round_to_16bit(ex.stream, ex.precision, gemm_a_extent(p), static_cast<const float*>(a), bytes);
@@ -746,7 +753,55 @@ void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit
     round_to_16bit(ex.stream, ex.precision, gemm_b_extent(p), static_cast<const float*>(b), at);
     b = at;
   }
+}
+
+void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
+                const float* bias, float* c, void* scratch) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("gemm_16bit", "16-bit operands need --precision fp16 or bf16");
+    return;
+  }
+  round_operands(ex, p, a, a_16bit, b, b_16bit, scratch);
   gemm_impl(ex, single(p), a, b, type_16bit(ex.precision), bias, c);
+}
+
+void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b,
+                       bool b_16bit, const void* bias, const void* residual, void* c, void* scratch) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("gemm_16bit_output", "16-bit outputs need --precision fp16 or bf16");
+    return;
+  }
+  const bool with_bias = p.bias_kind != BiasKind::None && bias;
+  if (p.activation != GemmActivation::None || p.residual ||
+      (with_bias && (p.bias_kind != BiasKind::PerColumn || p.beta != 1.0f)) ||
+      (has_clamp(p) && !is_relu(p))) {
+    note_error("gemm_16bit_output", "an epilogue other than a bias per column, a residual and a relu");
+    return;
+  }
+  if (p.m <= 0 || p.n <= 0) return;
+  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
+    note_error("gemm_16bit_output", "the product is too large for cuBLAS's 32-bit sizes");
+    return;
+  }
+  if (!with_bias) bias = nullptr;
+  const float lo = has_clamp(p) ? p.clamp_lo : -__builtin_inff(), hi = p.clamp_hi;
+  if (p.k == 0) {  // no product: C is the epilogue's terms alone
+    cudaMemset2DAsync(c, static_cast<size_t>(p.ldc) * 2, 0, static_cast<size_t>(p.n) * 2,
+                      static_cast<size_t>(p.m), ex.stream);
+    check_launch("gemm_16bit_output (k = 0)");
+    epilogue_16bit(ex.stream, ex.precision, p.m, p.n, p.ldc, bias, residual, p.ldr, lo, hi, c);
+    return;
+  }
+  round_operands(ex, p, a, a_16bit, b, b_16bit, scratch);
+  const cudaDataType_t type = type_16bit(ex.precision);
+  const BatchedGemmParams bp = single(p);
+  const EpiloguePlan e = plan_epilogue(bp, bias, residual);
+  if (!e.pass() && !std::getenv("AOTC_CUDA_NO_LT") && lt_gemm(ex, bp, e, a, b, type, type, bias, residual, c))
+    return;
+  // The product alone, rounded to the type, then the epilogue on it.
+  plain_gemm(ex, bp, a, b, type, type, c);
+  if (bias || residual || has_clamp(p))
+    epilogue_16bit(ex.stream, ex.precision, p.m, p.n, p.ldc, bias, residual, p.ldr, lo, hi, c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,

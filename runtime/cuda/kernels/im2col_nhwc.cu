@@ -3,13 +3,15 @@
 // c_in channels of one input pixel, which are contiguous in NHWC. So a row is a series of
 // contiguous copies, as long as the channels, and a warp reads and writes consecutive
 // addresses. A thread finds its row, position and tap with five divisions by invariants.
-// Where the channel count is a multiple of 4 (every layer but an RGB stem) and the
-// pointers allow, a thread moves a float4.
+// Where the channel count is a multiple of the vector (every layer but an RGB stem) and the
+// pointers allow, a thread moves 16 bytes of input: 4 floats, or 8 values of an input kept
+// in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/lowp.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -25,21 +27,9 @@ struct Geometry {
   unsigned vectors;      // rows of this launch * stride_vectors
 };
 
-// kVec floats read as one V (float4 where c_in is a multiple of 4, else float).
-template <int kVec>
-struct Load;
-template <>
-struct Load<4> {
-  using type = float4;
-};
-template <>
-struct Load<1> {
-  using type = float;
-};
-
-// kVec values of type T (float, __half, __nv_bfloat16) stored as one.
+// kVec values of type T (float, __half, __nv_bfloat16) loaded or stored as one.
 template <class T, int kVec>
-struct alignas(sizeof(T) * kVec) Store {
+struct alignas(sizeof(T) * kVec) Vec {
   T v[kVec];
 };
 
@@ -47,19 +37,19 @@ struct alignas(sizeof(T) * kVec) Store {
 // 32-bit unsigned index arithmetic by multiplication (fast_div.cuh): the first version,
 // with 64-bit divisions (a software loop on the GPU) took several times as long as writing
 // its columns (bench/results_gpu.md). T is the columns' type: float32, or the
-// 16-bit type of --precision fp16 / bf16, rounded to nearest even.
-template <class T, int kVec>
-__global__ void im2col_nhwc_kernel(Geometry g, const float* __restrict__ x, T* __restrict__ col) {
-  using V = typename Load<kVec>::type;
+// 16-bit type of --precision fp16 / bf16, rounded to nearest even; In the input's, float32
+// or T itself (then copied as it is).
+template <class In, class T, int kVec>
+__global__ void im2col_nhwc_kernel(Geometry g, const In* __restrict__ x, T* __restrict__ col) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= g.vectors) return;
   const unsigned row_in_launch = g.stride_vectors.div(t);
   const unsigned j = t - row_in_launch * g.stride_vectors.divisor();  // the vector within the row
   const unsigned row = g.first_row + row_in_launch;                   // (image * h_out + oh) * w_out + ow
   auto* const out =
-      reinterpret_cast<Store<T, kVec>*>(col) + static_cast<int64_t>(row) * g.stride_vectors.divisor() + j;
+      reinterpret_cast<Vec<T, kVec>*>(col) + static_cast<int64_t>(row) * g.stride_vectors.divisor() + j;
   if (j >= g.row_vectors) {
-    *out = Store<T, kVec>{};
+    *out = Vec<T, kVec>{};
     return;
   }
   const unsigned image_oh = g.w_out.div(row), ow = row - image_oh * g.w_out.divisor();
@@ -69,25 +59,27 @@ __global__ void im2col_nhwc_kernel(Geometry g, const float* __restrict__ x, T* _
   const unsigned kh = g.kernel_w.div(tap), kw = tap - kh * g.kernel_w.divisor();
   const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + static_cast<int>(kh) * g.dilation_h;
   const int iw = static_cast<int>(ow) * g.stride_w - g.pad_w + static_cast<int>(kw) * g.dilation_w;
-  V v{};
+  Vec<In, kVec> v{};
   if (ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 && iw < static_cast<int>(g.w_in)) {
-    const float* const at = x + image * g.stride_image + ih * g.stride_row + iw * g.stride_pixel;
-    if constexpr (kVec == 4)
-      v = *reinterpret_cast<const V*>(at + c);  // stride_channel 1
+    const In* const at = x + image * g.stride_image + ih * g.stride_row + iw * g.stride_pixel;
+    if constexpr (kVec > 1)
+      v = *reinterpret_cast<const Vec<In, kVec>*>(at + c);  // stride_channel 1
     else
-      v = at[c * g.stride_channel];
+      v.v[0] = at[c * g.stride_channel];
   }
-  Store<T, kVec> rounded;
-  const float* f = reinterpret_cast<const float*>(&v);
+  if constexpr (std::is_same_v<In, T>) {
+    *out = v;
+  } else {
+    Vec<T, kVec> rounded;
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) rounded.v[k] = round_to<T>(f[k]);
-  *out = rounded;
+    for (int k = 0; k < kVec; ++k) rounded.v[k] = round_to<T>(widen(v.v[k]));
+    *out = rounded;
+  }
 }
 
 // Launches of up to 2^31 vectors, whole rows each.
-template <class T, int kVec>
-void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const float* x,
-            T* col) {
+template <class In, class T, int kVec>
+void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const In* x, T* col) {
   const int64_t rows = p.n * p.h_out * p.w_out, stride_vectors = row_stride / kVec;
   Geometry g;
   g.stride_image = p.c_in * p.h_in * p.w_in;
@@ -113,13 +105,15 @@ void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_s
     const int64_t count = rows - first < rows_per_launch ? rows - first : rows_per_launch;
     g.first_row = static_cast<unsigned>(first);
     g.vectors = static_cast<unsigned>(count * stride_vectors);
-    im2col_nhwc_kernel<T, kVec><<<blocks_for(g.vectors), kThreads, 0, stream>>>(g, x, col);
+    im2col_nhwc_kernel<In, T, kVec><<<blocks_for(g.vectors), kThreads, 0, stream>>>(g, x, col);
     check_launch("im2col_nhwc_kernel");
   }
 }
 
-template <class T>
-void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const float* x,
+bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+template <class In, class T>
+void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const In* x,
                  T* col) {
   const int64_t rows = p.n * p.h_out * p.w_out;
   const int64_t row_length = p.kernel_h * p.kernel_w * p.c_in;
@@ -133,11 +127,18 @@ void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t 
     note_error("im2col_nhwc", "the convolution is too large for the unfolding's index arithmetic");
     return;
   }
-  const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(col) % 16 == 0;
-  if (!nchw && p.c_in % 4 == 0 && row_stride % 4 == 0 && aligned)
-    launch<T, 4>(stream, p, false, row_stride, x, col);
+  // 16 bytes of input a thread where the channels, the rows and the pointers allow.
+  constexpr int kWide = static_cast<int>(16 / sizeof(In));
+  const auto vectors_of = [&](int vec) {
+    return !nchw && p.c_in % vec == 0 && row_stride % vec == 0 && aligned_to(x, vec * sizeof(In)) &&
+           aligned_to(col, vec * sizeof(T));
+  };
+  if (vectors_of(kWide))
+    launch<In, T, kWide>(stream, p, false, row_stride, x, col);
+  else if (kWide > 4 && vectors_of(4))
+    launch<In, T, 4>(stream, p, false, row_stride, x, col);
   else
-    launch<T, 1>(stream, p, nchw, row_stride, x, col);
+    launch<In, T, 1>(stream, p, nchw, row_stride, x, col);
 }
 
 }  // namespace
@@ -155,6 +156,17 @@ void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision pre
     im2col_nhwc(stream, p, nchw, row_stride, x, static_cast<__nv_bfloat16*>(col));
   else
     note_error("im2col_nhwc_16bit", "16-bit columns need --precision fp16 or bf16");
+}
+
+void im2col_nhwc_16bit_input(cudaStream_t stream, const Conv2dParams& p, Precision precision,
+                             int64_t row_stride, const void* x, void* col) {
+  if (precision == Precision::Fp16)
+    im2col_nhwc(stream, p, false, row_stride, static_cast<const __half*>(x), static_cast<__half*>(col));
+  else if (precision == Precision::Bf16)
+    im2col_nhwc(stream, p, false, row_stride, static_cast<const __nv_bfloat16*>(x),
+                static_cast<__nv_bfloat16*>(col));
+  else
+    note_error("im2col_nhwc_16bit_input", "16-bit columns need --precision fp16 or bf16");
 }
 
 }  // namespace aotc::rt::cuda

@@ -91,6 +91,20 @@ void batched_gemm_16bit_operands(const Exec& ex, const BatchedGemmParams& p, con
 // float32 and rounded into scratch first (gemm_16bit_scratch_bytes, gemm_plan.h).
 void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b, bool b_16bit,
                 const float* bias, float* c, void* scratch);
+// gemm_16bit writing C in the same 16-bit type (an activation that
+// store_activations_16bit.cpp keeps in it for the GEMMs and unfoldings that read it):
+// C = clamp(alpha * op(A) op(B) + bias + residual), the bias (per column, p.beta 1) and
+// the residual (rows p.ldr apart; p.residual unused) in that type too, the clamp none or
+// a relu, no activation. cuBLASLt's epilogue takes it all where it can; otherwise C is
+// written by the product and epilogue_16bit adds the rest.
+void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b,
+                       bool b_16bit, const void* bias, const void* residual, void* c, void* scratch);
+// c[r * ldc + col] = clamp(c + bias[col] (if not null) + residual[r * ldr + col] (if not
+// null)) for r < m, col < n, every array in the 16-bit type of precision, float32
+// arithmetic rounded once; in place.
+void epilogue_16bit(cudaStream_t stream, Precision precision, int64_t m, int64_t n, int64_t ldc,
+                    const void* bias, const void* residual, int64_t ldr, float clamp_lo, float clamp_hi,
+                    void* c);
 // C = clamp(alpha * A B^T + beta * bias + residual), float32 operands (A m x k, B n x k, both
 // row-major) multiplied on tf32 tensor cores with each operand split into two tf32 parts
 // (gemm_3xtf32.cu): float32's accuracy, not tf32's. `config` (0 <= config <
@@ -168,6 +182,10 @@ void im2col_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, bool nchw, int6
 // The same written in the 16-bit type of precision (fp16 or bf16), the GEMM's operand.
 void im2col_nhwc_16bit(cudaStream_t stream, const Conv2dParams& p, Precision precision, bool nchw,
                        int64_t row_stride, const float* x, void* col);
+// im2col_nhwc_16bit from an NHWC input already in that 16-bit type (an activation that
+// store_activations_16bit.cpp keeps in it): the values are copied as they are.
+void im2col_nhwc_16bit_input(cudaStream_t stream, const Conv2dParams& p, Precision precision,
+                             int64_t row_stride, const void* x, void* col);
 // The ImplicitGemm path (conv2d_plan.h) at precision tf32, fp16 or bf16: w holds the
 // weights in that precision's type (float, __half, __nv_bfloat16); residual (null: none)
 // has y's shape and is added before the clamp; scratch: conv2d_scratch_bytes(p,

@@ -1,6 +1,7 @@
 // lowp.cuh - the 16-bit operand types of --precision fp16 and bf16 in device code: rounding
 // a float32 to the type (nearest even), for the kernels that stage float32 activations as
-// GEMM operands (im2col.cu, round_to_16bit.cu).
+// GEMM operands (im2col.cu, round_to_16bit.cu), and widening a value back to float32 for
+// those that read activations kept in the type (im2col_nhwc.cu, epilogue_16bit.cu).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -22,5 +23,9 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 round_to<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
+
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 }  // namespace aotc::rt::cuda

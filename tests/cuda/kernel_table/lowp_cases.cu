@@ -1,0 +1,170 @@
+// Activations kept in the 16-bit type of --precision fp16 / bf16
+// (store_activations_16bit.cpp): gemm_16bit_output against a sum in double over the same
+// 16-bit operands, on each of its paths (cuBLASLt's fused epilogue; the product and then
+// epilogue_16bit, for a bias that is not 16-byte aligned and with cuBLASLt off), with and
+// without bias, residual and relu, an A rounded from float32 or already 16-bit, odd sizes
+// and k = 0; and im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in
+// float32 (equal, NaN and infinities included), with 16-byte, 8-byte and single-element
+// moves.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "kernel_table.h"
+
+namespace aotc::test {
+namespace {
+
+using rt::cuda::Precision;
+
+uint16_t bits_of(float v, Precision precision) {
+  uint16_t bits;
+  if (precision == Precision::Fp16) {
+    const __half h = __float2half_rn(v);
+    std::memcpy(&bits, &h, sizeof bits);
+  } else {
+    const __nv_bfloat16 h = __float2bfloat16_rn(v);
+    std::memcpy(&bits, &h, sizeof bits);
+  }
+  return bits;
+}
+
+float value_of(uint16_t bits, Precision precision) {
+  if (precision == Precision::Fp16) {
+    __half h;
+    std::memcpy(&h, &bits, sizeof bits);
+    return __half2float(h);
+  }
+  __nv_bfloat16 h;
+  std::memcpy(&h, &bits, sizeof bits);
+  return __bfloat162float(h);
+}
+
+std::vector<uint16_t> to_bits(const std::vector<float>& v, Precision precision) {
+  std::vector<uint16_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = bits_of(v[i], precision);
+  return r;
+}
+
+std::vector<float> to_floats(const std::vector<uint16_t>& v, Precision precision) {
+  std::vector<float> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = value_of(v[i], precision);
+  return r;
+}
+
+const char* name_of(Precision precision) { return precision == Precision::Fp16 ? "fp16" : "bf16"; }
+
+void gemm_16bit_output_cases(KernelTable& t) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{49, 64, 72}, {197, 100, 40}, {3, 5, 7}, {130, 24, 0}};
+  enum class Path { Fused, MisalignedBias, NoLt };
+  for (const Precision precision : {Precision::Fp16, Precision::Bf16}) {
+    rt::cuda::Exec ex = t.exec();
+    ex.precision = precision;
+    for (const Shape& s : shapes)
+      for (const Path path : {Path::Fused, Path::MisalignedBias, Path::NoLt})
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool bias = variant != 1 || path == Path::MisalignedBias, residual = variant >= 2,
+                     relu = variant % 2 == 0, a_float = variant == 3;
+          const size_t m = static_cast<size_t>(s.m), n = static_cast<size_t>(s.n),
+                       k = static_cast<size_t>(s.k);
+          // The operands as the GPU sees them: 16-bit values (A rounded from float32 where
+          // a_float, which the kernel then rounds the same way).
+          const std::vector<float> a32 = t.floats(m * k), b32 = t.floats(n * k), bias32 = t.floats(n + 1),
+                                   res32 = t.floats(m * n, false, 2.0f);
+          const std::vector<uint16_t> a = to_bits(a32, precision), b = to_bits(b32, precision),
+                                      bias16 = to_bits(bias32, precision), res16 = to_bits(res32, precision);
+          const int shift = path == Path::MisalignedBias ? 1 : 0;
+          std::vector<float> want(m * n);
+          for (size_t i = 0; i < m; ++i)
+            for (size_t j = 0; j < n; ++j) {
+              double sum = 0.0;
+              for (size_t l = 0; l < k; ++l)
+                sum += static_cast<double>(value_of(a[i * k + l], precision)) *
+                       value_of(b[j * k + l], precision);
+              if (bias) sum += value_of(bias16[j + static_cast<size_t>(shift)], precision);
+              if (residual) sum += value_of(res16[i * n + j], precision);
+              if (relu && sum < 0.0) sum = 0.0;
+              want[i * n + j] = static_cast<float>(sum);
+            }
+          rt::GemmParams p;
+          p.m = s.m, p.n = s.n, p.k = s.k;
+          p.trans_b = true;
+          p.lda = s.k, p.ldb = s.k, p.ldc = s.n, p.ldr = s.n;
+          p.bias_kind = bias ? rt::BiasKind::PerColumn : rt::BiasKind::None;
+          if (relu) p.clamp_lo = 0.0f;
+          const void* da = a_float ? static_cast<const void*>(t.upload(a32)) : t.upload(a);
+          const uint16_t* dbias = t.upload(bias16) + shift;
+          uint16_t* c = t.device<uint16_t>(m * n);
+          void* scratch = t.device<unsigned char>(
+              static_cast<size_t>(rt::cuda::gemm_16bit_scratch_bytes(p, !a_float, true)) + 1);
+          if (path == Path::NoLt) setenv("AOTC_CUDA_NO_LT", "1", 1);
+          rt::cuda::gemm_16bit_output(ex, p, da, !a_float, t.upload(b), true, bias ? dbias : nullptr,
+                                      residual ? t.upload(res16) : nullptr, c, scratch);
+          const std::vector<float> got = to_floats(t.download(c, m * n), precision);
+          if (path == Path::NoLt) unsetenv("AOTC_CUDA_NO_LT");
+          const char* how = path == Path::Fused            ? "cuBLASLt epilogue"
+                            : path == Path::MisalignedBias ? "bias off 16 bytes"
+                                                           : "AOTC_CUDA_NO_LT";
+          const std::string what = dims_str({s.m, s.n, s.k}) + ", " + how + (bias ? ", bias" : "") +
+                                   (residual ? ", residual" : "") + (relu ? ", relu" : "") +
+                                   (a_float ? ", A float32" : "");
+          // One rounding of the result, two where the epilogue adds to a rounded product.
+          t.expect_close(std::string("gemm_16bit_output (") + name_of(precision) + ")", what, want, got,
+                         precision == Precision::Fp16 ? 2e-3 : 1.6e-2);
+        }
+  }
+}
+
+void im2col_16bit_input_cases(KernelTable& t) {
+  struct Shape {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, row_stride;
+    int shift;  // elements the input starts past a 16-byte boundary
+  };
+  const Shape shapes[] = {
+      {1, 64, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 576, 0},  // 16-byte moves
+      {2, 8, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 72, 0},
+      {1, 12, 8, 9, 3, 3, 1, 1, 2, 2, 2, 2, 108, 0},  // 8-byte moves (12 channels), dilated
+      {1, 16, 7, 7, 1, 1, 2, 2, 0, 0, 1, 1, 16, 0},   // a 1x1 stride-2 downsampling
+      {1, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 76, 0},    // rows padded past the taps
+      {1, 5, 6, 7, 3, 2, 1, 2, 1, 0, 1, 1, 32, 0},    // one element a thread
+      {1, 16, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 144, 1},  // input off 16 bytes
+  };
+  for (const Precision precision : {Precision::Fp16, Precision::Bf16})
+    for (const Shape& s : shapes) {
+      rt::Conv2dParams p;
+      p.n = s.n, p.c_in = s.c, p.h_in = s.h, p.w_in = s.w, p.c_out = 1;
+      p.kernel_h = s.kh, p.kernel_w = s.kw, p.stride_h = s.sh, p.stride_w = s.sw;
+      p.pad_h = s.ph, p.pad_w = s.pw, p.dilation_h = s.dh, p.dilation_w = s.dw;
+      p.h_out = (s.h + 2 * s.ph - s.dh * (s.kh - 1) - 1) / s.sh + 1;
+      p.w_out = (s.w + 2 * s.pw - s.dw * (s.kw - 1) - 1) / s.sw + 1;
+      const size_t in = static_cast<size_t>(s.n * s.h * s.w * s.c);
+      const size_t out = static_cast<size_t>(s.n * p.h_out * p.w_out * s.row_stride);
+      const std::vector<uint16_t> x = to_bits(t.floats(in + 1, true), precision);
+      const std::vector<float> x32 = to_floats(x, precision);
+      uint16_t* want = t.device<uint16_t>(out);
+      rt::cuda::im2col_nhwc_16bit(t.stream(), p, precision, false, s.row_stride, t.upload(x32) + s.shift,
+                                  want);
+      uint16_t* got = t.device<uint16_t>(out);
+      rt::cuda::im2col_nhwc_16bit_input(t.stream(), p, precision, s.row_stride, t.upload(x) + s.shift, got);
+      // Equal values, non-finite ones at the same places (a NaN's payload may differ).
+      t.expect_close(
+          std::string("im2col_nhwc_16bit_input (") + name_of(precision) + ")",
+          dims_str({s.n, s.h, s.w, s.c}) + " " + dims_str({s.kh, s.kw}) + " stride " + std::to_string(s.sh) +
+              ", rows of " + std::to_string(s.row_stride) + (s.shift ? ", input off 16 bytes" : ""),
+          to_floats(t.download(want, out), precision), to_floats(t.download(got, out), precision), 0.0);
+    }
+}
+
+}  // namespace
+
+void lowp_cases(KernelTable& t) {
+  gemm_16bit_output_cases(t);
+  im2col_16bit_input_cases(t);
+}
+
+}  // namespace aotc::test
