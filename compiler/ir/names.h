@@ -88,6 +88,8 @@ inline constexpr char precision[] = "precision";
 inline constexpr char weights_16bit[] = "weights_16bit";
 inline constexpr char a_16bit[] = "a_16bit";
 inline constexpr char b_16bit[] = "b_16bit";
+// A GEMM writing its output in the 16-bit type (store_activations_16bit.cpp).
+inline constexpr char c_16bit[] = "c_16bit";
 inline constexpr char b_weight[] = "b_weight";
 inline constexpr char conv_geometry[] = "conv_geometry";
 inline constexpr char channels_last[] = "channels_last";

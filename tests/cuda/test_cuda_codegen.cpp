@@ -1483,3 +1483,115 @@ TEST_CASE("cuda: a flip and a crop compose into one row order per image; a pad b
   std::memcpy(got.data(), order.bytes.data(), order.bytes.size());
   CHECK(got == std::vector<int32_t>{8, 6, 4, 2});  // x's rows 4, 3, 2, 1 of 6 tokens, 2 rows each
 }
+
+namespace {
+
+// y (m x n) = clamp(x (m x k) W^T + bias (+ residual)), W and bias constants; relu or none.
+void add_linear(ir::Graph& g, int x, int y, int64_t m, int64_t n, int64_t k, bool relu, int residual = -1) {
+  std::vector<float> w(static_cast<size_t>(n * k)), b(static_cast<size_t>(n));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) * 0.125f - 0.375f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 3) * 0.5f;
+  const int wid = g.add_f32_constant({n, k}, w), bid = g.add_f32_constant({n}, b);
+  std::vector<int> inputs = {x, wid, bid};
+  if (residual >= 0) inputs.push_back(residual);
+  g.add_op(ir::kind::gemm, inputs, {y}, where(2)).attrs = {{"m", m},
+                                                           {"n", n},
+                                                           {"k", k},
+                                                           {"trans_a", false},
+                                                           {"trans_b", true},
+                                                           {"lda", k},
+                                                           {"ldb", k},
+                                                           {"ldc", n},
+                                                           {"alpha", 1.0},
+                                                           {"beta", 1.0},
+                                                           {"bias_kind", int64_t{1}},
+                                                           {ir::attr::clamp_lo, relu ? 0.0 : -INFINITY},
+                                                           {ir::attr::clamp_hi, INFINITY}};
+}
+
+// h1 = relu(x W1^T + b1); h2 = h1 W2^T + b2; h3 = relu(h2 W3^T + b3 + h1); y = h3 W4^T + b4.
+ir::Graph four_linear_layers(bool return_h2) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {5, 12}, "x");
+  const int h1 = g.add_value(ir::DType::Float32, {5, 16}, "h1"),
+            h2 = g.add_value(ir::DType::Float32, {5, 16}, "h2"),
+            h3 = g.add_value(ir::DType::Float32, {5, 16}, "h3"),
+            y = g.add_value(ir::DType::Float32, {5, 3}, "y");
+  add_linear(g, x, h1, 5, 16, 12, true);
+  add_linear(g, h1, h2, 5, 16, 16, false);
+  add_linear(g, h2, h3, 5, 16, 16, true, h1);
+  add_linear(g, h3, y, 5, 3, 16, false);
+  g.outputs.push_back({y, "y"});
+  if (return_h2) g.outputs.push_back({h2, "h2"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fp16 and bf16 keep activations 16-bit where only 16-bit GEMM operands read them") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+    const ir::DType type = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+    for (const bool return_h2 : {false, true}) {
+      CAPTURE(return_h2);
+      ir::Graph g = four_linear_layers(return_h2);
+      passes::run_default_passes(g, false);
+      ops::cuda::check_cuda_support(g);
+      passes::cuda::run_cuda_passes(g, precision, false);
+      std::vector<const ir::Op*> gemms;
+      for (const ir::Op& op : g.ops)
+        if (op.kind == ir::kind::gemm) gemms.push_back(&op);
+      REQUIRE(gemms.size() == 4);
+      const auto kept = [&](const ir::Op* op) {
+        return op->has(ir::attr::c_16bit) && op->b(ir::attr::c_16bit);
+      };
+      // h1: read as g2's operand and as g3's residual, whose own output is kept.
+      CHECK(kept(gemms[0]));
+      CHECK(g.value(gemms[0]->outputs[0]).dtype == type);
+      CHECK(g.value(gemms[0]->inputs[2]).dtype == type);  // the bias, converted for cuBLASLt
+      CHECK_FALSE(gemms[0]->b(ir::attr::a_16bit));        // x: a float32 input, rounded
+      // h2: returned, it stays float32 and g3 rounds it.
+      CHECK(kept(gemms[1]) == !return_h2);
+      CHECK(g.value(gemms[1]->outputs[0]).dtype == (return_h2 ? ir::DType::Float32 : type));
+      CHECK(gemms[1]->b(ir::attr::a_16bit));
+      CHECK(gemms[2]->b(ir::attr::a_16bit) == !return_h2);
+      CHECK(kept(gemms[2]));
+      CHECK(g.value(gemms[2]->inputs[3]).dtype == type);
+      // y: returned, float32, and its bias too.
+      CHECK_FALSE(kept(gemms[3]));
+      CHECK(g.value(gemms[3]->outputs[0]).dtype == ir::DType::Float32);
+      CHECK(g.value(gemms[3]->inputs[2]).dtype == ir::DType::Float32);
+      CHECK(gemms[3]->b(ir::attr::a_16bit));
+      // No rounding scratch for the 16-bit operands.
+      CHECK(gemms[3]->scratch_bytes == 0);
+      codegen::cuda::CudaOptions options;
+      options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+      const codegen::Sources src =
+          codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+      size_t calls = 0;
+      for (size_t at = src.model_cpp.find("gemm_16bit_output(ex, p, "); at != std::string::npos;
+           at = src.model_cpp.find("gemm_16bit_output(ex, p, ", at + 1))
+        ++calls;
+      CHECK(calls == (return_h2 ? 2u : 3u));
+    }
+  }
+  // fp32 and tf32: every activation float32.
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
+    ir::Graph g = four_linear_layers(false);
+    passes::run_default_passes(g, false);
+    passes::cuda::run_cuda_passes(g, precision, false);
+    for (const ir::Value& v : g.values) CHECK(v.dtype == ir::DType::Float32);
+  }
+}
+
+TEST_CASE("cuda: fp16 keeps a residual and the GEMM adding it float32 together when its result is pooled") {
+  // small_resnet: the first convolution's result is unfolded for the second and added as
+  // its residual; the second's is pooled (a float32 reader), so neither is kept 16-bit.
+  ir::Graph g = small_resnet(false);
+  passes::run_default_passes(g, false);
+  ops::cuda::check_cuda_support(g);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
+  for (const ir::Op& op : g.ops) {
+    CHECK_FALSE((op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit)));
+    if (op.kind == ir::kind::gemm) CHECK(g.value(op.outputs[0]).dtype == ir::DType::Float32);
+  }
+}

@@ -1,6 +1,7 @@
 // IR "gemm" and "batched_gemm" on CUDA -> aotc::rt::cuda::gemm_f32 / batched_gemm_f32
 // (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias, residual and clamp
-// epilogue; gemm_16bit where choose_gemm_operands.cpp made a weight operand 16-bit;
+// epilogue; gemm_16bit where choose_gemm_operands.cpp made a weight operand 16-bit, and
+// gemm_16bit_output where store_activations_16bit.cpp keeps the output in that type;
 // conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (convert_to_channels_last.cpp).
 #include <aotc/rt/cuda/gemm_plan.h>
 
@@ -25,7 +26,24 @@ CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const Params
                               e.scratch(op) + ");")};
 }
 
+// "c_16bit" (store_activations_16bit.cpp): the output, the bias and the residual in the
+// 16-bit type, the residual passed beside the parameters.
+CudaCode emit_gemm_16bit_output(const EmitContext& e, const ir::Op& op) {
+  ir::Op product = op;
+  product.inputs.resize(3);
+  ParamsCode p = gemm_params_code(e, product);
+  const int residual = op.inputs.size() > 3 ? op.inputs[3] : -1;
+  if (residual >= 0) p.set("ldr", op.i("n"));
+  return {"",
+          kernel_call(op, p.str(),
+                      "aotc::rt::cuda::gemm_16bit_output(ex, p, " + e.in(op.inputs[0]) + ", " +
+                          (op.b(ir::attr::a_16bit) ? "true" : "false") + ", " + e.in(op.inputs[1]) + ", " +
+                          (op.b(ir::attr::b_16bit) ? "true" : "false") + ", " + e.in(op.inputs[2]) + ", " +
+                          e.in(residual) + ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
+}
+
 CudaCode emit_gemm(const EmitContext& e, const ir::Op& op, size_t) {
+  if (op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit)) return emit_gemm_16bit_output(e, op);
   const ParamsCode p = gemm_params_code(e, op);
   if (op.has(ir::attr::conv_geometry)) return emit_gathered_conv(e, op, p);
   if (has_16bit_operand(op))

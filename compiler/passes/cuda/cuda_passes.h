@@ -15,8 +15,9 @@ namespace aotc::passes::cuda {
 // that only reorder rows (a Swin block's shift and windows) as one row order, the other
 // convolutions' paths for the precision (weights converted for fp16/bf16), the GEMMs'
 // operands, residual adds into GEMMs and GEMM convolutions, a GEMM convolution's epilogue
-// into the depthwise convolution reading it; then each op's CUDA scratch (no per-thread CPU
-// scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
+// into the depthwise convolution reading it, at fp16 / bf16 the activations that only 16-bit
+// GEMM operands read kept in the 16-bit type; then each op's CUDA scratch (no per-thread
+// CPU scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
 // after the default passes and at the end.
 // winograd: aotc --winograd (choose_conv3d_winograd runs).
 void run_cuda_pipeline(ir::Graph& graph, rt::cuda::Precision precision, bool verbose, bool winograd = true);
@@ -31,6 +32,8 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    /
 void fuse_row_gathers(ir::Graph& graph);                                       // fuse_row_gathers.cpp
 void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
+void store_activations_16bit(ir::Graph& graph,
+                             rt::cuda::Precision precision);  // store_activations_16bit.cpp
 
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest

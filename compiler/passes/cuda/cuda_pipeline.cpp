@@ -53,6 +53,9 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   if (winograd)
     run_step(graph, verbose, "choose_conv3d_winograd",
              [precision](ir::Graph& g) { choose_conv3d_winograd(g, precision); });
+  // Last of the choices: it reads every GEMM's operands and epilogue as they end up.
+  run_step(graph, verbose, "store_activations_16bit",
+           [precision](ir::Graph& g) { store_activations_16bit(g, precision); });
   // Each op's scratch is its CUDA generator's, and another memory plan places it.
   const ops::cuda::CudaRegistry& r = ops::cuda::CudaRegistry::get();
   for (ir::Op& op : graph.ops) {

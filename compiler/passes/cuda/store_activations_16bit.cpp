@@ -1,0 +1,138 @@
+// store_activations_16bit: at --precision fp16 / bf16, an activation whose every reader
+// takes it as a 16-bit GEMM operand is written in the 16-bit type by the GEMM that makes
+// it (gemm_16bit_output), instead of in float32 and rounded again by each reader. Readers
+// that qualify: a GEMM reading it as its rounded A operand (choose_gemm_operands.cpp: a
+// linear layer, a 1x1 convolution in NHWC), an unfolding into 16-bit columns
+// (convert_to_channels_last.cpp: a 3x3 convolution's im2col_nhwc), and a GEMM adding it as
+// its residual where that GEMM's own output is kept 16-bit too (cuBLASLt's C and D share a
+// type). In a ResNet that is every convolution's output but the last block's and the
+// stem's: the rounding passes before the 1x1 layers go, and the GEMMs write half the bytes.
+//
+// The writer's epilogue must be one cuBLASLt fuses with a 16-bit output: a bias per column
+// (converted to the type here: cuBLASLt reads the bias in C's type), a residual, and no
+// clamp or a relu; no GELU. The set is found as a fixed point, since a GEMM adding a
+// residual can keep its output 16-bit only if the residual is kept so, and the other way.
+// Rounding happens once per value, as before, but now before the residual adds and
+// clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
+// AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, for
+// comparisons.
+#include <aotc/rt/kernels.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "../passes.h"
+#include "cuda_passes.h"
+
+namespace aotc::passes::cuda {
+namespace {
+
+bool gemm_with_16bit_operands(const ir::Op& op, rt::cuda::Precision precision) {
+  return op.kind == ir::kind::gemm && !op.has(ir::attr::conv_geometry) && op.has(ir::attr::a_16bit) &&
+         (op.b(ir::attr::a_16bit) || op.b(ir::attr::b_16bit)) && op.has(ir::attr::precision) &&
+         op.i(ir::attr::precision) == static_cast<int64_t>(precision);
+}
+
+int residual_of(const ir::Op& gemm) { return gemm.inputs.size() > 3 ? gemm.inputs[3] : -1; }
+
+// Whether the GEMM can write its output in the 16-bit type (gemm_16bit_output's epilogue).
+bool can_write_16bit(const ir::Graph& g, const ir::Op& op, rt::cuda::Precision precision) {
+  if (!gemm_with_16bit_operands(op, precision) || op.has(ir::attr::activation) || op.outputs.size() != 1)
+    return false;
+  const double lo = op.f(ir::attr::clamp_lo), hi = op.f(ir::attr::clamp_hi);
+  if (!(hi == INFINITY && (lo == -INFINITY || lo == 0.0))) return false;
+  const auto bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
+  const int bias = op.inputs.size() > 2 ? op.inputs[2] : -1;
+  if (bias >= 0 && bias_kind != rt::BiasKind::None &&
+      (bias_kind != rt::BiasKind::PerColumn || op.f("beta") != 1.0 || !is_whole_f32_constant(g, bias)))
+    return false;
+  const ir::Value& y = g.value(op.outputs[0]);
+  return y.dtype == ir::DType::Float32 && y.storage == ir::Storage::Arena && g.storage_root(y.id) == y.id &&
+         ir::numel(y.shape) == op.i("m") * op.i("n") && op.i("ldc") == op.i("n");
+}
+
+enum class Read { Operand, Residual, Columns, Other };
+
+// How `reader` reads value v: as one input, never through a view.
+Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precision precision) {
+  int position = -1, count = 0;
+  for (size_t i = 0; i < reader.inputs.size(); ++i)
+    if (reader.inputs[i] >= 0 && g.storage_root(reader.inputs[i]) == v) {
+      if (reader.inputs[i] != v) return Read::Other;
+      position = static_cast<int>(i);
+      ++count;
+    }
+  if (count != 1) return Read::Other;
+  if (reader.kind == ir::kind::gemm && gemm_with_16bit_operands(reader, precision)) {
+    if (position == 0 && !reader.b(ir::attr::a_16bit)) return Read::Operand;
+    if (position == 3) return Read::Residual;
+  }
+  if (reader.kind == ir::kind::im2col_nhwc && position == 0 && !reader.b(ir::attr::nchw_input) &&
+      reader.i(ir::attr::precision) == static_cast<int64_t>(precision))
+    return Read::Columns;
+  return Read::Other;
+}
+
+}  // namespace
+
+void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
+  if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
+  if (const char* env = std::getenv("AOTC_CUDA_16BIT_ACTIVATIONS"); env && std::strcmp(env, "0") == 0) return;
+  // Candidates: each value a qualifying GEMM writes, with its writer and its readers.
+  std::map<int, int> writer;                // value -> op index
+  std::map<int, std::vector<int>> readers;  // value -> op indices
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    if (!can_write_16bit(graph, op, precision)) continue;
+    const int v = op.outputs[0];
+    std::vector<int> r = readers_of_storage(graph, v);
+    bool ok = !r.empty();
+    for (int reader : r)
+      ok = ok && reader >= 0 &&
+           read_of(graph, graph.ops[static_cast<size_t>(reader)], v, precision) != Read::Other;
+    if (!ok) continue;
+    writer[v] = static_cast<int>(i);
+    readers[v] = std::move(r);
+  }
+  std::set<int> kept;
+  for (const auto& [v, op] : writer) kept.insert(v);
+  // A residual and the output of the GEMM adding it are both kept or neither.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = kept.begin(); it != kept.end();) {
+      const int v = *it;
+      bool ok = true;
+      const int residual = residual_of(graph.ops[static_cast<size_t>(writer[v])]);
+      if (residual >= 0 && !kept.count(residual)) ok = false;
+      for (int reader : readers[v]) {
+        const ir::Op& r = graph.ops[static_cast<size_t>(reader)];
+        if (read_of(graph, r, v, precision) == Read::Residual && !kept.count(r.outputs[0])) ok = false;
+      }
+      if (ok) {
+        ++it;
+      } else {
+        it = kept.erase(it);
+        changed = true;
+      }
+    }
+  }
+  const ir::DType type = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+  for (const int v : kept) {
+    graph.value(v).dtype = type;
+    ir::Op& op = graph.ops[static_cast<size_t>(writer[v])];
+    op.attrs[ir::attr::c_16bit] = true;
+    if (op.inputs.size() > 2 && op.inputs[2] >= 0 &&
+        static_cast<rt::BiasKind>(op.i("bias_kind")) != rt::BiasKind::None)
+      op.inputs[2] = converted_constant(graph, op.inputs[2], precision);
+    for (int reader : readers[v]) {
+      ir::Op& r = graph.ops[static_cast<size_t>(reader)];
+      if (read_of(graph, r, v, precision) == Read::Operand) r.attrs[ir::attr::a_16bit] = true;
+    }
+  }
+}
+
+}  // namespace aotc::passes::cuda
