@@ -23,8 +23,10 @@ struct Geometry {
   FastDiv w_out, h_out, kernel_w, channel_vectors, stride_vectors;
   int stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   unsigned row_vectors;  // vectors of a row's taps: kernel_h * kernel_w * c_in / kVec
-  unsigned first_row;    // of this launch
-  unsigned vectors;      // rows of this launch * stride_vectors
+  unsigned row_length;   // kernel_h * kernel_w * c_in
+  unsigned c_in;
+  unsigned first_row;  // of this launch
+  unsigned vectors;    // rows of this launch * stride_vectors
 };
 
 // kVec values of type T (float, __half, __nv_bfloat16) loaded or stored as one.
@@ -77,8 +79,56 @@ __global__ void im2col_nhwc_kernel(Geometry g, const In* __restrict__ x, T* __re
   }
 }
 
-// Launches of up to 2^31 vectors, whole rows each.
+// The same where the channels are not whole vectors (an RGB image, read in NCHW or NHWC):
+// a thread still writes kVec consecutive values of a row, loading them one by one and
+// stepping through the channels and taps from one set of divisions. One value a thread,
+// with five divisions and a 2-byte store each, took resnet50's stem unfolding at batch 32
+// most of a millisecond (bench/results_gpu.md).
 template <class In, class T, int kVec>
+__global__ void im2col_gather_kernel(Geometry g, const In* __restrict__ x, T* __restrict__ col) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= g.vectors) return;
+  const unsigned row_in_launch = g.stride_vectors.div(t);
+  const unsigned j = t - row_in_launch * g.stride_vectors.divisor();
+  const unsigned row = g.first_row + row_in_launch;
+  auto* const out =
+      reinterpret_cast<Vec<T, kVec>*>(col) + static_cast<int64_t>(row) * g.stride_vectors.divisor() + j;
+  const unsigned first = j * kVec;
+  if (first >= g.row_length) {
+    *out = Vec<T, kVec>{};
+    return;
+  }
+  const unsigned image_oh = g.w_out.div(row), ow = row - image_oh * g.w_out.divisor();
+  const unsigned image_index = g.h_out.div(image_oh), oh = image_oh - image_index * g.h_out.divisor();
+  const In* const image = x + static_cast<int64_t>(image_index) * g.stride_image;
+  unsigned tap = g.channel_vectors.div(first), c = first - tap * g.channel_vectors.divisor();
+  unsigned kh = g.kernel_w.div(tap), kw = tap - kh * g.kernel_w.divisor();
+  Vec<T, kVec> r;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + static_cast<int>(kh) * g.dilation_h;
+    const int iw = static_cast<int>(ow) * g.stride_w - g.pad_w + static_cast<int>(kw) * g.dilation_w;
+    In v{};
+    if (first + k < g.row_length && ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 &&
+        iw < static_cast<int>(g.w_in))
+      v = image[ih * g.stride_row + iw * g.stride_pixel + c * g.stride_channel];
+    if constexpr (std::is_same_v<In, T>)
+      r.v[k] = v;
+    else
+      r.v[k] = round_to<T>(widen(v));
+    if (++c == g.c_in) {
+      c = 0;
+      if (++kw == g.kernel_w.divisor()) {
+        kw = 0;
+        ++kh;
+      }
+    }
+  }
+  *out = r;
+}
+
+// Launches of up to 2^31 vectors, whole rows each. kGather: im2col_gather_kernel.
+template <class In, class T, int kVec, bool kGather = false>
 void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_stride, const In* x, T* col) {
   const int64_t rows = p.n * p.h_out * p.w_out, stride_vectors = row_stride / kVec;
   Geometry g;
@@ -91,7 +141,7 @@ void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_s
   g.w_out = FastDiv(static_cast<uint32_t>(p.w_out));
   g.h_out = FastDiv(static_cast<uint32_t>(p.h_out));
   g.kernel_w = FastDiv(static_cast<uint32_t>(p.kernel_w));
-  g.channel_vectors = FastDiv(static_cast<uint32_t>(p.c_in / kVec));
+  g.channel_vectors = FastDiv(static_cast<uint32_t>(kGather ? p.c_in : p.c_in / kVec));
   g.stride_vectors = FastDiv(static_cast<uint32_t>(stride_vectors));
   g.stride_h = static_cast<int>(p.stride_h);
   g.stride_w = static_cast<int>(p.stride_w);
@@ -100,13 +150,20 @@ void launch(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t row_s
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
   g.row_vectors = static_cast<unsigned>(p.kernel_h * p.kernel_w * p.c_in / kVec);
+  g.row_length = static_cast<unsigned>(p.kernel_h * p.kernel_w * p.c_in);
+  g.c_in = static_cast<unsigned>(p.c_in);
   const int64_t rows_per_launch = (int64_t{1} << 31) / stride_vectors;
   for (int64_t first = 0; first < rows; first += rows_per_launch) {
     const int64_t count = rows - first < rows_per_launch ? rows - first : rows_per_launch;
     g.first_row = static_cast<unsigned>(first);
     g.vectors = static_cast<unsigned>(count * stride_vectors);
-    im2col_nhwc_kernel<In, T, kVec><<<blocks_for(g.vectors), kThreads, 0, stream>>>(g, x, col);
-    check_launch("im2col_nhwc_kernel");
+    if constexpr (kGather) {
+      im2col_gather_kernel<In, T, kVec><<<blocks_for(g.vectors), kThreads, 0, stream>>>(g, x, col);
+      check_launch("im2col_gather_kernel");
+    } else {
+      im2col_nhwc_kernel<In, T, kVec><<<blocks_for(g.vectors), kThreads, 0, stream>>>(g, x, col);
+      check_launch("im2col_nhwc_kernel");
+    }
   }
 }
 
@@ -137,6 +194,8 @@ void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t 
     launch<In, T, kWide>(stream, p, false, row_stride, x, col);
   else if (kWide > 4 && vectors_of(4))
     launch<In, T, 4>(stream, p, false, row_stride, x, col);
+  else if (row_stride % 4 == 0 && aligned_to(col, 4 * sizeof(T)))  // channels not in vectors
+    launch<In, T, 4, true>(stream, p, nchw, row_stride, x, col);
   else
     launch<In, T, 1>(stream, p, nchw, row_stride, x, col);
 }

@@ -5,7 +5,8 @@
 // without bias, residual and relu, an A rounded from float32 or already 16-bit, odd sizes
 // and k = 0; and im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in
 // float32 (equal, NaN and infinities included), with 16-byte, 8-byte and single-element
-// moves.
+// moves; and unfoldings of channel counts that are not whole vectors (NCHW and NHWC, the
+// float32 and 16-bit columns) against the host's.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -160,11 +161,71 @@ void im2col_16bit_input_cases(KernelTable& t) {
     }
 }
 
+// The NHWC unfolding on the host: rows (image, oh, ow), taps (kh, kw, c), zeros in the
+// padding and past the taps; x in NCHW where nchw, else NHWC.
+std::vector<float> unfold_reference(const rt::Conv2dParams& p, bool nchw, int64_t row_stride,
+                                    const std::vector<float>& x) {
+  std::vector<float> col(static_cast<size_t>(p.n * p.h_out * p.w_out * row_stride), 0.0f);
+  for (int64_t i = 0; i < p.n; ++i)
+    for (int64_t oh = 0; oh < p.h_out; ++oh)
+      for (int64_t ow = 0; ow < p.w_out; ++ow)
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw)
+            for (int64_t c = 0; c < p.c_in; ++c) {
+              const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+              const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+              if (ih < 0 || ih >= p.h_in || iw < 0 || iw >= p.w_in) continue;
+              const int64_t at = nchw ? ((i * p.c_in + c) * p.h_in + ih) * p.w_in + iw
+                                      : ((i * p.h_in + ih) * p.w_in + iw) * p.c_in + c;
+              col[static_cast<size_t>(((i * p.h_out + oh) * p.w_out + ow) * row_stride +
+                                      (kh * p.kernel_w + kw) * p.c_in + c)] = x[static_cast<size_t>(at)];
+            }
+  return col;
+}
+
+// Channel counts that are not whole vectors (an RGB stem read in NCHW or NHWC, 5 channels):
+// im2col_gather_kernel, four values a thread, or one where the rows are not whole vectors.
+void im2col_gather_cases(KernelTable& t) {
+  struct Shape {
+    int64_t n, c, h, w, k, stride, pad, row_stride;
+    bool nchw;
+  };
+  const Shape shapes[] = {
+      {2, 3, 23, 21, 7, 2, 3, 148, true},  // resnet's stem, rows padded from 147
+      {1, 3, 9, 10, 3, 1, 1, 28, false},
+      {1, 5, 8, 7, 3, 2, 1, 48, false},
+      {1, 3, 6, 6, 3, 1, 1, 27, true},  // rows not whole vectors: a value a thread
+  };
+  for (const Shape& s : shapes) {
+    rt::Conv2dParams p;
+    p.n = s.n, p.c_in = s.c, p.h_in = s.h, p.w_in = s.w, p.c_out = 1;
+    p.kernel_h = p.kernel_w = s.k, p.stride_h = p.stride_w = s.stride, p.pad_h = p.pad_w = s.pad;
+    p.h_out = (s.h + 2 * s.pad - s.k) / s.stride + 1;
+    p.w_out = (s.w + 2 * s.pad - s.k) / s.stride + 1;
+    const std::vector<float> x = t.floats(static_cast<size_t>(s.n * s.c * s.h * s.w), true);
+    const std::vector<float> want = unfold_reference(p, s.nchw, s.row_stride, x);
+    const std::string what = dims_str({s.n, s.c, s.h, s.w}) + (s.nchw ? " NCHW" : " NHWC") + ", " +
+                             std::to_string(s.k) + "x" + std::to_string(s.k) + " stride " +
+                             std::to_string(s.stride) + ", rows of " + std::to_string(s.row_stride);
+    float* col = t.device<float>(want.size());
+    rt::cuda::im2col_nhwc_f32(t.stream(), p, s.nchw, s.row_stride, t.upload(x), col);
+    t.expect_equal("im2col_nhwc (float32)", what, want, t.download(col, want.size()));
+    for (const Precision precision : {Precision::Fp16, Precision::Bf16}) {
+      uint16_t* col16 = t.device<uint16_t>(want.size());
+      rt::cuda::im2col_nhwc_16bit(t.stream(), p, precision, s.nchw, s.row_stride, t.upload(x), col16);
+      t.expect_close(std::string("im2col_nhwc_16bit (") + name_of(precision) + ")", what,
+                     to_floats(to_bits(want, precision), precision),
+                     to_floats(t.download(col16, want.size()), precision), 0.0);
+    }
+  }
+}
+
 }  // namespace
 
 void lowp_cases(KernelTable& t) {
   gemm_16bit_output_cases(t);
   im2col_16bit_input_cases(t);
+  im2col_gather_cases(t);
 }
 
 }  // namespace aotc::test
