@@ -1494,19 +1494,13 @@ void add_linear(ir::Graph& g, int x, int y, int64_t m, int64_t n, int64_t k, boo
   const int wid = g.add_f32_constant({n, k}, w), bid = g.add_f32_constant({n}, b);
   std::vector<int> inputs = {x, wid, bid};
   if (residual >= 0) inputs.push_back(residual);
-  g.add_op(ir::kind::gemm, inputs, {y}, where(2)).attrs = {{"m", m},
-                                                           {"n", n},
-                                                           {"k", k},
-                                                           {"trans_a", false},
-                                                           {"trans_b", true},
-                                                           {"lda", k},
-                                                           {"ldb", k},
-                                                           {"ldc", n},
-                                                           {"alpha", 1.0},
-                                                           {"beta", 1.0},
-                                                           {"bias_kind", int64_t{1}},
-                                                           {ir::attr::clamp_lo, relu ? 0.0 : -INFINITY},
-                                                           {ir::attr::clamp_hi, INFINITY}};
+  ops::GemmShape shape;
+  shape.m = m, shape.n = n, shape.k = k;
+  shape.trans_b = true;
+  shape.bias_kind = rt::BiasKind::PerColumn;
+  ir::Op& op = g.add_op(ir::kind::gemm, inputs, {y}, where(2));
+  op.attrs = ops::gemm_attrs(shape);
+  if (relu) op.attrs[ir::attr::clamp_lo] = 0.0;
 }
 
 // h1 = relu(x W1^T + b1); h2 = h1 W2^T + b2; h3 = relu(h2 W3^T + b3 + h1); y = h3 W4^T + b4.
