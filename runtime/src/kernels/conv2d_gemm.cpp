@@ -45,9 +45,11 @@ constexpr int64_t kMaxKernelW = 64;
 struct ColRanges {
   TapRange valid[kMaxKernelW];
   bool cached = false;
+  const int32_t* gather = nullptr;  // gather_table's, or null
 };
-ColRanges col_ranges(const Conv2dParams& p) {
+ColRanges col_ranges(const Conv2dParams& p, const int32_t* gather) {
   ColRanges cr;
+  cr.gather = gather;
   cr.cached = p.kernel_w <= kMaxKernelW;
   if (cr.cached)
     for (int64_t j = 0; j < p.kernel_w; ++j)
@@ -176,6 +178,36 @@ void row_then_panels(const Conv2dParams& p, const TapRange& valid, const float* 
     for (int64_t l = 0; l < kNr; ++l) dst[l] = row[q * kNr + l];
 }
 
+// Small output planes (resnet's 3x3 stride-2 layers at 28 x 28 and below, 1x1 stride-2
+// downsampling): for each tap, where each output position reads in its input channel's
+// plane, or -1 for padding and the positions past the plane up to a whole panel. A packed
+// row is then one indexed load per value, its panels written whole. Cut into runs per
+// output row (row_then_panels), these layers' rows are 7 to 28 values in as many pieces,
+// and the zeros past the plane's last panel went through a `rep stos` per row: packing took
+// half of resnet50's 512 > 512 stride-2 layer at 7 x 7 (perf; bench/results_cpu.md).
+constexpr int64_t kMaxGatherEntries = 16384;  // 64 KiB on the calling thread's stack
+bool gather_table_fits(const Conv2dParams& p) {
+  const int64_t n16 = ceil_div(p.h_out * p.w_out, kNr) * kNr;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                         p.pad_h == 0 && p.pad_w == 0;
+  return !pointwise && p.kernel_h * p.kernel_w * n16 <= kMaxGatherEntries && p.h_in * p.w_in <= INT32_MAX;
+}
+void gather_table(const Conv2dParams& p, int32_t* table) {
+  const int64_t n = p.h_out * p.w_out, n16 = ceil_div(n, kNr) * kNr;
+  for (int64_t i = 0; i < p.kernel_h; ++i)
+    for (int64_t j = 0; j < p.kernel_w; ++j) {
+      int32_t* const row = table + (i * p.kernel_w + j) * n16;
+      for (int64_t pos = 0; pos < n16; ++pos) {
+        const int64_t oh = pos / p.w_out, ow = pos % p.w_out;
+        const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+        const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+        row[pos] = pos < n && ih >= 0 && ih < p.h_in && iw >= 0 && iw < p.w_in
+                       ? static_cast<int32_t>(ih * p.w_in + iw)
+                       : -1;
+      }
+    }
+}
+
 // Rows [k_lo, k_hi) of col (all in the depth block starting at row kb) and columns
 // [c0, c0 + ncols), into the block's panels at `block`. Written per output row so that
 // every piece is a contiguous run of the input (for stride 1), with no per-element index
@@ -198,6 +230,21 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
       for (; c + kNr <= ncols; c += kNr, out += d.panel_stride)
         for (int64_t l = 0; l < kNr; ++l) out[l] = src[c + l];
       copy_run(d, c0 + c, c1, src + c, 1, xg_end);
+    } else if (cr.gather) {
+      const float* xp = xg + ci * hw_in;
+      const int32_t* index = cr.gather + (i * p.kernel_w + j) * ceil_div(n, kNr) * kNr + c0;
+      float* out = d.row;
+      for (int64_t c = 0; c < ncols; c += kNr, index += kNr, out += d.panel_stride)
+        for (int64_t l = 0; l < kNr; ++l) out[l] = index[l] >= 0 ? xp[index[l]] : 0.0f;
+      if (++j == p.kernel_w) {
+        j = 0;
+        if (++i == p.kernel_h) {
+          i = 0;
+          ++ci;
+        }
+      }
+      // Whole panels written: c1 ends a panel, or the plane, whose positions past it read -1.
+      continue;
     } else {
       const float* xp = xg + ci * hw_in;
       const int64_t off = j * p.dilation_w - p.pad_w;
@@ -228,13 +275,13 @@ void pack_rows(const Conv2dParams& p, const ColRanges& cr, const float* xg, int6
 // rg: the residual of the image-group (yg's layout), or null.
 void gemm_part(const Conv2dParams& p, const float* xg, const float* wg, const float* bg, const float* rg,
                float* yg, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* buf, int64_t buf_floats,
-               const float* packed) {
+               const float* packed, const int32_t* gather) {
   const int64_t n = p.h_out * p.w_out;
   const int64_t k = (p.c_in / p.groups) * p.kernel_h * p.kernel_w;
   int64_t kc, nc;
   conv2d_gemm_blocking(k, n, kc, nc);
   if (kc * nc > buf_floats) nc = max_i64(kNr, buf_floats / kc / kNr * kNr);
-  const ColRanges cr = col_ranges(p);
+  const ColRanges cr = col_ranges(p, gather);
   // A 1x1 convolution's columns are the input rows: with few output channels (or weights
   // that stay in L2) to share a packed block, packing it cost more than it saved; each
   // panel is copied as it is used.
@@ -441,6 +488,12 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     split_m = worst_m < worst_n;
     parts = min_i64(parts, split_m ? m_units : n_units);
   }
+  alignas(64) int32_t gather_entries[kMaxGatherEntries];
+  const int32_t* gather = nullptr;
+  if (gather_table_fits(p)) {
+    gather_table(p, gather_entries);
+    gather = gather_entries;
+  }
   for (int64_t item = 0; item < p.n * p.groups; ++item) {
     const int64_t img = item / p.groups, grp = item % p.groups;
     const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
@@ -450,7 +503,7 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     const float* rg = residual ? residual + (yg - y) : nullptr;
     const float* packed = nullptr;
     if (split_m && prepack) {
-      const ColRanges cr = col_ranges(p);
+      const ColRanges cr = col_ranges(p, gather);
       int64_t kc, nc;
       conv2d_gemm_blocking(k, n, kc, nc);
       const int64_t n16 = ceil_div(n, kNr) * kNr;
@@ -477,9 +530,11 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
         buf_floats = kFallbackFloats;
       }
       if (split_m)
-        gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed);
+        gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed,
+                  gather);
       else
-        gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr);
+        gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr,
+                  gather);
     });
   }
 }
