@@ -193,18 +193,21 @@ bool gather_table_fits(const Conv2dParams& p) {
   return !pointwise && p.kernel_h * p.kernel_w * n16 <= kMaxGatherEntries && p.h_in * p.w_in <= INT32_MAX;
 }
 void gather_table(const Conv2dParams& p, int32_t* table) {
-  const int64_t n = p.h_out * p.w_out, n16 = ceil_div(n, kNr) * kNr;
+  const int64_t n16 = ceil_div(p.h_out * p.w_out, kNr) * kNr;
+  // Built on every run: positions by output row and column, no division per entry.
   for (int64_t i = 0; i < p.kernel_h; ++i)
     for (int64_t j = 0; j < p.kernel_w; ++j) {
       int32_t* const row = table + (i * p.kernel_w + j) * n16;
-      for (int64_t pos = 0; pos < n16; ++pos) {
-        const int64_t oh = pos / p.w_out, ow = pos % p.w_out;
+      int64_t pos = 0;
+      for (int64_t oh = 0; oh < p.h_out; ++oh) {
         const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
-        const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
-        row[pos] = pos < n && ih >= 0 && ih < p.h_in && iw >= 0 && iw < p.w_in
-                       ? static_cast<int32_t>(ih * p.w_in + iw)
-                       : -1;
+        const bool row_inside = ih >= 0 && ih < p.h_in;
+        for (int64_t ow = 0; ow < p.w_out; ++ow, ++pos) {
+          const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+          row[pos] = row_inside && iw >= 0 && iw < p.w_in ? static_cast<int32_t>(ih * p.w_in + iw) : -1;
+        }
       }
+      for (; pos < n16; ++pos) row[pos] = -1;
     }
 }
 
