@@ -719,6 +719,64 @@ TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW 
   }
 }
 
+TEST_CASE("cuda: an NHWC depthwise convolution applies relu6's upper bound for the GEMM it alone reads") {
+  // x -> 1x1 conv + bias + clamp -> v -> depthwise 3x3 + bias -> 1x1 conv -> y, in NHWC.
+  // Variant 0: relu6 (its bound 6 was a pass after cuBLASLt: it moves); 1: v is also
+  // returned (two readers: nothing moves); 2: relu (cuBLASLt fuses it with the bias: it stays).
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    ir::Graph g;
+    const int x = g.add_input(ir::DType::Float32, {1, 4, 6, 6}, "x");
+    const int v = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+    const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
+    ir::Op& expand =
+        add_conv(g, x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)), b1, v, 4, 8, 6, 1, 1);
+    expand.attrs[ir::attr::clamp_lo] = 0.0;
+    expand.attrs[ir::attr::clamp_hi] = variant == 2 ? INFINITY : 6.0;
+    const int d = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+    add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
+             g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), d, 8, 8, 6, 3, 8);
+    const int y = g.add_value(ir::DType::Float32, {1, 4, 6, 6});
+    add_conv(g, d, g.add_f32_constant({4, 8, 1, 1}, std::vector<float>(32, 0.5f)), -1, y, 8, 4, 6, 1, 1);
+    g.outputs.push_back({y, "y"});
+    if (variant == 1) g.outputs.push_back({v, "v"});
+    ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+    ::unsetenv("AOTC_CUDA_LAYOUT");
+    const ir::Op* gemm = nullptr;
+    const ir::Op* dw = nullptr;
+    for (const ir::Op& op : g.ops) {
+      if (op.kind == ir::kind::gemm && !gemm) gemm = &op;
+      if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+    }
+    REQUIRE(gemm);
+    REQUIRE(dw);
+    REQUIRE(g.storage_root(dw->inputs[0]) == g.storage_root(gemm->outputs[0]));
+    if (variant != 0) {
+      CHECK_FALSE(dw->has(ir::attr::input_clamp_lo));
+      CHECK(dw->inputs.size() == 3);
+      CHECK(gemm->inputs[2] == b1);
+      CHECK(gemm->f(ir::attr::clamp_lo) == 0.0);
+      continue;
+    }
+    REQUIRE(dw->has(ir::attr::input_clamp_lo));
+    CHECK(dw->f(ir::attr::input_clamp_lo) == -INFINITY);
+    CHECK(dw->f(ir::attr::input_clamp_hi) == 6.0);
+    REQUIRE(dw->inputs.size() == 4);
+    CHECK(dw->inputs[3] == -1);
+    // The GEMM keeps the bias and relu that cuBLASLt's epilogue applies.
+    CHECK(gemm->inputs[2] == b1);
+    CHECK(ops::gemm_params_of(*gemm).bias_kind == rt::BiasKind::PerColumn);
+    CHECK(gemm->f(ir::attr::clamp_lo) == 0.0);
+    CHECK(gemm->f(ir::attr::clamp_hi) == INFINITY);
+    const auto src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+    CHECK(src.model_cpp.find("aotc::rt::cuda::DepthwiseInputEpilogue in{}; in.in_bias = nullptr;") !=
+          std::string::npos);
+    CHECK(src.model_cpp.find("depthwise_conv2d_nhwc_f32(stream, p, ") != std::string::npos);
+    CHECK(src.model_cpp.find(", &in);") != std::string::npos);
+  }
+}
+
 TEST_CASE("cuda: NHWC convolutions over 32k channels gather their input in the GEMM (fp32, tf32)") {
   for (const auto precision :
        {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32, rt::cuda::Precision::Fp16}) {

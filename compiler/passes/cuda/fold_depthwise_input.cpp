@@ -6,6 +6,11 @@
 // epilogue) and the pass disappears. The depthwise kernel skips the taps that read its zero
 // padding, so padding stays zero, as it is after the clamp. Only where the depthwise kernel
 // takes the whole tensor (depthwise_input_epilogue_fits) and nothing else reads the value.
+// In NHWC (convert_to_channels_last.cpp) the expansion is a "gemm" whose per-column bias
+// and relu cuBLASLt fuses, but not relu6's upper bound: that was a bias_clamp pass per layer
+// after the product (17 in MobileNetV2). There only the upper bound moves, into
+// depthwise_conv2d_nhwc's loads (one min a value: those kernels are near their arithmetic
+// limit at batch 1); the GEMM keeps its bias and relu.
 // AOTC_CUDA_FOLD_DEPTHWISE=0 (read when compiling) leaves every epilogue where it is, for
 // comparisons.
 #include <aotc/rt/cuda/conv2d_plan.h>
@@ -15,6 +20,7 @@
 #include <string>
 
 #include "../../ops/cuda/cuda_registry.h"
+#include "../../ops/gemm.h"
 #include "../../ops/spatial.h"
 #include "../passes.h"
 #include "cuda_passes.h"
@@ -31,11 +37,36 @@ bool nchw_conv(const ir::Op& op) {
          !(op.has(ir::attr::channels_last) && op.b(ir::attr::channels_last));
 }
 
+// relu6's upper bound (a clamp from 0 or from nothing to a finite bound) of an NHWC "gemm"
+// (a 1x1 convolution) moved into the depthwise convolution that alone reads its dense result.
+void fold_into_nhwc_depthwise(ir::Graph& graph, ir::Op& dw) {
+  if (dw.inputs.size() != 3) return;
+  const int v = passes::sole_whole_read(graph, dw.inputs[0]);
+  if (v < 0) return;
+  const int at = passes::producer_of(graph, v);
+  if (at < 0) return;
+  ir::Op& gemm = graph.ops[static_cast<size_t>(at)];
+  if (gemm.kind != ir::kind::gemm || gemm.inputs.size() != 3 || gemm.has(ir::attr::activation) ||
+      (gemm.has(ir::attr::c_16bit) && gemm.b(ir::attr::c_16bit)))
+    return;
+  const rt::GemmParams p = ops::gemm_params_of(gemm);
+  if (p.n != graph.value(v).shape.back() || p.ldc != p.n) return;
+  if (!std::isfinite(p.clamp_hi) || !(p.clamp_lo == 0.0f || p.clamp_lo == -INFINITY)) return;
+  dw.inputs.push_back(-1);  // no bias: the GEMM adds it
+  dw.attrs[ir::attr::input_clamp_lo] = -INFINITY;
+  dw.attrs[ir::attr::input_clamp_hi] = p.clamp_hi;
+  gemm.attrs[ir::attr::clamp_hi] = INFINITY;
+}
+
 }  // namespace
 
 void fold_depthwise_input(ir::Graph& graph) {
   if (const char* env = std::getenv("AOTC_CUDA_FOLD_DEPTHWISE"); env && std::string(env) == "0") return;
   for (ir::Op& dw : graph.ops) {
+    if (dw.kind == ir::kind::depthwise_conv2d_nhwc) {
+      fold_into_nhwc_depthwise(graph, dw);
+      continue;
+    }
     if (!nchw_conv(dw) || path_of(dw) != rt::cuda::Conv2dPath::Depthwise || dw.inputs.size() != 3 ||
         !rt::cuda::depthwise_input_epilogue_fits(ops::conv2d_params_of(dw)))
       continue;

@@ -6,6 +6,11 @@
 // (3, 5 and 7 wide, stride 1 or 2, no horizontal dilation) a row's input span sits in
 // registers and each tap's weight is loaded once for the tile; other geometries take a
 // thread per output. Taps that fall on the padding are skipped, as in depthwise_conv2d.cu.
+// With an input epilogue (fold_depthwise_input.cpp), each loaded value is first taken
+// through the bias and clamp of the GEMM that wrote it; skipped padding stays zero, as it
+// would after that epilogue. These kernels are near their arithmetic limit at batch 1 (a
+// load and an FMA a tap), so the common epilogue, relu6's upper bound alone (cuBLASLt
+// applied the bias and relu), is one NaN-keeping min a value.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pointwise.cuh>
@@ -32,6 +37,19 @@ __device__ inline float4 clamp_v(float4 v, float lo, float hi) {
   return {clamp_apply(v.x, lo, hi), clamp_apply(v.y, lo, hi), clamp_apply(v.z, lo, hi),
           clamp_apply(v.w, lo, hi)};
 }
+// min(v, hi) that keeps a NaN v a NaN, as clamp_apply does, in one instruction from sm_80.
+__device__ inline float min_keep_nan(float v, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(v), "f"(hi));
+  return r;
+#else
+  return clamp_apply(v, -__builtin_inff(), hi);
+#endif
+}
+__device__ inline float4 min_keep_nan(float4 v, float hi) {
+  return {min_keep_nan(v.x, hi), min_keep_nan(v.y, hi), min_keep_nan(v.z, hi), min_keep_nan(v.w, hi)};
+}
 template <class V>
 __device__ inline V zero_v() {
   if constexpr (sizeof(V) == sizeof(float))
@@ -40,12 +58,16 @@ __device__ inline V zero_v() {
     return {0.0f, 0.0f, 0.0f, 0.0f};
 }
 
+// What is applied to each input value read.
+enum class Input { AsIs, UpperBound, BiasClamp };
+
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
-template <class V, int Kernel, int Stride, int Tile>
+template <class V, int Kernel, int Stride, int Tile, Input In>
 __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
                                              const V* __restrict__ x, const V* __restrict__ w,
-                                             const V* __restrict__ bias, V* __restrict__ y) {
+                                             const V* __restrict__ bias, V* __restrict__ y,
+                                             const V* __restrict__ in_bias, float in_lo, float in_hi) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.total) return;
   const unsigned cv = i % g.vectors;
@@ -55,6 +77,18 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
   const unsigned oh = rest % g.h_out, image = rest / g.h_out;
   const int ow0 = static_cast<int>(tile) * Tile;
   const int iw0 = ow0 * (Kernel > 0 ? Stride : g.stride_w) - g.pad_w;
+  V in_b = zero_v<V>();
+  if constexpr (In == Input::BiasClamp)
+    if (in_bias) in_b = in_bias[cv];
+  // An input value as the convolution reads it.
+  const auto load = [&](const V* at) {
+    if constexpr (In == Input::UpperBound)
+      return min_keep_nan(*at, in_hi);
+    else if constexpr (In == Input::BiasClamp)
+      return clamp_v(in_bias ? add_v(*at, in_b) : *at, in_lo, in_hi);
+    else
+      return *at;
+  };
   V acc[Tile];
 #pragma unroll
   for (int t = 0; t < Tile; ++t) acc[t] = zero_v<V>();
@@ -72,7 +106,7 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
       for (int j = 0; j < kSpan; ++j) {
         const int iw = iw0 + j;
         inside[j] = iw >= 0 && iw < static_cast<int>(g.w_in);
-        span[j] = inside[j] ? row[static_cast<unsigned>(iw) * g.vectors] : zero_v<V>();
+        span[j] = inside[j] ? load(row + static_cast<unsigned>(iw) * g.vectors) : zero_v<V>();
       }
 #pragma unroll
       for (int kw = 0; kw < Kernel; ++kw) {
@@ -85,7 +119,7 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
       for (int kw = 0; kw < g.kernel_w; ++kw) {
         const int iw = iw0 + kw * g.dilation_w;
         if (iw < 0 || iw >= static_cast<int>(g.w_in)) continue;
-        acc[0] = fma_v(row[static_cast<unsigned>(iw) * g.vectors],
+        acc[0] = fma_v(load(row + static_cast<unsigned>(iw) * g.vectors),
                        taps[static_cast<unsigned>(kw) * g.vectors], acc[0]);
       }
     }
@@ -116,40 +150,50 @@ bool grid_fills_gpu(int64_t threads) {
 
 template <class V, int Kernel, int Stride, int Tile>
 void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
-            const void* bias, void* y) {
+            const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   g.tiles_w = (g.w_out + Tile - 1) / Tile;
   g.total = g.vectors * g.tiles_w * g.h_out * static_cast<unsigned>(p.n);
-  depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile><<<(g.total + 127) / 128, 128, 0, stream>>>(
-      g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const V*>(x), static_cast<const V*>(w),
-      static_cast<const V*>(bias), static_cast<V*>(y));
+  const unsigned blocks = (g.total + 127) / 128;
+  const auto run = [&](auto kernel) {
+    kernel<<<blocks, 128, 0, stream>>>(
+        g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const V*>(x), static_cast<const V*>(w),
+        static_cast<const V*>(bias), static_cast<V*>(y),
+        in ? reinterpret_cast<const V*>(in->in_bias) : nullptr, in ? in->in_lo : 0.0f, in ? in->in_hi : 0.0f);
+  };
+  if (!in)
+    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::AsIs>);
+  else if (!in->in_bias && in->in_lo == -__builtin_inff())
+    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::UpperBound>);
+  else
+    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::BiasClamp>);
 }
 
 // The widest tile that still fills the GPU (1 where even that does not: more threads).
 template <class V, int Kernel, int Stride, int Tile>
 void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
-                  const void* bias, void* y) {
+                  const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   const int64_t tiled = static_cast<int64_t>(g.vectors) * ((g.w_out + Tile - 1) / Tile) * g.h_out * p.n;
   if (grid_fills_gpu(tiled))
-    launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y);
+    launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y, in);
   else
-    launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y);
+    launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y, in);
 }
 
 template <class V>
 void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, const void* x, const void* w,
-              const void* bias, void* y) {
+              const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   const bool row_window = p.dilation_w == 1;
   if (row_window && p.kernel_w == 3 && p.stride_w == 1)
-    return launch_tiled<V, 3, 1, 4>(stream, g, p, x, w, bias, y);
+    return launch_tiled<V, 3, 1, 4>(stream, g, p, x, w, bias, y, in);
   if (row_window && p.kernel_w == 3 && p.stride_w == 2)
-    return launch_tiled<V, 3, 2, 2>(stream, g, p, x, w, bias, y);
+    return launch_tiled<V, 3, 2, 2>(stream, g, p, x, w, bias, y, in);
   if (row_window && p.kernel_w == 5 && p.stride_w == 1)
-    return launch_tiled<V, 5, 1, 4>(stream, g, p, x, w, bias, y);
+    return launch_tiled<V, 5, 1, 4>(stream, g, p, x, w, bias, y, in);
   if (row_window && p.kernel_w == 5 && p.stride_w == 2)
-    return launch_tiled<V, 5, 2, 2>(stream, g, p, x, w, bias, y);
+    return launch_tiled<V, 5, 2, 2>(stream, g, p, x, w, bias, y, in);
   if (row_window && p.kernel_w == 7 && p.stride_w == 1)
-    return launch_tiled<V, 7, 1, 4>(stream, g, p, x, w, bias, y);
-  launch<V, 0, 1, 1>(stream, g, p, x, w, bias, y);
+    return launch_tiled<V, 7, 1, 4>(stream, g, p, x, w, bias, y, in);
+  launch<V, 0, 1, 1>(stream, g, p, x, w, bias, y, in);
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
@@ -157,7 +201,7 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 }  // namespace
 
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                               const float* bias, float* y) {
+                               const float* bias, float* y, const DepthwiseInputEpilogue* input_epilogue) {
   const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
   if (total <= 0) return;
   if (!conv2d_is_depthwise(p)) {
@@ -176,8 +220,9 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
                "the tensor is too large for the kernel's 32-bit index arithmetic");
     return;
   }
-  const bool vec4 =
-      p.c_out % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(y) && (!bias || aligned16(bias));
+  const float* in_bias = input_epilogue ? input_epilogue->in_bias : nullptr;
+  const bool vec4 = p.c_out % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(y) &&
+                    (!bias || aligned16(bias)) && (!in_bias || aligned16(in_bias));
   Geometry g{};
   g.vectors = static_cast<unsigned>(vec4 ? p.c_out / 4 : p.c_out);
   g.h_in = static_cast<unsigned>(p.h_in);
@@ -193,9 +238,9 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
   if (vec4)
-    dispatch<float4>(stream, g, p, x, w, bias, y);
+    dispatch<float4>(stream, g, p, x, w, bias, y, input_epilogue);
   else
-    dispatch<float>(stream, g, p, x, w, bias, y);
+    dispatch<float>(stream, g, p, x, w, bias, y, input_epilogue);
   check_launch("depthwise_conv2d_nhwc_kernel");
 }
 

@@ -3,7 +3,10 @@
 // small enough for one output a thread and large enough for its tiles, the generic path
 // (dilated columns, stride 3, non-square kernels), channel counts with and without float4
 // vectors, a misaligned tensor, padding wider than half the window, bias and clamp, a NaN
-// and an infinity in the input.
+// and an infinity in the input. Each shape also with the two forms of input epilogue (what
+// the GEMM that wrote the input would have applied, fold_depthwise_input.cpp): an upper
+// bound alone; a bias and a clamp (relu6, or one that clamps at 0.75 from nothing), with
+// and without the bias, one bias 4 bytes off 16-byte alignment.
 #include <cmath>
 
 #include "kernel_table.h"
@@ -98,17 +101,39 @@ void depthwise_nhwc_cases(KernelTable& t) {
     }
     const std::vector<float> w = t.floats(static_cast<size_t>(s.c * s.kh * s.kw));
     const std::vector<float> bias = t.floats(static_cast<size_t>(s.c));
-    const std::vector<float> cpu = depthwise_reference(p, x, w, bias);
-    const size_t out = cpu.size(), shift = s.misaligned ? 1 : 0;
-    std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
-    x_nhwc.insert(x_nhwc.begin(), shift, 0.0f);
-    float* y = t.device<float>(out + shift);
-    rt::cuda::depthwise_conv2d_nhwc_f32(t.stream(), p, t.upload(x_nhwc) + shift,
-                                        t.upload(taps_last(w, s.c, s.kh * s.kw)),
-                                        s.bias ? t.upload(bias) : nullptr, y + shift);
-    std::vector<float> got = t.download(y, out + shift);
-    got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
-    t.expect_close("depthwise_conv2d_nhwc", what, cpu, to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
+    const std::vector<float> in_bias = t.floats(static_cast<size_t>(s.c) + 1);
+    const size_t bias_shift = &s == &shapes.front() || s.misaligned ? 1 : 0;
+    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+      rt::cuda::DepthwiseInputEpilogue in;
+      std::vector<float> x_read = x;  // x as the convolution reads it
+      if (epilogue) {
+        const bool relu6 = s.c % 2 == 0;
+        in.in_lo = relu6 && epilogue == 2 ? 0.0f : -INFINITY;
+        in.in_hi = relu6 ? 6.0f : 0.75f;
+        const bool with_bias = epilogue == 2 && (s.bias || s.misaligned);
+        // The first shape's tensors allow float4: its bias alone off alignment must not.
+        for (size_t i = 0; i < x_read.size(); ++i) {
+          const size_t c = i / static_cast<size_t>(s.h * s.w) % static_cast<size_t>(s.c);
+          float v = x_read[i] + (with_bias ? in_bias[c + bias_shift] : 0.0f);
+          if (v == v) v = std::fmin(std::fmax(v, in.in_lo), in.in_hi);
+          x_read[i] = v;
+        }
+        if (with_bias) in.in_bias = t.upload(in_bias) + bias_shift;
+      }
+      const std::vector<float> cpu = depthwise_reference(p, x_read, w, bias);
+      const size_t out = cpu.size(), shift = s.misaligned ? 1 : 0;
+      std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
+      x_nhwc.insert(x_nhwc.begin(), shift, 0.0f);
+      float* y = t.device<float>(out + shift);
+      rt::cuda::depthwise_conv2d_nhwc_f32(
+          t.stream(), p, t.upload(x_nhwc) + shift, t.upload(taps_last(w, s.c, s.kh * s.kw)),
+          s.bias ? t.upload(bias) : nullptr, y + shift, epilogue ? &in : nullptr);
+      std::vector<float> got = t.download(y, out + shift);
+      got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
+      const char* form[] = {"", " input bound", " input epilogue"};
+      t.expect_close("depthwise_conv2d_nhwc", what + form[epilogue], cpu,
+                     to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
+    }
   }
 }
 

@@ -205,9 +205,11 @@ void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const floa
 void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                        const float* bias, float* y);
 // Depthwise on NHWC tensors (n x h x w x c), w as (kernel_h, kernel_w, c), bias and clamp
-// fused (convert_to_channels_last.cpp).
+// fused (convert_to_channels_last.cpp); input_epilogue as for depthwise_conv2d_f32 (its
+// in_bias: one value per channel).
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                               const float* bias, float* y);
+                               const float* bias, float* y,
+                               const DepthwiseInputEpilogue* input_epilogue = nullptr);
 
 // ---------------------------------------------------------------- pooling
 void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
