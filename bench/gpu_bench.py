@@ -118,6 +118,25 @@ def kernel_profile(fn, runs=10, top=12):
     return total, [(name, t / runs, n // runs) for name, (t, n) in rows[:top]]
 
 
+def launch_list(fn, runs=5):
+    """Each kernel launch of one run in order: name, device time and the idle gap before it
+    (graph replays leave gaps between dependent kernels), from the last of `runs` runs."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    events = sorted((ev.time_range.start, ev.time_range.end, ev.name) for ev in prof.events()
+                    if ev.device_type == torch.autograd.DeviceType.CUDA)
+    last = events[len(events) - len(events) // runs:]
+    rows, end = [], None
+    for start, stop, name in last:
+        rows.append((name[:90], (stop - start) / 1000.0, 0.0 if end is None else (start - end) / 1000.0))
+        end = stop if end is None else max(end, stop)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", required=True, help="where check_cuda_models.py compiled the models")
@@ -131,6 +150,8 @@ def main():
                     help="rounds of aotc, eager and torch.compile timed in turn: each row gives the median of the "
                          "rounds' medians and their range (the machine drifts between rounds)")
     ap.add_argument("--profile", default="", help="models whose aotc kernels are profiled")
+    ap.add_argument("--launches", default="",
+                    help="models whose every kernel launch of one run is listed in order, with the gaps")
     ap.add_argument("--ab-env", default="",
                     help="NAME=VALUE: also time aotc in a second context created with that environment "
                          "variable (read at context creation), e.g. AOTC_CUDA_AUTOTUNE=0 (no GEMM tuning) "
@@ -150,7 +171,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
     device = torch.cuda.get_device_name()
-    rows, profiles = [], {}
+    rows, profiles, launches = [], {}, {}
     # torch's default stream is the legacy stream (handle 0), which aotc reads as "the
     # context's own stream": every contender runs on this side stream instead.
     stream = torch.cuda.Stream()
@@ -165,6 +186,10 @@ def main():
             eager = eager.to(dtype)
             torch_xs = [t.to(dtype) if t.is_floating_point() else t for t in xs]
         so = os.path.join(args.workdir, name, f"model_{args.precision}.so")
+        if not os.path.exists(so):
+            raise SystemExit(f"{so} does not exist: compile {name} first (tests/cuda/check_cuda_models.py "
+                             f"--workdir {args.workdir} --models {name} --precision {args.precision}; "
+                             f"in scripts/gpu_suite.sh every BENCH_MODELS model must be in MODELS)")
         lib = Library(so)
         model = Model(lib)
         created = time.perf_counter()
@@ -214,6 +239,8 @@ def main():
                             "p90": statistics.median(r["p90"] for r in results), "rounds": len(results)}
             if name in args.profile.split(","):
                 profiles[name] = kernel_profile(run_aotc)
+            if name in args.launches.split(","):
+                launches[name] = launch_list(run_aotc)
             if args.ab_env or args.ab_workdir:
                 model_ab = None
                 if args.ab_workdir:  # another build of the model
@@ -307,6 +334,14 @@ def main():
         md.append("| --- | --- | --- |")
         for kname, t, n in top:
             md.append(f"| `{kname}` | {t:.3f} | {n} |")
+    for name, listed in launches.items():
+        busy, idle = sum(t for _, t, _ in listed), sum(g for _, _, g in listed)
+        md.append(f"\naotc {name} ({args.precision}): {len(listed)} launches in one run, {busy:.3f} ms busy, "
+                  f"{idle:.3f} ms of gaps between them:\n")
+        md.append("| # | kernel | ms | gap before (ms) |")
+        md.append("| --- | --- | --- | --- |")
+        for i, (kname, t, gap) in enumerate(listed):
+            md.append(f"| {i} | `{kname}` | {t:.4f} | {gap:.4f} |")
     text = "\n".join(md) + "\n"
     print(text)
     if args.results:
