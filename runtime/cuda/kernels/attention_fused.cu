@@ -332,14 +332,9 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   if (p.head_dim <= 0 || p.q_len > INT32_MAX / 2 || p.kv_len > 65536 || p.head_dim > 4096 ||
       p.v_head_dim > 4096 || p.heads > 65535 || p.batch > 65535)
     return false;
-  int device = 0, max_bytes = 0, sm_bytes = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
-    cudaGetLastError();
-    return false;
-  }
+  AttentionDevice device;
+  if (!attention_device(device)) return false;
+  const int max_bytes = device.max_block_bytes, sm_bytes = device.sm_bytes, sms = device.sms;
   // The layout of `rows`-row blocks: the values beside the keys, so that their loads
   // overlap the scores, when that still keeps every block of the grid resident at once;
   // else over the keys (vit_b_16's 156 blocks need two per multiprocessor); rows = 0 when
@@ -384,14 +379,7 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
                        : rows == 20 ? attention_fused_kernel<20>
                        : rows == 24 ? attention_fused_kernel<24>
                                     : attention_fused_kernel<16>;
-  // The kernel's dynamic shared memory limit, raised to the device's maximum. The limit
-  // belongs to the function, shared by every context: with the size of each call instead,
-  // two contexts created at once on two threads could lower it between the other's setting
-  // and launch. Not a stream operation: allowed while the run is being captured.
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  if (!allow_block_bytes(kernel, device)) return false;
   kernel<<<grid, 32 * warps_for(rows), static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
       vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);

@@ -247,13 +247,9 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
   if (forced == "0") return false;
   const int warp_rows = p.kv_len <= 32 ? 32 : 16;
   const ShortLayout l = short_layout(p, warp_rows);
-  int device = 0, max_bytes = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  AttentionDevice device;
+  if (!attention_device(device)) return false;
+  const int max_bytes = device.max_block_bytes, sms = device.sms;
   if (l.bytes() > max_bytes) return false;
   // A grid of fewer than two blocks per multiprocessor takes attention_fused.cu's kernel,
   // whose blocks split a window's rows, dimensions and keys over more warps: there one
@@ -263,12 +259,7 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
   const int64_t row_blocks = (p.q_len + l.block_rows - 1) / l.block_rows;
   if (row_blocks * p.heads * p.batch < 2 * static_cast<int64_t>(sms) && forced != "1") return false;
   auto* const kernel = warp_rows == 32 ? attention_short_kernel<32> : attention_short_kernel<16>;
-  // The limit raised to the device's maximum: it belongs to the function, shared by every
-  // context, so it is always set to the same value (see attention_fused.cu).
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  if (!allow_block_bytes(kernel, device)) return false;
   const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, 32 * l.warps, static_cast<size_t>(l.bytes()), ex.stream>>>(

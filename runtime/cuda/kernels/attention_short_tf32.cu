@@ -266,13 +266,9 @@ bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float*
   const std::string_view forced = env ? env : "";
   if (forced == "0") return false;
   const Tf32Layout l = tf32_layout(p);
-  int device = 0, max_bytes = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&max_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  AttentionDevice device;
+  if (!attention_device(device)) return false;
+  const int max_bytes = device.max_block_bytes, sms = device.sms;
   if (l.bytes() > max_bytes) return false;
   // A grid of fewer blocks than multiprocessors takes attention_fused.cu's kernel, whose
   // blocks split a window over more warps: there one block's latency is the kernel's time
@@ -284,12 +280,7 @@ bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float*
                        : p.mask_kind == AttentionMask::Additive || p.mask_kind == AttentionMask::DropIfNonzero
                            ? attention_short_tf32_kernel<float>
                            : attention_short_tf32_kernel<unsigned char>;
-  // The limit raised to the device's maximum: it belongs to the function, shared by every
-  // context, so it is always set to the same value (see attention_fused.cu).
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  if (!allow_block_bytes(kernel, device)) return false;
   const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
   // 16-byte staging where the rows fill whole mma steps (a row of 8k floats, no zero columns).

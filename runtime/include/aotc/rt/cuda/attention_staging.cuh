@@ -1,6 +1,7 @@
 // attention_staging.cuh - what the one-launch attention kernels share
-// (attention_fused.cu, attention_short.cu): asynchronous 16-byte copies into shared memory,
-// the staging of a strided block of rows with zero padding, and a mask's additive term.
+// (attention_fused.cu, attention_short.cu, attention_short_tf32.cu): the device limits they
+// plan their blocks by, asynchronous 16-byte copies into shared memory, the staging of a
+// strided block of rows with zero padding, and a mask's additive term.
 #pragma once
 
 #include <aotc/rt/kernels/sequence.h>
@@ -10,6 +11,43 @@
 namespace aotc::rt::cuda {
 
 constexpr float kAttentionNegInf = -__builtin_inff();
+
+// The current device's limits that the kernels' block layouts are planned by.
+struct AttentionDevice {
+  int max_block_bytes = 0;  // dynamic shared memory a block may opt in to
+  int sm_bytes = 0;         // shared memory per multiprocessor
+  int sms = 0;              // multiprocessors
+};
+
+// Reads them; false (the CUDA error cleared) where they cannot be read.
+inline bool attention_device(AttentionDevice& d) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&d.max_block_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&d.sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || d.sms <= 0) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+// Raises a kernel's dynamic shared memory limit to the device's maximum; false (the error
+// cleared) where that fails. The limit belongs to the function, shared by every context:
+// with the size of each call instead, two contexts created at once on two threads could
+// lower it between the other's setting and launch. Not a stream operation: allowed while the
+// run is being captured.
+template <class Kernel>
+bool allow_block_bytes(Kernel* kernel, const AttentionDevice& d) {
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.max_block_bytes) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
 
 // v rounded up to a multiple of `to` (the kernels' padded shared-memory layouts).
 inline int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
