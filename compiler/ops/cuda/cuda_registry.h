@@ -93,5 +93,7 @@ void check_cuda_support(const ir::Graph& graph);
 // geometry as the gemm op's "conv_geometry" attribute, and back (gemm_cuda.cpp).
 std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c);
 rt::Conv2dParams gathered_conv_of(const ir::Op& op);
+// Whether choose_gemm_operands.cpp gave a "gemm" op a 16-bit operand (gemm_cuda.cpp).
+bool has_16bit_operand(const ir::Op& op);
 
 }  // namespace aotc::ops::cuda

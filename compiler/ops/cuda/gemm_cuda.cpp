@@ -14,11 +14,6 @@
 namespace aotc::ops::cuda {
 namespace {
 
-// Whether choose_gemm_operands.cpp gave the op a 16-bit weight operand.
-bool has_16bit_operand(const ir::Op& op) {
-  return op.has(ir::attr::a_16bit) && (op.b(ir::attr::a_16bit) || op.b(ir::attr::b_16bit));
-}
-
 CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const ParamsCode& p) {
   const ParamsCode conv = conv2d_params_code(gathered_conv_of(op), "conv");
   return {"", kernel_call(op, p.str() + "\n    " + conv.str(),
@@ -67,6 +62,10 @@ CudaCode emit_batched_gemm(const EmitContext& e, const ir::Op& op, size_t) {
 }
 
 }  // namespace
+
+bool has_16bit_operand(const ir::Op& op) {
+  return op.has(ir::attr::a_16bit) && (op.b(ir::attr::a_16bit) || op.b(ir::attr::b_16bit));
+}
 
 // "conv_geometry": n, c_in, h_in, w_in, c_out, h_out, w_out, then kernel, stride, padding
 // and dilation, each as h and w. The op's input is the NHWC tensor itself, its scratch the

@@ -25,6 +25,7 @@
 #include <set>
 #include <vector>
 
+#include "../../ops/cuda/cuda_registry.h"
 #include "../passes.h"
 #include "cuda_passes.h"
 
@@ -32,9 +33,8 @@ namespace aotc::passes::cuda {
 namespace {
 
 bool gemm_with_16bit_operands(const ir::Op& op, rt::cuda::Precision precision) {
-  return op.kind == ir::kind::gemm && !op.has(ir::attr::conv_geometry) && op.has(ir::attr::a_16bit) &&
-         (op.b(ir::attr::a_16bit) || op.b(ir::attr::b_16bit)) && op.has(ir::attr::precision) &&
-         op.i(ir::attr::precision) == static_cast<int64_t>(precision);
+  return op.kind == ir::kind::gemm && !op.has(ir::attr::conv_geometry) && ops::cuda::has_16bit_operand(op) &&
+         op.has(ir::attr::precision) && op.i(ir::attr::precision) == static_cast<int64_t>(precision);
 }
 
 int residual_of(const ir::Op& gemm) { return gemm.inputs.size() > 3 ? gemm.inputs[3] : -1; }

@@ -784,7 +784,7 @@ void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool 
     return;
   }
   if (!with_bias) bias = nullptr;
-  const float lo = has_clamp(p) ? p.clamp_lo : -__builtin_inff(), hi = p.clamp_hi;
+  const float lo = p.clamp_lo, hi = p.clamp_hi;
   if (p.k == 0) {  // no product: C is the epilogue's terms alone
     cudaMemset2DAsync(c, static_cast<size_t>(p.ldc) * 2, 0, static_cast<size_t>(p.n) * 2,
                       static_cast<size_t>(p.m), ex.stream);
