@@ -113,6 +113,18 @@ const ConvCase kConvCases[] = {
     {"few rows: 13 outputs, 600 deep, 5x3", 1, 600, 5, 3, 13, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"few rows: 6 outputs over 112x112", 1, 8, 112, 112, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"few rows: 17 outputs (implicit GEMM)", 1, 24, 19, 21, 17, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    // With AVX-512 and enough thread scratch, at most 4 input channels take
+    // conv2d_few_channels: resnet's 7x7/2 stem on a small image, 3x3/2 and 5x5 stems, strides
+    // (1, 2) and (2, 1), 1 and 4 channels, output channel counts past a multiple of 8 (8, 13,
+    // 3), rows of 16, 17, 31, 32 and 33 positions (one vector, pairs, a masked pair), padding
+    // wider than the kernel's reach, several images; 5 channels stay on the implicit GEMM.
+    {"few channels: 7x7/2 stem, 64 outputs, 2 images", 2, 3, 37, 41, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+    {"few channels: 3x3/2 stem, 13 outputs, 31 wide", 1, 3, 30, 61, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {"few channels: 5x5 stride 1, 1 channel, 3 outputs, 16 wide", 1, 1, 9, 16, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1},
+    {"few channels: 3x5 stride (1, 2), 4 channels, 33 wide", 1, 4, 12, 66, 8, 3, 5, 1, 2, 1, 2, 1, 1, 1},
+    {"few channels: 4x4 stride (2, 1), 2 channels, pad 3, 32 wide", 3, 2, 11, 29, 17, 4, 4, 2, 1, 3, 3, 1, 1,
+     1},
+    {"few channels: 5 channels (implicit GEMM)", 1, 5, 20, 40, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
 };
 
 struct Clamp {
@@ -235,6 +247,44 @@ TEST_CASE("conv2d_f32: NaN and infinity pass through the epilogue") {
           CHECK(v == 0.0f);
         else
           CHECK(v > 0.0f);
+      }
+  CHECK(y.guards_intact());
+}
+
+TEST_CASE("conv2d_f32: few input channels keep a NaN where it is read, and only there") {
+  // 3 channels (conv2d_few_channels with AVX-512): one NaN at channel 1, (10, 10) of a
+  // 20 x 40 input; a 3x3 pad-1 convolution with relu reads it at outputs (9..11, 9..11) of
+  // every channel.
+  ThreadPool pool(2);
+  Conv2dParams p;
+  p.c_in = 3;
+  p.h_in = p.h_out = 20;
+  p.w_in = p.w_out = 40;
+  p.c_out = 9;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  p.has_bias = true;
+  p.clamp_lo = 0.0f;
+  uint32_t seed = 5;
+  auto x = random_floats(3 * 20 * 40, ++seed);
+  const auto w = random_floats(9 * 27, ++seed);
+  const auto bias = random_floats(9, ++seed);
+  x[(1 * 20 + 10) * 40 + 10] = NAN;
+  Guarded y(9 * 20 * 40);
+  PoolScratch thread_scratch(pool, aotc::rt::conv2d_thread_scratch_bytes(p));
+  std::vector<float> scratch(static_cast<size_t>(aotc::rt::conv2d_scratch_bytes(p)) / sizeof(float) + 1);
+  aotc::rt::conv2d_f32(pool, p, x.data(), w.data(), bias.data(), nullptr, y.data(), scratch.data());
+  const auto want = ref_conv2d(p, x.data(), w.data(), bias.data(), nullptr);
+  const auto got = y.values();
+  for (int64_t c = 0; c < 9; ++c)
+    for (int64_t oh = 0; oh < 20; ++oh)
+      for (int64_t ow = 0; ow < 40; ++ow) {
+        const size_t i = static_cast<size_t>((c * 20 + oh) * 40 + ow);
+        INFO("c=" << c << " oh=" << oh << " ow=" << ow);
+        if (oh >= 9 && oh <= 11 && ow >= 9 && ow <= 11)
+          CHECK(std::isnan(got[i]));
+        else
+          CHECK(std::abs(got[i] - want[i]) <= 1e-4 * (1.0 + std::abs(want[i])));
       }
   CHECK(y.guards_intact());
 }

@@ -2,6 +2,8 @@
 //   depthwise (groups == c_in == c_out): narrow planes a row per vector on AVX-512
 //     (conv2d_depthwise_rows.cpp), else over 8-channel blocks (conv2d_depthwise_c8.cpp)
 //     where they fit the thread scratch, else by tiles of output rows, here;
+//   at most 4 input channels (RGB stems) on AVX-512: from phase planes of the input
+//     (conv2d_few_channels.cpp);
 //   pointwise with many input channels on CPUs without AVX-512: Eigen's GEMM on the input
 //     as it is (conv2d_pointwise_on_eigen says which and why);
 //   otherwise: an implicit GEMM per image and group (conv2d_gemm.cpp).
@@ -196,6 +198,10 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 
   if (detail::conv2d_pointwise_few_rows_applies(p)) {
     detail::conv2d_pointwise_few_rows_f32(pool, p, x, w, bias, residual, y);
+    return;
+  }
+  if (detail::conv2d_few_channels_applies(p, pool.thread_scratch_bytes())) {
+    detail::conv2d_few_channels_f32(pool, p, x, w, bias, residual, y);
     return;
   }
   // With AVX-512 tiles every 1x1 layer is faster on the implicit GEMM (kernels/conv.h).

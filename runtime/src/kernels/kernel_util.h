@@ -413,6 +413,14 @@ bool conv2d_pointwise_few_rows_applies(const Conv2dParams& p);
 void conv2d_pointwise_few_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
                                    const float* bias, const float* residual, float* y);
 
+// A convolution of at most 4 input channels (an RGB stem) from phase planes of its input,
+// 8 output channels x 32 positions a tile (conv2d_few_channels.cpp); AVX-512 only, and
+// where the pool's thread scratch holds a strip of 2 or more output rows' planes (applies
+// says when). Same arguments and sums as conv2d_gemm_f32, no scratch.
+bool conv2d_few_channels_applies(const Conv2dParams& p, size_t thread_scratch_bytes);
+void conv2d_few_channels_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w,
+                             const float* bias, const float* residual, float* y);
+
 // Rows [m0, m1) of C (ldc) = A (m x k, lda) * B, B (k x n) packed as the implicit GEMM
 // packs its columns (depth blocks of conv2d_gemm_blocking(k, n), 16-column panels); no
 // bias or clamp: the layout gemm_prepack_weights writes. In gemm_prepacked.cpp, for the
