@@ -35,7 +35,8 @@ constexpr int64_t kMaxStride = 2;     // per dimension
 constexpr int64_t kMaxTaps = 4 * 64;  // c_in * kh * kw: the tap table
 constexpr int64_t kMinStripRows = 2;  // fewer: the copies would outweigh the products
 
-// The phase planes of a strip: plane (c, a, b) holds rows_total rows of `width` floats.
+// The phase planes of a strip of output rows: plane (c, a, b) holds the strip's rows plus
+// reach_h, each of `width` floats.
 struct Planes {
   int64_t reach_h, reach_w;  // extra rows and columns a plane needs beyond the outputs'
   int64_t width;             // w_out rounded up to whole vectors, plus reach_w
@@ -89,7 +90,7 @@ __attribute__((target("avx512f"))) void fill_planes(const Conv2dParams& p, const
           if (sw == 1) {
             for (; v + kVec <= v1; v += kVec) _mm512_storeu_ps(out + v, _mm512_loadu_ps(row + v + first));
           } else {
-            // Reads columns 2 v + first .. + 31: all inside the row (the 32nd is not used).
+            // Loads columns 2 v + first .. + 31, all inside the row; the odd ones are dropped.
             for (; v + kVec <= v1 && 2 * (v + kVec) + first <= p.w_in; v += kVec) {
               const float* at = row + 2 * v + first;
               _mm512_storeu_ps(
@@ -206,7 +207,10 @@ void conv2d_few_channels_f32(ThreadPool& pool, const Conv2dParams& p, const floa
   const TileFn single_last = last_rows ? tile_fn<1>(last_rows, ints) : nullptr;
   const bool clamp = has_clamp(p.clamp_lo, p.clamp_hi);
   const int64_t hw = p.h_out * p.w_out;
-  pool.parallel_pieces(p.n * strips, 1, [&](int64_t s0, int64_t s1, int thread) {
+  // A small call stays on the calling thread: waking the pool would cost more than it saves.
+  const double flops = 2.0 * static_cast<double>(p.n * p.c_out * hw) * static_cast<double>(taps);
+  const int64_t least = flops < 2.0 * kGemmMinFlopsPerRange ? p.n * strips : 1;
+  pool.parallel_pieces(p.n * strips, least, [&](int64_t s0, int64_t s1, int thread) {
     float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t img = s / strips, oh0 = s % strips * rows, n_rows = min_i64(rows, p.h_out - oh0);
