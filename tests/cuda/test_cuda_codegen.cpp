@@ -676,24 +676,36 @@ TEST_CASE(
   }
 }
 
+// x (1x4x6x6) -> 1x1 conv to 8 channels + bias + clamp [0, clamp_hi] -> v -> depthwise 3x3
+// + bias -> d (1x8x6x6): a MobileNet expansion and the depthwise layer after it.
+struct ExpandDepthwise {
+  int x, v, expand_bias, d;
+};
+ExpandDepthwise add_expand_depthwise(ir::Graph& g, double clamp_hi) {
+  ExpandDepthwise e;
+  e.x = g.add_input(ir::DType::Float32, {1, 4, 6, 6}, "x");
+  e.v = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+  e.expand_bias = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
+  ir::Op& expand = add_conv(g, e.x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)),
+                            e.expand_bias, e.v, 4, 8, 6, 1, 1);
+  expand.attrs[ir::attr::clamp_lo] = 0.0;
+  expand.attrs[ir::attr::clamp_hi] = clamp_hi;
+  e.d = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
+  add_conv(g, e.v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
+           g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), e.d, 8, 8, 6, 3, 8);
+  return e;
+}
+
 TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW convolution it alone reads") {
   // x -> 1x1 conv + bias + relu6 -> v -> depthwise 3x3 + bias -> y; variant 1: v is also
   // an output (two readers of the bytes: nothing moves).
   for (int variant = 0; variant < 2; ++variant) {
     CAPTURE(variant);
     ir::Graph g;
-    const int x = g.add_input(ir::DType::Float32, {1, 4, 6, 6}, "x");
-    const int v = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
-    const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
-    ir::Op& expand =
-        add_conv(g, x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)), b1, v, 4, 8, 6, 1, 1);
-    expand.attrs[ir::attr::clamp_lo] = 0.0;
-    expand.attrs[ir::attr::clamp_hi] = 6.0;
-    const int y = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
-    add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
-             g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), y, 8, 8, 6, 3, 8);
-    g.outputs.push_back({y, "y"});
-    if (variant == 1) g.outputs.push_back({v, "v"});
+    const ExpandDepthwise e = add_expand_depthwise(g, 6.0);
+    const int b1 = e.expand_bias;
+    g.outputs.push_back({e.d, "y"});
+    if (variant == 1) g.outputs.push_back({e.v, "v"});
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     REQUIRE(count_kind(g, ir::kind::conv2d) == 2);
     const ir::Op& first = g.ops[0];
@@ -726,20 +738,12 @@ TEST_CASE("cuda: an NHWC depthwise convolution applies relu6's upper bound for t
   for (int variant = 0; variant < 3; ++variant) {
     CAPTURE(variant);
     ir::Graph g;
-    const int x = g.add_input(ir::DType::Float32, {1, 4, 6, 6}, "x");
-    const int v = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
-    const int b1 = g.add_f32_constant({8}, std::vector<float>(8, 0.5f));
-    ir::Op& expand =
-        add_conv(g, x, g.add_f32_constant({8, 4, 1, 1}, std::vector<float>(32, 0.25f)), b1, v, 4, 8, 6, 1, 1);
-    expand.attrs[ir::attr::clamp_lo] = 0.0;
-    expand.attrs[ir::attr::clamp_hi] = variant == 2 ? INFINITY : 6.0;
-    const int d = g.add_value(ir::DType::Float32, {1, 8, 6, 6});
-    add_conv(g, v, g.add_f32_constant({8, 1, 3, 3}, std::vector<float>(72, 0.125f)),
-             g.add_f32_constant({8}, std::vector<float>(8, -1.0f)), d, 8, 8, 6, 3, 8);
+    const ExpandDepthwise e = add_expand_depthwise(g, variant == 2 ? INFINITY : 6.0);
+    const int b1 = e.expand_bias;
     const int y = g.add_value(ir::DType::Float32, {1, 4, 6, 6});
-    add_conv(g, d, g.add_f32_constant({4, 8, 1, 1}, std::vector<float>(32, 0.5f)), -1, y, 8, 4, 6, 1, 1);
+    add_conv(g, e.d, g.add_f32_constant({4, 8, 1, 1}, std::vector<float>(32, 0.5f)), -1, y, 8, 4, 6, 1, 1);
     g.outputs.push_back({y, "y"});
-    if (variant == 1) g.outputs.push_back({v, "v"});
+    if (variant == 1) g.outputs.push_back({e.v, "v"});
     ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
     passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
     ::unsetenv("AOTC_CUDA_LAYOUT");
