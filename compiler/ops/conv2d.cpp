@@ -157,12 +157,12 @@ std::string emit_conv2d(const EmitContext& e, const ir::Op& op) {
   const int64_t winograd_tile = op.has(ir::attr::winograd) ? op.i(ir::attr::winograd) : 0;
   // The optional 4th input: the residual (passes/fuse_conv_residual.cpp).
   const std::string residual = op.inputs.size() > 3 ? e.in(op.inputs[3]) : "nullptr";
-  // select_pointwise_rows: the weight input is the weight packed transposed.
+  // select_pointwise_rows: the weight input is the 1x1 weight packed transposed.
   if (op.has(ir::attr::pointwise_rows))
     return kernel_call(op, conv2d_params_code(op).str(),
                        "aotc::rt::conv2d_pointwise_rows_f32(pool, p, " + e.in(op.inputs[0]) + ", " +
                            e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + residual + ", " +
-                           e.out(op.outputs[0]) + ", " + e.scratch(op) + ");");
+                           e.out(op.outputs[0]) + ");");
   return kernel_call(
       op, conv2d_params_code(op).str(),
       (winograd_tile != 0 ? "aotc::rt::conv2d_winograd_f32(pool, p, " + std::to_string(winograd_tile) + ", "

@@ -14,9 +14,7 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
   run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
   // CPU only: the CUDA generators read the convolutions' weights as they are.
-  const bool avx512 = options.avx512_target;
-  if (options.winograd)
-    run_step(graph, verbose, "select_winograd", [avx512](ir::Graph& g) { select_winograd(g, avx512); });
+  if (options.winograd) run_step(graph, verbose, "select_winograd", select_winograd);
   // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).
   run_step(graph, verbose, "fuse_gemm_gelu", [](ir::Graph& g) { fuse_gemm_gelu(g, "AOTC_CPU_FUSE_GELU"); });
   // A ResNet block's add (and the relu after it, fused again) into the convolution before
@@ -32,6 +30,7 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
   run_step(graph, verbose, "fuse_activation", [](ir::Graph& g) { fuse_activation(g); });
   run_step(graph, verbose, "fuse_quantize_layout", fuse_quantize_layout);
   // Both choose kernels that the runtime runs on AVX-512 only.
+  const bool avx512 = options.avx512_target;
   run_step(graph, verbose, "fuse_expand_depthwise",
            [avx512](ir::Graph& g) { fuse_expand_depthwise(g, avx512); });
   run_step(graph, verbose, "select_pointwise_rows",

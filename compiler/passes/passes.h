@@ -10,10 +10,6 @@
 
 #include "../ir/graph.h"
 
-namespace aotc::rt {
-struct Conv2dParams;
-}
-
 namespace aotc::passes {
 
 // ---- the default passes, every target (run_default_passes, in this order) ----
@@ -85,9 +81,8 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options);
 
 // CPU target only, after run_default_passes and before a new plan_memory: 3x3 stride-1
 // convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights
-// transformed here (select_winograd.cpp), except those that select_pointwise_rows takes
-// (pointwise_rows_takes).
-void select_winograd(ir::Graph& graph, bool avx512_target);
+// transformed here (select_winograd.cpp).
+void select_winograd(ir::Graph& graph);
 // CPU target only, likewise: a gemm with a constant right operand gets it packed for the
 // runtime's micro-kernel here instead of on every run (prepack_gemm_weights.cpp).
 void prepack_gemm_weights(ir::Graph& graph);
@@ -105,8 +100,6 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target);
 // cross target). AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves them on the
 // implicit GEMM, for comparisons.
 void select_pointwise_rows(ir::Graph& graph, bool avx512_target);
-// Whether select_pointwise_rows takes a convolution of this geometry (with a constant weight).
-bool pointwise_rows_takes(const ir::Graph& graph, const rt::Conv2dParams& p, bool avx512_target);
 // This machine has AVX-512 (F and VL, as the runtime requires) and AOTC_CPU_AVX512 is not 0
 // (select_pointwise_rows.cpp).
 bool host_runs_avx512_kernels();

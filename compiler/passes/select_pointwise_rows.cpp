@@ -1,11 +1,9 @@
-// select_pointwise_rows (CPU target only, after fuse_expand_depthwise): a conv2d with a
-// constant weight that rt::conv2d_pointwise_rows_prefers (1x1 stride-1 layers and 3x3 ones
-// on small planes) is computed with the output positions as the tile's rows
-// (conv2d_pointwise_rows.cpp): its weight input becomes the weight transposed and packed in
-// groups of 32 output channels (rt::conv2d_pointwise_rows_pack), computed here once, and
-// the op's attribute "pointwise_rows" tells its generator. A 1x1 stride-1 op then needs no
-// scratch; a spatial one, the zero-padded copy of its input. select_winograd leaves these
-// layers alone (pointwise_rows_takes).
+// select_pointwise_rows (CPU target only, after fuse_expand_depthwise): a 1x1 stride-1
+// conv2d with a constant weight on a small plane (rt::conv2d_pointwise_rows_prefers) is
+// computed with the output positions as the tile's rows (conv2d_pointwise_rows.cpp): its
+// weight input becomes the weight transposed and packed in groups of 32 output channels
+// (rt::conv2d_pointwise_rows_pack), computed here once, and the op's attribute
+// "pointwise_rows" tells its generator. The op then needs no scratch.
 // AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1 convolution on the
 // implicit GEMM, for comparisons. The memory plan must be made again after it.
 //
@@ -36,39 +34,26 @@ bool host_runs_avx512_kernels() {
 #endif
 }
 
-bool pointwise_rows_takes(const ir::Graph& graph, const rt::Conv2dParams& p, bool avx512_target) {
-  if (!avx512_target || !rt::conv2d_pointwise_rows_prefers(p)) return false;
-  if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return false;
-  if (rt::conv2d_rows_is_pointwise(p)) return true;
-  // AOTC_CPU_SPATIAL_ROWS=0 leaves the spatial layers alone, for comparisons. A spatial
-  // kernel's choice depends on the plane; with sizes that vary (aotc --dim) it stays on
-  // the implicit GEMM, one kernel for every size.
-  if (const char* env = std::getenv("AOTC_CPU_SPATIAL_ROWS"); env && std::string(env) == "0") return false;
-  return !graph.sizes_vary;
-}
-
 void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
+  if (!avx512_target) return;
+  if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
     if (op.kind != ir::kind::conv2d || op.has(ir::attr::winograd) || op.has(ir::attr::pointwise_rows) ||
         op.inputs.size() < 3)
       continue;
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
-    if (!pointwise_rows_takes(graph, p, avx512_target)) continue;
-    const int64_t depth = rt::conv2d_pointwise_rows_depth(p);
-    const float* w = constant_floats(graph, op.inputs[1], p.c_out * depth);
+    if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
+    const float* w = constant_floats(graph, op.inputs[1], p.c_out * p.c_in);
     if (!w) continue;
     // The packing sees only what its recipe names (the planes vary between aotc --dim's samples).
     rt::Conv2dParams pack;
     pack.c_out = p.c_out;
     pack.c_in = p.c_in;
-    pack.kernel_h = p.kernel_h;
-    pack.kernel_w = p.kernel_w;
-    const std::string recipe = "select_pointwise_rows c_out=" + std::to_string(p.c_out) +
-                               " c_in=" + std::to_string(p.c_in) + " kernel=" + std::to_string(p.kernel_h) +
-                               "x" + std::to_string(p.kernel_w);
+    const std::string recipe =
+        "select_pointwise_rows c_out=" + std::to_string(p.c_out) + " c_in=" + std::to_string(p.c_in);
     const int packed_id = add_derived_f32_constant(
-        graph, recipe, {op.inputs[1]}, {depth, (p.c_out + 15) / 16 * 16},
+        graph, recipe, {op.inputs[1]}, {p.c_in, (p.c_out + 15) / 16 * 16},
         [&] {
           std::vector<float> packed(static_cast<size_t>(rt::conv2d_pointwise_rows_packed_floats(pack)));
           rt::conv2d_pointwise_rows_pack(pack, w, packed.data());
@@ -78,7 +63,7 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
     ir::Op& conv = graph.ops[i];
     conv.inputs[1] = packed_id;
     conv.attrs[ir::attr::pointwise_rows] = int64_t{1};
-    conv.scratch_bytes = rt::conv2d_pointwise_rows_scratch_bytes(p);  // a spatial kernel's padded input
+    conv.scratch_bytes = 0;
     conv.scratch_optional = false;
     conv.thread_scratch_bytes = 0;
   }

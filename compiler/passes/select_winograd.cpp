@@ -14,13 +14,12 @@
 
 namespace aotc::passes {
 
-void select_winograd(ir::Graph& graph, bool avx512_target) {
+void select_winograd(ir::Graph& graph) {
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     if (graph.ops[i].kind != ir::kind::conv2d) continue;
     const ir::Op& op = graph.ops[i];
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
     if (!rt::conv2d_winograd_applies(p) || !graph.is_constant(op.inputs[1])) continue;
-    if (pointwise_rows_takes(graph, p, avx512_target)) continue;  // select_pointwise_rows will
     const ir::Constant& w = graph.constant_of(op.inputs[1]);
     if (ir::numel(w.shape) != p.c_out * p.c_in * 9) continue;
     // With sizes that vary (aotc --dim), the batch is taken as large: one tile for all.

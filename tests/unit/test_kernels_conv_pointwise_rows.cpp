@@ -73,7 +73,7 @@ void check_case(ThreadPool& pool, const Case& c, bool has_bias, const Clamp& cl,
   const auto packed = pack_transposed(p, w);
   Guarded y(y_size);
   aotc::rt::conv2d_pointwise_rows_f32(pool, p, x.data(), packed.data(), has_bias ? bias.data() : nullptr,
-                                      with_residual ? residual.data() : nullptr, y.data(), nullptr);
+                                      with_residual ? residual.data() : nullptr, y.data());
   const auto want = ref_conv2d(p, x.data(), w.data(), bias.data(), with_residual ? residual.data() : nullptr);
   INFO(std::string(c.name) << " bias=" << has_bias << " clamp=[" << cl.lo << "," << cl.hi
                            << "] residual=" << with_residual << " threads=" << pool.size());
@@ -108,8 +108,7 @@ TEST_CASE("conv2d_pointwise_rows_f32: NaN reaches only its position's outputs; r
   bias[5] = -100.0f;
   const auto packed = pack_transposed(p, w);
   Guarded y(40 * 49);
-  aotc::rt::conv2d_pointwise_rows_f32(pool, p, x.data(), packed.data(), bias.data(), nullptr, y.data(),
-                                      nullptr);
+  aotc::rt::conv2d_pointwise_rows_f32(pool, p, x.data(), packed.data(), bias.data(), nullptr, y.data());
   const auto got = y.values();
   for (int64_t c = 0; c < 40; ++c)
     for (int64_t q = 0; q < 49; ++q) {
@@ -125,88 +124,7 @@ TEST_CASE("conv2d_pointwise_rows_f32: NaN reaches only its position's outputs; r
   CHECK(y.guards_intact());
 }
 
-namespace {
-
-// Spatial kernels: the zero-padded copy, tiles kept to one output row (widths that leave
-// 1-6 positions), strides 1 and 2 (and 2 down, 1 across), dilation, padding past the kernel,
-// no padding, 1x3 and 5x5 and 7x7 kernels, a 1x1 stride-2 kernel, batches.
-struct SpatialCase {
-  const char* name;
-  int64_t n, c_in, c_out, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
-};
-const SpatialCase kSpatialCases[] = {
-    {"3x3/1 7x7, 160 outputs", 1, 64, 160, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},
-    {"3x3/1 14x14", 1, 40, 48, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1},
-    {"3x3/2 14x14 > 7x7", 1, 33, 64, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1},
-    {"3x3/2 13x11 > 7x6, 17 outputs", 1, 17, 17, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1},
-    {"5x5/1 pad 2, 9x10", 1, 8, 33, 9, 10, 5, 5, 1, 1, 2, 2, 1, 1},
-    {"3x3 dilation 2, pad 2", 1, 16, 32, 12, 12, 3, 3, 1, 1, 2, 2, 2, 2},
-    {"1x3 across 20 (7 + 7 + 6)", 1, 10, 16, 6, 20, 1, 3, 1, 1, 0, 1, 1, 1},
-    {"3x3 unpadded 9x9 > 7x7", 1, 24, 40, 9, 9, 3, 3, 1, 1, 0, 0, 1, 1},
-    {"1x1/2 14x14 > 7x7", 1, 64, 32, 14, 14, 1, 1, 2, 2, 0, 0, 1, 1},
-    {"3x3 stride 2 down, 1 across", 1, 12, 20, 10, 9, 3, 3, 2, 1, 1, 1, 1, 1},
-    {"3x3/1 5x5, 2 images, 47 outputs", 2, 9, 47, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-    {"3x3 padding 2 past the kernel, 4x4 > 6x6", 1, 5, 16, 4, 4, 3, 3, 1, 1, 2, 2, 1, 1},
-    {"7x7/2 pad 3, 3 channels", 1, 3, 64, 20, 20, 7, 7, 2, 2, 3, 3, 1, 1},
-    {"3x3/2 1x1 input", 3, 8, 16, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1},
-};
-
-Conv2dParams spatial_params(const SpatialCase& c, bool has_bias, const Clamp& cl) {
-  Conv2dParams p;
-  p.n = c.n;
-  p.c_in = c.c_in;
-  p.c_out = c.c_out;
-  p.h_in = c.h;
-  p.w_in = c.w;
-  p.kernel_h = c.kh;
-  p.kernel_w = c.kw;
-  p.stride_h = c.sh;
-  p.stride_w = c.sw;
-  p.pad_h = c.ph;
-  p.pad_w = c.pw;
-  p.dilation_h = c.dh;
-  p.dilation_w = c.dw;
-  p.h_out = (c.h + 2 * c.ph - c.dh * (c.kh - 1) - 1) / c.sh + 1;
-  p.w_out = (c.w + 2 * c.pw - c.dw * (c.kw - 1) - 1) / c.sw + 1;
-  p.has_bias = has_bias;
-  p.clamp_lo = cl.lo;
-  p.clamp_hi = cl.hi;
-  return p;
-}
-
-}  // namespace
-
-TEST_CASE("conv2d_pointwise_rows_f32 on spatial kernels: geometry, bias, residual, clamp, threads") {
-  for (int threads : {1, 2, 3}) {
-    ThreadPool pool(threads);
-    uint32_t seed = 29;
-    for (const SpatialCase& c : kSpatialCases)
-      for (bool with_extras : {false, true}) {
-        const Conv2dParams p = spatial_params(c, with_extras, with_extras ? kClamps[2] : kClamps[0]);
-        REQUIRE(aotc::rt::conv2d_pointwise_rows_applies(p));
-        REQUIRE_FALSE(aotc::rt::conv2d_rows_is_pointwise(p));
-        const size_t y_size = static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out);
-        const auto x = random_floats(static_cast<size_t>(p.n * p.c_in * p.h_in * p.w_in), ++seed);
-        const auto w = random_floats(static_cast<size_t>(p.c_out * p.c_in * p.kernel_h * p.kernel_w), ++seed);
-        const auto bias = random_floats(static_cast<size_t>(p.c_out), ++seed);
-        const auto residual = random_floats(with_extras ? y_size : 0, ++seed);
-        const auto packed = pack_transposed(p, w);
-        std::vector<float> scratch(static_cast<size_t>(aotc::rt::conv2d_pointwise_rows_scratch_bytes(p) / 4),
-                                   NAN);
-        Guarded y(y_size);
-        aotc::rt::conv2d_pointwise_rows_f32(
-            pool, p, x.data(), packed.data(), with_extras ? bias.data() : nullptr,
-            with_extras ? residual.data() : nullptr, y.data(), scratch.data());
-        const auto want =
-            ref_conv2d(p, x.data(), w.data(), bias.data(), with_extras ? residual.data() : nullptr);
-        INFO(c.name << " extras=" << with_extras << " threads=" << threads);
-        CHECK(rel_l2(y.values(), want) <= kTolerance);
-        CHECK(y.guards_intact());
-      }
-  }
-}
-
-TEST_CASE("conv2d_pointwise_rows_prefers: small planes, deep, whole panels; applies: strides across 1-2") {
+TEST_CASE("conv2d_pointwise_rows_prefers: small planes, deep, whole panels; applies: 1x1 stride 1 only") {
   Conv2dParams p;
   p.c_in = 960;
   p.c_out = 160;
@@ -227,14 +145,10 @@ TEST_CASE("conv2d_pointwise_rows_prefers: small planes, deep, whole panels; appl
   Conv2dParams q = p;
   q.stride_h = q.stride_w = 2;
   q.h_out = q.w_out = 7;
-  CHECK_FALSE(aotc::rt::conv2d_rows_is_pointwise(q));
-  CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_prefers(q));
+  CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_applies(q));
   q = p;
   q.kernel_h = q.kernel_w = 3;
   q.pad_h = q.pad_w = 1;
-  CHECK(aotc::rt::conv2d_pointwise_rows_applies(q));  // a spatial kernel, from a padded copy
-  CHECK_FALSE(aotc::rt::conv2d_rows_is_pointwise(q));
-  q.stride_w = 3;  // the tiles' strides across are 1 and 2
   CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_applies(q));
   q = p;
   q.groups = 2;

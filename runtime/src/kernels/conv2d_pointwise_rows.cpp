@@ -23,8 +23,6 @@
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
-#include <algorithm>
-
 #include "gemm_micro_kernel.h"
 #include "kernel_util.h"
 
@@ -42,17 +40,12 @@ constexpr int64_t kMinPieceTiles = 4;
 // What every tile of one call shares.
 struct Layer {
   const Conv2dParams& p;
+  const float* x;     // one image: c_in planes of hw
   const float* bias;  // or null
   const float* res;   // one image, y's layout, or null
   float* y;           // one image
-  int64_t hw;         // y's positions per channel
+  int64_t hw;
   bool clamp;
-  // A spatial kernel (not 1x1 stride 1): x is the zero-padded copy of the input, plane
-  // floats a channel, and depth step (channel, tap) reads its channel's plane tap_off[tap]
-  // floats on from a tile's first position.
-  int64_t plane;
-  int64_t taps;
-  const int64_t* tap_off;
 };
 
 // Where a tile's weights are: its first vector's 16 floats at depth 0 in the packed weight
@@ -82,12 +75,11 @@ void store_tile(const Layer& l, const float* t, int64_t p0, int64_t c0, int64_t 
 // 1x1 layers, 8 slower: bench/results_cpu.md).
 constexpr int64_t kInputPrefetchSteps = 16;
 
-// R positions from p0 x NV panels from panel q: the whole depth in registers. S: 0 for a
-// 1x1 stride-1 kernel (x the input as it is), else the stride of a spatial kernel (x the
-// padded copy); xt: the tile's first position's input.
-template <int R, int NV, int S>
-__attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, const float* xt, int64_t q,
-                                                    int64_t cols, Weights w) {
+// R positions from p0 x NV panels from panel q: the whole depth in registers.
+template <int R, int NV>
+__attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, int64_t q, int64_t cols,
+                                                    Weights w) {
+  const int64_t k = l.p.c_in;
   __m512 acc[R][NV];
   for (int v = 0; v < NV; ++v) {
     const int64_t c = (q + v) * kPanel;
@@ -98,33 +90,18 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
     for (int r = 0; r < R; ++r) acc[r][v] = b;
   }
   const float* wk = w.b;
-  if constexpr (S == 0) {
-    const float* xk = xt;
-    for (int64_t kk = 0; kk < l.p.c_in; ++kk, wk += w.ld, xk += l.hw) {
-      // The positions' inputs kInputPrefetchSteps depth steps on, toward L1: consecutive steps
-      // are a plane apart (3 KB at 28 x 28), past where the hardware prefetchers stop (a
-      // page), and each step waited for its line from L2.
-      _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw + R - 1), _MM_HINT_T0);
-      __m512 b[NV];
-      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(wk + v * kPanel);
-      for (int r = 0; r < R; ++r) {
-        const __m512 a = _mm512_set1_ps(xk[r]);
-        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-      }
-    }
-  } else {
-    const float* xc = xt;
-    for (int64_t c = 0; c < l.p.c_in; ++c, xc += l.plane) {
-      for (int64_t t = 0; t < l.taps; ++t, wk += w.ld) {
-        const float* xk = xc + l.tap_off[t];
-        __m512 b[NV];
-        for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(wk + v * kPanel);
-        for (int r = 0; r < R; ++r) {
-          const __m512 a = _mm512_set1_ps(xk[r * S]);
-          for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-      }
+  const float* xk = l.x + p0;
+  for (int64_t kk = 0; kk < k; ++kk, wk += w.ld, xk += l.hw) {
+    // The positions' inputs kInputPrefetchSteps depth steps on, toward L1: consecutive steps
+    // are a plane apart (3 KB at 28 x 28), past where the hardware prefetchers stop (a
+    // page), and each step waited for its line from L2.
+    _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(xk + kInputPrefetchSteps * l.hw + R - 1), _MM_HINT_T0);
+    __m512 b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(wk + v * kPanel);
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(xk[r]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
     }
   }
   alignas(64) float t[kRows * kMaxPanels * kPanel];
@@ -138,7 +115,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
 // copy of it in memory, a store of every accumulator on every depth step (half the FMA
 // rate on a 6-row array; the micro-kernel's comment in gemm_micro_kernel.h tells the same).
 template <int R>
-void tile_avx2(const Layer& l, int64_t p0, const float* xt, int64_t q, int64_t cols, Weights w) {
+void tile_avx2(const Layer& l, int64_t p0, int64_t q, int64_t cols, Weights w) {
   static_assert(R >= 1 && R <= 5, "five rows of two vectors: 10 of the 16 ymm registers");
   const int64_t k = l.p.c_in;
   __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
@@ -149,7 +126,7 @@ void tile_avx2(const Layer& l, int64_t p0, const float* xt, int64_t q, int64_t c
   }
   __m256 c00 = b0, c01 = b1, c10 = b0, c11 = b1, c20 = b0, c21 = b1, c30 = b0, c31 = b1, c40 = b0, c41 = b1;
   const float* panel = w.b;
-  const float* xk = xt;
+  const float* xk = l.x + p0;
   for (int64_t kk = 0; kk < k; ++kk, panel += w.ld, xk += l.hw) {
     const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
     __m256 a = _mm256_broadcast_ss(xk);
@@ -190,72 +167,50 @@ void tile_avx2(const Layer& l, int64_t p0, const float* xt, int64_t q, int64_t c
   _mm256_store_ps(t + 4 * kLd + 8, c41);
   store_tile<R>(l, t, p0, q * kPanel, cols);
 }
-#endif
-
-// Portable C++: R positions x one panel. The aarch64 tiles, and on x86 without AVX-512 the
-// spatial kernels' (the compiler picks those for AVX-512 hosts only; this keeps a library
-// correct on an older CPU).
-template <int R, int S>
-void tile_portable(const Layer& l, int64_t p0, const float* xt, int64_t q, int64_t cols, Weights w) {
+#else
+// Portable C++ (aarch64): 7 positions x one panel.
+template <int R>
+void tile_portable(const Layer& l, int64_t p0, int64_t q, int64_t cols, Weights w) {
+  const int64_t k = l.p.c_in;
   float acc[R][kPanel];
   for (int j = 0; j < kPanel; ++j) {
     const float b = l.bias && j < cols ? l.bias[q * kPanel + j] : 0.0f;
     for (int r = 0; r < R; ++r) acc[r][j] = b;
   }
   const float* panel = w.b;
-  const auto step = [&](const float* xk) {
+  const float* xk = l.x + p0;
+  for (int64_t kk = 0; kk < k; ++kk, panel += w.ld, xk += l.hw)
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < kPanel; ++j) acc[r][j] += xk[r * (S == 0 ? 1 : S)] * panel[j];
-    panel += w.ld;
-  };
-  if constexpr (S == 0) {
-    for (int64_t kk = 0; kk < l.p.c_in; ++kk) step(xt + kk * l.hw);
-  } else {
-    for (int64_t c = 0; c < l.p.c_in; ++c)
-      for (int64_t t = 0; t < l.taps; ++t) step(xt + c * l.plane + l.tap_off[t]);
-  }
+      for (int j = 0; j < kPanel; ++j) acc[r][j] += xk[r] * panel[j];
   alignas(64) float t[kRows * kMaxPanels * kPanel];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < kPanel; ++j) t[r * kMaxPanels * kPanel + j] = acc[r][j];
   store_tile<R>(l, t, p0, q * kPanel, cols);
 }
+#endif
 
 // How one call tiles: rows (positions) and panels of a tile, per instruction set.
-using TileFn = void (*)(const Layer&, int64_t, const float*, int64_t, int64_t, Weights);
-template <int S>
-struct TileTable {
-#if AOTC_KERNELS_AVX2
-  static constexpr TileFn kWide[kRows] = {tile_avx512<1, 2, S>, tile_avx512<2, 2, S>, tile_avx512<3, 2, S>,
-                                          tile_avx512<4, 2, S>, tile_avx512<5, 2, S>, tile_avx512<6, 2, S>,
-                                          tile_avx512<7, 2, S>};
-  static constexpr TileFn kNarrow[kRows] = {tile_avx512<1, 1, S>, tile_avx512<2, 1, S>, tile_avx512<3, 1, S>,
-                                            tile_avx512<4, 1, S>, tile_avx512<5, 1, S>, tile_avx512<6, 1, S>,
-                                            tile_avx512<7, 1, S>};
-#endif
-  static constexpr TileFn kPortable[kRows] = {tile_portable<1, S>, tile_portable<2, S>, tile_portable<3, S>,
-                                              tile_portable<4, S>, tile_portable<5, S>, tile_portable<6, S>,
-                                              tile_portable<7, S>};
-};
+using TileFn = void (*)(const Layer&, int64_t, int64_t, int64_t, Weights);
 struct Tiling {
   int64_t rows, panels;
-  // s: 0 for the 1x1 stride-1 kernel, else the spatial kernel's stride (1 or 2).
-  TileFn fn(int64_t s, int64_t tile_rows, int64_t tile_panels) const {
+  TileFn fn(int64_t tile_rows, int64_t tile_panels) const {
 #if AOTC_KERNELS_AVX2
-    if (panels == 1) {
-      static constexpr TileFn kAvx2[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>,
-                                              tile_avx2<5>, nullptr,      nullptr};
-      if (s == 0) return kAvx2[tile_rows - 1];
-      return (s == 1 ? TileTable<1>::kPortable : TileTable<2>::kPortable)[tile_rows - 1];
-    }
-    const auto pick = [&](auto table) {
-      return (tile_panels == 2 ? table.kWide : table.kNarrow)[tile_rows - 1];
-    };
-    return s == 0 ? pick(TileTable<0>{}) : s == 1 ? pick(TileTable<1>{}) : pick(TileTable<2>{});
+    static constexpr TileFn kWide[kRows] = {tile_avx512<1, 2>, tile_avx512<2, 2>, tile_avx512<3, 2>,
+                                            tile_avx512<4, 2>, tile_avx512<5, 2>, tile_avx512<6, 2>,
+                                            tile_avx512<7, 2>};
+    static constexpr TileFn kNarrow[kRows] = {tile_avx512<1, 1>, tile_avx512<2, 1>, tile_avx512<3, 1>,
+                                              tile_avx512<4, 1>, tile_avx512<5, 1>, tile_avx512<6, 1>,
+                                              tile_avx512<7, 1>};
+    static constexpr TileFn kAvx2[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>,
+                                            tile_avx2<5>, nullptr,      nullptr};
+    if (panels == 1) return kAvx2[tile_rows - 1];
+    return (tile_panels == 2 ? kWide : kNarrow)[tile_rows - 1];
 #else
     (void)tile_panels;
-    return (s == 0   ? TileTable<0>::kPortable
-            : s == 1 ? TileTable<1>::kPortable
-                     : TileTable<2>::kPortable)[tile_rows - 1];
+    static constexpr TileFn kPortable[kRows] = {tile_portable<1>, tile_portable<2>, tile_portable<3>,
+                                                tile_portable<4>, tile_portable<5>, tile_portable<6>,
+                                                tile_portable<7>};
+    return kPortable[tile_rows - 1];
 #endif
   }
 };
@@ -271,106 +226,43 @@ static_assert(kRows == 7 && kMaxPanels == 2, "Tiling::fn lists one function per 
 
 }  // namespace
 
-namespace {
-
-// The zero-padded copy of every image's input that a spatial kernel reads.
-void pad_input(ThreadPool& pool, const Conv2dParams& p, const float* x, float* padded) {
-  const int64_t hp = conv2d_rows_padded_h(p), wp = conv2d_rows_padded_w(p);
-  pool.parallel_for(p.n * p.c_in, detail::min_chunk_for(hp * wp), [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const float* src = x + q * p.h_in * p.w_in;
-      float* dst = padded + q * hp * wp;
-      for (int64_t r = 0; r < hp; ++r, dst += wp) {
-        const int64_t ih = r - p.pad_h;
-        if (ih < 0 || ih >= p.h_in) {
-          std::fill(dst, dst + wp, 0.0f);
-          continue;
-        }
-        std::fill(dst, dst + p.pad_w, 0.0f);
-        std::copy(src + ih * p.w_in, src + (ih + 1) * p.w_in, dst + p.pad_w);
-        std::fill(dst + p.pad_w + p.w_in, dst + wp, 0.0f);
-      }
-    }
-  });
-}
-
-}  // namespace
-
 void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w_packed,
-                               const float* bias, const float* residual, float* y, float* scratch) {
+                               const float* bias, const float* residual, float* y) {
   const int64_t hw = p.h_out * p.w_out;
   if (p.n <= 0 || hw <= 0 || p.c_out <= 0) return;
-  const bool spatial = !conv2d_rows_is_pointwise(p);
   const Tiling t = tiling();
-  const int64_t depth = conv2d_pointwise_rows_depth(p);
   const int64_t panels = ceil_div(p.c_out, kPanel), groups = ceil_div(panels, t.panels);
-  // A spatial kernel's tiles keep to one output row: tiles_per_row of them a row.
-  const int64_t tiles_per_row = ceil_div(p.w_out, t.rows);
-  const int64_t tiles = spatial ? p.h_out * tiles_per_row : ceil_div(hw, t.rows), per_image = groups * tiles;
+  const int64_t tiles = ceil_div(hw, t.rows), per_image = groups * tiles;
   const double flops = 2.0 * static_cast<double>(p.c_out) * static_cast<double>(hw) *
-                       static_cast<double>(depth) * static_cast<double>(p.n);
+                       static_cast<double>(p.c_in) * static_cast<double>(p.n);
   const int64_t items = p.n * per_image;
   const int64_t parts = flops < 2.0 * detail::kGemmMinFlopsPerRange ? 1 : pool.size();
   const int64_t least =
       parts > 1 ? detail::min_i64(kMinPieceTiles, detail::max_i64(1, items / parts)) : items;
-  const int64_t hp = spatial ? conv2d_rows_padded_h(p) : p.h_in,
-                wp = spatial ? conv2d_rows_padded_w(p) : p.w_in;
-  const int64_t plane = spatial ? hp * wp : hw;
-  int64_t tap_off[64];
-  const int64_t taps = p.kernel_h * p.kernel_w;
-  if (spatial) {
-    for (int64_t ky = 0; ky < p.kernel_h; ++ky)
-      for (int64_t kx = 0; kx < p.kernel_w; ++kx)
-        tap_off[ky * p.kernel_w + kx] = ky * p.dilation_h * wp + kx * p.dilation_w;
-    pad_input(pool, p, x, scratch);
-  }
-  const float* xs = spatial ? scratch : x;
-  const bool clamp = detail::has_clamp(p.clamp_lo, p.clamp_hi);
   // Items run channel group by channel group (a thread's weights are one contiguous share),
-  // the positions of a group inside. A spatial kernel's batch: the images inside each group
-  // where a group's weights outweigh an image's padded input (the weights are then read
-  // once, each image's input once per group), else image by image as the 1x1 kernel.
-  const bool groups_outer = spatial && pointwise_rows::kGroup * depth >= p.c_in * plane;
+  // the positions of a group inside.
   pool.parallel_pieces(items, least, [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
-      const int64_t img = groups_outer ? i / tiles % p.n : i / per_image;
-      const int64_t g = groups_outer ? i / (p.n * tiles) : i % per_image / tiles, tile = i % tiles;
-      const int64_t q = g * t.panels, cols = min_i64(t.panels * kPanel, p.c_out - q * kPanel);
-      int64_t p0, rows;
-      const float* x_img = xs + img * p.c_in * plane;
-      const float* xt;
-      if (spatial) {
-        const int64_t oy = tile / tiles_per_row, ox = tile % tiles_per_row * t.rows;
-        p0 = oy * p.w_out + ox;
-        rows = min_i64(t.rows, p.w_out - ox);
-        xt = x_img + oy * p.stride_h * wp + ox * p.stride_w;
-      } else {
-        p0 = tile * t.rows;
-        rows = min_i64(t.rows, hw - p0);
-        xt = x_img + p0;
-      }
+      const int64_t img = i / per_image, g = i % per_image / tiles, tile = i % tiles;
+      const int64_t q = g * t.panels, p0 = tile * t.rows;
+      const int64_t rows = min_i64(t.rows, hw - p0), cols = min_i64(t.panels * kPanel, p.c_out - q * kPanel);
       const Layer l{p,
+                    x + img * p.c_in * hw,
                     p.has_bias ? bias : nullptr,
                     residual ? residual + img * p.c_out * hw : nullptr,
                     y + img * p.c_out * hw,
                     hw,
-                    clamp,
-                    plane,
-                    taps,
-                    tap_off};
+                    detail::has_clamp(p.clamp_lo, p.clamp_hi)};
       // Panel q in its packed group of 32 channels (the AVX2 tiles take one panel of it).
       const int64_t group = q / kMaxPanels, width = conv2d_pointwise_rows_group_width(p, group);
-      const float* group_at = w_packed + group * pointwise_rows::kGroup * depth;
+      const float* group_at = w_packed + group * pointwise_rows::kGroup * p.c_in;
       // The next packed group, a share per tile of the group's last panel, toward L2: the
       // weights come from DRAM once per run, and a group's first tile would wait for them.
-      const int64_t share = groups_outer ? img * tiles + tile : tile,
-                    shares = groups_outer ? p.n * tiles : tiles;
       if ((q + t.panels) % kMaxPanels == 0 && group + 1 < ceil_div(panels, kMaxPanels))
-        detail::prefetch_strip_part(group_at + pointwise_rows::kGroup * depth, kPanel,
-                                    conv2d_pointwise_rows_group_width(p, group + 1) / kPanel * depth, kPanel,
-                                    share, shares);
-      t.fn(spatial ? p.stride_w : 0, rows, cols > kPanel ? 2 : 1)(
-          l, p0, xt, q, cols, Weights{group_at + q % kMaxPanels * kPanel, width});
+        detail::prefetch_strip_part(group_at + pointwise_rows::kGroup * p.c_in, kPanel,
+                                    conv2d_pointwise_rows_group_width(p, group + 1) / kPanel * p.c_in, kPanel,
+                                    tile, tiles);
+      t.fn(rows, cols > kPanel ? 2 : 1)(l, p0, q, cols, Weights{group_at + q % kMaxPanels * kPanel, width});
     }
   });
 }

@@ -61,58 +61,26 @@ inline bool conv2d_pointwise_on_eigen(const Conv2dParams& p) {
 void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w, const float* bias,
                 const float* residual, float* y, float* scratch);
 
-// ---- A convolution with the positions as the tile's rows (conv2d_pointwise_rows.cpp; the
-// compiler's select_pointwise_rows pass picks it for small planes): w_packed is the weight
-// as conv2d_pointwise_rows_pack packs it; x, bias, residual and y as conv2d_f32 takes them.
-// A 1x1 stride-1 kernel reads x as it is: tiles of pointwise_rows::kRows positions, which
-// divides the planes of the 224 x 224 CNNs (7 x 2^k). Any other kernel (stride 1 or 2 across)
-// reads a zero-padded copy of x made in scratch (conv2d_pointwise_rows_scratch_bytes), a tile
-// the positions of one output row.
-inline bool conv2d_rows_is_pointwise(const Conv2dParams& p) {
-  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
-         p.pad_w == 0 && p.h_out == p.h_in && p.w_out == p.w_in;
-}
+// ---- A 1x1 stride-1 convolution with the positions as the tile's rows
+// (conv2d_pointwise_rows.cpp; the compiler's select_pointwise_rows pass picks it for small
+// planes): w_packed is the weight (c_out x c_in) as conv2d_pointwise_rows_pack packs it;
+// x, bias, residual and y as conv2d_f32 takes them. No scratch. Tiles of
+// pointwise_rows::kRows positions, which divides the planes of the 224 x 224 CNNs (7 x 2^k).
 inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
-  return p.groups == 1 && p.kernel_h >= 1 && p.kernel_w >= 1 && p.stride_h >= 1 &&
-         (p.stride_w == 1 || p.stride_w == 2) && p.dilation_h >= 1 && p.dilation_w >= 1 && p.pad_h >= 0 &&
-         p.pad_w >= 0 && p.n > 0 && p.c_in > 0 && p.c_out > 0 && p.h_out > 0 && p.w_out > 0 && p.h_in > 0 &&
-         p.w_in > 0 && (conv2d_rows_is_pointwise(p) || p.kernel_h * p.kernel_w <= 64);
+  return p.groups == 1 && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+         p.pad_h == 0 && p.pad_w == 0 && p.dilation_h == 1 && p.dilation_w == 1 && p.h_out == p.h_in &&
+         p.w_out == p.w_in && p.n > 0 && p.c_in > 0 && p.c_out > 0 && p.h_out > 0 && p.w_out > 0;
 }
-// A spatial kernel's zero-padded copy of the input: per image and channel a plane of
-// padded_h x padded_w floats, the input at (pad_h, pad_w), zeros around it as far as the
-// last output's taps reach.
-inline int64_t conv2d_rows_padded_h(const Conv2dParams& p) {
-  const int64_t reach = (p.h_out - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1;
-  return reach > p.pad_h + p.h_in ? reach : p.pad_h + p.h_in;
-}
-inline int64_t conv2d_rows_padded_w(const Conv2dParams& p) {
-  const int64_t reach = (p.w_out - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
-  return reach > p.pad_w + p.w_in ? reach : p.pad_w + p.w_in;
-}
-
-inline int64_t conv2d_pointwise_rows_scratch_bytes(const Conv2dParams& p) {
-  if (conv2d_rows_is_pointwise(p)) return 0;
-  return p.n * p.c_in * conv2d_rows_padded_h(p) * conv2d_rows_padded_w(p) *
-         static_cast<int64_t>(sizeof(float));
-}
-// Where the compiler takes it: 1x1 stride-1 layers on planes of at most 28 x 28 and a depth
-// of at least 192 (the tile's transposed store is paid once per depth), and whole
-// 16-channel panels (a panel of 8 in 16 lanes is slower than the implicit GEMM); there it
-// beats the implicit GEMM per layer, and larger planes stay on it (bench/pointwise_rows.cpp,
-// bench/results_cpu.md).
-// Spatial: 3x3 stride-2 layers with outputs of 7 x 7 to 14 x 14 and at least 128 input
-// channels. The implicit GEMM scales poorly across 16 threads there (it packs the strided
-// columns first); at 2 threads the two are level (bench/spatial_rows.cpp,
-// bench/results_cpu.md). Stride-1 3x3 layers stay on Winograd, which does 2.25-4x fewer
-// multiplies, and larger planes on the implicit GEMM.
+// Where the compiler takes it: planes of at most 28 x 28 and a depth of at least 192 (the
+// tile's transposed store is paid once per depth), and whole 16-channel panels (a panel of 8
+// in 16 lanes is slower than the implicit GEMM); there it beats the implicit GEMM per layer,
+// and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md).
 inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p) {
-  if (!conv2d_pointwise_rows_applies(p) || p.c_out < 32 || p.c_out % 16 != 0) return false;
-  if (conv2d_rows_is_pointwise(p)) return p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192;
-  return p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 2 && p.stride_w == 2 && p.dilation_h == 1 &&
-         p.dilation_w == 1 && p.c_in >= 128 && p.h_out * p.w_out >= 7 * 7 && p.h_out * p.w_out <= 14 * 14;
+  return conv2d_pointwise_rows_applies(p) && p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192 && p.c_out >= 32 &&
+         p.c_out % 16 == 0;
 }
 void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w_packed,
-                               const float* bias, const float* residual, float* y, float* scratch);
+                               const float* bias, const float* residual, float* y);
 
 // ---- A 1x1 expansion fused with the depthwise convolution that alone reads it
 // y = dw(pw(x)), as in mobilenet_v2's and efficientnet's inverted residual blocks (the

@@ -188,36 +188,33 @@ inline int64_t conv2d_thread_scratch_bytes(const Conv2dParams& p) {
   return eigen > own ? eigen : own;
 }
 
-// ---- A convolution with the positions as the tile's rows: its packed weight
+// ---- A 1x1 stride-1 convolution with the positions as the tile's rows: its packed weight
 namespace pointwise_rows {
 constexpr int64_t kRows = 7;
 constexpr int64_t kGroup = 32;  // output channels of a packed group
 }  // namespace pointwise_rows
-// The depth of one output: a step per input channel and tap, the channel outer.
-inline int64_t conv2d_pointwise_rows_depth(const Conv2dParams& p) { return p.c_in * p.kernel_h * p.kernel_w; }
 // Packed layout: W^T in groups of kGroup output channels, each group the whole depth, one
-// row of `width` floats per depth step: W[c][k] at packed[g * kGroup * depth + k * width
+// row of `width` floats per input channel: W[c][k] at packed[g * kGroup * c_in + k * width
 // + (c - g * kGroup)], g = c / kGroup, width = conv2d_pointwise_rows_group_width(p, g)
-// (kGroup, the last group what is left rounded up to 16); zeros past c_out. W[c][k] is
-// torch's weight (c_out x c_in x kernel_h x kernel_w) with k = (i * kernel_h + ky) *
-// kernel_w + kx. That is conv2d_pointwise_rows_packed_floats(p) = c_out rounded up to 16,
-// times the depth. Only c_out, c_in and the kernel size are read.
+// (kGroup, the last group what is left rounded up to 16); zeros past c_out. That is
+// conv2d_pointwise_rows_packed_floats(p) = c_out rounded up to 16, times c_in.
 inline int64_t conv2d_pointwise_rows_group_width(const Conv2dParams& p, int64_t group) {
   const int64_t n16 = (p.c_out + 15) / 16 * 16, left = n16 - group * pointwise_rows::kGroup;
   return left < pointwise_rows::kGroup ? left : pointwise_rows::kGroup;
 }
 inline int64_t conv2d_pointwise_rows_packed_floats(const Conv2dParams& p) {
-  return gemm_prepacked_floats(p.c_out, conv2d_pointwise_rows_depth(p));  // the same size, another order
+  return gemm_prepacked_floats(p.c_out, p.c_in);  // the same size, another order
 }
 inline void conv2d_pointwise_rows_pack(const Conv2dParams& p, const float* w, float* packed) {
-  const int64_t n16 = (p.c_out + 15) / 16 * 16, depth = conv2d_pointwise_rows_depth(p);
+  const int64_t n16 = (p.c_out + 15) / 16 * 16;
   for (int64_t c = 0; c < n16; ++c) {
     const int64_t g = c / pointwise_rows::kGroup, width = conv2d_pointwise_rows_group_width(p, g);
-    for (int64_t k = 0; k < depth; ++k)
-      packed[g * pointwise_rows::kGroup * depth + k * width + c % pointwise_rows::kGroup] =
-          c < p.c_out ? w[c * depth + k] : 0.0f;
+    for (int64_t k = 0; k < p.c_in; ++k)
+      packed[g * pointwise_rows::kGroup * p.c_in + k * width + c % pointwise_rows::kGroup] =
+          c < p.c_out ? w[c * p.c_in + k] : 0.0f;
   }
 }
+
 // ---- A 1x1 expansion fused with the depthwise convolution: its ring of expanded rows
 namespace expand_depthwise {
 constexpr int64_t kLanes = 8;                // channels per vector (a unit of channels)
