@@ -13,6 +13,7 @@
 #   scripts/carry_eigen.sh; bench/cpu_server.sh   (carry .eigen, and .whl for OpenVINO)
 # Environment: OUT, BUILD, WORK, THREADS (default: the cores), BATCHES (default "1 8"),
 # MODELS (bench_cpu.py's names, default all six), AB_MODELS (default mobilenet_v2 resnet50),
+# AB_BATCH (the A/B's batch, default 1),
 # PROFILE_MODELS (default mobilenet_v2), PROFILE_THREADS (default "1 THREADS"), ROUNDS (default 3), STEPS (default "regions bench"),
 # BASE_RUNTIME (a directory holding a base version's runtime/ tree, for regions and ab),
 # OPENVINO_TAR (default .whl/openvino_cpu_cp312.tar.xz: OpenVINO's Python package unpacked
@@ -74,15 +75,15 @@ if step regions; then
 fi
 
 # The TorchScript files and input shapes of bench_cpu.py's models, batch 1.
-save_model() {  # name -> $WORK/name_b1.pt; prints aotc's --input flags
-  python3 - "$1" "$WORK" <<'PY'
+save_model() {  # name [batch] -> $WORK/name_bBATCH.pt; prints aotc's --input flags
+  python3 - "$1" "$WORK" "${2:-1}" <<'PY'
 import os, sys, torch
 sys.path.insert(0, os.path.join(os.environ["ROOT"], "bench"))
 from bench_cpu import make_model
-name, work = sys.argv[1], sys.argv[2]
-model, inputs = make_model(name, 1)
+name, work, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+model, inputs = make_model(name, batch)
 with torch.no_grad():
-    torch.jit.save(torch.jit.trace(model, [t for _, t in inputs], check_trace=False), f"{work}/{name}_b1.pt")
+    torch.jit.save(torch.jit.trace(model, [t for _, t in inputs], check_trace=False), f"{work}/{name}_b{batch}.pt")
 dtype = {torch.float32: "float32", torch.int64: "int64"}
 print(" ".join(f"--input {n}:{'x'.join(map(str, t.shape))}:{dtype[t.dtype]}" for n, t in inputs))
 PY
@@ -91,11 +92,12 @@ export ROOT
 
 if step ab && [ -n "${BASE_RUNTIME:-}" ]; then
   for model in $AB_MODELS; do
-    flags=$(save_model "$model") || { status=1; continue; }
-    "$BUILD/compiler/aotc" "$WORK/${model}_b1.pt" -o "$WORK/${model}_current.so" $flags &&
-      /tmp/aotc-base/aotc "$WORK/${model}_b1.pt" -o "$WORK/${model}_base.so" $flags || { status=1; continue; }
+    b=${AB_BATCH:-1}
+    flags=$(save_model "$model" "$b") || { status=1; continue; }
+    "$BUILD/compiler/aotc" "$WORK/${model}_b$b.pt" -o "$WORK/${model}_current.so" $flags &&
+      /tmp/aotc-base/aotc "$WORK/${model}_b$b.pt" -o "$WORK/${model}_base.so" $flags || { status=1; continue; }
     ab_inputs=$(sed -e 's/--input [a-z]*:\([0-9x]*\):float32/--input \1/g' -e 's/--input [a-z]*:\([0-9x]*\):int64/--input \1:int64/g' <<<"$flags")
-    echo "== $model: A base runtime, B this tree's, $THREADS threads" | tee -a "$OUT/ab.txt"
+    echo "== $model batch $b: A base runtime, B this tree's, $THREADS threads" | tee -a "$OUT/ab.txt"
     python3 "$ROOT/bench/ab_cpu.py" "$WORK/${model}_base.so" "$WORK/${model}_current.so" $ab_inputs \
       --threads "$THREADS" --pairs "${AB_PAIRS:-40}" --block 5 --settle-ms 5 2>&1 | tee -a "$OUT/ab.txt" || status=1
   done
