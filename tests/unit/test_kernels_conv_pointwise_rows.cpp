@@ -1,6 +1,6 @@
 // conv2d_pointwise_rows_f32 (a 1x1 stride-1 convolution with the positions as the tile's
 // rows, its weight packed transposed) against the naive reference: planes whose size is a
-// multiple of 7 and planes that leave 1-6 positions for the last tile, fewer positions than
+// multiple of 7 or 14 and planes that leave 1-13 positions for the last tile, fewer positions than
 // one tile, outputs in whole 32-channel groups, a last group of one panel, ragged panels
 // (1, 15, 17, 33, 47 outputs), depths over several depth blocks, batches, every thread
 // count, with and without bias, residual and clamp; sentinels around the output. The file's
@@ -35,6 +35,8 @@ const Case kCases[] = {
     {"1 deep, 6 positions", 1, 1, 40, 2, 3},
     {"320 outputs, depth 960, 7x7", 1, 960, 320, 7, 7},
     {"12x11 (132 = 18 x 7 + 6)", 1, 33, 96, 12, 11},
+    {"3x9 (27 = 14 + 13)", 1, 50, 64, 3, 9},
+    {"4x6 (24 = 14 + 10), 2 images", 2, 21, 32, 4, 6},
 };
 
 struct Clamp {

@@ -1,11 +1,14 @@
 // conv2d_pointwise_rows.cpp - a 1x1 stride-1 convolution with the output positions as the
 // tile's rows: y^T (positions x c_out) = x^T (positions x c_in) * W^T, W^T packed at compile
 // time in groups of 32 output channels, each group one stream over the whole depth
-// (conv2d_pointwise_rows_pack; the select_pointwise_rows pass). A tile is 7 consecutive
-// positions x 32 channels, 14 zmm accumulators; each depth step loads the group's two
-// vectors and broadcasts the 7 positions' inputs straight from the input plane of that
-// channel (x is channel-major, so a tile's positions are 7 adjacent floats of one plane):
-// nothing is copied or packed at run time.
+// (conv2d_pointwise_rows_pack; the select_pointwise_rows pass). An AVX-512 tile is 14
+// consecutive positions x 32 channels, 28 zmm accumulators; each depth step loads the
+// group's two vectors and broadcasts the 14 positions' inputs straight from the input plane
+// of that channel (x is channel-major, so a tile's positions are 14 adjacent floats of one
+// plane): nothing is copied or packed at run time. 14 positions read the weights once per
+// 28 FMAs where 7 did per 14, which with 16 threads the L2s had trouble feeding; resnet50
+// ran 0.98x the time of 7-position tiles at 16 threads (batch 1 and 8), efficientnet_b0
+// 0.97x at batch 8, with the same sums (bench/results_cpu.md).
 //
 // Why: on 7 x 7 and 14 x 14 planes the implicit GEMM (weights as rows, 16 positions a
 // panel) packs the positions first on every thread, and 49 = 3 x 16 + 1 and 196 = 12 x 16 +
@@ -71,6 +74,8 @@ void store_tile(const Layer& l, const float* t, int64_t p0, int64_t c0, int64_t 
 }
 
 #if AOTC_KERNELS_AVX2
+// The AVX-512 tile's positions: two rows of 7, 28 zmm accumulators.
+constexpr int64_t kWideRows = 2 * kRows;
 // Depth steps ahead that the AVX-512 tile fetches its inputs (16-32 were equal in resnet50's
 // 1x1 layers, 8 slower: bench/results_cpu.md).
 constexpr int64_t kInputPrefetchSteps = 16;
@@ -104,7 +109,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const Layer& l, int64_t p0, 
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
     }
   }
-  alignas(64) float t[kRows * kMaxPanels * kPanel];
+  alignas(64) float t[kWideRows * kMaxPanels * kPanel];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) _mm512_store_ps(t + r * kMaxPanels * kPanel + v * kPanel, acc[r][v]);
   store_tile<R>(l, t, p0, q * kPanel, cols);
@@ -195,12 +200,14 @@ struct Tiling {
   int64_t rows, panels;
   TileFn fn(int64_t tile_rows, int64_t tile_panels) const {
 #if AOTC_KERNELS_AVX2
-    static constexpr TileFn kWide[kRows] = {tile_avx512<1, 2>, tile_avx512<2, 2>, tile_avx512<3, 2>,
-                                            tile_avx512<4, 2>, tile_avx512<5, 2>, tile_avx512<6, 2>,
-                                            tile_avx512<7, 2>};
-    static constexpr TileFn kNarrow[kRows] = {tile_avx512<1, 1>, tile_avx512<2, 1>, tile_avx512<3, 1>,
-                                              tile_avx512<4, 1>, tile_avx512<5, 1>, tile_avx512<6, 1>,
-                                              tile_avx512<7, 1>};
+    static constexpr TileFn kWide[kWideRows] = {
+        tile_avx512<1, 2>,  tile_avx512<2, 2>,  tile_avx512<3, 2>,  tile_avx512<4, 2>, tile_avx512<5, 2>,
+        tile_avx512<6, 2>,  tile_avx512<7, 2>,  tile_avx512<8, 2>,  tile_avx512<9, 2>, tile_avx512<10, 2>,
+        tile_avx512<11, 2>, tile_avx512<12, 2>, tile_avx512<13, 2>, tile_avx512<14, 2>};
+    static constexpr TileFn kNarrow[kWideRows] = {
+        tile_avx512<1, 1>,  tile_avx512<2, 1>,  tile_avx512<3, 1>,  tile_avx512<4, 1>, tile_avx512<5, 1>,
+        tile_avx512<6, 1>,  tile_avx512<7, 1>,  tile_avx512<8, 1>,  tile_avx512<9, 1>, tile_avx512<10, 1>,
+        tile_avx512<11, 1>, tile_avx512<12, 1>, tile_avx512<13, 1>, tile_avx512<14, 1>};
     static constexpr TileFn kAvx2[kRows] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>,
                                             tile_avx2<5>, nullptr,      nullptr};
     if (panels == 1) return kAvx2[tile_rows - 1];
@@ -216,7 +223,7 @@ struct Tiling {
 };
 Tiling tiling() {
 #if AOTC_KERNELS_AVX2
-  if (detail::use_avx512()) return {kRows, 2};
+  if (detail::use_avx512()) return {kWideRows, 2};
   return {5, 1};
 #else
   return {kRows, 1};

@@ -65,7 +65,8 @@ void conv2d_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const f
 // (conv2d_pointwise_rows.cpp; the compiler's select_pointwise_rows pass picks it for small
 // planes): w_packed is the weight (c_out x c_in) as conv2d_pointwise_rows_pack packs it;
 // x, bias, residual and y as conv2d_f32 takes them. No scratch. Tiles of
-// pointwise_rows::kRows positions, which divides the planes of the 224 x 224 CNNs (7 x 2^k).
+// pointwise_rows::kRows positions (two of them on AVX-512), which divides the planes of the
+// 224 x 224 CNNs (7 x 2^k).
 inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
   return p.groups == 1 && p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
          p.pad_h == 0 && p.pad_w == 0 && p.dilation_h == 1 && p.dilation_w == 1 && p.h_out == p.h_in &&
