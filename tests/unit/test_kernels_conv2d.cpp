@@ -193,6 +193,27 @@ TEST_CASE("conv2d_f32: all paths, bias, clamp epilogue") {
   }
 }
 
+// On 8 threads or more a batch's products run in one region (conv2d_gemm.cpp): pieces of
+// (image, unit) pairs that cross from one image to the next, M and N splits, groups, a
+// thread count that does not divide the work.
+const ConvCase kBatchCases[] = {
+    {"3 images, 3x3, ragged rows (M split)", 3, 64, 20, 20, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"5 images, 1x1, wide plane (N split)", 5, 24, 40, 37, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"2 images x 2 groups, stride 2", 2, 32, 30, 30, 48, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+    {"12 images, more than threads", 12, 16, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+};
+
+TEST_CASE("conv2d_f32: a batch on 8+ threads in one region") {
+  for (int threads : {8, 11}) {
+    ThreadPool pool(threads);
+    uint32_t seed = 53;
+    for (const ConvCase& cc : kBatchCases)
+      for (bool given : {true, false})  // with and without the thread scratch
+        for (bool with_residual : {false, true})
+          check_case(pool, cc, true, kClamps[1], given, seed, with_residual);
+  }
+}
+
 TEST_CASE("conv2d_f32: a residual added before the clamp, every path") {
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);

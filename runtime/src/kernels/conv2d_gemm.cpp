@@ -37,6 +37,9 @@ namespace {
 constexpr int64_t kDirectMaxRows = 64;
 constexpr int64_t kDirectMaxWeightFloats = 65536;
 constexpr int64_t kFallbackFloats = gemm_conv::kMaxKc * kNr;  // one panel, when no scratch
+// The threads from which a batch's products run in one region (conv2d_gemm_f32). Like the
+// linear layers' blocks of rows (gemm_prepacked.cpp), for many-core machines only.
+constexpr int64_t kAcrossItemsMinThreads = 8;
 
 // Per kernel column j: the output columns whose tap lands inside the input row. Computed
 // once per product: valid_outputs divides, and packing asked for it per row and panel
@@ -471,8 +474,16 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     hi = units * (t + 1) / parts;
   };
   int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : threads;
+  // A batch on many threads runs every image's product in one region: a thread takes a
+  // contiguous run of (image, unit) pairs, about threads / items of them a product, so that
+  // each thread sweeps the weights for about one image's share instead of once per image.
+  // Image by image, every image was one or two regions across all threads, each thread's
+  // share a sixteenth of one product.
+  const int64_t items = p.n * p.groups;
+  const bool across = items > 1 && threads >= kAcrossItemsMinThreads && parts > 1;
+  if (across) parts = max_i64(1, threads / items);
   // An M split packs the columns once for all threads when the scratch holds them.
-  const bool prepack = scratch != nullptr && conv2d_scratch_bytes(p) > 0;
+  const bool prepack = !across && scratch != nullptr && conv2d_scratch_bytes(p) > 0;
   bool split_m = false;
   if (parts > 1) {
     double worst_n = 0.0, worst_m = 0.0;
@@ -497,7 +508,37 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     gather_table(p, gather_entries);
     gather = gather_entries;
   }
-  for (int64_t item = 0; item < p.n * p.groups; ++item) {
+  if (across) {
+    const int64_t units = split_m ? m_units : n_units;
+    pool.parallel_pieces(
+        items * units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int thread) {
+          alignas(64) float fallback[kFallbackFloats];
+          float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
+          int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));
+          if (!buf || buf_floats < kFallbackFloats) {
+            buf = fallback;
+            buf_floats = kFallbackFloats;
+          }
+          while (lo < hi) {  // a piece may cross from one image's product to the next
+            const int64_t item = lo / units, u0 = lo % units, u1 = min_i64(units, u0 + (hi - lo));
+            const int64_t img = item / p.groups, grp = item % p.groups;
+            const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
+            const float* wg = w + grp * m * k;
+            const float* bg = p.has_bias ? bias + grp * m : nullptr;
+            float* yg = y + (img * p.c_out + grp * m) * n;
+            const float* rg = residual ? residual + (yg - y) : nullptr;
+            if (split_m)
+              gemm_part(p, xg, wg, bg, rg, yg, u0 * kMr, min_i64(m, u1 * kMr), 0, n, buf, buf_floats, nullptr,
+                        gather);
+            else
+              gemm_part(p, xg, wg, bg, rg, yg, 0, m, u0 * kNr, min_i64(n, u1 * kNr), buf, buf_floats, nullptr,
+                        gather);
+            lo += u1 - u0;
+          }
+        });
+    return;
+  }
+  for (int64_t item = 0; item < items; ++item) {
     const int64_t img = item / p.groups, grp = item % p.groups;
     const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
     const float* wg = w + grp * m * k;
