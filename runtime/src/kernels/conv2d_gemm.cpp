@@ -19,6 +19,8 @@
 //
 // Threads: one product is split over M (6-row units) or N (16-column panels), whichever
 // gives the lesser largest share, counting that an M split packs every panel on each thread.
+// A batch on 8 threads or more runs all its products in one region, each product cut into
+// about threads / images shares (conv2d_gemm_f32).
 #include <aotc/rt/kernels.h>
 #include <aotc/rt/thread_pool.h>
 
