@@ -43,6 +43,23 @@ constexpr int64_t kFallbackFloats = gemm_conv::kMaxKc * kNr;  // one panel, when
 // linear layers' blocks of rows (gemm_prepacked.cpp), for many-core machines only.
 constexpr int64_t kAcrossItemsMinThreads = 8;
 
+// A thread's packing buffer: its scratch from the pool, or one panel on the stack.
+struct ThreadBuffer {
+  alignas(64) float fallback[kFallbackFloats];
+  float* buf;
+  int64_t floats;
+  ThreadBuffer(ThreadPool& pool, int thread)
+      : buf(reinterpret_cast<float*>(pool.thread_scratch(thread))),
+        floats(static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float))) {
+    if (!buf || floats < kFallbackFloats) {
+      buf = fallback;
+      floats = kFallbackFloats;
+    }
+  }
+  ThreadBuffer(const ThreadBuffer&) = delete;
+  ThreadBuffer& operator=(const ThreadBuffer&) = delete;
+};
+
 // Per kernel column j: the output columns whose tap lands inside the input row. Computed
 // once per product: valid_outputs divides, and packing asked for it per row and panel
 // spent more time there than on copying.
@@ -477,10 +494,9 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
   };
   int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : threads;
   // A batch on many threads runs every image's product in one region: a thread takes a
-  // contiguous run of (image, unit) pairs, about threads / items of them a product, so that
-  // each thread sweeps the weights for about one image's share instead of once per image.
-  // Image by image, every image was one or two regions across all threads, each thread's
-  // share a sixteenth of one product.
+  // contiguous run of (image, unit) pairs, each product cut into about threads / items
+  // shares, so that a thread sweeps the weights for one share of about one image. Image by
+  // image, each thread would take 1 / threads of every image and sweep the weights for each.
   const int64_t items = p.n * p.groups;
   const bool across = items > 1 && threads >= kAcrossItemsMinThreads && parts > 1;
   if (across) parts = max_i64(1, threads / items);
@@ -510,43 +526,40 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     gather_table(p, gather_entries);
     gather = gather_entries;
   }
+  // One image-group's operands, and its product over units [u0, u1) of the split.
+  struct Item {
+    const float *xg, *wg, *bg, *rg;
+    float* yg;
+  };
+  auto item_at = [&](int64_t item) {
+    const int64_t img = item / p.groups, grp = item % p.groups;
+    float* yg = y + (img * p.c_out + grp * m) * n;
+    return Item{x + (img * p.c_in + grp * cin_g) * hw_in, w + grp * m * k,
+                p.has_bias ? bias + grp * m : nullptr, residual ? residual + (yg - y) : nullptr, yg};
+  };
+  auto run_units = [&](const Item& it, int64_t u0, int64_t u1, const ThreadBuffer& tb, const float* packed) {
+    if (split_m)
+      gemm_part(p, it.xg, it.wg, it.bg, it.rg, it.yg, u0 * kMr, min_i64(m, u1 * kMr), 0, n, tb.buf, tb.floats,
+                packed, gather);
+    else
+      gemm_part(p, it.xg, it.wg, it.bg, it.rg, it.yg, 0, m, u0 * kNr, min_i64(n, u1 * kNr), tb.buf, tb.floats,
+                nullptr, gather);
+  };
+  const int64_t units = split_m ? m_units : n_units;
   if (across) {
-    const int64_t units = split_m ? m_units : n_units;
     pool.parallel_pieces(
         items * units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int thread) {
-          alignas(64) float fallback[kFallbackFloats];
-          float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
-          int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));
-          if (!buf || buf_floats < kFallbackFloats) {
-            buf = fallback;
-            buf_floats = kFallbackFloats;
-          }
+          const ThreadBuffer tb(pool, thread);
           while (lo < hi) {  // a piece may cross from one image's product to the next
             const int64_t item = lo / units, u0 = lo % units, u1 = min_i64(units, u0 + (hi - lo));
-            const int64_t img = item / p.groups, grp = item % p.groups;
-            const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
-            const float* wg = w + grp * m * k;
-            const float* bg = p.has_bias ? bias + grp * m : nullptr;
-            float* yg = y + (img * p.c_out + grp * m) * n;
-            const float* rg = residual ? residual + (yg - y) : nullptr;
-            if (split_m)
-              gemm_part(p, xg, wg, bg, rg, yg, u0 * kMr, min_i64(m, u1 * kMr), 0, n, buf, buf_floats, nullptr,
-                        gather);
-            else
-              gemm_part(p, xg, wg, bg, rg, yg, 0, m, u0 * kNr, min_i64(n, u1 * kNr), buf, buf_floats, nullptr,
-                        gather);
+            run_units(item_at(item), u0, u1, tb, nullptr);
             lo += u1 - u0;
           }
         });
     return;
   }
   for (int64_t item = 0; item < items; ++item) {
-    const int64_t img = item / p.groups, grp = item % p.groups;
-    const float* xg = x + (img * p.c_in + grp * cin_g) * hw_in;
-    const float* wg = w + grp * m * k;
-    const float* bg = p.has_bias ? bias + grp * m : nullptr;
-    float* yg = y + (img * p.c_out + grp * m) * n;
-    const float* rg = residual ? residual + (yg - y) : nullptr;
+    const Item it = item_at(item);
     const float* packed = nullptr;
     if (split_m && prepack) {
       const ColRanges cr = col_ranges(p, gather);
@@ -557,7 +570,7 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
       pool.parallel_pieces(k, min_chunk_for(n16), [&](int64_t k0, int64_t k1, int) {
         while (k0 < k1) {
           const int64_t kb = k0 / kc * kc, kcur = min_i64(kc, k - kb), end = min_i64(k1, kb + kcur);
-          pack_rows(p, cr, xg, k0, end, kb, kcur, 0, n, scratch + kb * n16);
+          pack_rows(p, cr, it.xg, k0, end, kb, kcur, 0, n, scratch + kb * n16);
           k0 = end;
         }
       });
@@ -566,21 +579,8 @@ void conv2d_gemm_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, co
     // Pieces that a thread may take from the other's share (ThreadPool::parallel_pieces).
     // Every output is computed the same way whichever piece holds it: pieces start at whole
     // 6-row units or 16-column panels.
-    const int64_t units = split_m ? m_units : n_units;
     pool.parallel_pieces(units, piece_least(split_m, units, parts), [&](int64_t lo, int64_t hi, int thread) {
-      alignas(64) float fallback[kFallbackFloats];
-      float* buf = reinterpret_cast<float*>(pool.thread_scratch(thread));
-      int64_t buf_floats = static_cast<int64_t>(pool.thread_scratch_bytes() / sizeof(float));
-      if (!buf || buf_floats < kFallbackFloats) {
-        buf = fallback;
-        buf_floats = kFallbackFloats;
-      }
-      if (split_m)
-        gemm_part(p, xg, wg, bg, rg, yg, lo * kMr, min_i64(m, hi * kMr), 0, n, buf, buf_floats, packed,
-                  gather);
-      else
-        gemm_part(p, xg, wg, bg, rg, yg, 0, m, lo * kNr, min_i64(n, hi * kNr), buf, buf_floats, nullptr,
-                  gather);
+      run_units(it, lo, hi, ThreadBuffer(pool, thread), packed);
     });
   }
 }
