@@ -25,6 +25,7 @@ void run_target_pipeline(ir::Graph& graph, const ModelBuild& build) {
   }
   passes::CpuPipelineOptions options;
   options.winograd = build.winograd;
+  options.cpu_threads = build.cpu_threads;
   // For a host build, what this machine has; for a cross target, none.
   options.avx512_target = build.target_triple.empty() && passes::host_runs_avx512_kernels();
   options.verbose = build.verbose;

@@ -21,6 +21,7 @@ struct ModelBuild {
   bool cuda = false;                        // --target cuda
   codegen::cuda::CudaOptions cuda_options;  // --cuda-arch, --precision
   bool winograd = true;                     // --winograd
+  int cpu_threads = 0;                      // --cpu-threads; 0: not said
   bool no_build = false;                    // --no-build: only the sources, into emit_dir; no .so
 };
 

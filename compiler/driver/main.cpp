@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "../../codegen/codegen.h"
@@ -65,6 +67,11 @@ is needed to run it.
                            layers' weights take 36/9 or 16/9 the memory: off for the
                            smallest footprint). CUDA: stride-1 3x3x3 and 1x3x3 conv3d
                            by Winograd, F(4,3) at fp32, F(2,3) at lower precisions
+  --cpu-threads N          CPU: the threads the model will run on (num_threads of a context),
+                           for the kernel choices that depend on them: from 8, 1x1
+                           convolutions stay on the implicit GEMM, faster there than the
+                           positions-as-rows kernel taken for fewer (default: few). Any
+                           thread count runs any build correctly
   --target cpu|cuda        the device the model runs on (default: cpu). cuda builds CUDA C++
                            with nvcc; the .so needs the GPU driver and cuBLAS at run time
   --cuda-arch sm_NN        the GPU to build for with --target cuda (default: sm_90, H100)
@@ -254,6 +261,7 @@ struct Job {
   aotc::codegen::cuda::CudaOptions cuda_options;                           // --cuda-arch, --precision
   bool cuda_flags_given = false;
   bool winograd = true;   // --winograd
+  int cpu_threads = 0;    // --cpu-threads; 0: not said
   bool no_build = false;  // --no-build: the sources in emit_dir, no build, no .so
 };
 
@@ -309,6 +317,13 @@ std::optional<Job> parse_command_line(int argc, char** argv) {
       if (mode != "on" && mode != "off")
         throw UsageError("--winograd must be 'on' or 'off', got '" + mode + "'");
       job.winograd = mode == "on";
+    } else if (arg == "--cpu-threads") {
+      const std::string text = value("--cpu-threads");
+      int threads = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+      if (error != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 1024)
+        throw UsageError("--cpu-threads must be a whole number from 1 to 1024, got '" + text + "'");
+      job.cpu_threads = threads;
     } else if (arg == "--quantized-engine") {
       const std::string engine = value("--quantized-engine");
       if (engine != "x86" && engine != "fbgemm")
@@ -399,6 +414,7 @@ int compile(const Job& job) {
   build.cuda = job.cuda;
   build.cuda_options = job.cuda_options;
   build.winograd = job.winograd;
+  build.cpu_threads = job.cpu_threads;
   build.no_build = job.no_build;
   if (job.dynamic) {
     aotc::frontend::ModuleFile file(options.model_path);

@@ -74,6 +74,7 @@ std::vector<PlannedBuffer> planned_buffers(const ir::Graph& graph);
 // default passes.
 struct CpuPipelineOptions {
   bool winograd = true;  // aotc --winograd on
+  int cpu_threads = 0;   // aotc --cpu-threads: the threads the model will run on; 0: not said
   bool avx512_target = false;
   bool verbose = false;
 };
@@ -97,9 +98,10 @@ void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target);
 // weight on a small plane gets the positions as its tile's rows and its weight packed
 // transposed here (select_pointwise_rows.cpp), when the target runs the runtime's AVX-512
 // kernels (avx512_target: host_runs_avx512_kernels() for the host target, false for a
-// cross target). AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves them on the
-// implicit GEMM, for comparisons.
-void select_pointwise_rows(ir::Graph& graph, bool avx512_target);
+// cross target), and the model runs on few threads (cpu_threads: aotc --cpu-threads, 0 when
+// not said; rt::conv2d_pointwise_rows_prefers). AOTC_CPU_POINTWISE_ROWS=0 (read when
+// compiling) leaves them on the implicit GEMM, for comparisons.
+void select_pointwise_rows(ir::Graph& graph, bool avx512_target, int cpu_threads);
 // This machine has AVX-512 (F and VL, as the runtime requires) and AOTC_CPU_AVX512 is not 0
 // (select_pointwise_rows.cpp).
 bool host_runs_avx512_kernels();

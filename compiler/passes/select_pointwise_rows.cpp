@@ -34,7 +34,7 @@ bool host_runs_avx512_kernels() {
 #endif
 }
 
-void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
+void select_pointwise_rows(ir::Graph& graph, bool avx512_target, int cpu_threads) {
   if (!avx512_target) return;
   if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -43,7 +43,7 @@ void select_pointwise_rows(ir::Graph& graph, bool avx512_target) {
         op.inputs.size() < 3)
       continue;
     const rt::Conv2dParams p = ops::conv2d_params_of(op);
-    if (!rt::conv2d_pointwise_rows_prefers(p)) continue;
+    if (!rt::conv2d_pointwise_rows_prefers(p, cpu_threads)) continue;
     const float* w = constant_floats(graph, op.inputs[1], p.c_out * p.c_in);
     if (!w) continue;
     // The packing sees only what its recipe names (the planes vary between aotc --dim's samples).

@@ -144,7 +144,7 @@ def _wrap_scalar_inputs(script_module, method, names, inputs, torch):
 
 
 def compile(model, example_inputs, output, *, input_names=None, target="cpu", precision=None, weights="embed",
-            method="forward", verbose=False):
+            method="forward", verbose=False, cpu_threads=None):
     """Compile model for example_inputs into the model library output (a .so); returns its path.
 
     model: a torch.jit.ScriptModule (scripted or traced) or a plain torch.nn.Module, which is
@@ -160,6 +160,9 @@ def compile(model, example_inputs, output, *, input_names=None, target="cpu", pr
     target: "cpu" or "cuda". precision: None or "fp32", "tf32", "fp16", "bf16" (cuda's matrix
       products). weights: "embed" (inside the .so) or "file" (model.weights beside it).
     method: the method to compile. verbose: print aotc's graph, passes and timings.
+    cpu_threads: None, or the threads the library will run on (aotc --cpu-threads): from 8,
+      aotc keeps 1x1 convolutions on the kernel that is faster on many threads. Any thread
+      count runs any library correctly.
 
     Raises CompileError with aotc's message (every unsupported op, with its source lines) when
     aotc cannot compile the model; nothing is then written at output.
@@ -167,6 +170,9 @@ def compile(model, example_inputs, output, *, input_names=None, target="cpu", pr
     import torch
 
     check_options(target, precision, weights)
+    if cpu_threads is not None and (isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int)
+                                    or not 1 <= cpu_threads <= 1024):
+        raise ValueError(f"aotc.compile: cpu_threads must be None or an int from 1 to 1024, not {cpu_threads!r}")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     if not isinstance(example_inputs, (tuple, list)):
@@ -239,7 +245,8 @@ def compile(model, example_inputs, output, *, input_names=None, target="cpu", pr
 
     specs = [(n, tuple(t.shape), dtype_name(t.dtype)) for n, t in zip(names, inputs)]
     return run_aotc(script, specs, output, display_name=display_name, method=method, target=target,
-                    precision=precision, weights=weights, verbose=verbose)
+                    precision=precision, weights=weights, verbose=verbose,
+                    extra_args=() if cpu_threads is None else ("--cpu-threads", str(cpu_threads)))
 
 
 def _renamed(script_module, method, new_names, inputs, torch):

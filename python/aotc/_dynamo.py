@@ -77,7 +77,8 @@ def aotc_backend(gm, example_inputs, *, options=None, mode=None):
                  library takes CUDA tensors, on torch's current stream.
       precision  cuda's matrix products: "fp32" (default), "tf32", "fp16", "bf16".
       threads    threads per run of a CPU library (default: torch.get_num_threads() when the
-                 library is loaded).
+                 library is loaded); the library is compiled for them (aotc --cpu-threads)
+                 and cached per thread count.
       cache_dir  where compiled libraries are kept (default: $AOTC_CACHE_DIR, else
                  $XDG_CACHE_HOME/aotc, else ~/.cache/aotc).
     Any other option is a ValueError. mode is accepted and ignored (aotc has one mode).
@@ -375,11 +376,14 @@ class _CompiledGraph:
             if t.device.type != target:
                 raise _Unsupported(f"input {name} is on {t.device}, but the target is {target}")
 
-        key = self._cache_key(args, target, torch)
+        threads = opts["threads"] or max(1, torch.get_num_threads())
+        # A CPU library is built for the threads it runs on (aotc --cpu-threads: its kernel
+        # choices), so the thread count is part of its cache key.
+        cpu_threads = threads if target == "cpu" else None
+        key = self._cache_key(args, target, cpu_threads, torch)
         cache_dir = opts["cache_dir"] or default_cache_dir()
         path = os.path.join(cache_dir, key + ".so")
         failed = os.path.join(cache_dir, key + ".fail")
-        threads = opts["threads"] or max(1, torch.get_num_threads())
         with _LOADED_LOCK:
             model = _LOADED.get((path, threads))
         if model is not None:
@@ -406,7 +410,8 @@ class _CompiledGraph:
             tmp = os.path.join(cache_dir, f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.so")
             try:
                 _compile.run_aotc(script, specs, tmp, display_name=f"graph{self.number}", target=target,
-                                  precision=opts["precision"])
+                                  precision=opts["precision"],
+                                  extra_args=("--cpu-threads", str(cpu_threads)) if cpu_threads else ())
                 os.replace(tmp, path)
             except CompileError as e:
                 ops = _compile.unsupported_ops(e.message)
@@ -431,7 +436,7 @@ class _CompiledGraph:
         except (OSError, ValueError, RuntimeError) as e:  # AotcError is a RuntimeError
             raise _Unsupported(f"cannot load {path}: {e}") from None
 
-    def _cache_key(self, args, target, torch):
+    def _cache_key(self, args, target, cpu_threads, torch):
         from ._paths import compiler_fingerprint
 
         h = hashlib.sha256()
@@ -444,7 +449,7 @@ class _CompiledGraph:
         text(_CACHE_FORMAT)
         text(torch.__version__)
         text(compiler_fingerprint())
-        text(f"target={target} precision={self.opts['precision']}")
+        text(f"target={target} precision={self.opts['precision']} cpu_threads={cpu_threads}")
         text(self.gm.code)
         for i, (kind, name) in enumerate(zip(self.kinds, self.placeholder_names)):
             a = args[i]

@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--emulator", default="", help="command prefix that runs --aotc-run, e.g. qemu-aarch64 -L DIR")
     ap.add_argument("--require", action="append", default=[], help="skip unless this file exists")
     ap.add_argument("--cross-status", default="", help="status file of tests/e2e/refresh_cross_build.py")
+    ap.add_argument("--cpu-threads", type=int, default=0,
+                    help="compile with aotc --cpu-threads N and run on N threads (default: aotc's default, 1 thread)")
     args = ap.parse_args()
 
     if args.cross_status:
@@ -75,7 +77,7 @@ def main():
         print(f"SKIP {args.model}: {emulator[0]} is not installed (Debian package qemu-user)")
         return SKIP
 
-    work = os.path.join(args.workdir, args.model)
+    work = os.path.join(args.workdir, args.model + (f"_cpu_threads_{args.cpu_threads}" if args.cpu_threads else ""))
     os.makedirs(work, exist_ok=True)
     module, inputs = MODELS[args.model]()
     pt = os.path.join(work, "model.pt")
@@ -88,6 +90,8 @@ def main():
     if os.path.exists(so):
         os.remove(so)
     extra = ["-v"] + (["--target-triple", args.target_triple] if args.target_triple else [])
+    if args.cpu_threads:
+        extra += ["--cpu-threads", str(args.cpu_threads), "--emit-source", os.path.join(work, "src")]
     if args.model in MODELS_QUANTIZED or args.model in MODELS_QUANTIZED_DYNAMIC:  # the engine torch ran
         extra += aotc_engine_args()
     start = time.monotonic()
@@ -97,6 +101,11 @@ def main():
         print(result.stderr[-6000:])
         print(f"FAIL {args.model}: aotc exited with {result.returncode}")
         return 1
+    if args.cpu_threads >= 8:  # built for many threads: 1x1 layers on the implicit GEMM
+        with open(os.path.join(work, "src", "model.cpp")) as f:
+            if "conv2d_pointwise_rows_f32" in f.read():
+                print(f"FAIL {args.model}: built for {args.cpu_threads} threads, it runs the positions-as-rows kernel")
+                return 1
     plan = [line for line in result.stderr.splitlines() if "arena" in line and "lower bound" in line]
     target = f" for {args.target_triple}" if args.target_triple else ""
     print(f"{args.model}: compiled in {compile_s:.2f} s{target}; {plan[0] if plan else ''}")
@@ -114,6 +123,8 @@ def main():
         return 1
 
     run_args = ["--output-dir", os.path.join(work, "out")] + write_inputs(inputs, work)
+    if args.cpu_threads:
+        run_args += ["--threads", str(args.cpu_threads)]
     start = time.monotonic()
     result = run_aotc_run(args.aotc_run, so, *run_args, emulator=emulator)
     run_s = time.monotonic() - start

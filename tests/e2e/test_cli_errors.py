@@ -173,6 +173,8 @@ def main():
     check("usage: zero size", [aotc, add, "-o", out, "--input", "x:0x3", "--input", "y:2x3"], 2, "positive", out=out)
     check("usage: bad --winograd", [aotc, add, "-o", out, "--winograd", "maybe"] + good, 2, "--winograd",
           "'maybe'", out=out)
+    check("usage: bad --cpu-threads", [aotc, add, "-o", out, "--cpu-threads", "0"] + good, 2, "--cpu-threads",
+          "'0'", out=out)
     check("usage: bad --quantized-engine", [aotc, add, "-o", out, "--quantized-engine", "qnnpack"] + good, 2,
           "--quantized-engine", "'qnnpack'", out=out)
     check("usage: duplicate input", [aotc, add, "-o", out, "--input", "x:2x3", "--input", "x:2x3"], 2, "twice",

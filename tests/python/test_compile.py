@@ -149,6 +149,10 @@ def main():
     aotc.compile(torch.jit.script(net), (x,), path("wfile.so"), weights="file")
     expect("weights='file' writes wfile.weights", os.path.isfile(path("wfile.weights")), os.listdir(work))
     expect("weights='file': matches torch", *same(aotc.load(path("wfile.so"), threads=2)(x), net(x)))
+    # cpu_threads: built for 16 threads (aotc --cpu-threads 16), right on 16 and on 2
+    m = aotc.load(aotc.compile(net, (x,), path("many.so"), cpu_threads=16), threads=16)
+    expect("cpu_threads=16: matches torch on 16 threads", *same(m(x), net(x)))
+    expect("cpu_threads=16: matches torch on 2 threads", *same(aotc.load(path("many.so"), threads=2)(x), net(x)))
 
     # an unsupported op: CompileError naming it, nothing written
     try:
@@ -171,6 +175,8 @@ def main():
         ("precision without target cuda", lambda: aotc.compile(Scaled(), (xs, scale), path("p.so"), precision="fp16")),
         ("an unknown target", lambda: aotc.compile(Scaled(), (xs, scale), path("t.so"), target="tpu")),
         ("two names for one input", lambda: aotc.compile(Scaled(), (xs, scale), path("n.so"), input_names=["a"])),
+        ("cpu_threads=0", lambda: aotc.compile(Scaled(), (xs, scale), path("c.so"), cpu_threads=0)),
+        ("cpu_threads='16'", lambda: aotc.compile(Scaled(), (xs, scale), path("c.so"), cpu_threads="16")),
     ]:
         try:
             call()

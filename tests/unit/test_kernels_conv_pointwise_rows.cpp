@@ -126,7 +126,8 @@ TEST_CASE("conv2d_pointwise_rows_f32: NaN reaches only its position's outputs; r
   CHECK(y.guards_intact());
 }
 
-TEST_CASE("conv2d_pointwise_rows_prefers: small planes, deep, whole panels; applies: 1x1 stride 1 only") {
+TEST_CASE(
+    "conv2d_pointwise_rows_prefers: small planes, deep, whole panels, few threads; applies: 1x1 stride 1") {
   Conv2dParams p;
   p.c_in = 960;
   p.c_out = 160;
@@ -144,6 +145,11 @@ TEST_CASE("conv2d_pointwise_rows_prefers: small planes, deep, whole panels; appl
   CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_prefers(p));
   p.c_in = 384;
   CHECK(aotc::rt::conv2d_pointwise_rows_prefers(p));
+  // A model for many threads (aotc --cpu-threads) keeps them on the implicit GEMM.
+  CHECK(aotc::rt::conv2d_pointwise_rows_prefers(p, 2));
+  CHECK(aotc::rt::conv2d_pointwise_rows_prefers(p, 7));
+  CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_prefers(p, 8));
+  CHECK_FALSE(aotc::rt::conv2d_pointwise_rows_prefers(p, 16));
   Conv2dParams q = p;
   q.stride_h = q.stride_w = 2;
   q.h_out = q.w_out = 7;

@@ -75,10 +75,14 @@ inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
 // Where the compiler takes it: planes of at most 28 x 28 and a depth of at least 192 (the
 // tile's transposed store is paid once per depth), and whole 16-channel panels (a panel of 8
 // in 16 lanes is slower than the implicit GEMM); there it beats the implicit GEMM per layer,
-// and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md).
-inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p) {
-  return conv2d_pointwise_rows_applies(p) && p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192 && p.c_out >= 32 &&
-         p.c_out % 16 == 0;
+// and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md). Only for a
+// model that runs on fewer than kPointwiseRowsMaxThreads + 1 threads (aotc --cpu-threads;
+// 0: not said, taken as few): on 16 threads the implicit GEMM ran every CNN faster at batch
+// 8 and resnet50 at batch 1, while on 2 threads this kernel was ahead (bench/results_cpu.md).
+constexpr int kPointwiseRowsMaxThreads = 7;
+inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p, int threads = 0) {
+  return threads <= kPointwiseRowsMaxThreads && conv2d_pointwise_rows_applies(p) &&
+         p.h_out * p.w_out <= 28 * 28 && p.c_in >= 192 && p.c_out >= 32 && p.c_out % 16 == 0;
 }
 void conv2d_pointwise_rows_f32(ThreadPool& pool, const Conv2dParams& p, const float* x, const float* w_packed,
                                const float* bias, const float* residual, float* y);
