@@ -23,7 +23,8 @@ The peers (one whose package is missing is skipped, with a line saying so):
   - ExecuTorch with XNNPACK (with --executorch-python): bench/executorch_peer.py, run by the
     python of its own venv (torch 2.15), lowers the same weights to a .pte and runs it with its
     threadpool at N, as a process that times one round whenever this one asks;
-  - aotc: the .so loaded with ctypes, called through its C ABI, one context with N threads.
+  - aotc: the .so (compiled with aotc --cpu-threads N) loaded with ctypes, called through its C
+    ABI, one context with N threads.
 """
 import argparse
 import ctypes
@@ -173,9 +174,10 @@ class AotcModel:
         self.lib.aotc_model_destroy(self.model)
 
 
-def compile_with_aotc(aotc, pt_path, so_path, inputs):
-    """Compiles; returns (seconds, arena bytes, lower bound bytes) or raises with aotc's error."""
-    cmd = [aotc, pt_path, "-o", so_path, "-v"]
+def compile_with_aotc(aotc, pt_path, so_path, inputs, cpu_threads=None):
+    """Compiles (for cpu_threads threads: aotc --cpu-threads); returns (seconds, arena bytes,
+    lower bound bytes) or raises with aotc's error."""
+    cmd = [aotc, pt_path, "-o", so_path, "-v"] + (["--cpu-threads", str(cpu_threads)] if cpu_threads else [])
     for name, t in inputs:
         dtype = {torch.float32: "float32", torch.int64: "int64", torch.bool: "bool"}[t.dtype]
         cmd += ["--input", f"{name}:{'x'.join(map(str, t.shape))}:{dtype}"]
@@ -457,13 +459,20 @@ def bench_model(args, name, batch, work, peaks, sgemm, peers):
     torch.jit.save(traced, pt)
     flops = count_flops(model, inputs)
 
-    # aotc: compile once per batch size
-    so = os.path.join(work, f"{name}_b{batch}.so")
+    # aotc: compiled per batch size and thread count, for the threads it runs on (aotc
+    # --cpu-threads, as a user who knows them would); the compile time and arena are the
+    # first thread count's.
+    def so_for(threads):
+        return os.path.join(work, f"{name}_b{batch}_t{threads}.so")
+
     aotc_note = ""
+    compile_s = arena = bound = None
     try:
-        compile_s, arena, bound = compile_with_aotc(args.aotc, pt, so, inputs)
+        for threads in args.threads:
+            result = compile_with_aotc(args.aotc, pt, so_for(threads), inputs, cpu_threads=threads)
+            if compile_s is None:
+                compile_s, arena, bound = result
     except RuntimeError as e:
-        compile_s = arena = bound = None
         aotc_note = str(e)
 
     # LibTorch: frozen and optimised for inference
@@ -506,7 +515,7 @@ def bench_model(args, name, batch, work, peaks, sgemm, peers):
         if aotc_note:
             notes["aotc"] = aotc_note
         else:
-            aotc_model = AotcModel(so, tensors, threads)
+            aotc_model = AotcModel(so_for(threads), tensors, threads)
             got = first_tensor(aotc_model.run())
             err = rel_l2(got, want)
             if err > 1e-4:
@@ -591,7 +600,7 @@ def bench_model(args, name, batch, work, peaks, sgemm, peers):
 
     # Peak RSS: aotc-run --bench vs a LibTorch process running the same model alone.
     if args.rss and not aotc_note and batch == args.batches[0]:
-        rss_aotc = peak_rss_kb([args.aotc_run, so, "--bench", "--iters", "3", "--warmup", "0",
+        rss_aotc = peak_rss_kb([args.aotc_run, so_for(args.threads[-1]), "--bench", "--iters", "3", "--warmup", "0",
                                 "--threads", str(args.threads[-1])])
         input_files = []
         for n_, t in inputs:

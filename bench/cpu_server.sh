@@ -94,8 +94,9 @@ if step ab && [ -n "${BASE_RUNTIME:-}" ]; then
   for model in $AB_MODELS; do
     b=${AB_BATCH:-1}
     flags=$(save_model "$model" "$b") || { status=1; continue; }
-    "$BUILD/compiler/aotc" "$WORK/${model}_b$b.pt" -o "$WORK/${model}_current.so" $flags &&
-      /tmp/aotc-base/aotc "$WORK/${model}_b$b.pt" -o "$WORK/${model}_base.so" $flags || { status=1; continue; }
+    "$BUILD/compiler/aotc" "$WORK/${model}_b$b.pt" -o "$WORK/${model}_current.so" $flags --cpu-threads "$THREADS" &&
+      /tmp/aotc-base/aotc "$WORK/${model}_b$b.pt" -o "$WORK/${model}_base.so" $flags --cpu-threads "$THREADS" ||
+      { status=1; continue; }
     ab_inputs=$(sed -e 's/--input [a-z]*:\([0-9x]*\):float32/--input \1/g' -e 's/--input [a-z]*:\([0-9x]*\):int64/--input \1:int64/g' <<<"$flags")
     echo "== $model batch $b: A base runtime, B this tree's, $THREADS threads" | tee -a "$OUT/ab.txt"
     python3 "$ROOT/bench/ab_cpu.py" "$WORK/${model}_base.so" "$WORK/${model}_current.so" $ab_inputs \

@@ -169,7 +169,9 @@ def main():
 
     work = args.workdir or tempfile.mkdtemp(prefix="aotc_profile_")
     src = os.path.join(work, "src")
-    cmd = [args.aotc, args.model, "-o", os.path.join(work, "model.so"), "--emit-source", src]
+    # built for the threads it is timed on (aotc --cpu-threads: the kernels such a build takes)
+    cmd = [args.aotc, args.model, "-o", os.path.join(work, "model.so"), "--emit-source", src,
+           "--cpu-threads", str(args.threads)]
     for spec in args.input:
         cmd += ["--input", spec]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
