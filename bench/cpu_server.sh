@@ -17,7 +17,11 @@
 # PROFILE_MODELS (default mobilenet_v2), PROFILE_THREADS (default "1 THREADS"), ROUNDS (default 3), STEPS (default "regions bench"),
 # BASE_RUNTIME (a directory holding a base version's runtime/ tree, for regions and ab),
 # OPENVINO_TAR (default .whl/openvino_cpu_cp312.tar.xz: OpenVINO's Python package unpacked
-# onto PYTHONPATH where the machine has none), SKIP_BUILD (set: aotc is built already).
+# onto PYTHONPATH where the machine has none; made here by `pip download openvino==2026.4.1
+# --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 --no-deps`, the
+# wheel unzipped, its GPU and NPU plugins, cache.json and every frontend but ONNX and IR
+# deleted, `tar -cJf` of the rest: 21 MB, under the device call's 64 MiB), SKIP_BUILD (set:
+# aotc is built already).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/cpu-server-out}
