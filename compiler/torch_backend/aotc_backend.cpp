@@ -15,6 +15,7 @@
 #include <torch/csrc/jit/backends/backend.h>
 #include <torch/csrc/jit/backends/backend_preprocess.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -162,6 +163,9 @@ IValue compile_method(const torch::jit::Module& module, const std::string& metho
   build.source_name = label;
   build.output = (temp.path / "model.so").string();
   build.cuda = spec.target == "cuda";
+  // A CPU method whose threads the spec gives is built for them (aotc --cpu-threads).
+  if (!build.cuda && spec.threads > 0)
+    build.cpu_threads = static_cast<int>(std::min<int64_t>(spec.threads, 1024));
   if (!spec.precision.empty()) build.cuda_options.precision = spec.precision;
   try {
     if (build.cuda) codegen::cuda::parse_precision(build.cuda_options.precision);

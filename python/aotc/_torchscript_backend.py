@@ -77,7 +77,8 @@ def to_backend(module, spec, *, submodule=None, target=None, precision=None, thr
         the rest of the module stays TorchScript (partial lowering, for a model whose other
         parts use ops aotc lacks); spec then gives that submodule's methods.
     target, precision, threads: for every method, over what spec says. threads defaults to
-        torch.get_num_threads() in the process that loads the module.
+        torch.get_num_threads() in the process that loads the module; a CPU method whose
+        threads are given is compiled for them (aotc --cpu-threads).
 
     Raises aotc.CompileError with aotc's message (every unsupported op, its count and
     source lines) when a method cannot be compiled.

@@ -140,6 +140,9 @@ def main():
     with torch.no_grad():
         check_close("partial lowering (backbone on aotc, fft head in TorchScript)", partial(x), model(x))
     expect("the head stays TorchScript", "fft_rfft" in partial.code, partial.code)
+    many = aotc.to_backend(scripted, {"forward": {"inputs": ["x:2x3x17x19"], "threads": 16}}, submodule="backbone")
+    with torch.no_grad():
+        check_close("threads 16 in the spec (built and run for 16 threads)", many(x), model(x))
     partial_path = os.path.join(args.workdir, "partial_lowered.pt")
     torch.jit.save(partial, partial_path)
     reloaded = torch.jit.load(partial_path)
