@@ -76,9 +76,9 @@ inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
 // tile's transposed store is paid once per depth), and whole 16-channel panels (a panel of 8
 // in 16 lanes is slower than the implicit GEMM); there it beats the implicit GEMM per layer,
 // and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md). Only for a
-// model that runs on fewer than kPointwiseRowsMaxThreads + 1 threads (aotc --cpu-threads;
-// 0: not said, taken as few): on 16 threads the implicit GEMM ran every CNN faster at batch
-// 8 and resnet50 at batch 1, while on 2 threads this kernel was ahead (bench/results_cpu.md).
+// model built for at most kPointwiseRowsMaxThreads threads (aotc --cpu-threads; 0: not said,
+// taken as few): on 16 threads the implicit GEMM ran every CNN faster at batch 8 and
+// resnet50 at batch 1, while on 2 threads this kernel was ahead (bench/results_cpu.md).
 constexpr int kPointwiseRowsMaxThreads = 7;
 inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p, int threads = 0) {
   return threads <= kPointwiseRowsMaxThreads && conv2d_pointwise_rows_applies(p) &&
