@@ -28,6 +28,7 @@ void run_target_pipeline(ir::Graph& graph, const ModelBuild& build) {
   options.cpu_threads = build.cpu_threads;
   // For a host build, what this machine has; for a cross target, none.
   options.avx512_target = build.target_triple.empty() && passes::host_runs_avx512_kernels();
+  options.pointwise_rows_target = options.avx512_target && passes::host_prefers_pointwise_rows();
   options.verbose = build.verbose;
   passes::run_cpu_pipeline(graph, options);
 }

@@ -33,9 +33,10 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
   const bool avx512 = options.avx512_target;
   run_step(graph, verbose, "fuse_expand_depthwise",
            [avx512](ir::Graph& g) { fuse_expand_depthwise(g, avx512); });
-  run_step(graph, verbose, "select_pointwise_rows", [avx512, threads = options.cpu_threads](ir::Graph& g) {
-    select_pointwise_rows(g, avx512, threads);
-  });
+  run_step(graph, verbose, "select_pointwise_rows",
+           [rows = options.pointwise_rows_target, threads = options.cpu_threads](ir::Graph& g) {
+             select_pointwise_rows(g, rows, threads);
+           });
   run_step(graph, verbose, "prepack_gemm_weights", prepack_gemm_weights);
 }
 

@@ -70,12 +70,14 @@ std::vector<PlannedBuffer> planned_buffers(const ir::Graph& graph);
 // select_pointwise_rows and prepack_gemm_weights (cpu_pipeline.cpp). The caller plans the
 // memory after it (a --dim build plans once per bucket). avx512_target: the target runs
 // the runtime's AVX-512 kernels (a host build on a machine that has them:
-// host_runs_avx512_kernels()). verbose logs each step and the IR before and after the
-// default passes.
+// host_runs_avx512_kernels()); pointwise_rows_target: and it is a core where the
+// positions-as-rows kernel beats the implicit GEMM (host_prefers_pointwise_rows()).
+// verbose logs each step and the IR before and after the default passes.
 struct CpuPipelineOptions {
   bool winograd = true;  // aotc --winograd on
   int cpu_threads = 0;   // aotc --cpu-threads: the threads the model will run on; 0: not said
   bool avx512_target = false;
+  bool pointwise_rows_target = false;
   bool verbose = false;
 };
 void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options);
@@ -96,15 +98,20 @@ void prepack_gemm_weights(ir::Graph& graph);
 void fuse_expand_depthwise(ir::Graph& graph, bool avx512_target);
 // CPU target only, after fuse_expand_depthwise: a 1x1 stride-1 convolution with a constant
 // weight on a small plane gets the positions as its tile's rows and its weight packed
-// transposed here (select_pointwise_rows.cpp), when the target runs the runtime's AVX-512
-// kernels (avx512_target: host_runs_avx512_kernels() for the host target, false for a
-// cross target), and the model runs on few threads (cpu_threads: aotc --cpu-threads, 0 when
-// not said; rt::conv2d_pointwise_rows_prefers). AOTC_CPU_POINTWISE_ROWS=0 (read when
-// compiling) leaves them on the implicit GEMM, for comparisons.
-void select_pointwise_rows(ir::Graph& graph, bool avx512_target, int cpu_threads);
+// transposed here (select_pointwise_rows.cpp), when the target is a core where that kernel
+// is the faster one (pointwise_rows_target: host_prefers_pointwise_rows() for the host
+// target, false for a cross target) and the model runs on few threads (cpu_threads: aotc
+// --cpu-threads, 0 when not said; rt::conv2d_pointwise_rows_prefers).
+void select_pointwise_rows(ir::Graph& graph, bool pointwise_rows_target, int cpu_threads);
 // This machine has AVX-512 (F and VL, as the runtime requires) and AOTC_CPU_AVX512 is not 0
 // (select_pointwise_rows.cpp).
 bool host_runs_avx512_kernels();
+// host_runs_avx512_kernels(), and this machine is an AMD Zen 4, which runs each 512-bit
+// instruction as two 256-bit halves: there the positions-as-rows kernel was measured ahead
+// of the implicit GEMM, on an Intel Xeon with AVX-512 behind it (bench/results_cpu.md).
+// AOTC_CPU_POINTWISE_ROWS (read when compiling): 0 never, 1 on any AVX-512 host, for
+// comparisons (select_pointwise_rows.cpp).
+bool host_prefers_pointwise_rows();
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the
 // add's clamp) becomes one conv2d (gemm) with the skip as a 4th input, its residual, where

@@ -3,20 +3,25 @@
 // computed with the output positions as the tile's rows (conv2d_pointwise_rows.cpp): its
 // weight input becomes the weight transposed and packed in groups of 32 output channels
 // (rt::conv2d_pointwise_rows_pack), computed here once, and the op's attribute
-// "pointwise_rows" tells its generator. The op then needs no scratch.
-// AOTC_CPU_POINTWISE_ROWS=0 (read when compiling) leaves every 1x1 convolution on the
-// implicit GEMM, for comparisons. The memory plan must be made again after it.
+// "pointwise_rows" tells its generator. The op then needs no scratch. The memory plan must
+// be made again after it.
 //
-// Only for a host with AVX-512 (the default target is the host): there the kernel's tiles
-// are 7 positions x 32 channels. Its AVX2 tiles (5 x 16) were slower than the implicit GEMM
-// on these layers (bench/pointwise_rows.cpp, bench/results_cpu.md), so without AVX-512, and
-// for cross targets, nothing changes. A
-// library built here and run on a machine without AVX-512 still runs these layers
-// correctly, on the AVX2 tiles.
+// Only for a host where that kernel is the faster one (host_prefers_pointwise_rows; the
+// default target is the host). Its AVX2 tiles (5 x 16) were slower than the implicit GEMM
+// on these layers (bench/pointwise_rows.cpp, bench/results_cpu.md), so it needs AVX-512
+// (tiles of 7 positions x 32 channels). There it won on an AMD Zen 4, whose 512-bit
+// instructions run as two 256-bit halves, and lost on an Intel Xeon with two full-width FMA
+// units, at every thread count from 1 to 16. Elsewhere, and for cross targets, nothing
+// changes. A library built here and run on a machine without AVX-512 still runs these
+// layers correctly, on the AVX2 tiles.
 #include <aotc/rt/kernels.h>
 
 #include <cstdlib>
 #include <string>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "../ops/spatial.h"
 #include "passes.h"
@@ -34,9 +39,26 @@ bool host_runs_avx512_kernels() {
 #endif
 }
 
-void select_pointwise_rows(ir::Graph& graph, bool avx512_target, int cpu_threads) {
-  if (!avx512_target) return;
-  if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && std::string(env) == "0") return;
+bool host_prefers_pointwise_rows() {
+  if (!host_runs_avx512_kernels()) return false;
+  if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && *env) return std::string(env) != "0";
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  unsigned family = (eax >> 8) & 0xf;
+  if (family == 0xf) family += (eax >> 20) & 0xff;
+  // Family 0x19 is Zen 3 and Zen 4; of them only Zen 4 has AVX-512. Zen 5 (0x1a) has
+  // full-width units on its server and desktop parts and was not measured.
+  return family == 0x19;
+#else
+  return false;
+#endif
+}
+
+void select_pointwise_rows(ir::Graph& graph, bool pointwise_rows_target, int cpu_threads) {
+  if (!pointwise_rows_target) return;
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
     if (op.kind != ir::kind::conv2d || op.has(ir::attr::winograd) || op.has(ir::attr::pointwise_rows) ||

@@ -160,9 +160,9 @@ def compile(model, example_inputs, output, *, input_names=None, target="cpu", pr
     target: "cpu" or "cuda". precision: None or "fp32", "tf32", "fp16", "bf16" (cuda's matrix
       products). weights: "embed" (inside the .so) or "file" (model.weights beside it).
     method: the method to compile. verbose: print aotc's graph, passes and timings.
-    cpu_threads: None, or the threads the library will run on (aotc --cpu-threads): from 8,
-      aotc keeps 1x1 convolutions on the kernel that is faster on many threads. Any thread
-      count runs any library correctly.
+    cpu_threads: None, or the threads the library will run on (aotc --cpu-threads), for the
+      kernel choices that depend on them (docs/USAGE.md). Any thread count runs any library
+      correctly.
 
     Raises CompileError with aotc's message (every unsupported op, with its source lines) when
     aotc cannot compile the model; nothing is then written at output.

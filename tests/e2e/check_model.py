@@ -48,6 +48,18 @@ def quantized_output_matches(i, got, want):
     return ok
 
 
+def host_has_avx512():
+    """What aotc's host_runs_avx512_kernels() checks: AVX-512 F and VL, and AOTC_CPU_AVX512 not 0."""
+    if os.environ.get("AOTC_CPU_AVX512") == "0":
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512f" in flags and "avx512vl" in flags
+
+
 def main():
     ap = arg_parser(aotc_run=True)
     ap.add_argument("--model", required=True, choices=sorted(MODELS))
@@ -57,6 +69,9 @@ def main():
     ap.add_argument("--cross-status", default="", help="status file of tests/e2e/refresh_cross_build.py")
     ap.add_argument("--cpu-threads", type=int, default=0,
                     help="compile with aotc --cpu-threads N and run on N threads (default: aotc's default, 1 thread)")
+    ap.add_argument("--expect-pointwise-rows", choices=["yes", "no"], default="",
+                    help="fail unless the emitted source does (yes) or does not (no) run the positions-as-rows "
+                         "kernel; yes is checked only on hosts with AVX-512 (no other build takes it)")
     args = ap.parse_args()
 
     if args.cross_status:
@@ -77,7 +92,8 @@ def main():
         print(f"SKIP {args.model}: {emulator[0]} is not installed (Debian package qemu-user)")
         return SKIP
 
-    work = os.path.join(args.workdir, args.model + (f"_cpu_threads_{args.cpu_threads}" if args.cpu_threads else ""))
+    work = os.path.join(args.workdir, args.model + (f"_cpu_threads_{args.cpu_threads}" if args.cpu_threads else "")
+                        + (f"_rows_{args.expect_pointwise_rows}" if args.expect_pointwise_rows else ""))
     os.makedirs(work, exist_ok=True)
     module, inputs = MODELS[args.model]()
     pt = os.path.join(work, "model.pt")
@@ -91,7 +107,9 @@ def main():
         os.remove(so)
     extra = ["-v"] + (["--target-triple", args.target_triple] if args.target_triple else [])
     if args.cpu_threads:
-        extra += ["--cpu-threads", str(args.cpu_threads), "--emit-source", os.path.join(work, "src")]
+        extra += ["--cpu-threads", str(args.cpu_threads)]
+    if args.expect_pointwise_rows:
+        extra += ["--emit-source", os.path.join(work, "src")]
     if args.model in MODELS_QUANTIZED or args.model in MODELS_QUANTIZED_DYNAMIC:  # the engine torch ran
         extra += aotc_engine_args()
     start = time.monotonic()
@@ -101,11 +119,15 @@ def main():
         print(result.stderr[-6000:])
         print(f"FAIL {args.model}: aotc exited with {result.returncode}")
         return 1
-    if args.cpu_threads >= 8:  # built for many threads: 1x1 layers on the implicit GEMM
+    if args.expect_pointwise_rows:
         with open(os.path.join(work, "src", "model.cpp")) as f:
-            if "conv2d_pointwise_rows_f32" in f.read():
-                print(f"FAIL {args.model}: built for {args.cpu_threads} threads, it runs the positions-as-rows kernel")
-                return 1
+            has_rows = "conv2d_pointwise_rows_f32" in f.read()
+        want_rows = args.expect_pointwise_rows == "yes" and host_has_avx512()
+        if has_rows != want_rows:
+            print(f"FAIL {args.model}: the source {'runs' if has_rows else 'does not run'} the positions-as-rows kernel "
+                  f"(expected {'it' if want_rows else 'the implicit GEMM'}; AOTC_CPU_POINTWISE_ROWS="
+                  f"{os.environ.get('AOTC_CPU_POINTWISE_ROWS', 'unset')}, --cpu-threads {args.cpu_threads})")
+            return 1
     plan = [line for line in result.stderr.splitlines() if "arena" in line and "lower bound" in line]
     target = f" for {args.target_triple}" if args.target_triple else ""
     print(f"{args.model}: compiled in {compile_s:.2f} s{target}; {plan[0] if plan else ''}")

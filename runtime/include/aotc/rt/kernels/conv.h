@@ -77,8 +77,9 @@ inline bool conv2d_pointwise_rows_applies(const Conv2dParams& p) {
 // in 16 lanes is slower than the implicit GEMM); there it beats the implicit GEMM per layer,
 // and larger planes stay on it (bench/pointwise_rows.cpp, bench/results_cpu.md). Only for a
 // model built for at most kPointwiseRowsMaxThreads threads (aotc --cpu-threads; 0: not said,
-// taken as few): on 16 threads the implicit GEMM ran every CNN faster at batch 8 and
-// resnet50 at batch 1, while on 2 threads this kernel was ahead (bench/results_cpu.md).
+// taken as few). The compiler asks only where the core favours this kernel at all (AMD Zen
+// 4: ahead at 1 and 2 threads, the only counts measured there); above that, the implicit
+// GEMM is kept, as on the cores where it is ahead at every count (bench/results_cpu.md).
 constexpr int kPointwiseRowsMaxThreads = 7;
 inline bool conv2d_pointwise_rows_prefers(const Conv2dParams& p, int threads = 0) {
   return threads <= kPointwiseRowsMaxThreads && conv2d_pointwise_rows_applies(p) &&
