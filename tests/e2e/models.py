@@ -304,6 +304,58 @@ def expand_depthwise_shapes():
     return torch.jit.trace(m, x), [("x", x)]
 
 
+class ConvActivationShapes(nn.Module):
+    """Elementwise activations straight after convolutions on every CPU convolution path:
+    depthwise on a narrow plane (a row per vector on AVX-512) and on a wide one, a depthwise
+    fused with its expansion (silu between and after), a dilated depthwise, Winograd, the
+    implicit GEMM, a grouped convolution, a 3-channel stem, 1x1 layers that Zen 4 hosts put
+    on the positions-as-rows kernel, a squeeze-excitation gate; activations with parameters
+    (elu, leaky_relu); after a relu6, after a residual add, and one whose convolution is read
+    twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 3, stride=2, padding=1)  # -> 24 x 13 x 29
+        self.dw_wide = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.dw_narrow = nn.Conv2d(24, 24, 5, stride=2, padding=2, groups=24)  # -> 24 x 7 x 15
+        self.dw_dilated = nn.Conv2d(24, 24, 3, padding=2, dilation=2, groups=24)
+        self.expand = nn.Conv2d(24, 60, 1)
+        self.dw_fused = nn.Conv2d(60, 60, 3, padding=1, groups=60)
+        self.wino = nn.Conv2d(60, 32, 3, padding=1)
+        self.grouped = nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=4)  # -> 32 x 7 x 15
+        self.se_reduce = nn.Conv2d(32, 8, 1)
+        self.se_expand = nn.Conv2d(8, 32, 1)
+        self.up = nn.Conv2d(32, 192, 1)
+        self.rows = nn.Conv2d(192, 208, 1)
+        self.project = nn.Conv2d(208, 24, 1)
+        self.clamped = nn.Sequential(nn.Conv2d(24, 24, 1), nn.ReLU6())
+        self.shared = nn.Conv2d(24, 24, 1)
+
+    def forward(self, x):  # 2 x 3 x 25 x 57
+        y = F.leaky_relu(self.stem(x), 0.2)
+        y = torch.sigmoid(self.dw_wide(y)) * y
+        e = F.silu(self.dw_fused(F.silu(self.expand(y))))  # 2 x 60 x 13 x 29
+        n = F.silu(self.dw_narrow(y))  # 2 x 24 x 7 x 15
+        n = F.hardswish(self.dw_dilated(n))
+        w = F.elu(self.wino(e), 0.7)
+        g = F.gelu(self.grouped(w))
+        gate = torch.sigmoid(self.se_expand(F.silu(self.se_reduce(g.mean((2, 3), keepdim=True)))))
+        g = g * gate
+        r = F.mish(self.rows(F.gelu(self.up(g), approximate="tanh")))
+        p = self.project(r) + n
+        c = torch.tanh(self.clamped(p))  # after a clamp: apart
+        s = self.shared(p)
+        res = torch.sigmoid(self.dw_wide(n) + n)  # after a residual add: apart
+        return c + torch.sigmoid(s) + s, res  # s read twice: apart
+
+
+def conv_activation_shapes():
+    torch.manual_seed(23)
+    m = ConvActivationShapes().eval()
+    x = torch.randn(2, 3, 25, 57)
+    return torch.jit.trace(m, x), [("x", x)]
+
+
 CORE_MODELS = {
     "mlp": mlp,
     "small_cnn": small_cnn,
@@ -311,6 +363,7 @@ CORE_MODELS = {
     "winograd_shapes": winograd_shapes,
     "expand_depthwise_shapes": expand_depthwise_shapes,
     "pointwise_rows_shapes": pointwise_rows_shapes,
+    "conv_activation_shapes": conv_activation_shapes,
     "two_inputs": two_inputs,
     "activations": activations,
     "dict_out": dict_out,
