@@ -21,6 +21,7 @@ const ConvCase kConvCases[] = {
     {"pointwise", 1, 3, 7, 7, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"pointwise groups 2", 2, 4, 5, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2},
     {"pointwise many images", 8, 32, 17, 17, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    {"pointwise 3 images to 13 (few rows)", 3, 32, 13, 11, 13, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"pointwise large", 1, 64, 33, 33, 128, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"1x1 stride 2", 1, 8, 13, 13, 16, 1, 1, 2, 2, 0, 0, 1, 1, 1},
     {"3x3 pad 1", 1, 3, 17, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
@@ -201,6 +202,8 @@ const ConvCase kBatchCases[] = {
     {"5 images, 1x1, wide plane (N split)", 5, 24, 40, 37, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1},
     {"2 images x 2 groups, stride 2", 2, 32, 30, 30, 48, 3, 3, 2, 2, 1, 1, 1, 1, 2},
     {"12 images, more than threads", 12, 16, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {"5 images, 1x1 to 16 (few-rows kernel, pieces across images)", 5, 32, 20, 21, 16, 1, 1, 1, 1, 0, 0, 1, 1,
+     1},
 };
 
 TEST_CASE("conv2d_f32: a batch on 8+ threads in one region") {

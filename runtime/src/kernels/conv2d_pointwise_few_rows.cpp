@@ -93,18 +93,22 @@ void conv2d_pointwise_few_rows_f32(ThreadPool& pool, const Conv2dParams& p, cons
   const ColumnsFn fn = columns_fn(p.c_out, std::make_integer_sequence<int, kPointwiseFewRowsMax>{});
   const int64_t panels = ceil_div(n, kPanel);
   const double flops =
-      2.0 * static_cast<double>(p.c_out) * static_cast<double>(n) * static_cast<double>(p.c_in);
+      2.0 * static_cast<double>(p.n * p.c_out) * static_cast<double>(n) * static_cast<double>(p.c_in);
+  const int64_t total = p.n * panels;
   const int64_t parts = flops < 2.0 * kGemmMinFlopsPerRange ? 1 : pool.size();
-  const int64_t least = parts > 1 ? min_i64(kMinPiecePanels, max_i64(1, panels / parts)) : panels;
-  for (int64_t img = 0; img < p.n; ++img) {
-    const float* xi = x + img * p.c_in * n;
-    float* yi = y + img * p.c_out * n;
-    const float* ri = residual ? residual + img * p.c_out * n : nullptr;
-    const float* b = p.has_bias ? bias : nullptr;
-    pool.parallel_pieces(panels, least, [&](int64_t q0, int64_t q1, int) {
-      fn(p, xi, w, b, ri, yi, q0 * kPanel, min_i64(n, q1 * kPanel));
-    });
-  }
+  const int64_t least = parts > 1 ? min_i64(kMinPiecePanels, max_i64(1, total / parts)) : total;
+  const float* b = p.has_bias ? bias : nullptr;
+  // One region over the batch's (image, panel) pairs, not one per image: one join and one
+  // ragged end per layer instead of one per image, as conv2d_gemm does on many threads
+  // (bench/results_cpu.md: level to a few percent ahead at batch 8).
+  pool.parallel_pieces(total, least, [&](int64_t q0, int64_t q1, int) {
+    while (q0 < q1) {
+      const int64_t img = q0 / panels, first = q0 % panels, last = min_i64(panels, first + (q1 - q0));
+      fn(p, x + img * p.c_in * n, w, b, residual ? residual + img * p.c_out * n : nullptr,
+         y + img * p.c_out * n, first * kPanel, min_i64(n, last * kPanel));
+      q0 += last - first;
+    }
+  });
 #else
   (void)pool, (void)p, (void)x, (void)w, (void)bias, (void)residual, (void)y;
 #endif
