@@ -106,11 +106,11 @@ void select_pointwise_rows(ir::Graph& graph, bool pointwise_rows_target, int cpu
 // This machine has AVX-512 (F and VL, as the runtime requires) and AOTC_CPU_AVX512 is not 0
 // (select_pointwise_rows.cpp).
 bool host_runs_avx512_kernels();
-// host_runs_avx512_kernels(), and this machine is an AMD Zen 4, which runs each 512-bit
-// instruction as two 256-bit halves: there the positions-as-rows kernel was measured ahead
-// of the implicit GEMM, on an Intel Xeon with AVX-512 behind it (bench/results_cpu.md).
-// AOTC_CPU_POINTWISE_ROWS (read when compiling): 0 never, 1 on any AVX-512 host, for
-// comparisons (select_pointwise_rows.cpp).
+// For a host where host_runs_avx512_kernels() (the caller checks it): this machine is an AMD
+// Zen 4, which runs each 512-bit instruction as two 256-bit halves: there the
+// positions-as-rows kernel was measured ahead of the implicit GEMM, on an Intel Xeon with
+// AVX-512 behind it (bench/results_cpu.md). AOTC_CPU_POINTWISE_ROWS (read when compiling):
+// 0 never, 1 on any AVX-512 host, for comparisons (select_pointwise_rows.cpp).
 bool host_prefers_pointwise_rows();
 
 // After the target has chosen its convolution paths: conv2d (or gemm) -> add(skip) (-> the

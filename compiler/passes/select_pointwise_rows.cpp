@@ -40,7 +40,6 @@ bool host_runs_avx512_kernels() {
 }
 
 bool host_prefers_pointwise_rows() {
-  if (!host_runs_avx512_kernels()) return false;
   if (const char* env = std::getenv("AOTC_CPU_POINTWISE_ROWS"); env && *env) return std::string(env) != "0";
 #if defined(__x86_64__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;

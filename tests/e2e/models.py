@@ -343,10 +343,10 @@ class ConvActivationShapes(nn.Module):
         g = g * gate
         r = F.mish(self.rows(F.gelu(self.up(g), approximate="tanh")))
         p = self.project(r) + n
-        c = torch.tanh(self.clamped(p))  # after a clamp: apart
+        c = torch.tanh(self.clamped(p))  # after a relu6
         s = self.shared(p)
-        res = torch.sigmoid(self.dw_wide(n) + n)  # after a residual add: apart
-        return c + torch.sigmoid(s) + s, res  # s read twice: apart
+        res = torch.sigmoid(self.dw_wide(n) + n)  # after a residual add
+        return c + torch.sigmoid(s) + s, res  # s read twice
 
 
 def conv_activation_shapes():
