@@ -1639,6 +1639,91 @@ TEST_CASE("cuda: fp16 and bf16 keep activations 16-bit where only 16-bit GEMM op
   }
 }
 
+namespace {
+
+// A pre-norm transformer MLP: n = layer_norm(x); h = gelu(n W1^T + b1); y = h W2^T + b2 + x.
+// x [5, 12]; n also returned where return_norm; the first GEMM reads n through a reshape
+// (an alias of all its bytes) where reshaped.
+ir::Graph pre_norm_mlp(bool return_norm, bool reshaped = false) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {5, 12}, "x");
+  const int n = g.add_value(ir::DType::Float32, {5, 12}, "n"),
+            u = g.add_value(ir::DType::Float32, {5, 16}, "u"),
+            h = g.add_value(ir::DType::Float32, {5, 16}, "h"),
+            y = g.add_value(ir::DType::Float32, {5, 12}, "y");
+  const int gamma = g.add_f32_constant({12}, std::vector<float>(12, 1.5f)),
+            beta = g.add_f32_constant({12}, std::vector<float>(12, 0.25f));
+  g.add_op(ir::kind::layer_norm, {x, gamma, beta}, {n}, where(1)).attrs = {
+      {"rows", int64_t{5}}, {"cols", int64_t{12}}, {"eps", 1e-5}};
+  add_linear(g, reshaped ? g.add_alias(n, {1, 5, 12}) : n, u, 5, 16, 12, false);
+  g.add_op(ir::kind::unary, {u}, {h}, where(3)).attrs = {
+      {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
+  add_linear(g, h, y, 5, 12, 16, false, x);
+  g.outputs.push_back({y, "y"});
+  if (return_norm) g.outputs.push_back({n, "n"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fp16 and bf16 keep a layer norm's and a GELU'd linear layer's outputs 16-bit for GEMMs") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
+    for (const int shape : {0, 1, 2, 3}) {
+      const bool return_norm = shape % 2 == 1, reshaped = shape >= 2;
+      CAPTURE(return_norm);
+      CAPTURE(reshaped);
+      const ir::DType type =
+          precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+      ir::Graph g = pre_norm_mlp(return_norm, reshaped);
+      passes::run_default_passes(g, false);
+      ops::cuda::check_cuda_support(g);
+      passes::cuda::run_cuda_passes(g, precision, false);
+      const auto kept = [](const ir::Op& op) { return op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit); };
+      std::vector<const ir::Op*> norms, gemms;
+      for (const ir::Op& op : g.ops) {
+        if (op.kind == ir::kind::layer_norm) norms.push_back(&op);
+        if (op.kind == ir::kind::gemm) gemms.push_back(&op);
+        CHECK(op.kind != ir::kind::unary);  // the GELU is the first GEMM's epilogue
+      }
+      REQUIRE(norms.size() == 1);
+      REQUIRE(gemms.size() == 2);
+      // The normalised rows: only the first GEMM reads them, unless they are returned too.
+      CHECK(kept(*norms[0]) == !return_norm);
+      CHECK(g.value(norms[0]->outputs[0]).dtype == (return_norm ? ir::DType::Float32 : type));
+      CHECK(gemms[0]->b(ir::attr::a_16bit) == !return_norm);
+      CHECK((g.value(gemms[0]->inputs[0]).storage == ir::Storage::Alias) == reshaped);
+      CHECK(g.value(gemms[0]->inputs[0]).dtype == (return_norm ? ir::DType::Float32 : type));
+      // GELU(n W1^T + b1): only the second GEMM reads it.
+      CHECK(gemms[0]->i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::GeluErf));
+      CHECK(kept(*gemms[0]));
+      CHECK(g.value(gemms[0]->outputs[0]).dtype == type);
+      CHECK(g.value(gemms[0]->inputs[2]).dtype == type);  // the bias, for cuBLASLt
+      CHECK(gemms[1]->b(ir::attr::a_16bit));
+      // y and the residual x it adds: float32 (y is returned).
+      CHECK_FALSE(kept(*gemms[1]));
+      CHECK(g.value(gemms[1]->outputs[0]).dtype == ir::DType::Float32);
+      CHECK(g.value(gemms[1]->inputs[3]).dtype == ir::DType::Float32);
+      codegen::cuda::CudaOptions options;
+      options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+      const codegen::Sources src =
+          codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+      const std::string norm_call =
+          std::string("aotc::rt::cuda::layer_norm_16bit(stream, aotc::rt::cuda::Precision::") +
+          (precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16") + ", p, ";
+      CHECK((src.model_cpp.find(norm_call) != std::string::npos) == !return_norm);
+      CHECK((src.model_cpp.find("aotc::rt::cuda::layer_norm_f32(stream, p, ") != std::string::npos) ==
+            return_norm);
+      CHECK(src.model_cpp.find("gemm_16bit_output(ex, p, ") != std::string::npos);
+    }
+  // fp32 and tf32: float32 throughout.
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
+    ir::Graph g = pre_norm_mlp(false);
+    passes::run_default_passes(g, false);
+    passes::cuda::run_cuda_passes(g, precision, false);
+    for (const ir::Value& v : g.values) CHECK(v.dtype == ir::DType::Float32);
+  }
+}
+
 TEST_CASE("cuda: fp16 keeps a residual and the GEMM adding it float32 together when its result is pooled") {
   // small_resnet: the first convolution's result is unfolded for the second and added as
   // its residual; the second's is pooled (a float32 reader), so neither is kept 16-bit.

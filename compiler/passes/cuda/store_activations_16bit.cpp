@@ -8,10 +8,14 @@
 // type). In a ResNet that is every convolution's output but the last block's and the
 // stem's: the rounding passes before the 1x1 layers go, and the GEMMs write half the bytes.
 //
-// The writer's epilogue must be one cuBLASLt fuses with a 16-bit output: a bias per column
-// (converted to the type here: cuBLASLt reads the bias in C's type), a residual, and no
-// clamp or a relu; no GELU. The set is found as a fixed point, since a GEMM adding a
-// residual can keep its output 16-bit only if the residual is kept so, and the other way.
+// Writers: a GEMM whose epilogue gemm_16bit_output takes (a bias per column, converted to
+// the type here: cuBLASLt reads the bias in C's type; a GELU, which its pass applies before
+// rounding; a residual; no clamp or a relu), and a layer norm without statistics
+// (layer_norm_16bit): a pre-norm transformer's normalised rows, which only the next
+// attention's or MLP's first linear layer reads, and a GELU'd MLP activation, which only
+// its second reads, stop being written in float32 and rounded in a pass of their own. The
+// set is found as a fixed point, since a GEMM adding a residual can keep its output 16-bit
+// only if the residual is kept so, and the other way.
 // Rounding happens once per value, as before, but now before the residual adds and
 // clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
 // AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, for
@@ -37,12 +41,27 @@ bool gemm_with_16bit_operands(const ir::Op& op, rt::cuda::Precision precision) {
          op.has(ir::attr::precision) && op.i(ir::attr::precision) == static_cast<int64_t>(precision);
 }
 
-int residual_of(const ir::Op& gemm) { return gemm.inputs.size() > 3 ? gemm.inputs[3] : -1; }
+int residual_of(const ir::Op& op) {
+  return op.kind == ir::kind::gemm && op.inputs.size() > 3 ? op.inputs[3] : -1;
+}
 
-// Whether the GEMM can write its output in the 16-bit type (gemm_16bit_output's epilogue).
+// A float32 arena tensor of its own (not a view), written whole.
+bool plain_f32_output(const ir::Graph& g, int v) {
+  const ir::Value& y = g.value(v);
+  return y.dtype == ir::DType::Float32 && y.storage == ir::Storage::Arena && g.storage_root(y.id) == y.id;
+}
+
+// Whether the op can write its output in the 16-bit type: a layer norm (layer_norm_16bit),
+// or a GEMM whose epilogue gemm_16bit_output takes.
 bool can_write_16bit(const ir::Graph& g, const ir::Op& op, rt::cuda::Precision precision) {
-  if (!gemm_with_16bit_operands(op, precision) || op.has(ir::attr::activation) || op.outputs.size() != 1)
-    return false;
+  if (op.kind == ir::kind::layer_norm)
+    return op.outputs.size() == 1 && g.value(op.inputs[0]).dtype == ir::DType::Float32 &&
+           plain_f32_output(g, op.outputs[0]);
+  if (!gemm_with_16bit_operands(op, precision) || op.outputs.size() != 1) return false;
+  if (op.has(ir::attr::activation)) {
+    const auto activation = static_cast<rt::GemmActivation>(op.i(ir::attr::activation));
+    if (activation != rt::GemmActivation::GeluErf && activation != rt::GemmActivation::GeluTanh) return false;
+  }
   const double lo = op.f(ir::attr::clamp_lo), hi = op.f(ir::attr::clamp_hi);
   if (!(hi == INFINITY && (lo == -INFINITY || lo == 0.0))) return false;
   const auto bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
@@ -50,19 +69,27 @@ bool can_write_16bit(const ir::Graph& g, const ir::Op& op, rt::cuda::Precision p
   if (bias >= 0 && bias_kind != rt::BiasKind::None &&
       (bias_kind != rt::BiasKind::PerColumn || op.f("beta") != 1.0 || !is_whole_f32_constant(g, bias)))
     return false;
-  const ir::Value& y = g.value(op.outputs[0]);
-  return y.dtype == ir::DType::Float32 && y.storage == ir::Storage::Arena && g.storage_root(y.id) == y.id &&
-         ir::numel(y.shape) == op.i("m") * op.i("n") && op.i("ldc") == op.i("n");
+  return plain_f32_output(g, op.outputs[0]) &&
+         ir::numel(g.value(op.outputs[0]).shape) == op.i("m") * op.i("n") && op.i("ldc") == op.i("n");
+}
+
+// Whether every value viewing v's bytes views all of them from the start (a reshape, which
+// stays one when the element type changes), so that they can change type with v.
+bool only_whole_views(const ir::Graph& g, int v) {
+  for (const ir::Value& w : g.values)
+    if (w.id != v && w.storage == ir::Storage::Alias && g.storage_root(w.id) == v &&
+        (g.root_byte_offset(w.id) != 0 || ir::numel(w.shape) != ir::numel(g.value(v).shape)))
+      return false;
+  return true;
 }
 
 enum class Read { Operand, Residual, Columns, Other };
 
-// How `reader` reads value v: as one input, never through a view.
+// How `reader` reads value v: as one input, itself or a whole view of it (only_whole_views).
 Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precision precision) {
   int position = -1, count = 0;
   for (size_t i = 0; i < reader.inputs.size(); ++i)
     if (reader.inputs[i] >= 0 && g.storage_root(reader.inputs[i]) == v) {
-      if (reader.inputs[i] != v) return Read::Other;
       position = static_cast<int>(i);
       ++count;
     }
@@ -82,15 +109,15 @@ Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precisio
 void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   if (const char* env = std::getenv("AOTC_CUDA_16BIT_ACTIVATIONS"); env && std::strcmp(env, "0") == 0) return;
-  // Candidates: each value a qualifying GEMM writes, with its writer and its readers.
-  std::map<int, int> writer;                // value -> op index
+  // Candidates: each value a qualifying op writes, with its writer and its readers.
+  std::map<int, int> writer;                // value -> op index (a GEMM or a layer norm)
   std::map<int, std::vector<int>> readers;  // value -> op indices
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];
     if (!can_write_16bit(graph, op, precision)) continue;
     const int v = op.outputs[0];
     std::vector<int> r = readers_of_storage(graph, v);
-    bool ok = !r.empty();
+    bool ok = !r.empty() && only_whole_views(graph, v);
     for (int reader : r)
       ok = ok && reader >= 0 &&
            read_of(graph, graph.ops[static_cast<size_t>(reader)], v, precision) != Read::Other;
@@ -122,10 +149,11 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
   }
   const ir::DType type = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
   for (const int v : kept) {
-    graph.value(v).dtype = type;
+    for (ir::Value& w : graph.values)
+      if (graph.storage_root(w.id) == v) w.dtype = type;  // v and its whole views
     ir::Op& op = graph.ops[static_cast<size_t>(writer[v])];
     op.attrs[ir::attr::c_16bit] = true;
-    if (op.inputs.size() > 2 && op.inputs[2] >= 0 &&
+    if (op.kind == ir::kind::gemm && op.inputs.size() > 2 && op.inputs[2] >= 0 &&
         static_cast<rt::BiasKind>(op.i("bias_kind")) != rt::BiasKind::None)
       op.inputs[2] = converted_constant(graph, op.inputs[2], precision);
     for (int reader : readers[v]) {

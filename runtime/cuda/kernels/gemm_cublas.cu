@@ -772,10 +772,12 @@ void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool 
     return;
   }
   const bool with_bias = p.bias_kind != BiasKind::None && bias;
-  if (p.activation != GemmActivation::None || p.residual ||
+  const bool gelu = p.activation == GemmActivation::GeluErf || p.activation == GemmActivation::GeluTanh;
+  if ((p.activation != GemmActivation::None && !gelu) || p.residual ||
       (with_bias && (p.bias_kind != BiasKind::PerColumn || p.beta != 1.0f)) ||
       (has_clamp(p) && !is_relu(p))) {
-    note_error("gemm_16bit_output", "an epilogue other than a bias per column, a residual and a relu");
+    note_error("gemm_16bit_output",
+               "an epilogue other than a bias per column, a GELU, a residual and a relu");
     return;
   }
   if (p.m <= 0 || p.n <= 0) return;
@@ -784,24 +786,36 @@ void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool 
     return;
   }
   if (!with_bias) bias = nullptr;
-  const float lo = p.clamp_lo, hi = p.clamp_hi;
+  // The part of the epilogue left to epilogue_16bit: all of it, or what cuBLASLt did not take.
+  EpiloguePlan pass;
+  pass.pass_bias = bias != nullptr;
+  pass.pass_activation = p.activation != GemmActivation::None;
+  pass.pass_residual = residual != nullptr;
+  pass.pass_clamp = has_clamp(p);
   if (p.k == 0) {  // no product: C is the epilogue's terms alone
     cudaMemset2DAsync(c, static_cast<size_t>(p.ldc) * 2, 0, static_cast<size_t>(p.n) * 2,
                       static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm_16bit_output (k = 0)");
-    epilogue_16bit(ex.stream, ex.precision, p.m, p.n, p.ldc, bias, residual, p.ldr, lo, hi, c);
-    return;
+  } else {
+    round_operands(ex, p, a, a_16bit, b, b_16bit, scratch);
+    const cudaDataType_t type = type_16bit(ex.precision);
+    const BatchedGemmParams bp = single(p);
+    const EpiloguePlan e = plan_epilogue(bp, bias, residual);
+    // cuBLASLt's epilogue, where it takes the bias: before a GELU (the pass's), the sum is
+    // rounded to the type once, as in torch's 16-bit models. Otherwise the product alone,
+    // rounded to the type, then the whole epilogue in the pass.
+    if (!e.pass_bias && !std::getenv("AOTC_CUDA_NO_LT") &&
+        lt_gemm(ex, bp, e, a, b, type, type, bias, residual, c))
+      pass = e;
+    else
+      plain_gemm(ex, bp, a, b, type, type, c);
   }
-  round_operands(ex, p, a, a_16bit, b, b_16bit, scratch);
-  const cudaDataType_t type = type_16bit(ex.precision);
-  const BatchedGemmParams bp = single(p);
-  const EpiloguePlan e = plan_epilogue(bp, bias, residual);
-  if (!e.pass() && !std::getenv("AOTC_CUDA_NO_LT") && lt_gemm(ex, bp, e, a, b, type, type, bias, residual, c))
-    return;
-  // The product alone, rounded to the type, then the epilogue on it.
-  plain_gemm(ex, bp, a, b, type, type, c);
-  if (bias || residual || has_clamp(p))
-    epilogue_16bit(ex.stream, ex.precision, p.m, p.n, p.ldc, bias, residual, p.ldr, lo, hi, c);
+  if (pass.pass())
+    epilogue_16bit(ex.stream, ex.precision, p.m, p.n, p.ldc, pass.pass_bias ? bias : nullptr,
+                   pass.pass_activation ? p.activation : GemmActivation::None,
+                   pass.pass_residual ? residual : nullptr, p.ldr,
+                   pass.pass_clamp ? p.clamp_lo : -__builtin_inff(),
+                   pass.pass_clamp ? p.clamp_hi : __builtin_inff(), c);
 }
 
 void gemm_f32(const Exec& ex, const GemmParams& p, const float* a, const float* b, const float* bias,

@@ -10,25 +10,42 @@
 // three times; after the first from L1/L2). The block version was latency-bound on
 // BERT-base's 128 x 768 rows (bench/results_gpu.md).
 //
+// layer_norm_16bit writes the result in the 16-bit type of --precision fp16 / bf16, for
+// GEMMs that read it as their 16-bit operand (store_activations_16bit.cpp): the same
+// arithmetic, rounded once as it is stored.
+//
 // A RowGather reorders the rows read (a Swin block's shift and window partition, which
 // would otherwise be copies after the normalisation): output row r normalises input row
 // gathered_row(r).
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/block_sum.cuh>
+#include <aotc/rt/cuda/lowp.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
 
 __device__ int64_t gathered_row(const RowGather& g, int64_t row) { return g.index ? g.source_row(row) : row; }
 
+// Four consecutive outputs (16-byte aligned for float, 8-byte for the 16-bit types).
+template <class T>
+struct alignas(4 * sizeof(T)) Four {
+  T v[4];
+};
+
+template <class T>
+__device__ __forceinline__ void store4(T* y, float a, float b, float c, float d) {
+  *reinterpret_cast<Four<T>*>(y) = Four<T>{{round_to<T>(a), round_to<T>(b), round_to<T>(c), round_to<T>(d)}};
+}
+
+template <class T>
 __global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* __restrict__ x,
                                   const float* __restrict__ gamma, const float* __restrict__ beta,
-                                  float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
+                                  T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
   const int64_t n = p.cols;
   const float* xr = x + gathered_row(g, row) * n;
-  float* yr = y + row * n;
+  T* yr = y + row * n;
   float s = 0.0f;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
   const float mu = block_sum(s, shared) / static_cast<float>(n);
@@ -43,7 +60,7 @@ __global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* _
     float v = (xr[j] - mu) * r;
     if (gamma) v *= gamma[j];
     if (beta) v += beta[j];
-    yr[j] = v;
+    yr[j] = round_to<T>(v);
   }
   if (threadIdx.x == 0) {
     if (mean) mean[row] = mu;
@@ -54,17 +71,17 @@ __global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* _
 constexpr int kMaxWarpVectors = 8;  // float4s per lane: rows of up to 1024 floats
 constexpr int kWarpRowsPerBlock = 4;
 
-template <int kVectors>
+template <int kVectors, class T>
 __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, const float* __restrict__ x,
                                        const float* __restrict__ gamma, const float* __restrict__ beta,
-                                       float* __restrict__ y, float* __restrict__ mean,
+                                       T* __restrict__ y, float* __restrict__ mean,
                                        float* __restrict__ rstd) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32;
   if (row >= p.rows) return;  // the same for the whole warp
   const int lane = threadIdx.x % 32;
   const int vectors = static_cast<int>(p.cols / 4);
   const auto* xr = reinterpret_cast<const float4*>(x + gathered_row(gather, row) * p.cols);
-  auto* yr = reinterpret_cast<float4*>(y + row * p.cols);
+  T* const yr = y + row * p.cols;
   // gamma and beta are loaded with the row: their latency overlaps its, not the reductions'.
   float4 v[kVectors], g[kVectors], b[kVectors];
   float s = 0.0f;
@@ -92,8 +109,8 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, cons
     const int c = lane + 32 * i;
     if (c >= vectors) break;
     // (x - mu) * r * gamma + beta, as the block kernel (gamma 1 and beta 0 when absent).
-    yr[c] = make_float4((v[i].x - mu) * r * g[i].x + b[i].x, (v[i].y - mu) * r * g[i].y + b[i].y,
-                        (v[i].z - mu) * r * g[i].z + b[i].z, (v[i].w - mu) * r * g[i].w + b[i].w);
+    store4(yr + 4 * c, (v[i].x - mu) * r * g[i].x + b[i].x, (v[i].y - mu) * r * g[i].y + b[i].y,
+           (v[i].z - mu) * r * g[i].z + b[i].z, (v[i].w - mu) * r * g[i].w + b[i].w);
   }
   if (lane == 0) {
     if (mean) mean[row] = mu;
@@ -101,22 +118,23 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, cons
   }
 }
 
-bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
 
-template <int kVectors>
+template <int kVectors, class T>
 void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
-                      const float* gamma, const float* beta, float* y, float* mean, float* rstd) {
+                      const float* gamma, const float* beta, T* y, float* mean, float* rstd) {
   const auto blocks = static_cast<unsigned>((p.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-  layer_norm_warp_kernel<kVectors>
+  layer_norm_warp_kernel<kVectors, T>
       <<<blocks, 32 * kWarpRowsPerBlock, 0, stream>>>(p, g, x, gamma, beta, y, mean, rstd);
   check_launch("layer_norm_warp_kernel");
 }
 
 // The warp-per-row kernel for rows that fit it; false for the others.
+template <class T>
 bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
-                          const float* gamma, const float* beta, float* y, float* mean, float* rstd) {
-  if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned_16(x) || !aligned_16(y) ||
-      (gamma && !aligned_16(gamma)) || (beta && !aligned_16(beta)))
+                          const float* gamma, const float* beta, T* y, float* mean, float* rstd) {
+  if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned(x, 16) ||
+      !aligned(y, 4 * sizeof(T)) || (gamma && !aligned(gamma, 16)) || (beta && !aligned(beta, 16)))
     return false;
   switch ((p.cols + 127) / 128) {
     case 1:
@@ -141,10 +159,9 @@ bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const R
   }
 }
 
-}  // namespace
-
-void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
-                    const float* beta, float* y, float* mean, float* rstd, const RowGather& gather) {
+template <class T>
+void layer_norm_as(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+                   const float* beta, T* y, float* mean, float* rstd, const RowGather& gather) {
   if (p.rows <= 0 || p.cols <= 0) return;
   if (p.rows > 0x7fffffff) {
     note_error("layer_norm", "more rows than a grid holds");
@@ -158,9 +175,26 @@ void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* 
   // About 4 to 8 columns per thread; at least one warp, at most 1024 threads.
   int threads = 32;
   while (threads < 1024 && threads * 8 < p.cols) threads *= 2;
-  layer_norm_kernel<<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p, gather, x, gamma, beta, y, mean,
-                                                                           rstd);
+  layer_norm_kernel<T>
+      <<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p, gather, x, gamma, beta, y, mean, rstd);
   check_launch("layer_norm_kernel");
+}
+
+}  // namespace
+
+void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+                    const float* beta, float* y, float* mean, float* rstd, const RowGather& gather) {
+  layer_norm_as(stream, p, x, gamma, beta, y, mean, rstd, gather);
+}
+
+void layer_norm_16bit(cudaStream_t stream, Precision precision, const LayerNormParams& p, const float* x,
+                      const float* gamma, const float* beta, void* y, const RowGather& gather) {
+  if (precision == Precision::Fp16)
+    layer_norm_as(stream, p, x, gamma, beta, static_cast<__half*>(y), nullptr, nullptr, gather);
+  else if (precision == Precision::Bf16)
+    layer_norm_as(stream, p, x, gamma, beta, static_cast<__nv_bfloat16*>(y), nullptr, nullptr, gather);
+  else
+    note_error("layer_norm_16bit", "16-bit outputs need --precision fp16 or bf16");
 }
 
 }  // namespace aotc::rt::cuda

@@ -1,17 +1,22 @@
 // Activations kept in the 16-bit type of --precision fp16 / bf16
-// (store_activations_16bit.cpp): gemm_16bit_output against a sum in double over the same
-// 16-bit operands, on each of its paths (cuBLASLt's fused epilogue; the product and then
-// epilogue_16bit, for a bias that is not 16-byte aligned and with cuBLASLt off), with and
-// without bias, residual and relu, an A rounded from float32 or already 16-bit, odd sizes
-// and k = 0; and im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in
-// float32 (equal, NaN and infinities included), with 16-byte, 8-byte and single-element
-// moves; and unfoldings of channel counts that are not whole vectors (NCHW and NHWC, the
-// float32 and 16-bit columns) against the host's.
+// (store_activations_16bit.cpp):
+// - gemm_16bit_output against a sum in double over the same 16-bit operands, on each of
+//   its paths (cuBLASLt's fused epilogue; the product and then epilogue_16bit, for a bias
+//   that is not 16-byte aligned and with cuBLASLt off), with and without bias, GELU (erf
+//   and tanh: cuBLASLt's bias, then the pass), residual and relu, an A rounded from
+//   float32 or already 16-bit, odd sizes, rows of whole 8-element groups and k = 0;
+// - layer_norm_16bit against the host's float32 layer norm (the warp and block kernels, a
+//   row order, an output off its alignment);
+// - im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in float32
+//   (equal, NaN and infinities included), with 16-byte, 8-byte and single-element moves;
+// - unfoldings of channel counts that are not whole vectors (NCHW and NHWC, the float32
+//   and 16-bit columns) against the host's.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <numbers>
 
 #include "kernel_table.h"
 
@@ -68,9 +73,15 @@ void gemm_16bit_output_cases(KernelTable& t) {
     ex.precision = precision;
     for (const Shape& s : shapes)
       for (const Path path : {Path::Fused, Path::MisalignedBias, Path::NoLt})
-        for (int variant = 0; variant < 4; ++variant) {
-          const bool bias = variant != 1 || path == Path::MisalignedBias, residual = variant >= 2,
-                     relu = variant % 2 == 0, a_float = variant == 3;
+        for (int variant = 0; variant < 7; ++variant) {
+          // 0-3: the bias, residual and relu; 4-6: a GELU (erf, tanh, erf) after the bias
+          // (none in 6), before a residual (in 5 and 6).
+          const auto activation = variant == 5   ? rt::GemmActivation::GeluTanh
+                                  : variant >= 4 ? rt::GemmActivation::GeluErf
+                                                 : rt::GemmActivation::None;
+          const bool bias = (variant != 1 && variant != 6) || path == Path::MisalignedBias,
+                     residual = variant >= 2 && variant != 4, relu = variant % 2 == 0 && variant < 4,
+                     a_float = variant == 3 || variant == 5;
           const size_t m = static_cast<size_t>(s.m), n = static_cast<size_t>(s.n),
                        k = static_cast<size_t>(s.k);
           // The operands as the GPU sees them: 16-bit values (A rounded from float32 where
@@ -88,6 +99,12 @@ void gemm_16bit_output_cases(KernelTable& t) {
                 sum += static_cast<double>(value_of(a[i * k + l], precision)) *
                        value_of(b[j * k + l], precision);
               if (bias) sum += value_of(bias16[j + static_cast<size_t>(shift)], precision);
+              if (activation == rt::GemmActivation::GeluErf)
+                sum = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+              if (activation == rt::GemmActivation::GeluTanh)
+                sum =
+                    0.5 * sum *
+                    (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (sum + 0.044715 * sum * sum * sum)));
               if (residual) sum += value_of(res16[i * n + j], precision);
               if (relu && sum < 0.0) sum = 0.0;
               want[i * n + j] = static_cast<float>(sum);
@@ -98,6 +115,7 @@ void gemm_16bit_output_cases(KernelTable& t) {
           p.lda = s.k, p.ldb = s.k, p.ldc = s.n, p.ldr = s.n;
           p.bias_kind = bias ? rt::BiasKind::PerColumn : rt::BiasKind::None;
           if (relu) p.clamp_lo = 0.0f;
+          p.activation = activation;
           const void* da = a_float ? static_cast<const void*>(t.upload(a32)) : t.upload(a);
           const uint16_t* dbias = t.upload(bias16) + shift;
           uint16_t* c = t.device<uint16_t>(m * n);
@@ -112,6 +130,9 @@ void gemm_16bit_output_cases(KernelTable& t) {
                             : path == Path::MisalignedBias ? "bias off 16 bytes"
                                                            : "AOTC_CUDA_NO_LT";
           const std::string what = dims_str({s.m, s.n, s.k}) + ", " + how + (bias ? ", bias" : "") +
+                                   (activation == rt::GemmActivation::GeluErf    ? ", GELU (erf)"
+                                    : activation == rt::GemmActivation::GeluTanh ? ", GELU (tanh)"
+                                                                                 : "") +
                                    (residual ? ", residual" : "") + (relu ? ", relu" : "") +
                                    (a_float ? ", A float32" : "");
           // One rounding of the result, two where the epilogue adds to a rounded product.
@@ -119,6 +140,61 @@ void gemm_16bit_output_cases(KernelTable& t) {
                          precision == Precision::Fp16 ? 2e-3 : 1.6e-2);
         }
   }
+}
+
+// The host's float32 layer norm of p.rows rows, row r reading x's row r or, with a row
+// order (RowGather: blocks of order.size() rows, each from src_period source rows), row
+// (r / period) * src_period + order[r % period].
+std::vector<float> layer_norm_reference(KernelTable& t, const rt::LayerNormParams& p,
+                                        const std::vector<float>& x, const std::vector<int32_t>& order,
+                                        size_t src_period, const std::vector<float>& gamma,
+                                        const std::vector<float>& beta) {
+  const size_t cols = static_cast<size_t>(p.cols), period = order.size();
+  std::vector<float> rows(static_cast<size_t>(p.rows) * cols);
+  for (size_t r = 0; r < static_cast<size_t>(p.rows); ++r) {
+    const size_t from = period ? r / period * src_period + static_cast<size_t>(order[r % period]) : r;
+    for (size_t j = 0; j < cols; ++j) rows[r * cols + j] = x[from * cols + j];
+  }
+  std::vector<float> y(rows.size()), mean(static_cast<size_t>(p.rows)), rstd(static_cast<size_t>(p.rows));
+  rt::layer_norm_f32(t.pool(), p, rows.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data());
+  return y;
+}
+
+void layer_norm_16bit_cases(KernelTable& t) {
+  struct Case {
+    int64_t rows, cols;
+    bool ordered;  // rows read through a row order (3 blocks of rows / 3, from 5 source rows each)
+    int offset;    // elements the output starts past an aligned address
+  };
+  // Warp kernels (768: 6 vectors a lane; 96; 1024), the block kernel (1025, 33, 1, and 768
+  // written 2 bytes past an 8-byte boundary), a row order on both.
+  const Case cases[] = {{197, 768, false, 0}, {7, 96, false, 0}, {2, 1024, false, 0},
+                        {3, 1025, false, 0},  {5, 33, false, 0}, {4, 1, false, 0},
+                        {9, 768, true, 0},    {9, 33, true, 0},  {6, 768, false, 1}};
+  for (const Precision precision : {Precision::Fp16, Precision::Bf16})
+    for (const Case& c : cases) {
+      rt::LayerNormParams p;
+      p.rows = c.rows, p.cols = c.cols;
+      const size_t cols = static_cast<size_t>(c.cols), n = static_cast<size_t>(c.rows) * cols;
+      std::vector<int32_t> order;
+      if (c.ordered)
+        for (int64_t r = 0; r < c.rows / 3; ++r) order.push_back(static_cast<int32_t>(t.rng()() % 5));
+      const size_t source_rows = c.ordered ? 15 : static_cast<size_t>(c.rows);
+      const std::vector<float> x = t.floats(source_rows * cols, false, 4.0f), gamma = t.floats(cols),
+                               beta = t.floats(cols);
+      const std::vector<float> cpu = layer_norm_reference(t, p, x, order, 5, gamma, beta);
+      uint16_t* y = t.device<uint16_t>(n + 1);
+      const rt::cuda::RowGather gather =
+          c.ordered ? rt::cuda::RowGather{t.upload(order), c.rows / 3, 5} : rt::cuda::RowGather{};
+      rt::cuda::layer_norm_16bit(t.stream(), precision, p, t.upload(x), t.upload(gamma), t.upload(beta),
+                                 y + c.offset, gather);
+      const std::string what = dims_str({c.rows, c.cols}) + (c.ordered ? ", row order" : "") +
+                               (c.offset ? ", output 2 bytes off" : "");
+      // The float32 result rounded once: half an ulp of the type, relative to the largest.
+      t.expect_close(std::string("layer_norm_16bit (") + name_of(precision) + ")", what, cpu,
+                     to_floats(t.download(y + c.offset, n), precision),
+                     precision == Precision::Fp16 ? 1e-3 : 8e-3);
+    }
 }
 
 void im2col_16bit_input_cases(KernelTable& t) {
@@ -224,6 +300,7 @@ void im2col_gather_cases(KernelTable& t) {
 
 void lowp_cases(KernelTable& t) {
   gemm_16bit_output_cases(t);
+  layer_norm_16bit_cases(t);
   im2col_16bit_input_cases(t);
   im2col_gather_cases(t);
 }

@@ -93,18 +93,18 @@ void gemm_16bit(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit
                 const float* bias, float* c, void* scratch);
 // gemm_16bit writing C in the same 16-bit type (an activation that
 // store_activations_16bit.cpp keeps in it for the GEMMs and unfoldings that read it):
-// C = clamp(alpha * op(A) op(B) + bias + residual), the bias (per column, p.beta 1) and
-// the residual (rows p.ldr apart; p.residual unused) in that type too, the clamp none or
-// a relu, no activation. cuBLASLt's epilogue takes it all where it can; otherwise C is
-// written by the product and epilogue_16bit adds the rest.
+// C = clamp(act(alpha * op(A) op(B) + bias) + residual), the bias (per column, p.beta 1)
+// and the residual (rows p.ldr apart; p.residual unused) in that type too, the clamp none
+// or a relu, the activation none or a GELU. cuBLASLt's epilogue takes what it can (all
+// but a GELU, and a bias that is not 16-byte aligned); epilogue_16bit the rest.
 void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool a_16bit, const void* b,
                        bool b_16bit, const void* bias, const void* residual, void* c, void* scratch);
-// c[r * ldc + col] = clamp(c + bias[col] (if not null) + residual[r * ldr + col] (if not
-// null)) for r < m, col < n, every array in the 16-bit type of precision, float32
+// c[r * ldc + col] = clamp(act(c + bias[col] (if not null)) + residual[r * ldr + col] (if
+// not null)) for r < m, col < n, every array in the 16-bit type of precision, float32
 // arithmetic rounded once; in place.
 void epilogue_16bit(cudaStream_t stream, Precision precision, int64_t m, int64_t n, int64_t ldc,
-                    const void* bias, const void* residual, int64_t ldr, float clamp_lo, float clamp_hi,
-                    void* c);
+                    const void* bias, GemmActivation activation, const void* residual, int64_t ldr,
+                    float clamp_lo, float clamp_hi, void* c);
 // C = clamp(alpha * A B^T + beta * bias + residual), float32 operands (A m x k, B n x k, both
 // row-major) multiplied on tf32 tensor cores with each operand split into two tf32 parts
 // (gemm_3xtf32.cu): float32's accuracy, not tf32's. `config` (0 <= config <
@@ -249,6 +249,10 @@ struct RowGather {
 // rows (p.rows, the output's) read through `gather` from x.
 void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
                     const float* beta, float* y, float* mean, float* rstd, const RowGather& gather = {});
+// layer_norm_f32 writing y in the 16-bit type of precision (fp16, bf16), no statistics: the
+// operand of the GEMMs that read it (store_activations_16bit.cpp).
+void layer_norm_16bit(cudaStream_t stream, Precision precision, const LayerNormParams& p, const float* x,
+                      const float* gamma, const float* beta, void* y, const RowGather& gather = {});
 // out (rows x cols) = the rows of src that `gather` picks, plus addend (rows x cols, dense;
 // null for none): the gather and a residual add in one pass.
 void gather_rows_f32(cudaStream_t stream, int64_t rows, int64_t cols, const RowGather& gather,
