@@ -173,8 +173,8 @@ int main(int argc, char** argv) {
       {"64 keys, 5 rows", 2, 2, 5, 64, 4, 100, false, AttentionMask::DropIfNonzero, 1, false, 0, false},
       {"200 rows, 7 keys, period", 6, 2, 200, 7, 24, 24, false, AttentionMask::Additive, 2, false, 2, false,
        1, 1, 1, 3},
-      // past 64 keys at tf32 (attention_long_tf32.cu): two passes of a share's keys, 100 value
-      // columns, fully masked rows; a mask per head; keys just past a short sequence
+      // past 64 keys: 100 value columns and fully masked rows; a mask per head; keys just past a
+      // short sequence
       {"300 keys, 2 passes", 1, 3, 40, 300, 32, 100, false, AttentionMask::KeepIfTrue, 1, true, 0, false},
       {"130 keys, per-head mask", 2, 4, 33, 130, 64, 64, false, AttentionMask::Additive, 2, false, 0, false},
       {"65 keys, odd head, pad", 3, 5, 50, 65, 20, 36, false, AttentionMask::DropIfNonzero, 0, false, 1,

@@ -72,6 +72,16 @@ Tf32Layout tf32_layout(const AttentionParams& p) {
 
 __device__ __forceinline__ uint32_t tf32_of(float x) { return tf32_round_any(__float_as_uint(x)); }
 
+// A mask element as the score's additive term (attention_staging.cuh's mask_term, for an
+// element already loaded).
+__device__ __forceinline__ float mask_term_of(AttentionMask kind, float x) {
+  if (kind == AttentionMask::Additive) return x;
+  return x != 0.0f ? kAttentionNegInf : 0.0f;  // DropIfNonzero
+}
+__device__ __forceinline__ float mask_term_of(AttentionMask kind, unsigned char x) {
+  return (kind == AttentionMask::KeepIfTrue) == (x != 0) ? 0.0f : kAttentionNegInf;
+}
+
 // MaskT: the mask's elements (float, unsigned char for bool masks, void for none).
 template <typename MaskT>
 __global__ void __launch_bounds__(32 * kMaxWarps)

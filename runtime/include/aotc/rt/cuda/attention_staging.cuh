@@ -141,17 +141,6 @@ __device__ __forceinline__ float mask_term(const AttentionParams& p, const void*
   return 0.0f;
 }
 
-// The same for an element already loaded, of the type the kernel reads the mask as (float
-// for Additive and DropIfNonzero, one byte for the bool kinds): the tensor-core kernels
-// issue every load of a pass before the first is used.
-__device__ __forceinline__ float mask_term_of(AttentionMask kind, float x) {
-  if (kind == AttentionMask::Additive) return x;
-  return x != 0.0f ? kAttentionNegInf : 0.0f;  // DropIfNonzero
-}
-__device__ __forceinline__ float mask_term_of(AttentionMask kind, unsigned char x) {
-  return (kind == AttentionMask::KeepIfTrue) == (x != 0) ? 0.0f : kAttentionNegInf;
-}
-
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 // 16-byte copies of rows of `cols` floats at `base`, over every (batch, head, row).

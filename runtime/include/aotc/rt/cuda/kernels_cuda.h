@@ -278,8 +278,7 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 // otherwise. At most 64 keys take attention_short_tf32's kernel where ex.precision allows
 // tf32 products and the grid is large enough (AOTC_CUDA_ATTENTION_TF32, below), else, on a
 // grid of two blocks per multiprocessor or more, attention_short_f32's
-// (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid); more keys take
-// attention_long_tf32's where ex.precision allows tf32 products. None of them while
+// (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid). Neither while
 // AOTC_CUDA_ATTENTION_ROWS is set. AOTC_CUDA_ATTENTION_UNFUSED=1 always says false (for
 // comparisons); AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where
 // they fit (for the checks of bench/cuda/attention_fused_bench.cu).
@@ -294,12 +293,6 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
 // false, nothing enqueued, where it does not apply.
 bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                           const float* v, const void* mask, float* out);
-// More than 64 keys on tf32 tensor cores where ex.precision is not Fp32 (an online softmax
-// over the keys in passes of 64, at most 128 value columns, the head's keys and values in
-// shared memory; AOTC_CUDA_ATTENTION_TF32=0: never); false, nothing enqueued, where it does
-// not apply.
-bool attention_long_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                         const float* v, const void* mask, float* out);
 
 // ---------------------------------------------------------------- recurrent layers
 // One direction's tensors of a recurrent layer, as the CPU's recurrent_f32 takes them (null
