@@ -1724,6 +1724,68 @@ TEST_CASE("cuda: fp16 and bf16 keep a layer norm's and a GELU'd linear layer's o
   }
 }
 
+TEST_CASE("cuda: fp16 and bf16 keep an attention's output 16-bit for the projection reading it") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
+    for (const bool returned : {false, true}) {
+      CAPTURE(returned);
+      // y = attention(x, x, x) over 2 batches, 1 head, 3 tokens of 4 ([2, 3, 4]); z = y W^T + b
+      // through a reshape of y to [6, 4]; y also returned where `returned`.
+      ir::Graph g;
+      const int x = g.add_input(ir::DType::Float32, {2, 3, 4}, "x");
+      const int y = g.add_value(ir::DType::Float32, {2, 3, 4}, "y");
+      ir::Op& att = g.add_op(ir::kind::attention, {x, x, x, -1}, {y}, where(1));
+      att.attrs = {{"batch", int64_t{2}},
+                   {"heads", int64_t{1}},
+                   {"q_len", int64_t{3}},
+                   {"kv_len", int64_t{3}},
+                   {"head_dim", int64_t{4}},
+                   {"v_head_dim", int64_t{4}},
+                   {"scale", 0.5},
+                   {"causal", false},
+                   {"q_strides", std::vector<int64_t>{12, 0, 4}},
+                   {"k_strides", std::vector<int64_t>{12, 0, 4}},
+                   {"v_strides", std::vector<int64_t>{12, 0, 4}},
+                   {ir::attr::out_strides, std::vector<int64_t>{12, 0, 4}},
+                   {"mask_kind", int64_t{0}},
+                   {"mask_strides", std::vector<int64_t>{0, 0, 0, 0}},
+                   {"weights", int64_t{0}},
+                   {"q_offset", int64_t{0}},
+                   {"k_offset", int64_t{0}},
+                   {"v_offset", int64_t{0}}};
+      const int z = g.add_value(ir::DType::Float32, {6, 5}, "z");
+      add_linear(g, g.add_alias(y, {6, 4}), z, 6, 5, 4, false);
+      g.outputs.push_back({z, "z"});
+      if (returned) g.outputs.push_back({y, "y"});
+      passes::run_default_passes(g, false);
+      ops::cuda::check_cuda_support(g);
+      passes::cuda::run_cuda_passes(g, precision, false);
+      const ir::DType type =
+          precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+      const ir::Op* attention = nullptr;
+      const ir::Op* gemm = nullptr;
+      for (const ir::Op& op : g.ops) {
+        if (op.kind == ir::kind::attention) attention = &op;
+        if (op.kind == ir::kind::gemm) gemm = &op;
+      }
+      REQUIRE(attention);
+      REQUIRE(gemm);
+      const bool kept = attention->has(ir::attr::c_16bit) && attention->b(ir::attr::c_16bit);
+      CHECK(kept == !returned);
+      CHECK(g.value(attention->outputs[0]).dtype == (returned ? ir::DType::Float32 : type));
+      CHECK(gemm->b(ir::attr::a_16bit) == !returned);
+      // The scratch: the scores (2 x 1 x 3 x 3 floats), and for a 16-bit output the float32
+      // result of the three launches (2 x 1 x 3 x 4 floats).
+      CHECK(attention->scratch_bytes == (returned ? 18 * 4 : (18 + 24) * 4));
+      codegen::cuda::CudaOptions options;
+      options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+      const codegen::Sources src =
+          codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+      CHECK((src.model_cpp.find("aotc::rt::cuda::attention_16bit_output(ex, p, ") != std::string::npos) ==
+            !returned);
+      CHECK((src.model_cpp.find("aotc::rt::cuda::attention_f32(ex, p, ") != std::string::npos) == returned);
+    }
+}
+
 TEST_CASE("cuda: fp16 keeps a residual and the GEMM adding it float32 together when its result is pooled") {
   // small_resnet: the first convolution's result is unfolded for the second and added as
   // its residual; the second's is pooled (a float32 reader), so neither is kept 16-bit.

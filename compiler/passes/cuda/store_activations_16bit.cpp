@@ -10,10 +10,12 @@
 //
 // Writers: a GEMM whose epilogue gemm_16bit_output takes (a bias per column, converted to
 // the type here: cuBLASLt reads the bias in C's type; a GELU, which its pass applies before
-// rounding; a residual; no clamp or a relu), and a layer norm without statistics
-// (layer_norm_16bit): a pre-norm transformer's normalised rows, which only the next
-// attention's or MLP's first linear layer reads, and a GELU'd MLP activation, which only
-// its second reads, stop being written in float32 and rounded in a pass of their own. The
+// rounding; a residual; no clamp or a relu), a layer norm without statistics
+// (layer_norm_16bit) and an attention without weights (attention_16bit_output): a pre-norm
+// transformer's normalised rows, which only the next attention's or MLP's first linear
+// layer reads, a GELU'd MLP activation, which only its second reads, and the attention's
+// output, which only its projection reads, stop being written in float32 and rounded in a
+// pass of their own. The
 // set is found as a fixed point, since a GEMM adding a residual can keep its output 16-bit
 // only if the residual is kept so, and the other way.
 // Rounding happens once per value, as before, but now before the residual adds and
@@ -52,11 +54,13 @@ bool plain_f32_output(const ir::Graph& g, int v) {
 }
 
 // Whether the op can write its output in the 16-bit type: a layer norm (layer_norm_16bit),
-// or a GEMM whose epilogue gemm_16bit_output takes.
+// an attention (attention_16bit_output), or a GEMM whose epilogue gemm_16bit_output takes.
 bool can_write_16bit(const ir::Graph& g, const ir::Op& op, rt::cuda::Precision precision) {
   if (op.kind == ir::kind::layer_norm)
     return op.outputs.size() == 1 && g.value(op.inputs[0]).dtype == ir::DType::Float32 &&
            plain_f32_output(g, op.outputs[0]);
+  if (op.kind == ir::kind::attention)  // without weights (one output)
+    return op.outputs.size() == 1 && plain_f32_output(g, op.outputs[0]);
   if (!gemm_with_16bit_operands(op, precision) || op.outputs.size() != 1) return false;
   if (op.has(ir::attr::activation)) {
     const auto activation = static_cast<rt::GemmActivation>(op.i(ir::attr::activation));
@@ -110,7 +114,7 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
   if (precision != rt::cuda::Precision::Fp16 && precision != rt::cuda::Precision::Bf16) return;
   if (const char* env = std::getenv("AOTC_CUDA_16BIT_ACTIVATIONS"); env && std::strcmp(env, "0") == 0) return;
   // Candidates: each value a qualifying op writes, with its writer and its readers.
-  std::map<int, int> writer;                // value -> op index (a GEMM or a layer norm)
+  std::map<int, int> writer;                // value -> op index (a GEMM, layer norm or attention)
   std::map<int, std::vector<int>> readers;  // value -> op indices
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const ir::Op& op = graph.ops[i];

@@ -6,7 +6,12 @@
 // packed QKV projection needs no transposing copies. Heads of one batch entry are one
 // cuBLAS batch; the batch entries fold into it when every operand's batch stride is heads
 // times its head stride (always at batch 1), else each entry is one call.
+// attention_16bit_output writes out in the 16-bit type of --precision fp16 / bf16: the
+// one-launch kernels round as they store; the three launches here write a dense float32
+// result after the scores and round it through out's strides.
+#include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/attention_staging.cuh>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -130,14 +135,26 @@ __global__ void attention_head_mean_kernel(AttentionParams p, const float* __res
   probs[idx] = acc;
 }
 
-// out rows of every (batch, head) set to zero (nothing to attend to: an empty sum).
-__global__ void attention_zero_kernel(AttentionParams p, float* __restrict__ out) {
-  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= p.batch * p.heads * p.q_len * p.v_head_dim) return;
+// The output element of dense index idx (batch, head, row, column) through out's strides.
+__device__ __forceinline__ int64_t out_at(const AttentionParams& p, int64_t idx) {
   const int64_t e = idx % p.v_head_dim, row = idx / p.v_head_dim;
   const int64_t i = row % p.q_len, bh = row / p.q_len;
-  out[(bh / p.heads) * p.out_strides[0] + (bh % p.heads) * p.out_strides[1] + i * p.out_strides[2] + e] =
-      0.0f;
+  return (bh / p.heads) * p.out_strides[0] + (bh % p.heads) * p.out_strides[1] + i * p.out_strides[2] + e;
+}
+
+// out rows of every (batch, head) set to zero (nothing to attend to: an empty sum).
+__global__ void attention_zero_kernel(AttentionParams p, void* __restrict__ out, AttentionOut type) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= p.batch * p.heads * p.q_len * p.v_head_dim) return;
+  store_out(out, type, out_at(p, idx), 0.0f);
+}
+
+// out (through its strides, in `type`) = result, dense [batch, heads, q_len, v_head_dim].
+__global__ void attention_store_kernel(AttentionParams p, const float* __restrict__ result,
+                                       void* __restrict__ out, AttentionOut type) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= p.batch * p.heads * p.q_len * p.v_head_dim) return;
+  store_out(out, type, out_at(p, idx), result[idx]);
 }
 
 }  // namespace
@@ -147,7 +164,7 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
   if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
   if (p.kv_len <= 0) {
     attention_zero_kernel<<<blocks_for(p.batch * p.heads * p.q_len * p.v_head_dim), kThreads, 0, ex.stream>>>(
-        p, out);
+        p, out, AttentionOut::F32);
     check_launch("attention_zero_kernel");
     return;
   }
@@ -213,6 +230,36 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
     attention_head_mean_kernel<<<blocks_for(p.batch * L * S), kThreads, 0, ex.stream>>>(p, scores, probs);
     check_launch("attention_head_mean_kernel");
   }
+}
+
+void attention_16bit_output(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
+                            const float* v, const void* mask, void* out, float* probs, float* scratch) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("attention_16bit_output", "16-bit outputs need --precision fp16 or bf16");
+    return;
+  }
+  if (p.weights != AttentionWeights::None || probs) {
+    note_error("attention_16bit_output", "attention weights are float32 only");
+    return;
+  }
+  if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
+  const AttentionOut type = ex.precision == Precision::Fp16 ? AttentionOut::F16 : AttentionOut::Bf16;
+  const int64_t count = p.batch * p.heads * p.q_len * p.v_head_dim;
+  if (p.kv_len <= 0) {
+    attention_zero_kernel<<<blocks_for(count), kThreads, 0, ex.stream>>>(p, out, type);
+    check_launch("attention_zero_kernel");
+    return;
+  }
+  if (attention_fused_f32(ex, p, q, k, v, mask, out, type)) return;
+  // The three launches into a dense float32 result after the scores, then rounded.
+  AttentionParams dense = p;
+  dense.out_strides[2] = p.v_head_dim;
+  dense.out_strides[1] = p.q_len * p.v_head_dim;
+  dense.out_strides[0] = p.heads * p.q_len * p.v_head_dim;
+  float* const result = scratch + attention_score_floats(p);
+  attention_f32(ex, dense, q, k, v, mask, result, nullptr, scratch);
+  attention_store_kernel<<<blocks_for(count), kThreads, 0, ex.stream>>>(p, result, out, type);
+  check_launch("attention_store_kernel");
 }
 
 }  // namespace aotc::rt::cuda

@@ -135,8 +135,8 @@ template <int ROWS>
 __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
     attention_fused_kernel(AttentionParams p, FusedLayout l, bool vec_q, bool vec_k, bool vec_v,
                            const float* __restrict__ q, const float* __restrict__ k,
-                           const float* __restrict__ v, const void* __restrict__ mask,
-                           float* __restrict__ out) {
+                           const float* __restrict__ v, const void* __restrict__ mask, void* __restrict__ out,
+                           AttentionOut out_type) {
   constexpr int kGroups = ROWS / 4, kShares = shares_for(ROWS), W = warps_for(ROWS), kThreads = 32 * W;
   static_assert(W == kGroups * kShares && kShares >= 2, "every group of rows has two or more warps");
   extern __shared__ float4 shared4[];
@@ -305,10 +305,9 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
           o.y += x.y;
         }
         const float s = inv_sum[r0 + r];
-        float* const dst =
-            out + b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r0 + r) * p.out_strides[2];
-        if (e < Ev) dst[e] = o.x * s;
-        if (e + 1 < Ev) dst[e + 1] = o.y * s;
+        const int64_t at = b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r0 + r) * p.out_strides[2];
+        if (e < Ev) store_out(out, out_type, at + e, o.x * s);
+        if (e + 1 < Ev) store_out(out, out_type, at + e + 1, o.y * s);
       }
     }
     __syncthreads();  // (the partial sums' space is written again by the next chunk)
@@ -318,14 +317,15 @@ __global__ void __launch_bounds__(32 * warps_for(ROWS), ROWS <= 16 ? 2 : 1)
 }  // namespace
 
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                         const float* v, const void* mask, float* out) {
+                         const float* v, const void* mask, void* out, AttentionOut out_type) {
   if (p.weights != AttentionWeights::None || std::getenv("AOTC_CUDA_ATTENTION_UNFUSED")) return false;
   // At most 64 keys on a large enough grid: with tf32 products allowed,
   // attention_short_tf32.cu's kernel, else attention_short.cu's (a block per window of a
   // Swin transformer). Neither where the rows per block are forced (the checks of this
   // kernel on short sequences; any value of AOTC_CUDA_ATTENTION_ROWS turns them off).
   if (!std::getenv("AOTC_CUDA_ATTENTION_ROWS") &&
-      (attention_short_tf32(ex, p, q, k, v, mask, out) || attention_short_f32(ex, p, q, k, v, mask, out)))
+      (attention_short_tf32(ex, p, q, k, v, mask, out, out_type) ||
+       attention_short_f32(ex, p, q, k, v, mask, out, out_type)))
     return true;
   // (An empty head dimension, where every score is 0, takes the three launches: the staging
   // loops step over float4 columns.)
@@ -382,7 +382,7 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   if (!allow_block_bytes(kernel, device)) return false;
   kernel<<<grid, 32 * warps_for(rows), static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
-      vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out);
+      vector_rows(v, p.v_strides, p.v_head_dim), q, k, v, mask, out, out_type);
   check_launch("attention_fused_kernel");
   return true;
 }

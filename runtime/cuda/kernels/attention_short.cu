@@ -77,8 +77,8 @@ template <int WARP_ROWS>
 __global__ void __launch_bounds__(32 * kMaxBlockRows / WARP_ROWS)
     attention_short_kernel(AttentionParams p, ShortLayout l, bool vec_q, bool vec_k, bool vec_v, bool vec_out,
                            const float* __restrict__ q, const float* __restrict__ k,
-                           const float* __restrict__ v, const void* __restrict__ mask,
-                           float* __restrict__ out) {
+                           const float* __restrict__ v, const void* __restrict__ mask, void* __restrict__ out,
+                           AttentionOut out_type) {
   constexpr int kRowGroups = WARP_ROWS / 8, kKeyLanes = 32 / kRowGroups;  // scores: 8 rows x 4 keys a lane
   constexpr int kValueRows = WARP_ROWS / 4;                               // P V: 4 row groups x 8 lanes
   extern __shared__ float4 shared4[];
@@ -219,17 +219,16 @@ __global__ void __launch_bounds__(32 * kMaxBlockRows / WARP_ROWS)
     for (int r = 0; r < kValueRows; ++r) {
       if (v0 + r >= rows) continue;
       const float s = inv_sum[v0 + r];
-      float* const dst =
-          out + b * p.out_strides[0] + h * p.out_strides[1] + (row0 + v0 + r) * p.out_strides[2];
-      if (vec_out && c + 3 < Ev) {  // (one 16-byte store)
-        *reinterpret_cast<float4*>(dst + c) =
+      const int64_t at = b * p.out_strides[0] + h * p.out_strides[1] + (row0 + v0 + r) * p.out_strides[2];
+      if (vec_out && c + 3 < Ev) {  // (one 16-byte store; float32 only)
+        *reinterpret_cast<float4*>(static_cast<float*>(out) + at + c) =
             make_float4(acc[r].x * s, acc[r].y * s, acc[r].z * s, acc[r].w * s);
         continue;
       }
-      if (c < Ev) dst[c] = acc[r].x * s;
-      if (c + 1 < Ev) dst[c + 1] = acc[r].y * s;
-      if (c + 2 < Ev) dst[c + 2] = acc[r].z * s;
-      if (c + 3 < Ev) dst[c + 3] = acc[r].w * s;
+      if (c < Ev) store_out(out, out_type, at + c, acc[r].x * s);
+      if (c + 1 < Ev) store_out(out, out_type, at + c + 1, acc[r].y * s);
+      if (c + 2 < Ev) store_out(out, out_type, at + c + 2, acc[r].z * s);
+      if (c + 3 < Ev) store_out(out, out_type, at + c + 3, acc[r].w * s);
     }
   }
 }
@@ -237,7 +236,7 @@ __global__ void __launch_bounds__(32 * kMaxBlockRows / WARP_ROWS)
 }  // namespace
 
 bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                         const float* v, const void* mask, float* out) {
+                         const float* v, const void* mask, void* out, AttentionOut out_type) {
   if (p.weights != AttentionWeights::None || p.kv_len <= 0 || p.kv_len > kMaxKeys || p.head_dim <= 0 ||
       p.head_dim > 1024 || p.v_head_dim <= 0 || p.v_head_dim > 1024 || p.q_len <= 0 ||
       p.q_len > INT32_MAX / 2 || p.heads > 65535 || p.batch > 65535)
@@ -264,8 +263,10 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, 32 * l.warps, static_cast<size_t>(l.bytes()), ex.stream>>>(
       p, l, vector_rows(q, p.q_strides, p.head_dim), vector_rows(k, p.k_strides, p.head_dim),
-      vector_rows(v, p.v_strides, p.v_head_dim), vector_rows(out, p.out_strides, p.v_head_dim), q, k, v, mask,
-      out);
+      vector_rows(v, p.v_strides, p.v_head_dim),
+      out_type == AttentionOut::F32 &&
+          vector_rows(static_cast<const float*>(out), p.out_strides, p.v_head_dim),
+      q, k, v, mask, out, out_type);
   check_launch("attention_short_kernel");
   return true;
 }

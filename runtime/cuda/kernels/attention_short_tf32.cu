@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
     attention_short_tf32_kernel(AttentionParams p, Tf32Layout l, bool vec_q, bool vec_k, bool vec_v,
                                 bool pair_out, const float* __restrict__ q, const float* __restrict__ k,
                                 const float* __restrict__ v, const void* __restrict__ mask,
-                                float* __restrict__ out) {
+                                void* __restrict__ out, AttentionOut out_type) {
   extern __shared__ float4 shared4[];
   float* const qs = reinterpret_cast<float*>(shared4);  // block rows x qk_ld
   float* const ks = qs + l.q_floats;                    // s8 x qk_ld
@@ -232,32 +232,32 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
       const int r = warp * kWarpRows + g + 8 * hi;
       if (r >= rows) continue;
       const float s = inv_sum[hi];
-      float* const dst = out + b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r) * p.out_strides[2];
+      const int64_t at = b * p.out_strides[0] + h * p.out_strides[1] + (row0 + r) * p.out_strides[2];
 #pragma unroll
       for (int vt = 0; vt < kValueTiles; ++vt) {
         const int c = c0 + 8 * vt + 2 * t;
         const float o0 = o[vt][2 * hi] * s, o1 = o[vt][2 * hi + 1] * s;
         if (pair_out && c + 1 < Ev) {
-          *reinterpret_cast<float2*>(dst + c) = make_float2(o0, o1);
+          store_out_pair(out, out_type, at + c, o0, o1);
           continue;
         }
-        if (c < Ev) dst[c] = o0;
-        if (c + 1 < Ev) dst[c + 1] = o1;
+        if (c < Ev) store_out(out, out_type, at + c, o0);
+        if (c + 1 < Ev) store_out(out, out_type, at + c + 1, o1);
       }
     }
   }
 }
 
-// 8-byte stores of (even, odd) column pairs through out's strides.
-bool pair_rows(const float* base, const int64_t strides[3]) {
+// Stores of (even, odd) column pairs through out's strides (store_out_pair).
+bool pair_rows(const void* base, AttentionOut type, const int64_t strides[3]) {
   return strides[0] % 2 == 0 && strides[1] % 2 == 0 && strides[2] % 2 == 0 &&
-         reinterpret_cast<uintptr_t>(base) % 8 == 0;
+         reinterpret_cast<uintptr_t>(base) % static_cast<uintptr_t>(2 * out_element_bytes(type)) == 0;
 }
 
 }  // namespace
 
 bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                          const float* v, const void* mask, float* out) {
+                          const float* v, const void* mask, void* out, AttentionOut out_type) {
   if (ex.precision == Precision::Fp32 || p.weights != AttentionWeights::None || p.kv_len <= 0 ||
       p.kv_len > kMaxKeys || p.head_dim <= 0 || p.head_dim > 1024 || p.v_head_dim <= 0 ||
       p.v_head_dim > 1024 || p.q_len <= 0 || p.q_len > INT32_MAX / 2 || p.heads > 65535 || p.batch > 65535)
@@ -288,7 +288,7 @@ bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float*
              vec_k = vector_rows(k, p.k_strides, p.head_dim) && p.head_dim % 8 == 0,
              vec_v = vector_rows(v, p.v_strides, p.v_head_dim) && p.v_head_dim % 8 == 0;
   kernel<<<grid, 32 * l.warps, static_cast<size_t>(l.bytes()), ex.stream>>>(
-      p, l, vec_q, vec_k, vec_v, pair_rows(out, p.out_strides), q, k, v, mask, out);
+      p, l, vec_q, vec_k, vec_v, pair_rows(out, out_type, p.out_strides), q, k, v, mask, out, out_type);
   check_launch("attention_short_tf32_kernel");
   return true;
 }

@@ -7,10 +7,14 @@
 //   float32 or already 16-bit, odd sizes, rows of whole 8-element groups and k = 0;
 // - layer_norm_16bit against the host's float32 layer norm (the warp and block kernels, a
 //   row order, an output off its alignment);
+// - attention_16bit_output against attention_f32 rounded once, on each of its paths (the
+//   three launches may multiply in another order: within an ulp of the type);
 // - im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in float32
 //   (equal, NaN and infinities included), with 16-byte, 8-byte and single-element moves;
 // - unfoldings of channel counts that are not whole vectors (NCHW and NHWC, the float32
 //   and 16-bit columns) against the host's.
+#include <aotc/rt/cuda/attention_plan.h>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -197,6 +201,67 @@ void layer_norm_16bit_cases(KernelTable& t) {
     }
 }
 
+// attention_16bit_output against attention_f32 on the same inputs, rounded once (within an
+// ulp of the type: the three launches' GEMMs may sum in another order): each path
+// (the encoder kernel, the short-window tf32 kernel, the three launches past shared memory,
+// no keys), masks and causal rows, odd sizes.
+void attention_16bit_output_cases(KernelTable& t) {
+  struct Case {
+    const char* name;
+    int64_t batch, heads, q_len, kv_len, e, ev;
+    bool masked, causal;
+  };
+  const Case cases[] = {{"encoder kernel, vit_b_16's size", 1, 4, 197, 197, 64, 64, false, false},
+                        {"encoder kernel, odd, causal", 2, 3, 37, 53, 20, 12, true, true},
+                        {"short windows (tf32 kernel)", 64, 3, 49, 49, 32, 32, true, false},
+                        {"three launches (2000 keys)", 1, 2, 10, 2000, 64, 64, true, false},
+                        {"no keys", 2, 2, 5, 0, 8, 8, false, false}};
+  for (const Precision precision : {Precision::Fp16, Precision::Bf16})
+    for (const Case& c : cases) {
+      rt::cuda::Exec ex = t.exec();
+      ex.precision = precision;
+      rt::AttentionParams p;
+      p.batch = c.batch, p.heads = c.heads, p.q_len = c.q_len, p.kv_len = c.kv_len;
+      p.head_dim = c.e, p.v_head_dim = c.ev;
+      p.scale = 0.3f;
+      p.causal = c.causal;
+      const auto dense = [&](int64_t* strides, int64_t len, int64_t cols) {
+        strides[2] = cols;
+        strides[1] = len * cols;
+        strides[0] = c.heads * len * cols;
+        return static_cast<size_t>(c.batch * strides[0]);
+      };
+      const size_t qn = dense(p.q_strides, c.q_len, c.e), kn = dense(p.k_strides, c.kv_len, c.e),
+                   vn = dense(p.v_strides, c.kv_len, c.ev);
+      // out as [batch, q_len, heads, ev], where a projection reads it.
+      p.out_strides[2] = c.heads * c.ev;
+      p.out_strides[1] = c.ev;
+      p.out_strides[0] = c.q_len * c.heads * c.ev;
+      const size_t on = static_cast<size_t>(c.batch * c.q_len * c.heads * c.ev);
+      std::vector<float> mask;
+      if (c.masked) {  // an additive [q_len, kv_len] mask, some keys dropped
+        p.mask_kind = rt::AttentionMask::Additive;
+        p.mask_strides[2] = c.kv_len;
+        p.mask_strides[3] = 1;
+        mask = t.floats(static_cast<size_t>(c.q_len * c.kv_len));
+        for (size_t i = 0; i < mask.size(); i += 7) mask[i] = -INFINITY;
+      }
+      const float *q = t.upload(t.floats(qn + 1, false, 2.0f)), *k = t.upload(t.floats(kn + 1, false, 2.0f)),
+                  *v = t.upload(t.floats(vn + 1));
+      const float* dmask = c.masked ? t.upload(mask) : nullptr;
+      float* want = t.device<float>(on);
+      float* scratch =
+          t.device<float>(static_cast<size_t>(rt::cuda::attention_scratch_bytes(p, true) / 4) + 1);
+      rt::cuda::attention_f32(ex, p, q, k, v, dmask, want, nullptr, scratch);
+      uint16_t* got = t.device<uint16_t>(on);
+      rt::cuda::attention_16bit_output(ex, p, q, k, v, dmask, got, nullptr, scratch);
+      const std::vector<float> cpu = t.download(want, on);
+      t.expect_close(std::string("attention_16bit_output (") + name_of(precision) + ")", c.name,
+                     to_floats(to_bits(cpu, precision), precision), to_floats(t.download(got, on), precision),
+                     precision == Precision::Fp16 ? 1e-3 : 8e-3);
+    }
+}
+
 void im2col_16bit_input_cases(KernelTable& t) {
   struct Shape {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, row_stride;
@@ -301,6 +366,7 @@ void im2col_gather_cases(KernelTable& t) {
 void lowp_cases(KernelTable& t) {
   gemm_16bit_output_cases(t);
   layer_norm_16bit_cases(t);
+  attention_16bit_output_cases(t);
   im2col_16bit_input_cases(t);
   im2col_gather_cases(t);
 }

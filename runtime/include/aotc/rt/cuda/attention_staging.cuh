@@ -1,10 +1,15 @@
 // attention_staging.cuh - what the one-launch attention kernels share
 // (attention_fused.cu, attention_short.cu, attention_short_tf32.cu): the device limits they
 // plan their blocks by, asynchronous 16-byte copies into shared memory, the staging of a
-// strided block of rows with zero padding, and a mask's additive term.
+// strided block of rows with zero padding, a mask's additive term, and the output's stores
+// (float32 or a 16-bit type).
 #pragma once
 
+#include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/kernels/sequence.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 
@@ -140,6 +145,29 @@ __device__ __forceinline__ float mask_term(const AttentionParams& p, const void*
   }
   return 0.0f;
 }
+
+// out[at] = v in the kernel's output type (a uniform branch: one kernel serves all three).
+__device__ __forceinline__ void store_out(void* out, AttentionOut type, int64_t at, float v) {
+  if (type == AttentionOut::F32)
+    static_cast<float*>(out)[at] = v;
+  else if (type == AttentionOut::F16)
+    static_cast<__half*>(out)[at] = __float2half_rn(v);
+  else
+    static_cast<__nv_bfloat16*>(out)[at] = __float2bfloat16_rn(v);
+}
+
+// out[at], out[at + 1] = a, b as one store (8 bytes for float32, 4 for the 16-bit types;
+// `at` even and out aligned to the pair).
+__device__ __forceinline__ void store_out_pair(void* out, AttentionOut type, int64_t at, float a, float b) {
+  if (type == AttentionOut::F32)
+    *reinterpret_cast<float2*>(static_cast<float*>(out) + at) = make_float2(a, b);
+  else if (type == AttentionOut::F16)
+    *reinterpret_cast<__half2*>(static_cast<__half*>(out) + at) = __floats2half2_rn(a, b);
+  else
+    *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(out) + at) = __floats2bfloat162_rn(a, b);
+}
+
+inline int out_element_bytes(AttentionOut type) { return type == AttentionOut::F32 ? 4 : 2; }
 
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 

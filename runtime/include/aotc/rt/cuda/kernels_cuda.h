@@ -273,9 +273,19 @@ void where_select(cudaStream_t stream, const WhereParams& p, int64_t elem_size, 
 // None).
 void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
                    const void* mask, float* out, float* probs, float* scratch);
-// The same in one launch when no weights are asked for and a head's keys (or values) and a
-// block of scores fit in shared memory (transformer encoders); false, nothing enqueued,
-// otherwise. At most 64 keys take attention_short_tf32's kernel where ex.precision allows
+// attention_f32 writing out in the 16-bit type of ex.precision (fp16, bf16), without weights
+// (probs null): an output that store_activations_16bit.cpp keeps for the projection reading
+// it. The one-launch kernels round as they store; the three launches write float32 into
+// scratch after the scores (attention_scratch_bytes(p, true)) and round it through out's
+// strides.
+void attention_16bit_output(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
+                            const float* v, const void* mask, void* out, float* probs, float* scratch);
+// The element type the one-launch kernels below store out in: float32, or the 16-bit type
+// of attention_16bit_output (the kernels round as they store).
+enum class AttentionOut { F32, F16, Bf16 };
+// attention_f32 in one launch when no weights are asked for and a head's keys (or values)
+// and a block of scores fit in shared memory (transformer encoders); false, nothing
+// enqueued, otherwise. At most 64 keys take attention_short_tf32's kernel where ex.precision allows
 // tf32 products and the grid is large enough (AOTC_CUDA_ATTENTION_TF32, below), else, on a
 // grid of two blocks per multiprocessor or more, attention_short_f32's
 // (AOTC_CUDA_ATTENTION_SHORT=0: never; =1: on any grid). Neither while
@@ -283,16 +293,19 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 // comparisons); AOTC_CUDA_ATTENTION_ROWS=8|16|20|24 forces the query rows per block where
 // they fit (for the checks of bench/cuda/attention_fused_bench.cu).
 bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                         const float* v, const void* mask, float* out);
+                         const float* v, const void* mask, void* out,
+                         AttentionOut out_type = AttentionOut::F32);
 // The same for at most 64 keys (a Swin transformer's windows): a block per (batch, head)
 // and up to 64 query rows; false, nothing enqueued, where it does not apply.
 bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                         const float* v, const void* mask, float* out);
+                         const float* v, const void* mask, void* out,
+                         AttentionOut out_type = AttentionOut::F32);
 // The same on tf32 tensor cores where ex.precision is not Fp32 (tf32, fp16, bf16), on grids
 // of a block per multiprocessor or more (AOTC_CUDA_ATTENTION_TF32=1: any grid; =0: never);
 // false, nothing enqueued, where it does not apply.
 bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
-                          const float* v, const void* mask, float* out);
+                          const float* v, const void* mask, void* out,
+                          AttentionOut out_type = AttentionOut::F32);
 
 // ---------------------------------------------------------------- recurrent layers
 // One direction's tensors of a recurrent layer, as the CPU's recurrent_f32 takes them (null
