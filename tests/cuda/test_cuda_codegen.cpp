@@ -1155,6 +1155,33 @@ TEST_CASE("cuda: the implicit GEMM splits K only when its tiles cannot fill the 
   CHECK(rt::cuda::conv2d_scratch_bytes(p, rt::cuda::Conv2dPath::ImplicitGemm, true) == 0);
 }
 
+namespace {
+
+// The attributes of self-attention over a [2, 3, 4] tensor (2 batches, 1 head, 3 tokens of
+// 4, scale 0.5, no weights), with the mask kind and strides given.
+std::map<std::string, ir::Attr> self_attention_2x3x4(int64_t mask_kind, std::vector<int64_t> mask_strides) {
+  return {{"batch", int64_t{2}},
+          {"heads", int64_t{1}},
+          {"q_len", int64_t{3}},
+          {"kv_len", int64_t{3}},
+          {"head_dim", int64_t{4}},
+          {"v_head_dim", int64_t{4}},
+          {"scale", 0.5},
+          {"causal", false},
+          {"q_strides", std::vector<int64_t>{12, 0, 4}},
+          {"k_strides", std::vector<int64_t>{12, 0, 4}},
+          {"v_strides", std::vector<int64_t>{12, 0, 4}},
+          {ir::attr::out_strides, std::vector<int64_t>{12, 0, 4}},
+          {"mask_kind", mask_kind},
+          {"mask_strides", std::move(mask_strides)},
+          {"weights", int64_t{0}},
+          {"q_offset", int64_t{0}},
+          {"k_offset", int64_t{0}},
+          {"v_offset", int64_t{0}}};
+}
+
+}  // namespace
+
 TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, their data not") {
   ir::Graph g;
   const int table = g.add_f32_constant({10, 4}, std::vector<float>(40, 0.25f));
@@ -1166,24 +1193,7 @@ TEST_CASE("cuda: embedding ids and attention masks may be integers and bools, th
   // Self-attention over x: 2 batches, 1 head, 3 tokens of 4, a bool key mask [2, 1, 1, 3].
   const int y = g.add_value(ir::DType::Float32, {2, 3, 4});
   ir::Op& att = g.add_op(ir::kind::attention, {x, x, x, mask}, {y}, where(2));
-  att.attrs = {{"batch", int64_t{2}},
-               {"heads", int64_t{1}},
-               {"q_len", int64_t{3}},
-               {"kv_len", int64_t{3}},
-               {"head_dim", int64_t{4}},
-               {"v_head_dim", int64_t{4}},
-               {"scale", 0.5},
-               {"causal", false},
-               {"q_strides", std::vector<int64_t>{12, 0, 4}},
-               {"k_strides", std::vector<int64_t>{12, 0, 4}},
-               {"v_strides", std::vector<int64_t>{12, 0, 4}},
-               {ir::attr::out_strides, std::vector<int64_t>{12, 0, 4}},
-               {"mask_kind", int64_t{2}},
-               {"mask_strides", std::vector<int64_t>{3, 0, 0, 1}},
-               {"weights", int64_t{0}},
-               {"q_offset", int64_t{0}},
-               {"k_offset", int64_t{0}},
-               {"v_offset", int64_t{0}}};
+  att.attrs = self_attention_2x3x4(2, {3, 0, 0, 1});
   const int z = g.add_value(ir::DType::Float32, {2, 3, 4});
   g.add_op(ir::kind::layer_norm, {y, -1, -1}, {z}, where(3)).attrs = {
       {"rows", int64_t{6}}, {"cols", int64_t{4}}, {"eps", 1e-5}};
@@ -1734,24 +1744,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an attention's output 16-bit for the project
       const int x = g.add_input(ir::DType::Float32, {2, 3, 4}, "x");
       const int y = g.add_value(ir::DType::Float32, {2, 3, 4}, "y");
       ir::Op& att = g.add_op(ir::kind::attention, {x, x, x, -1}, {y}, where(1));
-      att.attrs = {{"batch", int64_t{2}},
-                   {"heads", int64_t{1}},
-                   {"q_len", int64_t{3}},
-                   {"kv_len", int64_t{3}},
-                   {"head_dim", int64_t{4}},
-                   {"v_head_dim", int64_t{4}},
-                   {"scale", 0.5},
-                   {"causal", false},
-                   {"q_strides", std::vector<int64_t>{12, 0, 4}},
-                   {"k_strides", std::vector<int64_t>{12, 0, 4}},
-                   {"v_strides", std::vector<int64_t>{12, 0, 4}},
-                   {ir::attr::out_strides, std::vector<int64_t>{12, 0, 4}},
-                   {"mask_kind", int64_t{0}},
-                   {"mask_strides", std::vector<int64_t>{0, 0, 0, 0}},
-                   {"weights", int64_t{0}},
-                   {"q_offset", int64_t{0}},
-                   {"k_offset", int64_t{0}},
-                   {"v_offset", int64_t{0}}};
+      att.attrs = self_attention_2x3x4(0, {0, 0, 0, 0});
       const int z = g.add_value(ir::DType::Float32, {6, 5}, "z");
       add_linear(g, g.add_alias(y, {6, 4}), z, 6, 5, 4, false);
       g.outputs.push_back({z, "z"});
