@@ -15,9 +15,8 @@
 // transformer's normalised rows, which only the next attention's or MLP's first linear
 // layer reads, a GELU'd MLP activation, which only its second reads, and the attention's
 // output, which only its projection reads, stop being written in float32 and rounded in a
-// pass of their own. The
-// set is found as a fixed point, since a GEMM adding a residual can keep its output 16-bit
-// only if the residual is kept so, and the other way.
+// pass of their own. The set is found as a fixed point, since a GEMM adding a residual can
+// keep its output 16-bit only if the residual is kept so, and the other way.
 // Rounding happens once per value, as before, but now before the residual adds and
 // clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
 // AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, for
