@@ -173,6 +173,7 @@ GPU_MODELS = {
     "resnet18": _torchvision("resnet18", 5, 1),
     "resnet50": _torchvision("resnet50", 8, 1),
     "mobilenet_v2": _torchvision("mobilenet_v2", 6, 1, script=True),
+    "mobilenet_v2_b32": _torchvision("mobilenet_v2", 6, 32),
     "resnet50_b32": _torchvision("resnet50", 8, 32),
     "efficientnet_b0": _torchvision("efficientnet_b0", 22, 1),
     "efficientnet_b0_b32": _torchvision("efficientnet_b0", 22, 32),

@@ -11,7 +11,8 @@
 // whole vectors, loads and stores are 16 bytes. A thread's row and matrix come from
 // multiply-high divisions (fast_div.cuh), not from runtime integer divisions (one of them
 // 64-bit): at 4 elements a thread their instruction sequences were a large part of the
-// pass, beside the erf GELU of a linear layer's epilogue.
+// pass, beside the erf GELU of a linear layer's epilogue. The kernel is instantiated per
+// activation: chosen at run time, both GELU formulas were computed for every element.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
@@ -31,14 +32,13 @@ struct Epilogue {
   float beta;
   const float* bias;
   int64_t stride_bias;
-  GemmActivation activation;
   const float* residual;
   int64_t ldr, stride_residual;
   float lo, hi;
 };
 
 // Rows first_row.. of all batch * m rows; `runs` runs of kVec columns in this launch.
-template <bool kVector>
+template <bool kVector, GemmActivation A>
 __global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, float* __restrict__ c) {
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
   if (thread >= runs) return;
@@ -79,7 +79,7 @@ __global__ void bias_clamp_kernel(Epilogue e, int64_t first_row, unsigned runs, 
       x += e.beta * bias[col0 + j];
     else if (e.kind == BiasKind::Full)
       x += e.beta * bias[static_cast<int64_t>(row) * e.n + col0 + j];
-    v[j] = clamp_apply(activation_apply(e.activation, x) + r[j], e.lo, e.hi);
+    v[j] = clamp_apply(activation_apply<A>(x) + r[j], e.lo, e.hi);
   }
   if constexpr (kVector) {
     *reinterpret_cast<float4*>(at) = make_float4(v[0], v[1], v[2], v[3]);
@@ -117,7 +117,6 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
   e.beta = beta;
   e.bias = bias;
   e.stride_bias = stride_bias;
-  e.activation = activation;
   e.residual = residual;
   e.ldr = ldr;
   e.stride_residual = stride_residual;
@@ -133,8 +132,12 @@ void bias_clamp_f32(cudaStream_t stream, int64_t batch, int64_t m, int64_t n, in
   const int64_t slice_rows = ((int64_t{1} << 31) - 1) / runs_per_row;
   for (int64_t first = 0; first < rows; first += slice_rows) {
     const int64_t runs = (rows - first < slice_rows ? rows - first : slice_rows) * runs_per_row;
-    const auto launch = vector ? bias_clamp_kernel<true> : bias_clamp_kernel<false>;
-    launch<<<blocks_for(runs), kThreads, 0, stream>>>(e, first, static_cast<unsigned>(runs), c);
+    with_activation(activation, [&](auto a) {
+      constexpr GemmActivation kActivation = decltype(a)::value;
+      const auto launch =
+          vector ? bias_clamp_kernel<true, kActivation> : bias_clamp_kernel<false, kActivation>;
+      launch<<<blocks_for(runs), kThreads, 0, stream>>>(e, first, static_cast<unsigned>(runs), c);
+    });
     check_launch("bias_clamp_kernel");
   }
 }

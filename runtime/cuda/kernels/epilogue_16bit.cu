@@ -6,8 +6,12 @@
 //
 // A transformer MLP's up-projection runs it on every call (the GELU), so where the rows
 // are whole groups of 8 and every array is 16-byte aligned a thread takes 8 consecutive
-// elements with 16-byte loads and stores; otherwise a thread per element.
+// elements with 16-byte loads and stores; otherwise a thread per element. The kernels are
+// instantiated per activation and find a thread's row by a multiply-high division
+// (fast_div.cuh): with the activation chosen at run time, both GELU formulas were computed
+// for every element, beside a 64-bit division per thread.
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/lowp.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
 
@@ -18,73 +22,71 @@ namespace {
 
 constexpr int kGroup = 8;
 
-template <class T>
-struct alignas(16) Group {
-  T v[kGroup];
+// W consecutive elements of a row, loaded and stored as one (16 bytes for a group of 8).
+template <class T, int W>
+struct alignas(sizeof(T) * W) Run {
+  T v[W];
 };
 
 struct Epilogue {
-  int64_t m, n, ldc, ldr;
-  GemmActivation activation;
+  FastDiv runs_per_row;  // runs of W elements in a row
+  int64_t ldc, ldr;
   float lo, hi;
 };
 
-__device__ __forceinline__ float finish(const Epilogue& e, float v, float bias, float residual) {
-  return clamp_apply(activation_apply(e.activation, v + bias) + residual, e.lo, e.hi);
-}
-
-template <class T>
-__global__ void epilogue_16bit_kernel(Epilogue e, const T* __restrict__ bias, const T* __restrict__ residual,
+// Rows first_row.. of C; `runs` runs of W elements in this launch, a thread each.
+template <class T, GemmActivation A, int W>
+__global__ void epilogue_16bit_kernel(Epilogue e, int64_t first_row, unsigned runs,
+                                      const T* __restrict__ bias, const T* __restrict__ residual,
                                       T* __restrict__ c) {
-  const int64_t count = e.m * e.n, step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
-    const int64_t row = i / e.n, col = i - row * e.n;
-    T* const at = c + row * e.ldc + col;
-    *at = round_to<T>(finish(e, widen(*at), bias ? widen(bias[col]) : 0.0f,
-                             residual ? widen(residual[row * e.ldr + col]) : 0.0f));
-  }
-}
-
-// e.n, e.ldc and e.ldr multiples of 8, every array 16-byte aligned.
-template <class T>
-__global__ void epilogue_16bit_group_kernel(Epilogue e, const Group<T>* __restrict__ bias,
-                                            const T* __restrict__ residual, T* __restrict__ c) {
-  const int64_t groups_per_row = e.n / kGroup, count = e.m * groups_per_row;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
-    const int64_t row = i / groups_per_row, col = (i - row * groups_per_row) * kGroup;
-    auto* const at = reinterpret_cast<Group<T>*>(c + row * e.ldc + col);
-    Group<T> v = *at;
-    const Group<T> b = bias ? bias[col / kGroup] : Group<T>{};
-    const Group<T> r =
-        residual ? *reinterpret_cast<const Group<T>*>(residual + row * e.ldr + col) : Group<T>{};
+  const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+  if (thread >= runs) return;
+  const unsigned row_in_launch = e.runs_per_row.div(thread);
+  const int64_t col = static_cast<int64_t>(thread - row_in_launch * e.runs_per_row.divisor()) * W;
+  const int64_t row = first_row + row_in_launch;
+  auto* const at = reinterpret_cast<Run<T, W>*>(c + row * e.ldc + col);
+  Run<T, W> v = *at;
+  const Run<T, W> b = bias ? *reinterpret_cast<const Run<T, W>*>(bias + col) : Run<T, W>{};
+  const Run<T, W> r =
+      residual ? *reinterpret_cast<const Run<T, W>*>(residual + row * e.ldr + col) : Run<T, W>{};
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j)
-      v.v[j] =
-          round_to<T>(finish(e, widen(v.v[j]), bias ? widen(b.v[j]) : 0.0f, residual ? widen(r.v[j]) : 0.0f));
-    *at = v;
+  for (int j = 0; j < W; ++j) {
+    const float x = activation_apply<A>(widen(v.v[j]) + (bias ? widen(b.v[j]) : 0.0f));
+    v.v[j] = round_to<T>(clamp_apply(x + (residual ? widen(r.v[j]) : 0.0f), e.lo, e.hi));
   }
+  *at = v;
 }
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+template <class T, int W>
+void launch(cudaStream_t stream, int64_t m, int64_t n, Epilogue e, GemmActivation activation,
+            const void* bias, const void* residual, void* c) {
+  const int64_t runs_per_row = n / W;
+  e.runs_per_row = FastDiv(static_cast<uint32_t>(runs_per_row));
+  // Thread indices are 32-bit: more rows than that go in slices.
+  const int64_t slice_rows = ((int64_t{1} << 31) - 1) / runs_per_row;
+  with_activation(activation, [&](auto a) {
+    for (int64_t first = 0; first < m; first += slice_rows) {
+      const int64_t runs = (m - first < slice_rows ? m - first : slice_rows) * runs_per_row;
+      epilogue_16bit_kernel<T, decltype(a)::value, W><<<blocks_for(runs), kThreads, 0, stream>>>(
+          e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias), static_cast<const T*>(residual),
+          static_cast<T*>(c));
+      check_launch("epilogue_16bit_kernel");
+    }
+  });
+}
+
 template <class T>
-void launch(cudaStream_t stream, const Epilogue& e, const void* bias, const void* residual, void* c) {
-  constexpr int64_t kMostBlocks = 65535;
-  const bool grouped = e.n % kGroup == 0 && e.ldc % kGroup == 0 && aligned_16(c) &&
+void launch(cudaStream_t stream, int64_t m, int64_t n, const Epilogue& e, GemmActivation activation,
+            const void* bias, const void* residual, void* c) {
+  const bool grouped = n % kGroup == 0 && e.ldc % kGroup == 0 && aligned_16(c) &&
                        (!bias || aligned_16(bias)) &&
                        (!residual || (e.ldr % kGroup == 0 && aligned_16(residual)));
-  const int64_t blocks = static_cast<int64_t>(blocks_for(grouped ? e.m * (e.n / kGroup) : e.m * e.n));
-  const auto grid = static_cast<unsigned>(blocks < kMostBlocks ? blocks : kMostBlocks);
-  if (grouped) {
-    epilogue_16bit_group_kernel<T><<<grid, kThreads, 0, stream>>>(
-        e, static_cast<const Group<T>*>(bias), static_cast<const T*>(residual), static_cast<T*>(c));
-    check_launch("epilogue_16bit_group_kernel");
-    return;
-  }
-  epilogue_16bit_kernel<T><<<grid, kThreads, 0, stream>>>(
-      e, static_cast<const T*>(bias), static_cast<const T*>(residual), static_cast<T*>(c));
-  check_launch("epilogue_16bit_kernel");
+  if (grouped)
+    launch<T, kGroup>(stream, m, n, e, activation, bias, residual, c);
+  else
+    launch<T, 1>(stream, m, n, e, activation, bias, residual, c);
 }
 
 }  // namespace
@@ -93,11 +95,15 @@ void epilogue_16bit(cudaStream_t stream, Precision precision, int64_t m, int64_t
                     const void* bias, GemmActivation activation, const void* residual, int64_t ldr,
                     float clamp_lo, float clamp_hi, void* c) {
   if (m <= 0 || n <= 0) return;
-  const Epilogue e{m, n, ldc, ldr, activation, clamp_lo, clamp_hi};
+  if (n > INT32_MAX) {
+    note_error("epilogue_16bit", "the matrix is too wide");
+    return;
+  }
+  const Epilogue e{FastDiv{}, ldc, ldr, clamp_lo, clamp_hi};
   if (precision == Precision::Fp16)
-    launch<__half>(stream, e, bias, residual, c);
+    launch<__half>(stream, m, n, e, activation, bias, residual, c);
   else if (precision == Precision::Bf16)
-    launch<__nv_bfloat16>(stream, e, bias, residual, c);
+    launch<__nv_bfloat16>(stream, m, n, e, activation, bias, residual, c);
   else
     note_error("epilogue_16bit", "16-bit outputs need --precision fp16 or bf16");
 }

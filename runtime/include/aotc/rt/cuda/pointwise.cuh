@@ -349,10 +349,38 @@ __device__ __forceinline__ float clamp_apply(float x, float lo, float hi) {
 }
 
 // A GEMM epilogue's activation (GemmParams::activation): the unary ops' own formulas.
-__device__ __forceinline__ float activation_apply(GemmActivation activation, float x) {
-  if (activation == GemmActivation::GeluErf) return unary_apply<UnaryOp::GeluErf>(x, 0.0f, 0.0f);
-  if (activation == GemmActivation::GeluTanh) return unary_apply<UnaryOp::GeluTanh>(x, 0.0f, 0.0f);
+template <GemmActivation A>
+__device__ __forceinline__ float activation_apply(float x) {
+  if constexpr (A == GemmActivation::GeluErf) return unary_apply<UnaryOp::GeluErf>(x, 0.0f, 0.0f);
+  if constexpr (A == GemmActivation::GeluTanh) return unary_apply<UnaryOp::GeluTanh>(x, 0.0f, 0.0f);
   return x;
+}
+
+// The activation chosen at run time, for code where its cost is small beside the rest (a
+// GEMM's epilogue). The compiler if-converts this uniform branch, computing both GELUs and
+// selecting: a pass over C that applies it then runs more than twice the instructions of
+// one formula, so such passes are templated on the activation (with_activation) instead.
+__device__ __forceinline__ float activation_apply(GemmActivation activation, float x) {
+  if (activation == GemmActivation::GeluErf) return activation_apply<GemmActivation::GeluErf>(x);
+  if (activation == GemmActivation::GeluTanh) return activation_apply<GemmActivation::GeluTanh>(x);
+  return x;
+}
+
+// Calls f(std::integral_constant<GemmActivation, A>{}) with A the runtime activation, so that
+// a launcher picks the kernel instantiated for it.
+template <class F>
+void with_activation(GemmActivation activation, F&& f) {
+  switch (activation) {
+    case GemmActivation::GeluErf:
+      f(std::integral_constant<GemmActivation, GemmActivation::GeluErf>{});
+      return;
+    case GemmActivation::GeluTanh:
+      f(std::integral_constant<GemmActivation, GemmActivation::GeluTanh>{});
+      return;
+    case GemmActivation::None:
+      break;
+  }
+  f(std::integral_constant<GemmActivation, GemmActivation::None>{});
 }
 
 }  // namespace aotc::rt::cuda
