@@ -12,21 +12,10 @@
 // load and an FMA a tap), so the common epilogue, relu6's upper bound alone (cuBLASLt
 // applied the bias and relu), is one NaN-keeping min a value.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
-//
-// Where the grid is large (batch 32) and the window square (3, 5 or 7; stride 1 or 2), a
-// thread takes a 4 x 4 patch of outputs of one channel instead (the patch kernel): the
-// window's taps stay in registers, and each input row of the patch's span is loaded once
-// and used for every output row it reaches. The row kernels read each input value once
-// per output row (7 times for a 7x7 window) through L1, which bounded them at L1 and L2
-// bandwidth, several times over the bytes the layer has to move (bench/results_gpu.md);
-// lanes on consecutive channels still read each input pixel as one run.
 #include <aotc/rt/cuda/kernels_cuda.h>
-#include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -145,92 +134,6 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
       out[static_cast<unsigned>(t) * g.vectors] = clamp_v(add_v(acc[t], b), lo, hi);
 }
 
-// The patch kernel: one channel, a Rows x kPatchCols patch of outputs a thread; the window
-// Kernel x Kernel at stride Stride on both axes, no dilation. Sums run in the row kernels'
-// order (window row, then column) and skip the padding as they do. A row outside the
-// input is read as padding through the same predicates as a column (no branch), so that
-// the compiler may issue the next rows' loads before this row's FMAs.
-constexpr int kPatchCols = 4;
-
-struct PatchGeometry {
-  unsigned channels, h_in, w_in, h_out, w_out;
-  int pad_h, pad_w;
-  FastDiv channels_div, tiles_w, tiles_h;  // patches per output row and column
-  unsigned total;                          // n * tiles_h * tiles_w * channels
-};
-
-template <int Kernel, int Stride, int Rows, Input In>
-__global__ void __launch_bounds__(128)
-    depthwise_conv2d_nhwc_patch_kernel(PatchGeometry g, bool has_bias, float lo, float hi,
-                                       const float* __restrict__ x, const float* __restrict__ w,
-                                       const float* __restrict__ bias, float* __restrict__ y,
-                                       const float* __restrict__ in_bias, float in_lo, float in_hi) {
-  constexpr int kSpanW = (kPatchCols - 1) * Stride + Kernel, kSpanH = (Rows - 1) * Stride + Kernel;
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= g.total) return;
-  unsigned rest = g.channels_div.div(i);
-  const unsigned c = i - rest * g.channels;
-  unsigned next = g.tiles_w.div(rest);
-  const unsigned tile_x = rest - next * g.tiles_w.divisor();
-  rest = next;
-  next = g.tiles_h.div(rest);
-  const unsigned tile_y = rest - next * g.tiles_h.divisor(), image = next;
-  const int oh0 = static_cast<int>(tile_y) * Rows, ow0 = static_cast<int>(tile_x) * kPatchCols;
-  const int ih0 = oh0 * Stride - g.pad_h, iw0 = ow0 * Stride - g.pad_w;
-  float tap[Kernel * Kernel];
-#pragma unroll
-  for (int t = 0; t < Kernel * Kernel; ++t) tap[t] = w[static_cast<unsigned>(t) * g.channels + c];
-  const float in_b = In == Input::BiasClamp && in_bias ? in_bias[c] : 0.0f;
-  bool inside[kSpanW];
-#pragma unroll
-  for (int k = 0; k < kSpanW; ++k) inside[k] = iw0 + k >= 0 && iw0 + k < static_cast<int>(g.w_in);
-  float acc[Rows][kPatchCols];
-#pragma unroll
-  for (int r = 0; r < Rows; ++r)
-#pragma unroll
-    for (int t = 0; t < kPatchCols; ++t) acc[r][t] = 0.0f;
-  const float* const plane = x + static_cast<size_t>(image) * g.h_in * g.w_in * g.channels + c;
-#pragma unroll
-  for (int j = 0; j < kSpanH; ++j) {  // input row ih0 + j
-    const int ih = ih0 + j;
-    const bool row_inside = ih >= 0 && ih < static_cast<int>(g.h_in);
-    const float* const row = plane + static_cast<size_t>(row_inside ? ih : 0) * g.w_in * g.channels;
-    float span[kSpanW];
-#pragma unroll
-    for (int k = 0; k < kSpanW; ++k) {
-      float v = 0.0f;
-      if (row_inside && inside[k]) {
-        v = row[static_cast<unsigned>(iw0 + k) * g.channels];
-        if constexpr (In == Input::UpperBound) v = min_keep_nan(v, in_hi);
-        if constexpr (In == Input::BiasClamp) v = clamp_apply(v + in_b, in_lo, in_hi);
-      }
-      span[k] = v;
-    }
-#pragma unroll
-    for (int r = 0; r < Rows; ++r) {  // output row oh0 + r, window row j - r * Stride
-      const int kh = j - r * Stride;
-      if (kh < 0 || kh >= Kernel) continue;  // known at compile time
-#pragma unroll
-      for (int kw = 0; kw < Kernel; ++kw)
-#pragma unroll
-        for (int t = 0; t < kPatchCols; ++t)
-          if (row_inside && inside[t * Stride + kw])
-            acc[r][t] = fmaf(span[t * Stride + kw], tap[kh * Kernel + kw], acc[r][t]);
-    }
-  }
-  const float b = has_bias ? bias[c] : 0.0f;
-  float* const out = y + static_cast<size_t>(image) * g.h_out * g.w_out * g.channels + c;
-#pragma unroll
-  for (int r = 0; r < Rows; ++r) {
-    if (oh0 + r >= static_cast<int>(g.h_out)) break;
-#pragma unroll
-    for (int t = 0; t < kPatchCols; ++t)
-      if (ow0 + t < static_cast<int>(g.w_out))
-        out[(static_cast<size_t>(oh0 + r) * g.w_out + static_cast<unsigned>(ow0 + t)) * g.channels] =
-            clamp_apply(acc[r][t] + b, lo, hi);
-  }
-}
-
 // Enough blocks of 128 threads to keep every multiprocessor busy with two.
 bool grid_fills_gpu(int64_t threads) {
   static const int sms = [] {
@@ -274,73 +177,6 @@ void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const 
     launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y, in);
   else
     launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y, in);
-}
-
-template <int Kernel, int Stride, int Rows>
-void launch_patches(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                    const float* bias, float* y, const DepthwiseInputEpilogue* in) {
-  PatchGeometry g{};
-  g.channels = static_cast<unsigned>(p.c_out);
-  g.h_in = static_cast<unsigned>(p.h_in);
-  g.w_in = static_cast<unsigned>(p.w_in);
-  g.h_out = static_cast<unsigned>(p.h_out);
-  g.w_out = static_cast<unsigned>(p.w_out);
-  g.pad_h = static_cast<int>(p.pad_h);
-  g.pad_w = static_cast<int>(p.pad_w);
-  const auto tiles_w = static_cast<unsigned>((p.w_out + kPatchCols - 1) / kPatchCols);
-  const auto tiles_h = static_cast<unsigned>((p.h_out + Rows - 1) / Rows);
-  g.channels_div = FastDiv(g.channels);
-  g.tiles_w = FastDiv(tiles_w);
-  g.tiles_h = FastDiv(tiles_h);
-  g.total = g.channels * tiles_w * tiles_h * static_cast<unsigned>(p.n);
-  const auto run = [&](auto kernel) {
-    kernel<<<(g.total + 127) / 128, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi, x, w, bias, y,
-                                                      in ? in->in_bias : nullptr, in ? in->in_lo : 0.0f,
-                                                      in ? in->in_hi : 0.0f);
-  };
-  if (!in)
-    run(depthwise_conv2d_nhwc_patch_kernel<Kernel, Stride, Rows, Input::AsIs>);
-  else if (!in->in_bias && in->in_lo == -__builtin_inff())
-    run(depthwise_conv2d_nhwc_patch_kernel<Kernel, Stride, Rows, Input::UpperBound>);
-  else
-    run(depthwise_conv2d_nhwc_patch_kernel<Kernel, Stride, Rows, Input::BiasClamp>);
-}
-
-// AOTC_TMP_DW: row (the row kernels), patch2 (2-row patches); unset: 4-row patches. A/B only.
-int tmp_patch_rows() {
-  const char* e = std::getenv("AOTC_TMP_DW");
-  if (!e) return 4;
-  return std::string(e) == "row" ? 0 : std::string(e) == "patch2" ? 2 : 4;
-}
-
-template <int Kernel, int Stride>
-bool launch_patches(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                    const float* bias, float* y, const DepthwiseInputEpilogue* in) {
-  const int rows = tmp_patch_rows();
-  if (rows == 0) return false;
-  if (rows == 2)
-    launch_patches<Kernel, Stride, 2>(stream, p, x, w, bias, y, in);
-  else
-    launch_patches<Kernel, Stride, 4>(stream, p, x, w, bias, y, in);
-  return true;
-}
-
-// The patch kernel where the window is square (3, 5 or 7, stride 1 or 2, no dilation) and
-// its grid keeps every multiprocessor busy several times over; false where it does not take
-// the layer.
-bool dispatch_patches(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                      const float* bias, float* y, const DepthwiseInputEpilogue* in) {
-  if (p.kernel_h != p.kernel_w || p.stride_h != p.stride_w || p.dilation_h != 1 || p.dilation_w != 1)
-    return false;
-  const int64_t patches = ((p.h_out + 3) / 4) * ((p.w_out + kPatchCols - 1) / kPatchCols);
-  if (!grid_fills_gpu(p.n * p.c_out * patches / 2)) return false;  // 4 blocks a multiprocessor
-  const int64_t k = p.kernel_w, s = p.stride_w;
-  if (k == 3 && s == 1) return launch_patches<3, 1>(stream, p, x, w, bias, y, in);
-  if (k == 3 && s == 2) return launch_patches<3, 2>(stream, p, x, w, bias, y, in);
-  if (k == 5 && s == 1) return launch_patches<5, 1>(stream, p, x, w, bias, y, in);
-  if (k == 5 && s == 2) return launch_patches<5, 2>(stream, p, x, w, bias, y, in);
-  if (k == 7 && s == 1) return launch_patches<7, 1>(stream, p, x, w, bias, y, in);
-  return false;
 }
 
 template <class V>
@@ -401,9 +237,7 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
   g.pad_w = static_cast<int>(p.pad_w);
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
-  if (dispatch_patches(stream, p, x, w, bias, y, input_epilogue))
-    ;
-  else if (vec4)
+  if (vec4)
     dispatch<float4>(stream, g, p, x, w, bias, y, input_epilogue);
   else
     dispatch<float>(stream, g, p, x, w, bias, y, input_epilogue);
