@@ -157,20 +157,10 @@ __global__ void attention_store_kernel(AttentionParams p, const float* __restric
   store_out(out, type, out_at(p, idx), result[idx]);
 }
 
-}  // namespace
-
-void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
-                   const void* mask, float* out, float* probs, float* scratch) {
-  if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
-  if (p.kv_len <= 0) {
-    attention_zero_kernel<<<blocks_for(p.batch * p.heads * p.q_len * p.v_head_dim), kThreads, 0, ex.stream>>>(
-        p, out, AttentionOut::F32);
-    check_launch("attention_zero_kernel");
-    return;
-  }
-  // Without weights to return, and when a head's keys (or values) fit in shared memory: one
-  // launch (attention_fused.cu).
-  if (attention_fused_f32(ex, p, q, k, v, mask, out)) return;
+// The three launches (Q K^T, mask + softmax, P V; p.kv_len > 0), scores in scratch or, per
+// head, in probs.
+void attention_three_launches(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
+                              const float* v, const void* mask, float* out, float* probs, float* scratch) {
   // Per-head probabilities are the dense [batch, heads, q_len, kv_len] scores themselves:
   // the softmax writes them in place and the P V product reads them from there.
   float* scores = p.weights == AttentionWeights::PerHead ? probs : scratch;
@@ -232,6 +222,23 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
   }
 }
 
+}  // namespace
+
+void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, const float* k, const float* v,
+                   const void* mask, float* out, float* probs, float* scratch) {
+  if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
+  if (p.kv_len <= 0) {
+    attention_zero_kernel<<<blocks_for(p.batch * p.heads * p.q_len * p.v_head_dim), kThreads, 0, ex.stream>>>(
+        p, out, AttentionOut::F32);
+    check_launch("attention_zero_kernel");
+    return;
+  }
+  // Without weights to return, and when a head's keys (or values) fit in shared memory: one
+  // launch (attention_fused.cu).
+  if (attention_fused_f32(ex, p, q, k, v, mask, out)) return;
+  attention_three_launches(ex, p, q, k, v, mask, out, probs, scratch);
+}
+
 void attention_16bit_output(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                             const float* v, const void* mask, void* out, float* probs, float* scratch) {
   if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
@@ -257,7 +264,7 @@ void attention_16bit_output(const Exec& ex, const AttentionParams& p, const floa
   dense.out_strides[1] = p.q_len * p.v_head_dim;
   dense.out_strides[0] = p.heads * p.q_len * p.v_head_dim;
   float* const result = scratch + attention_score_floats(p);
-  attention_f32(ex, dense, q, k, v, mask, result, nullptr, scratch);
+  attention_three_launches(ex, dense, q, k, v, mask, result, nullptr, scratch);
   attention_store_kernel<<<blocks_for(count), kThreads, 0, ex.stream>>>(p, result, out, type);
   check_launch("attention_store_kernel");
 }

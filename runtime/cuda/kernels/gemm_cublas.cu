@@ -432,11 +432,12 @@ void plain_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, cons
   }
 }
 
-// The whole epilogue, for the pass after a product without one.
-EpiloguePlan everything(const GemmParams& p, const float* bias) {
+// The whole epilogue, for the pass after a product without one; residual: p.residual, or a
+// 16-bit one (gemm_16bit_output).
+EpiloguePlan everything(const GemmParams& p, const void* bias, const void* residual) {
   EpiloguePlan all;
   all.pass_bias = p.bias_kind != BiasKind::None && bias;
-  all.pass_residual = p.residual != nullptr;
+  all.pass_residual = residual != nullptr;
   all.pass_clamp = has_clamp(p);
   all.pass_activation = p.activation != GemmActivation::None;
   return all;
@@ -461,7 +462,7 @@ void cublas_gemm(const Exec& ex, const BatchedGemmParams& bp, const void* a, con
   EpiloguePlan e = plan_epilogue(bp, bias, p.residual);
   if (std::getenv("AOTC_CUDA_NO_LT") || !lt_gemm(ex, bp, e, a, b, ab_type, CUDA_R_32F, bias, p.residual, c)) {
     plain_gemm(ex, bp, a, b, ab_type, CUDA_R_32F, c);
-    e = everything(p, bias);
+    e = everything(p, bias, p.residual);
   }
   run_pass(ex, bp, e, bias, c);
 }
@@ -633,7 +634,7 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
       cudaMemset2DAsync(c + i * bp.stride_c, static_cast<size_t>(p.ldc) * sizeof(float), 0,
                         static_cast<size_t>(p.n) * sizeof(float), static_cast<size_t>(p.m), ex.stream);
     check_launch("gemm (k = 0)");
-    run_pass(ex, bp, everything(p, bias), bias, c);
+    run_pass(ex, bp, everything(p, bias, p.residual), bias, c);
     return;
   }
   if (const OwnGemm own = choose_own_gemm(ex, bp, a, b, ab_type, bias, c, b_weight); own.kind == 0) {
@@ -787,11 +788,7 @@ void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool 
   }
   if (!with_bias) bias = nullptr;
   // The part of the epilogue left to epilogue_16bit: all of it, or what cuBLASLt did not take.
-  EpiloguePlan pass;
-  pass.pass_bias = bias != nullptr;
-  pass.pass_activation = p.activation != GemmActivation::None;
-  pass.pass_residual = residual != nullptr;
-  pass.pass_clamp = has_clamp(p);
+  EpiloguePlan pass = everything(p, bias, residual);
   if (p.k == 0) {  // no product: C is the epilogue's terms alone
     cudaMemset2DAsync(c, static_cast<size_t>(p.ldc) * 2, 0, static_cast<size_t>(p.n) * 2,
                       static_cast<size_t>(p.m), ex.stream);
