@@ -3,7 +3,8 @@
 //   - context create: a device arena (activations, kernel scratch, one staging buffer per
 //     input and output, cuBLAS's workspace), a stream, a cuBLAS handle; a tuning run, not
 //     captured, in which each GEMM shape times cuBLASLt's candidate algorithms and keeps the
-//     fastest (AOTC_CUDA_AUTOTUNE=0 skips it: cuBLASLt's first heuristic choice); then the
+//     fastest, or takes what an earlier context of the library chose on the same device
+//     (gemm_tuning.cpp; AOTC_CUDA_AUTOTUNE=0 skips tuning: cuBLASLt's first heuristic choice); then the
 //     whole run captured once as a CUDA graph over those fixed buffers;
 //   - run: copy the inputs into the staging buffers, replay the graph, copy the outputs
 //     out, all on the context's stream; nothing is allocated. The copies make the caller's
@@ -425,7 +426,7 @@ aotc_status context_create(const ModelDesc& desc, void* model_state, void* strea
   }
   const char* autotune = std::getenv("AOTC_CUDA_AUTOTUNE");
   if (!(autotune && std::strcmp(autotune, "0") == 0)) {
-    s->tuning = gemm_tuning_create();
+    s->tuning = gemm_tuning_create(s->model->device);
     if (!s->tuning) {
       destroy_context_state(s);
       return fail(AOTC_ERR_OUT_OF_MEMORY, "out of memory creating a context");

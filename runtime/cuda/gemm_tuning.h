@@ -1,7 +1,7 @@
 // gemm_tuning.h - the per-context table of GEMM algorithms chosen by timing (GemmTuning,
-// kernels_cuda.h), for gemm_cublas.cu. Internal to the CUDA runtime. The table lives in a
-// host-compiled file (gemm_tuning.cpp): nvcc 13.0's front end fails on the standard
-// containers' destructors under C++20.
+// kernels_cuda.h), and the choices shared by the tables of one device, for gemm_cublas.cu.
+// Internal to the CUDA runtime. The tables live in a host-compiled file (gemm_tuning.cpp):
+// nvcc 13.0's front end fails on the standard containers' destructors under C++20.
 #pragma once
 
 #include <cublasLt.h>
@@ -21,13 +21,14 @@ struct GemmTuningKey {
   int64_t fields[kFields] = {};
 };
 
-// The algorithm chosen for key, if any.
-bool gemm_tuning_find(const GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo);
+// The algorithm chosen for key, if any: by this table, or by another of its device (then
+// recorded in this one too, so that its capture runs what its tuning run ran).
+bool gemm_tuning_find(GemmTuning* tuning, const GemmTuningKey& key, cublasLtMatmulAlgo_t* algo);
 // Records the algorithm chosen for key; false when out of memory.
 bool gemm_tuning_add(GemmTuning* tuning, const GemmTuningKey& key, const cublasLtMatmulAlgo_t& algo);
 // Float32 products that gemm_3xtf32 can compute: the config chosen for key (-1: cuBLAS's
 // float32 GEMM was faster), if chosen.
-bool gemm_tuning_find_3xtf32(const GemmTuning* tuning, const GemmTuningKey& key, int* config);
+bool gemm_tuning_find_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int* config);
 bool gemm_tuning_add_3xtf32(GemmTuning* tuning, const GemmTuningKey& key, int config);
 // A device buffer larger than the GPU's L2 cache, which the timing overwrites before each
 // timed launch so that every candidate reads its weights from memory, as in a run (a

@@ -10,11 +10,17 @@
   AOTC_ERR_SYSTEM and CUDA's reason (no GPU), never a crash;
 - with a GPU, host memory: inputs and outputs of odd sizes, pageable and pinned, mixed in
   one run, fresh data each run; a device pointer marked as host memory is refused and the
-  context stays usable.
+  context stays usable;
+- with a GPU, the GEMM choices a library's contexts share per device: a second context
+  times no candidate and gives the first's outputs bit for bit; AOTC_CUDA_TUNING_CACHE=0
+  times them again.
 Usage: test_cuda_abi.py FIXTURE_MODEL AOTC WORKDIR"""
 import os
+import re
 import subprocess
 import sys
+import tempfile
+import time
 
 import torch
 
@@ -93,6 +99,14 @@ def cuda_model_checks(aotc, workdir):
     ctx.destroy()
     model.destroy()
     host_memory_checks(aotc, workdir)
+    torch.manual_seed(1)
+    layers = torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.GELU(), torch.nn.Linear(96, 40),
+                                 torch.nn.ReLU(), torch.nn.Linear(40, 72))
+    pt, so = os.path.join(workdir, "mlp.pt"), os.path.join(workdir, "mlp_cuda.so")
+    torch.jit.save(torch.jit.script(layers.eval()), pt)
+    result = run_aotc(aotc, pt, so, ["x:37x64"], target="cuda")
+    if expect("aotc --target cuda compiles the MLP", result.returncode == 0, result.stderr[-4000:]):
+        tuning_cache_checks(so)
 
 
 class _TwoWays(torch.nn.Module):
@@ -136,6 +150,59 @@ def host_memory_checks(aotc, workdir):
     expect("the context runs after the refusals", torch.equal(outs[0], module(big, small)[0]))
     ctx.destroy()
     model.destroy()
+
+
+def _stderr_of(fn):
+    """fn()'s result and what it wrote to the process's standard error (the C runtime's too)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            result = fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        return result, f.read().decode(errors="replace")
+
+
+def tuning_cache_checks(so):
+    """The GEMM choices that a model library's contexts share per device (gemm_tuning.cpp):
+    three contexts of one model, the third with AOTC_CUDA_TUNING_CACHE=0. so: a --target
+    cuda library with GEMMs, not loaded in this process before (AOTC_CUDA_TRACE, which says
+    how many candidates a context's tuning run timed, is read once per library)."""
+    saved = {k: os.environ.get(k) for k in ("AOTC_CUDA_TRACE", "AOTC_CUDA_TUNING_CACHE")}
+    os.environ["AOTC_CUDA_TRACE"] = "1"
+    model = Model(Library(so))
+    torch.manual_seed(2)
+    inputs = [torch.randn(i["shape"]) if i["dtype"] == "float32" else torch.zeros(i["shape"], dtype=getattr(
+        torch, i["dtype"])) for i in model.inputs]
+    timed, outputs, times = [], [], []
+    for cache in ("1", "1", "0"):
+        os.environ["AOTC_CUDA_TUNING_CACHE"] = cache
+        start = time.perf_counter()
+        ctx, trace = _stderr_of(lambda: Context(model))
+        times.append((time.perf_counter() - start) * 1e3)
+        found = re.search(r"GEMM tuning: \d+ shapes, (\d+) candidates timed", trace)
+        timed.append(int(found.group(1)) if found else -1)
+        outs = [torch.full(o["shape"], float("nan"), dtype=getattr(torch, o["dtype"])) for o in model.outputs]
+        ctx.run(inputs, outs)
+        outputs.append(outs)
+        ctx.destroy()
+    model.destroy()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    name = os.path.basename(so)
+    print(f"{name}: candidates timed {timed}, context creation {', '.join(f'{t:.0f}' for t in times)} ms")
+    expect(f"{name}: the first context times GEMM candidates", timed[0] > 0, timed)
+    expect(f"{name}: a second context takes the first's choices (no candidate timed)", timed[1] == 0, timed)
+    expect(f"{name}: the second context's outputs are the first's, bit for bit",
+           all(torch.equal(a, b) for a, b in zip(outputs[0], outputs[1])))
+    expect(f"{name}: AOTC_CUDA_TUNING_CACHE=0 times the candidates again", timed[2] > 0, timed)
 
 
 def cli_checks(aotc, workdir):

@@ -47,8 +47,10 @@ struct Exec {
 // ---------------------------------------------------------------- GEMM tuning
 // Per context: for each GEMM shape (sizes, strides, layouts, epilogue, types, alignments),
 // the cuBLASLt algorithm that ran fastest among cuBLASLt's heuristic candidates and their
-// split-K variants, timed in the tuning run before the capture (gemm_cublas.cu).
-GemmTuning* gemm_tuning_create();
+// split-K variants, timed in the tuning run before the capture (gemm_cublas.cu). With a
+// device (>= 0), what any table of that device chose in this library's life is taken
+// instead of timing again (gemm_tuning.cpp); -1: this table alone.
+GemmTuning* gemm_tuning_create(int device = -1);
 void gemm_tuning_destroy(GemmTuning* tuning);
 // Shapes tuned and candidates timed so far (AOTC_CUDA_TRACE prints them).
 void gemm_tuning_counts(const GemmTuning* tuning, int64_t* shapes, int64_t* candidates);
