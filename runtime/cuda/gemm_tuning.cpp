@@ -4,10 +4,10 @@
 // docs/CUDA.md). A server that creates a context per worker would time the same shapes on
 // the same GPU again; so each choice is also kept per device for the life of the loaded
 // library (every model library links its own copy of this runtime), and a table of that
-// device takes it from there instead of timing. The first choice recorded for a shape stays (contexts created
-// at once may both time it): every later context of the device then runs the same algorithm, and so sums in
-// the same order. AOTC_CUDA_TUNING_CACHE=0 (read at context creation) keeps a context's table to itself, for
-// comparisons.
+// device takes it from there instead of timing. The first choice recorded for a shape
+// stays (contexts created at once may both time it): every later context of the device
+// then runs the same algorithm, and so sums in the same order. AOTC_CUDA_TUNING_CACHE=0
+// (read at context creation) keeps a context's table to itself, for comparisons.
 #include "gemm_tuning.h"
 
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -39,7 +39,7 @@ struct DeviceKeyLess {
   }
 };
 
-// What the tables of each device chose in this process.
+// What the tables of each device chose while this library has been loaded.
 struct DeviceChoices {
   std::mutex mutex;
   std::map<std::pair<int, GemmTuningKey>, cublasLtMatmulAlgo_t, DeviceKeyLess> algos;
