@@ -6,10 +6,12 @@
 //
 // A transformer MLP's up-projection runs it on every call (the GELU), so where the rows
 // are whole groups of 8 and every array is 16-byte aligned a thread takes 8 consecutive
-// elements with 16-byte loads and stores; otherwise a thread per element. The kernels are
-// instantiated per activation and find a thread's row by a multiply-high division
-// (fast_div.cuh): with the activation chosen at run time, both GELU formulas were computed
-// for every element, beside a 64-bit division per thread.
+// elements with 16-byte loads and stores (two such runs where the row holds pairs);
+// otherwise a thread per element. The kernels are instantiated per activation and find a
+// thread's row by a multiply-high division (fast_div.cuh): with the activation chosen at run
+// time, both GELU formulas were computed for every element, beside a 64-bit division per
+// thread. The pass is bound by its instructions more than by its bytes, so the erf GELU
+// takes gelu_erf_fast (pointwise.cuh), whose error is far below the 16-bit rounding after it.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/lowp.cuh>
@@ -34,27 +36,35 @@ struct Epilogue {
   float lo, hi;
 };
 
-// Rows first_row.. of C; `runs` runs of W elements in this launch, a thread each.
-template <class T, GemmActivation A, int W>
+// Rows first_row.. of C; `runs` runs of W elements in this launch, R runs a thread.
+template <class T, GemmActivation A, int W, int R>
 __global__ void epilogue_16bit_kernel(Epilogue e, int64_t first_row, unsigned runs,
                                       const T* __restrict__ bias, const T* __restrict__ residual,
                                       T* __restrict__ c) {
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
-  if (thread >= runs) return;
-  const unsigned row_in_launch = e.runs_per_row.div(thread);
-  const int64_t col = static_cast<int64_t>(thread - row_in_launch * e.runs_per_row.divisor()) * W;
+  if (thread * R >= runs) return;
+  const unsigned row_in_launch = e.runs_per_row.div(thread * R);
+  const int64_t col = static_cast<int64_t>(thread * R - row_in_launch * e.runs_per_row.divisor()) * W;
   const int64_t row = first_row + row_in_launch;
   auto* const at = reinterpret_cast<Run<T, W>*>(c + row * e.ldc + col);
-  Run<T, W> v = *at;
-  const Run<T, W> b = bias ? *reinterpret_cast<const Run<T, W>*>(bias + col) : Run<T, W>{};
-  const Run<T, W> r =
-      residual ? *reinterpret_cast<const Run<T, W>*>(residual + row * e.ldr + col) : Run<T, W>{};
+  Run<T, W> v[R], b[R], r[R];
 #pragma unroll
-  for (int j = 0; j < W; ++j) {
-    const float x = activation_apply<A>(widen(v.v[j]) + (bias ? widen(b.v[j]) : 0.0f));
-    v.v[j] = round_to<T>(clamp_apply(x + (residual ? widen(r.v[j]) : 0.0f), e.lo, e.hi));
+  for (int k = 0; k < R; ++k) v[k] = at[k];
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    b[k] = bias ? reinterpret_cast<const Run<T, W>*>(bias + col)[k] : Run<T, W>{};
+    r[k] = residual ? reinterpret_cast<const Run<T, W>*>(residual + row * e.ldr + col)[k] : Run<T, W>{};
   }
-  *at = v;
+#pragma unroll
+  for (int k = 0; k < R; ++k)
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const float in = widen(v[k].v[j]) + (bias ? widen(b[k].v[j]) : 0.0f);
+      const float x = A == GemmActivation::GeluErf ? gelu_erf_fast(in) : activation_apply<A>(in);
+      v[k].v[j] = round_to<T>(clamp_apply(x + (residual ? widen(r[k].v[j]) : 0.0f), e.lo, e.hi));
+    }
+#pragma unroll
+  for (int k = 0; k < R; ++k) at[k] = v[k];
 }
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -69,9 +79,16 @@ void launch(cudaStream_t stream, int64_t m, int64_t n, Epilogue e, GemmActivatio
   with_activation(activation, [&](auto a) {
     for (int64_t first = 0; first < m; first += slice_rows) {
       const int64_t runs = (m - first < slice_rows ? m - first : slice_rows) * runs_per_row;
-      epilogue_16bit_kernel<T, decltype(a)::value, W><<<blocks_for(runs), kThreads, 0, stream>>>(
-          e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias), static_cast<const T*>(residual),
-          static_cast<T*>(c));
+      // Two runs a thread where a row holds whole pairs: each thread then has both loads in
+      // flight before its arithmetic, which keeps more of the memory system busy.
+      if (runs_per_row % 2 == 0)
+        epilogue_16bit_kernel<T, decltype(a)::value, W, 2><<<blocks_for(runs / 2), kThreads, 0, stream>>>(
+            e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias),
+            static_cast<const T*>(residual), static_cast<T*>(c));
+      else
+        epilogue_16bit_kernel<T, decltype(a)::value, W, 1><<<blocks_for(runs), kThreads, 0, stream>>>(
+            e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias),
+            static_cast<const T*>(residual), static_cast<T*>(c));
       check_launch("epilogue_16bit_kernel");
     }
   });

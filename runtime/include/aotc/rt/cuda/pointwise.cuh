@@ -348,6 +348,42 @@ __device__ __forceinline__ float clamp_apply(float x, float lo, float hi) {
   return x != x ? x : fminf(fmaxf(x, lo), hi);
 }
 
+// 2^x and 1/x on the multi-function unit, one instruction each (the non-flushing forms add
+// range fixups around it).
+__device__ __forceinline__ float exp2_approx_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float rcp_approx_ftz(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
+// GELU (erf form) for values then rounded to 16 bits, in about 20 instructions against
+// erff's 45: x * Phi(x) with Phi(x) = erfc(z) / 2 below zero and 1 - erfc(z) / 2 above,
+// z = |x| / sqrt(2), and erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2), P Numerical
+// Recipes' erfcc fit (fractional error below 1.2e-7 everywhere, so no cancellation for
+// negative x). P's coefficients here are pre-multiplied by log2(e) for exp2, with the
+// halving folded into its constant. Within 2e-6 of GELU wherever |GELU(x)| > 1e-6, 4e-7
+// absolute below; infinities and NaN as the erff form gives them.
+__device__ __forceinline__ float gelu_erf_fast(float x) {
+  const float t = rcp_approx_ftz(fmaf(fabsf(x), 0.35355339f, 1.0f));
+  float p = 2.465172979e-01f;
+  p = fmaf(p, t, -1.186114945e+00f);
+  p = fmaf(p, t, 2.147474464e+00f);
+  p = fmaf(p, t, -1.637753152e+00f);
+  p = fmaf(p, t, 4.023215817e-01f);
+  p = fmaf(p, t, -2.687568603e-01f);
+  p = fmaf(p, t, 1.396300565e-01f);
+  p = fmaf(p, t, 5.397006155e-01f);
+  p = fmaf(p, t, 1.442729204e+00f);
+  p = fmaf(p, t, -2.825748218e+00f);
+  const float half_erfc = t * exp2_approx_ftz(fmaf(x * -0.72134752f, x, p));
+  return x * (x >= 0.0f ? 1.0f - half_erfc : half_erfc);
+}
+
 // A GEMM epilogue's activation (GemmParams::activation): the unary ops' own formulas.
 template <GemmActivation A>
 __device__ __forceinline__ float activation_apply(float x) {
