@@ -64,10 +64,11 @@ enum class Input { AsIs, UpperBound, BiasClamp };
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
 template <class V, int Kernel, int Stride, int Tile, Input In>
-__global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
-                                             const V* __restrict__ x, const V* __restrict__ w,
-                                             const V* __restrict__ bias, V* __restrict__ y,
-                                             const V* __restrict__ in_bias, float in_lo, float in_hi) {
+__device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias, float lo, float hi,
+                                                      const V* __restrict__ x, const V* __restrict__ w,
+                                                      const V* __restrict__ bias, V* __restrict__ y,
+                                                      const V* __restrict__ in_bias, float in_lo,
+                                                      float in_hi) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.total) return;
   const unsigned cv = i % g.vectors;
@@ -134,6 +135,34 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
       out[static_cast<unsigned>(t) * g.vectors] = clamp_v(add_v(acc[t], b), lo, hi);
 }
 
+// The register-tiled kernels (float4 channels, Tile outputs a thread) at six blocks of 128
+// threads a multiprocessor, so at most 80 registers a thread: left to itself the compiler
+// gives the 7-wide one 82, which fits five, and at 31% occupancy its loads' latency shows.
+template <class V, int Kernel, int Stride, int Tile, Input In>
+__global__ void __launch_bounds__(128, 6)
+    depthwise_tiled_kernel(Geometry g, bool has_bias, float lo, float hi, const V* __restrict__ x,
+                           const V* __restrict__ w, const V* __restrict__ bias, V* __restrict__ y,
+                           const V* __restrict__ in_bias, float in_lo, float in_hi) {
+  depthwise_conv2d_nhwc<V, Kernel, Stride, Tile, In>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
+                                                     in_hi);
+}
+template <class V, int Kernel, int Stride, int Tile, Input In>
+__global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
+                                             const V* __restrict__ x, const V* __restrict__ w,
+                                             const V* __restrict__ bias, V* __restrict__ y,
+                                             const V* __restrict__ in_bias, float in_lo, float in_hi) {
+  depthwise_conv2d_nhwc<V, Kernel, Stride, Tile, In>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
+                                                     in_hi);
+}
+
+template <class V, int Kernel, int Stride, int Tile, Input In>
+constexpr auto kernel_for() {
+  if constexpr (sizeof(V) == sizeof(float4) && Kernel > 0 && Tile > 1)
+    return depthwise_tiled_kernel<V, Kernel, Stride, Tile, In>;
+  else
+    return depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, In>;
+}
+
 // Enough blocks of 128 threads to keep every multiprocessor busy with two.
 bool grid_fills_gpu(int64_t threads) {
   static const int sms = [] {
@@ -161,11 +190,11 @@ void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* 
         in ? reinterpret_cast<const V*>(in->in_bias) : nullptr, in ? in->in_lo : 0.0f, in ? in->in_hi : 0.0f);
   };
   if (!in)
-    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::AsIs>);
+    run(kernel_for<V, Kernel, Stride, Tile, Input::AsIs>());
   else if (!in->in_bias && in->in_lo == -__builtin_inff())
-    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::UpperBound>);
+    run(kernel_for<V, Kernel, Stride, Tile, Input::UpperBound>());
   else
-    run(depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, Input::BiasClamp>);
+    run(kernel_for<V, Kernel, Stride, Tile, Input::BiasClamp>());
 }
 
 // The widest tile that still fills the GPU (1 where even that does not: more threads).
