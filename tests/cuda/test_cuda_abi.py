@@ -104,7 +104,7 @@ def cuda_model_checks(aotc, workdir):
                                  torch.nn.ReLU(), torch.nn.Linear(40, 72))
     pt, so = os.path.join(workdir, "mlp.pt"), os.path.join(workdir, "mlp_cuda.so")
     torch.jit.save(torch.jit.script(layers.eval()), pt)
-    result = run_aotc(aotc, pt, so, ["x:37x64"], target="cuda")
+    result = run_aotc(aotc, pt, so, ["input:37x64"], target="cuda")
     if expect("aotc --target cuda compiles the MLP", result.returncode == 0, result.stderr[-4000:]):
         tuning_cache_checks(so)
 
