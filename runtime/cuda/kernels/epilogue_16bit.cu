@@ -37,7 +37,7 @@ struct Epilogue {
 };
 
 // Rows first_row.. of C; `runs` runs of W elements in this launch, R runs a thread.
-template <class T, GemmActivation A, int W, int R>
+template <class T, GemmActivation A, int W, int R, bool Clamp>
 __global__ void epilogue_16bit_kernel(Epilogue e, int64_t first_row, unsigned runs,
                                       const T* __restrict__ bias, const T* __restrict__ residual,
                                       T* __restrict__ c) {
@@ -61,7 +61,8 @@ __global__ void epilogue_16bit_kernel(Epilogue e, int64_t first_row, unsigned ru
     for (int j = 0; j < W; ++j) {
       const float in = widen(v[k].v[j]) + (bias ? widen(b[k].v[j]) : 0.0f);
       const float x = A == GemmActivation::GeluErf ? gelu_erf_fast(in) : activation_apply<A>(in);
-      v[k].v[j] = round_to<T>(clamp_apply(x + (residual ? widen(r[k].v[j]) : 0.0f), e.lo, e.hi));
+      const float sum = x + (residual ? widen(r[k].v[j]) : 0.0f);
+      v[k].v[j] = round_to<T>(Clamp ? clamp_apply(sum, e.lo, e.hi) : sum);
     }
 #pragma unroll
   for (int k = 0; k < R; ++k) at[k] = v[k];
@@ -80,15 +81,21 @@ void launch(cudaStream_t stream, int64_t m, int64_t n, Epilogue e, GemmActivatio
     for (int64_t first = 0; first < m; first += slice_rows) {
       const int64_t runs = (m - first < slice_rows ? m - first : slice_rows) * runs_per_row;
       // Two runs a thread where a row holds whole pairs: each thread then has both loads in
-      // flight before its arithmetic, which keeps more of the memory system busy.
+      // flight before its arithmetic, which keeps more of the memory system busy. The pass is
+      // bound by its instructions, so the clamp is compiled in only where there is one.
+      const auto go = [&](auto kernel, int r) {
+        kernel<<<blocks_for(runs / r), kThreads, 0, stream>>>(
+            e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias),
+            static_cast<const T*>(residual), static_cast<T*>(c));
+      };
+      constexpr GemmActivation act = decltype(a)::value;
+      const bool clamp = e.lo > -__builtin_inff() || e.hi < __builtin_inff();
       if (runs_per_row % 2 == 0)
-        epilogue_16bit_kernel<T, decltype(a)::value, W, 2><<<blocks_for(runs / 2), kThreads, 0, stream>>>(
-            e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias),
-            static_cast<const T*>(residual), static_cast<T*>(c));
+        clamp ? go(epilogue_16bit_kernel<T, act, W, 2, true>, 2)
+              : go(epilogue_16bit_kernel<T, act, W, 2, false>, 2);
       else
-        epilogue_16bit_kernel<T, decltype(a)::value, W, 1><<<blocks_for(runs), kThreads, 0, stream>>>(
-            e, first, static_cast<unsigned>(runs), static_cast<const T*>(bias),
-            static_cast<const T*>(residual), static_cast<T*>(c));
+        clamp ? go(epilogue_16bit_kernel<T, act, W, 1, true>, 1)
+              : go(epilogue_16bit_kernel<T, act, W, 1, false>, 1);
       check_launch("epilogue_16bit_kernel");
     }
   });
