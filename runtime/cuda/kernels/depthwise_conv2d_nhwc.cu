@@ -37,17 +37,9 @@ __device__ inline float4 clamp_v(float4 v, float lo, float hi) {
   return {clamp_apply(v.x, lo, hi), clamp_apply(v.y, lo, hi), clamp_apply(v.z, lo, hi),
           clamp_apply(v.w, lo, hi)};
 }
-// min(v, hi) that keeps a NaN v a NaN, as clamp_apply does, in one instruction from sm_80.
-__device__ inline float min_keep_nan(float v, float hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  float r;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(v), "f"(hi));
-  return r;
-#else
-  return clamp_apply(v, -__builtin_inff(), hi);
-#endif
-}
-__device__ inline float4 min_keep_nan(float4 v, float hi) {
+// min(v, hi) that keeps a NaN v a NaN, as clamp_apply does (pointwise.cuh).
+__device__ inline float min_keep_nan_v(float v, float hi) { return min_keep_nan(v, hi); }
+__device__ inline float4 min_keep_nan_v(float4 v, float hi) {
   return {min_keep_nan(v.x, hi), min_keep_nan(v.y, hi), min_keep_nan(v.z, hi), min_keep_nan(v.w, hi)};
 }
 template <class V>
@@ -84,7 +76,7 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
   // An input value as the convolution reads it.
   const auto load = [&](const V* at) {
     if constexpr (In == Input::UpperBound)
-      return min_keep_nan(*at, in_hi);
+      return min_keep_nan_v(*at, in_hi);
     else if constexpr (In == Input::BiasClamp)
       return clamp_v(in_bias ? add_v(*at, in_b) : *at, in_lo, in_hi);
     else

@@ -342,15 +342,32 @@ __device__ __forceinline__ T unary_apply_int(T x, T lo, T hi) {
   }
 }
 
+// min and max that return a NaN where either operand is one (fminf and fmaxf return the
+// other operand): one instruction each from sm_80.
+__device__ __forceinline__ float min_keep_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a || b != b ? a + b : fminf(a, b);
+#endif
+}
+__device__ __forceinline__ float max_keep_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a || b != b ? a + b : fmaxf(a, b);
+#endif
+}
+
 // The clamp epilogue fused into a pointwise op: NaN passes through, as torch's relu and
 // hardtanh let it.
 __device__ __forceinline__ float clamp_apply(float x, float lo, float hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  // The NaN-propagating min and max: two instructions where the test and select take four.
-  float above, r;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(above) : "f"(x), "f"(lo));
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(above), "f"(hi));
-  return r;
+  return min_keep_nan(max_keep_nan(x, lo), hi);  // two instructions where test and select take four
 #else
   return x != x ? x : fminf(fmaxf(x, lo), hi);
 #endif
