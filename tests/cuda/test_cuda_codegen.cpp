@@ -641,7 +641,9 @@ TEST_CASE("cuda: a CNN of ungrouped convolutions runs in NHWC, its convolutions 
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
   CHECK(src.model_cpp.find("aotc::rt::cuda::im2col_nhwc_f32(stream, p, true, 72, ") != std::string::npos);
   CHECK(src.model_cpp.find("aotc::rt::cuda::max_pool2d_nhwc_f32(") != std::string::npos);
-  CHECK(src.model_cpp.find("aotc::rt::cuda::adaptive_avg_pool2d_nhwc_f32(") != std::string::npos);
+  CHECK(src.model_cpp.find(
+            "aotc::rt::cuda::adaptive_avg_pool2d_nhwc(stream, aotc::rt::cuda::Precision::Fp32, ") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -776,7 +778,7 @@ TEST_CASE("cuda: an NHWC depthwise convolution applies relu6's upper bound for t
     const auto src = codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
     CHECK(src.model_cpp.find("aotc::rt::cuda::DepthwiseInputEpilogue in{}; in.in_bias = nullptr;") !=
           std::string::npos);
-    CHECK(src.model_cpp.find("depthwise_conv2d_nhwc_f32(stream, p, ") != std::string::npos);
+    CHECK(src.model_cpp.find("depthwise_conv2d_nhwc(stream, p, io, ") != std::string::npos);
     CHECK(src.model_cpp.find(", &in);") != std::string::npos);
   }
 }
@@ -998,7 +1000,7 @@ TEST_CASE("cuda: depthwise convolutions, permutes and per-channel broadcasts sta
   CHECK(g.value(muls[1]->inputs[1]).shape == ir::Shape{1, 1, 1, 8});
   const codegen::Sources src =
       codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
-  CHECK(src.model_cpp.find("aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, ") != std::string::npos);
+  CHECK(src.model_cpp.find("aotc::rt::cuda::depthwise_conv2d_nhwc(stream, p, io, ") != std::string::npos);
 }
 
 TEST_CASE("cuda: ConvNeXt's layer scale after the permute back folds into the GEMM, its residual joins it") {
@@ -1789,5 +1791,146 @@ TEST_CASE("cuda: fp16 keeps a residual and the GEMM adding it float32 together w
   for (const ir::Op& op : g.ops) {
     CHECK_FALSE((op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit)));
     if (op.kind == ir::kind::gemm) CHECK(g.value(op.outputs[0]).dtype == ir::DType::Float32);
+  }
+}
+
+namespace {
+
+// An EfficientNet block: e = silu(conv1x1(x)); d = silu(depthwise3x3(e)); the
+// squeeze-and-excitation gate s = sigmoid(conv1x1(silu(conv1x1(mean(d))))); y = conv1x1(d * s)
+// + x. d is also returned where return_d.
+ir::Graph mbconv_block(bool return_d) {
+  ir::Graph g;
+  const auto silu = [&](int in, const ir::Shape& shape, rt::UnaryOp op = rt::UnaryOp::Silu) {
+    const int out = g.add_value(ir::DType::Float32, shape);
+    g.add_op(ir::kind::unary, {in}, {out}, where(7)).attrs = {
+        {"op", static_cast<int64_t>(op)}, {"a", 0.0}, {"b", 0.0}};
+    return out;
+  };
+  const auto weights = [&](ir::Shape shape) {
+    std::vector<float> w(static_cast<size_t>(ir::numel(shape)));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) * 0.125f - 0.375f;
+    return g.add_f32_constant(std::move(shape), w);
+  };
+  const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
+  const int e0 = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
+  add_conv(g, x, weights({16, 8, 1, 1}), weights({16}), e0, 8, 16, 10, 1, 1);
+  const int e = silu(e0, {1, 16, 10, 10});
+  const int d0 = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
+  add_conv(g, e, weights({16, 1, 3, 3}), weights({16}), d0, 16, 16, 10, 3, 16);
+  const int d = silu(d0, {1, 16, 10, 10});
+  const int a = g.add_value(ir::DType::Float32, {1, 16, 1, 1});
+  g.add_op(ir::kind::adaptive_avg_pool2d, {d}, {a}, where(3)).attrs = {
+      {"n", int64_t{1}},     {"c", int64_t{16}},    {"h_in", int64_t{10}},
+      {"w_in", int64_t{10}}, {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+  const int f1 = g.add_value(ir::DType::Float32, {1, 4, 1, 1});
+  add_conv(g, a, weights({4, 16, 1, 1}), weights({4}), f1, 16, 4, 1, 1, 1);
+  const int f2 = g.add_value(ir::DType::Float32, {1, 16, 1, 1});
+  add_conv(g, silu(f1, {1, 4, 1, 1}), weights({16, 4, 1, 1}), weights({16}), f2, 4, 16, 1, 1, 1);
+  const int s = silu(f2, {1, 16, 1, 1}, rt::UnaryOp::Sigmoid);
+  const int gated = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
+  g.add_op(ir::kind::binary, {s, d}, {gated}, where(4)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Mul)}, {"alpha", 1.0}};
+  const int p = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  add_conv(g, gated, weights({8, 16, 1, 1}), weights({8}), p, 16, 8, 10, 1, 1);
+  const int y = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
+  g.add_op(ir::kind::binary, {p, x}, {y}, where(5)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
+                                                             {"alpha", 1.0}};
+  g.outputs.push_back({y, "y"});
+  if (return_d) g.outputs.push_back({d, "d"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise convolution before them") {
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
+    ir::Graph g = mbconv_block(false);
+    passes::run_default_passes(g, false);
+    ops::cuda::check_cuda_support(g);
+    ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+    passes::cuda::run_cuda_passes(g, precision, false);
+    ::unsetenv("AOTC_CUDA_LAYOUT");
+    check_defined_before_use(g);
+    CHECK(count_kind(g, ir::kind::unary) == 1);  // the sigmoid
+    size_t with_silu = 0;
+    for (const ir::Op& op : g.ops) {
+      if (op.has(ir::attr::activation)) {
+        CHECK(op.i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::Silu));
+        ++with_silu;
+      }
+      for (int v : op.outputs) CHECK(g.value(v).dtype == ir::DType::Float32);
+    }
+    CHECK(with_silu == 3);  // the expansion, the depthwise convolution, the gate's first layer
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+    CHECK(src.model_cpp.find("io.activation = static_cast<aotc::rt::GemmActivation>(3);") !=
+          std::string::npos);
+  }
+  // AOTC_CUDA_FUSE_SILU=0: every SiLU a pass of its own.
+  ir::Graph g = mbconv_block(false);
+  passes::run_default_passes(g, false);
+  ::setenv("AOTC_CUDA_FUSE_SILU", "0", 1);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+  ::unsetenv("AOTC_CUDA_FUSE_SILU");
+  CHECK(count_kind(g, ir::kind::unary) == 4);
+}
+
+TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expansion to projection") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+    const ir::DType type = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+    const std::string name = precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16";
+    for (const bool return_d : {false, true}) {
+      CAPTURE(precision);
+      CAPTURE(return_d);
+      ir::Graph g = mbconv_block(return_d);
+      passes::run_default_passes(g, false);
+      ops::cuda::check_cuda_support(g);
+      ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+      passes::cuda::run_cuda_passes(g, precision, false);
+      ::unsetenv("AOTC_CUDA_LAYOUT");
+      check_defined_before_use(g);
+      const ir::Op* dw = nullptr;
+      const ir::Op* pool = nullptr;
+      const ir::Op* gate = nullptr;
+      std::vector<const ir::Op*> gemms;
+      for (const ir::Op& op : g.ops) {
+        if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+        if (op.kind == ir::kind::adaptive_avg_pool2d) pool = &op;
+        if (op.kind == ir::kind::binary && op.i("op") == static_cast<int64_t>(rt::BinaryOp::Mul)) gate = &op;
+        if (op.kind == ir::kind::gemm) gemms.push_back(&op);
+      }
+      REQUIRE(dw);
+      REQUIRE(pool);
+      REQUIRE(gate);
+      REQUIRE(gemms.size() == 4);  // expansion, the gate's two layers, projection
+      const ir::Op& expand = *gemms[0];
+      const ir::Op& project = *gemms[3];
+      REQUIRE(g.storage_root(dw->inputs[0]) == g.storage_root(expand.outputs[0]));
+      // The depthwise convolution reads and writes one type: d returned keeps both float32.
+      const ir::DType dw_type = return_d ? ir::DType::Float32 : type;
+      CHECK(g.value(expand.outputs[0]).dtype == dw_type);
+      CHECK((expand.has(ir::attr::c_16bit) && expand.b(ir::attr::c_16bit)) == !return_d);
+      CHECK(g.value(dw->inputs[0]).dtype == dw_type);
+      CHECK(g.value(dw->outputs[0]).dtype == dw_type);
+      CHECK(g.value(pool->inputs[0]).dtype == dw_type);
+      CHECK(g.value(pool->outputs[0]).dtype == ir::DType::Float32);
+      // The gate writes the projection's operand 16-bit either way.
+      CHECK(g.value(gate->outputs[0]).dtype == type);
+      CHECK(project.b(ir::attr::a_16bit));
+      CHECK(g.storage_root(project.inputs[0]) == g.storage_root(gate->outputs[0]));
+      // The block's output is returned: float32.
+      CHECK(g.value(project.outputs[0]).dtype == ir::DType::Float32);
+      const codegen::Sources src =
+          codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+      const std::string prefix = "aotc::rt::cuda::Precision::";
+      CHECK((src.model_cpp.find("io.storage = " + prefix + (return_d ? "Fp32" : name) + ";") !=
+             std::string::npos));
+      CHECK((src.model_cpp.find("adaptive_avg_pool2d_nhwc(stream, " + prefix + (return_d ? "Fp32" : name)) !=
+             std::string::npos));
+      CHECK((src.model_cpp.find(precision == rt::cuda::Precision::Fp16
+                                    ? "aotc::rt::cuda::fp16_bits("
+                                    : "aotc::rt::cuda::bf16_bits(") != std::string::npos));
+    }
   }
 }

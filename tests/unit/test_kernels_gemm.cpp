@@ -43,6 +43,8 @@ double ref_activation(GemmActivation act, double v) {
       return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     case GemmActivation::GeluTanh:
       return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case GemmActivation::Silu:
+      return v / (1.0 + std::exp(-v));
     case GemmActivation::None:
       break;
   }
@@ -260,7 +262,8 @@ TEST_CASE("gemm_f32: activation, then residual, then clamp, with and without bia
     ThreadPool pool(threads);
     uint32_t seed = 500;
     for (const Case& cs : cases)
-      for (GemmActivation act : {GemmActivation::None, GemmActivation::GeluErf, GemmActivation::GeluTanh}) {
+      for (GemmActivation act :
+           {GemmActivation::None, GemmActivation::GeluErf, GemmActivation::GeluTanh, GemmActivation::Silu}) {
         GemmParams p;
         p.m = cs.m;
         p.n = cs.n;

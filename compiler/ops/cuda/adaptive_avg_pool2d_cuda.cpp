@@ -1,5 +1,6 @@
-// IR "adaptive_avg_pool2d" on CUDA -> aotc::rt::cuda::adaptive_avg_pool2d_f32 (_nhwc_f32
-// for NHWC tensors, with its scratch for global pooling of large planes).
+// IR "adaptive_avg_pool2d" on CUDA -> aotc::rt::cuda::adaptive_avg_pool2d_f32
+// (adaptive_avg_pool2d_nhwc for NHWC tensors, float32 or kept 16-bit by
+// store_activations_16bit.cpp, with its scratch for global pooling of large planes).
 #include <aotc/rt/cuda/pool2d_plan.h>
 
 #include "cuda_registry.h"
@@ -14,7 +15,8 @@ CudaCode emit_adaptive_avg_pool2d(const EmitContext& e, const ir::Op& op, size_t
   std::string args;
   for (const char* key : {"n", "c", "h_in", "w_in", "h_out", "w_out"})
     args += std::to_string(op.i(key)) + ", ";
-  const std::string call = nhwc(op) ? "aotc::rt::cuda::adaptive_avg_pool2d_nhwc_f32(stream, " + args +
+  const std::string call = nhwc(op) ? "aotc::rt::cuda::adaptive_avg_pool2d_nhwc(stream, " +
+                                          storage_code(e.graph.value(op.inputs[0]).dtype) + ", " + args +
                                           e.in(op.inputs[0]) + ", " + e.out(op.outputs[0]) + ", " +
                                           e.scratch(op) + ");"
                                     : "aotc::rt::cuda::adaptive_avg_pool2d_f32(stream, " + args +

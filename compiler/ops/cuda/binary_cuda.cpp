@@ -2,7 +2,8 @@
 // into compile-time index arithmetic (an operand read densely or as a scalar needs none),
 // and the relu/clamp that the CUDA pipeline fused into it (the residual add + relu of
 // a ResNet block is one pass). Operands of float32, int64, int32 or bool, computed as the
-// CPU's rt::binary computes them (aotc/rt/cuda/pointwise.cuh).
+// CPU's rt::binary computes them (aotc/rt/cuda/pointwise.cuh); float32 values kept 16-bit
+// (store_activations_16bit.cpp) are read and written in that type.
 #include <cstdint>
 
 #include "cuda_registry.h"
@@ -49,6 +50,17 @@ std::string int_alpha_literal(ir::DType t, double alpha) {
   return v == INT64_MIN ? "(-9223372036854775807ll - 1)" : std::to_string(v) + "ll";
 }
 
+bool is_float(ir::DType t) {
+  return t == ir::DType::Float32 || t == ir::DType::Float16 || t == ir::DType::BFloat16;
+}
+
+// An operand element as the arithmetic takes it: a 16-bit one widened to float32.
+std::string read_as_float(ir::DType t, const std::string& element) {
+  if (t == ir::DType::Float16) return "aotc::rt::cuda::widen_fp16(" + element + ")";
+  if (t == ir::DType::BFloat16) return "aotc::rt::cuda::widen_bf16(" + element + ")";
+  return element;
+}
+
 // Index expression of one operand for output element i.
 std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& out, const std::string& var,
                           std::string& code) {
@@ -81,12 +93,17 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
   const std::string ib =
       operand_index(broadcast_strides(e.graph.value(op.inputs[1]).shape, out), out, "ib", body);
   // Comparisons and logical ops write bool (where's condition); the rest the operands' dtype
-  // (both operands have one dtype: the lowering converts them to it).
-  const ir::DType t = e.graph.value(op.inputs[0]).dtype, out_t = e.graph.value(op.outputs[0]).dtype;
+  // (both operands have one dtype: the lowering converts them to it). Float32 operands and
+  // outputs may also be kept in a 16-bit type (store_activations_16bit.cpp): such values
+  // are widened as read and the result rounded as written, float32 arithmetic between.
+  const ir::DType a_t = e.graph.value(op.inputs[0]).dtype, b_t = e.graph.value(op.inputs[1]).dtype;
+  const ir::DType out_t = e.graph.value(op.outputs[0]).dtype;
+  const bool floats = is_float(a_t) && is_float(b_t);
+  const ir::DType t = floats ? ir::DType::Float32 : a_t;
   const bool to_bool = rt::binary_op_gives_bool(static_cast<BinaryOp>(op.i("op")));
-  const std::string in_type = EmitContext::c_type(t);
   const std::string op_code = "<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) + ")>";
-  const std::string operands = "(a[" + ia + "], b[" + ib + "]";
+  const std::string operands =
+      "(" + read_as_float(a_t, "a[" + ia + "]") + ", " + read_as_float(b_t, "b[" + ib + "]");
   std::string value;
   if (to_bool) {
     value = "aotc::rt::cuda::compare_apply" + op_code + operands + ")";
@@ -95,10 +112,11 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
         "aotc::rt::cuda::binary_apply" + op_code + operands + ", " + EmitContext::f32(op.f("alpha")) + ")";
   } else {
     value = "aotc::rt::cuda::binary_apply_int<static_cast<aotc::rt::BinaryOp>(" + std::to_string(op.i("op")) +
-            "), " + in_type + ">" + operands + ", " + int_alpha_literal(t, op.f("alpha")) + ")";
+            "), " + EmitContext::c_type(t) + ">" + operands + ", " + int_alpha_literal(t, op.f("alpha")) +
+            ")";
   }
   if (op.has(ir::attr::clamp_lo)) {
-    if (out_t == ir::DType::Float32) {
+    if (is_float(out_t)) {
       value = "aotc::rt::cuda::clamp_apply(" + value + ", " + EmitContext::f32(op.f(ir::attr::clamp_lo)) +
               ", " + EmitContext::f32(op.f(ir::attr::clamp_hi)) + ")";
     } else {  // a fused integer relu / clamp: the unary op's own formula and bounds
@@ -108,10 +126,12 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
               int_bound_literal(out_t, op.f(ir::attr::clamp_hi)) + ")";
     }
   }
+  if (out_t == ir::DType::Float16) value = "aotc::rt::cuda::fp16_bits(" + value + ")";
+  if (out_t == ir::DType::BFloat16) value = "aotc::rt::cuda::bf16_bits(" + value + ")";
   CudaCode code;
-  code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + in_type +
-                 "* __restrict__ a, const " + in_type + "* __restrict__ b, " + EmitContext::c_type(out_t) +
-                 "* y, " + kKernelDimsParam +
+  code.kernels = "__global__ void __launch_bounds__(256) " + name + "(const " + EmitContext::c_type(a_t) +
+                 "* __restrict__ a, const " + EmitContext::c_type(b_t) + "* __restrict__ b, " +
+                 EmitContext::c_type(out_t) + "* y, " + kKernelDimsParam +
                  ") {\n"
                  "  const int64_t i = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;\n"
                  "  if (i >= " +

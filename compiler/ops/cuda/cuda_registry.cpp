@@ -49,6 +49,13 @@ std::vector<std::string> CudaRegistry::kinds() const {
   return names;
 }
 
+std::string storage_code(ir::DType t) {
+  if (t == ir::DType::Float16) return "aotc::rt::cuda::Precision::Fp16";
+  if (t == ir::DType::BFloat16) return "aotc::rt::cuda::Precision::Bf16";
+  if (t != ir::DType::Float32) throw CompileError("internal: no CUDA storage for this dtype");
+  return "aotc::rt::cuda::Precision::Fp32";
+}
+
 std::string kernel_name(size_t op_index, const std::string& suffix) {
   return "aotc_op" + std::to_string(op_index) + suffix;
 }

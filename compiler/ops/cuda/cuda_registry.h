@@ -95,5 +95,9 @@ std::vector<int64_t> conv_geometry_attr(const rt::Conv2dParams& c);
 rt::Conv2dParams gathered_conv_of(const ir::Op& op);
 // Whether choose_gemm_operands.cpp gave a "gemm" op a 16-bit operand (gemm_cuda.cpp).
 bool has_16bit_operand(const ir::Op& op);
+// How a value of dtype t is stored, as the kernels that read either take it:
+// "aotc::rt::cuda::Precision::Fp32" for float32, Fp16 / Bf16 for the 16-bit types that
+// store_activations_16bit.cpp gives activations.
+std::string storage_code(ir::DType t);
 
 }  // namespace aotc::ops::cuda

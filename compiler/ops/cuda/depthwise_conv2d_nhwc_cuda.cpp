@@ -1,9 +1,11 @@
-// IR "depthwise_conv2d_nhwc" on CUDA -> aotc::rt::cuda::depthwise_conv2d_nhwc_f32: a
-// depthwise convolution of an NHWC tensor, made by convert_to_channels_last.cpp with the
-// convolution's attributes (sizes in NCHW terms) and inputs (x in NHWC, the weights as
-// (kernel_h, kernel_w, c), the bias); its clamp is fused. With "input_clamp_lo" the
-// epilogue of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp):
-// its bias is the 4th input (-1: none).
+// IR "depthwise_conv2d_nhwc" on CUDA -> aotc::rt::cuda::depthwise_conv2d_nhwc: a depthwise
+// convolution of an NHWC tensor, made by convert_to_channels_last.cpp with the convolution's
+// attributes (sizes in NCHW terms) and inputs (x in NHWC, the weights as (kernel_h,
+// kernel_w, c), the bias); its clamp is fused, and a SiLU after the bias where
+// fuse_epilogue_silu.cpp gave it one ("activation"). x and y are both float32 or both in the
+// 16-bit type store_activations_16bit.cpp keeps them in. With "input_clamp_lo" the epilogue
+// of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its
+// bias is the 4th input (-1: none).
 #include "../spatial.h"
 #include "cuda_registry.h"
 
@@ -11,16 +13,24 @@ namespace aotc::ops::cuda {
 namespace {
 
 CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
-  const std::string call = "aotc::rt::cuda::depthwise_conv2d_nhwc_f32(stream, p, " + e.in(op.inputs[0]) +
+  const ir::DType x_type = e.graph.value(op.inputs[0]).dtype, y_type = e.graph.value(op.outputs[0]).dtype;
+  if (x_type != y_type)
+    throw CompileError("internal: a depthwise convolution's input and output differ in dtype");
+  ParamsCode io("aotc::rt::cuda::DepthwiseNhwcIo", "io");
+  io.raw("storage", storage_code(x_type));
+  if (op.has(ir::attr::activation))
+    io.raw("activation",
+           "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::activation)) + ")");
+  const std::string call = "aotc::rt::cuda::depthwise_conv2d_nhwc(stream, p, io, " + e.in(op.inputs[0]) +
                            ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
                            e.out(op.outputs[0]);
-  if (!op.has(ir::attr::input_clamp_lo))
-    return {"", kernel_call(op, conv2d_params_code(op).str(), call + ");")};
+  const std::string params = conv2d_params_code(op).str() + " " + io.str();
+  if (!op.has(ir::attr::input_clamp_lo)) return {"", kernel_call(op, params, call + ");")};
   ParamsCode in("aotc::rt::cuda::DepthwiseInputEpilogue", "in");
   in.raw("in_bias", op.inputs.size() > 3 && op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")
       .set_f32("in_lo", op.f(ir::attr::input_clamp_lo))
       .set_f32("in_hi", op.f(ir::attr::input_clamp_hi));
-  return {"", kernel_call(op, conv2d_params_code(op).str() + in.str(), call + ", &in);")};
+  return {"", kernel_call(op, params + " " + in.str(), call + ", &in);")};
 }
 
 }  // namespace

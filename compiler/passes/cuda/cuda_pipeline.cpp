@@ -49,6 +49,7 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
              path == rt::cuda::Conv2dPath::Im2colGemm;
     });
   });
+  run_step(graph, verbose, "fuse_epilogue_silu", fuse_epilogue_silu);
   run_step(graph, verbose, "fold_depthwise_input", fold_depthwise_input);
   if (winograd)
     run_step(graph, verbose, "choose_conv3d_winograd",

@@ -1,22 +1,28 @@
 // store_activations_16bit: at --precision fp16 / bf16, an activation whose every reader
-// takes it as a 16-bit GEMM operand is written in the 16-bit type by the GEMM that makes
-// it (gemm_16bit_output), instead of in float32 and rounded again by each reader. Readers
-// that qualify: a GEMM reading it as its rounded A operand (choose_gemm_operands.cpp: a
-// linear layer, a 1x1 convolution in NHWC), an unfolding into 16-bit columns
-// (convert_to_channels_last.cpp: a 3x3 convolution's im2col_nhwc), and a GEMM adding it as
-// its residual where that GEMM's own output is kept 16-bit too (cuBLASLt's C and D share a
-// type). In a ResNet that is every convolution's output but the last block's and the
-// stem's: the rounding passes before the 1x1 layers go, and the GEMMs write half the bytes.
+// takes it as a 16-bit value is written in the 16-bit type by the op that makes it,
+// instead of in float32 and rounded again by each reader. Readers that qualify: a GEMM
+// reading it as its rounded A operand (choose_gemm_operands.cpp: a linear layer, a 1x1
+// convolution in NHWC), an unfolding into 16-bit columns (convert_to_channels_last.cpp: a
+// 3x3 convolution's im2col_nhwc), a GEMM adding it as its residual where that GEMM's own
+// output is kept 16-bit too (cuBLASLt's C and D share a type), an NHWC depthwise
+// convolution whose output is kept too (its kernels read and write one type), an NHWC
+// average pooling and a float binary op (which widen what they read). In a ResNet that is
+// every convolution's output but the last block's and the stem's: the rounding passes
+// before the 1x1 layers go, and the GEMMs write half the bytes. In an EfficientNet or a
+// MobileNet it is every tensor of a block, expansion, depthwise convolution and
+// squeeze-and-excitation gate: the blocks' widest tensors move in half the bytes.
 //
 // Writers: a GEMM whose epilogue gemm_16bit_output takes (a bias per column, converted to
-// the type here: cuBLASLt reads the bias in C's type; a GELU, which its pass applies before
-// rounding; a residual; no clamp or a relu), a layer norm without statistics
-// (layer_norm_16bit) and an attention without weights (attention_16bit_output): a pre-norm
-// transformer's normalised rows, which only the next attention's or MLP's first linear
-// layer reads, a GELU'd MLP activation, which only its second reads, and the attention's
-// output, which only its projection reads, stop being written in float32 and rounded in a
-// pass of their own. The set is found as a fixed point, since a GEMM adding a residual can
-// keep its output 16-bit only if the residual is kept so, and the other way.
+// the type here: cuBLASLt reads the bias in C's type; an activation, which its pass applies
+// before rounding; a residual; no clamp or a relu), a layer norm without statistics
+// (layer_norm_16bit), an attention without weights (attention_16bit_output), an NHWC
+// depthwise convolution whose input is kept too, and a float binary op (a gate or a sum,
+// rounded as it is written): a pre-norm transformer's normalised rows, which only the next
+// attention's or MLP's first linear layer reads, a GELU'd MLP activation, which only its
+// second reads, and the attention's output, which only its projection reads, stop being
+// written in float32 and rounded in a pass of their own. The set is found as a fixed
+// point, since a GEMM adding a residual can keep its output 16-bit only if the residual is
+// kept so, and the other way, and a depthwise convolution's input and output likewise.
 // Rounding happens once per value, as before, but now before the residual adds and
 // clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
 // AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, for
@@ -42,8 +48,26 @@ bool gemm_with_16bit_operands(const ir::Op& op, rt::cuda::Precision precision) {
          op.has(ir::attr::precision) && op.i(ir::attr::precision) == static_cast<int64_t>(precision);
 }
 
-int residual_of(const ir::Op& op) {
-  return op.kind == ir::kind::gemm && op.inputs.size() > 3 ? op.inputs[3] : -1;
+// The value that must be kept 16-bit with the output of `writer`: a GEMM's residual (C and
+// D of cuBLASLt share a type), a depthwise convolution's input (its kernels read and write
+// one type); -1 if none.
+int partner_of_writer(const ir::Graph& g, const ir::Op& writer) {
+  if (writer.kind == ir::kind::gemm && writer.inputs.size() > 3 && writer.inputs[3] >= 0)
+    return g.storage_root(writer.inputs[3]);
+  if (writer.kind == ir::kind::depthwise_conv2d_nhwc) return g.storage_root(writer.inputs[0]);
+  return -1;
+}
+
+bool float_binary(const ir::Op& op) {
+  return op.kind == ir::kind::binary && !rt::binary_op_gives_bool(static_cast<rt::BinaryOp>(op.i("op")));
+}
+
+// An NHWC depthwise convolution whose input epilogue, if any, 16-bit inputs take: an upper
+// bound alone (depthwise_conv2d_nhwc).
+bool depthwise_16bit_capable(const ir::Op& op) {
+  if (op.kind != ir::kind::depthwise_conv2d_nhwc) return false;
+  if (!op.has(ir::attr::input_clamp_lo)) return true;
+  return op.f(ir::attr::input_clamp_lo) == -INFINITY && !(op.inputs.size() > 3 && op.inputs[3] >= 0);
 }
 
 // A float32 arena tensor of its own (not a view), written whole.
@@ -53,18 +77,21 @@ bool plain_f32_output(const ir::Graph& g, int v) {
 }
 
 // Whether the op can write its output in the 16-bit type: a layer norm (layer_norm_16bit),
-// an attention (attention_16bit_output), or a GEMM whose epilogue gemm_16bit_output takes.
+// an attention (attention_16bit_output), a depthwise convolution, a float binary op, or a
+// GEMM whose epilogue gemm_16bit_output takes.
 bool can_write_16bit(const ir::Graph& g, const ir::Op& op, rt::cuda::Precision precision) {
+  if (depthwise_16bit_capable(op))
+    return op.outputs.size() == 1 && g.value(op.inputs[0]).dtype == ir::DType::Float32 &&
+           plain_f32_output(g, op.outputs[0]);
+  if (float_binary(op))
+    return op.outputs.size() == 1 && g.value(op.inputs[0]).dtype == ir::DType::Float32 &&
+           g.value(op.inputs[1]).dtype == ir::DType::Float32 && plain_f32_output(g, op.outputs[0]);
   if (op.kind == ir::kind::layer_norm)
     return op.outputs.size() == 1 && g.value(op.inputs[0]).dtype == ir::DType::Float32 &&
            plain_f32_output(g, op.outputs[0]);
   if (op.kind == ir::kind::attention)  // without weights (one output)
     return op.outputs.size() == 1 && plain_f32_output(g, op.outputs[0]);
   if (!gemm_with_16bit_operands(op, precision) || op.outputs.size() != 1) return false;
-  if (op.has(ir::attr::activation)) {
-    const auto activation = static_cast<rt::GemmActivation>(op.i(ir::attr::activation));
-    if (activation != rt::GemmActivation::GeluErf && activation != rt::GemmActivation::GeluTanh) return false;
-  }
   const double lo = op.f(ir::attr::clamp_lo), hi = op.f(ir::attr::clamp_hi);
   if (!(hi == INFINITY && (lo == -INFINITY || lo == 0.0))) return false;
   const auto bias_kind = static_cast<rt::BiasKind>(op.i("bias_kind"));
@@ -86,7 +113,10 @@ bool only_whole_views(const ir::Graph& g, int v) {
   return true;
 }
 
-enum class Read { Operand, Residual, Columns, Other };
+// Operand: a GEMM's A operand; Residual: a GEMM's residual (its output kept too);
+// Columns: an unfolding into 16-bit columns; Coupled: a depthwise convolution's input (its
+// output kept too); Widened: read into float32 arithmetic (a pooling, a binary op).
+enum class Read { Operand, Residual, Columns, Coupled, Widened, Other };
 
 // How `reader` reads value v: as one input, itself or a whole view of it (only_whole_views).
 Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precision precision) {
@@ -104,6 +134,13 @@ Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precisio
   if (reader.kind == ir::kind::im2col_nhwc && position == 0 && !reader.b(ir::attr::nchw_input) &&
       reader.i(ir::attr::precision) == static_cast<int64_t>(precision))
     return Read::Columns;
+  if (position == 0 && depthwise_16bit_capable(reader)) return Read::Coupled;
+  if (position == 0 && reader.kind == ir::kind::adaptive_avg_pool2d && reader.has(ir::attr::channels_last) &&
+      reader.b(ir::attr::channels_last))
+    return Read::Widened;
+  if (float_binary(reader) && g.value(reader.inputs[0]).dtype == ir::DType::Float32 &&
+      g.value(reader.inputs[1]).dtype == ir::DType::Float32)
+    return Read::Widened;
   return Read::Other;
 }
 
@@ -130,17 +167,19 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
   }
   std::set<int> kept;
   for (const auto& [v, op] : writer) kept.insert(v);
-  // A residual and the output of the GEMM adding it are both kept or neither.
+  // A residual and the output of the GEMM adding it are both kept or neither; likewise a
+  // depthwise convolution's input and output.
   for (bool changed = true; changed;) {
     changed = false;
     for (auto it = kept.begin(); it != kept.end();) {
       const int v = *it;
       bool ok = true;
-      const int residual = residual_of(graph.ops[static_cast<size_t>(writer[v])]);
-      if (residual >= 0 && !kept.count(residual)) ok = false;
+      const int partner = partner_of_writer(graph, graph.ops[static_cast<size_t>(writer[v])]);
+      if (partner >= 0 && !kept.count(partner)) ok = false;
       for (int reader : readers[v]) {
         const ir::Op& r = graph.ops[static_cast<size_t>(reader)];
-        if (read_of(graph, r, v, precision) == Read::Residual && !kept.count(r.outputs[0])) ok = false;
+        const Read read = read_of(graph, r, v, precision);
+        if ((read == Read::Residual || read == Read::Coupled) && !kept.count(r.outputs[0])) ok = false;
       }
       if (ok) {
         ++it;
@@ -155,7 +194,9 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
     for (ir::Value& w : graph.values)
       if (graph.storage_root(w.id) == v) w.dtype = type;  // v and its whole views
     ir::Op& op = graph.ops[static_cast<size_t>(writer[v])];
-    op.attrs[ir::attr::c_16bit] = true;
+    // The generators of the depthwise convolution and the binary op go by their values' types.
+    if (op.kind == ir::kind::gemm || op.kind == ir::kind::layer_norm || op.kind == ir::kind::attention)
+      op.attrs[ir::attr::c_16bit] = true;
     if (op.kind == ir::kind::gemm && op.inputs.size() > 2 && op.inputs[2] >= 0 &&
         static_cast<rt::BiasKind>(op.i("bias_kind")) != rt::BiasKind::None)
       op.inputs[2] = converted_constant(graph, op.inputs[2], precision);

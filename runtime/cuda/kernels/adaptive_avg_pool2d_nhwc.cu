@@ -11,16 +11,20 @@
 //     kChunk pixels for 32 channels each into the scratch, then a thread per channel adds
 //     its chunks in order. At batch 1 the block per output and 8 channels left the GPU
 //     nearly idle (4 blocks for a 112x112 plane of 32 channels).
+// An input kept in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp:
+// a squeeze-and-excitation block's activation) is read in it; sums and output in float32.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/pool2d_plan.h>
+#include <aotc/rt/cuda/lowp.cuh>
 
 #include <algorithm>
 
 namespace aotc::rt::cuda {
 namespace {
 
+template <class T>
 __global__ void adaptive_avg_pool2d_nhwc_kernel(int64_t total, int64_t c, int64_t h_in, int64_t w_in,
-                                                int64_t h_out, int64_t w_out, const float* __restrict__ x,
+                                                int64_t h_out, int64_t w_out, const T* __restrict__ x,
                                                 float* __restrict__ y) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -31,10 +35,10 @@ __global__ void adaptive_avg_pool2d_nhwc_kernel(int64_t total, int64_t c, int64_
   const int64_t image = pixel / (w_out * h_out);
   const int64_t ih0 = (oh * h_in) / h_out, ih1 = ((oh + 1) * h_in + h_out - 1) / h_out;
   const int64_t iw0 = (ow * w_in) / w_out, iw1 = ((ow + 1) * w_in + w_out - 1) / w_out;
-  const float* xp = x + image * h_in * w_in * c + ch;
+  const T* xp = x + image * h_in * w_in * c + ch;
   float sum = 0.0f;
   for (int64_t ih = ih0; ih < ih1; ++ih)
-    for (int64_t iw = iw0; iw < iw1; ++iw) sum += xp[(ih * w_in + iw) * c];
+    for (int64_t iw = iw0; iw < iw1; ++iw) sum += widen(xp[(ih * w_in + iw) * c]);
   y[i] = sum / static_cast<float>((ih1 - ih0) * (iw1 - iw0));
 }
 
@@ -43,8 +47,9 @@ constexpr unsigned kGroup = 8;
 
 // blockIdx.x: (image, output pixel, group of kGroup channels); threadIdx.x the channel in
 // the group, threadIdx.y the row of threads (blockDim.y a power of two).
+template <class T>
 __global__ void adaptive_avg_pool2d_nhwc_block_kernel(int64_t c, int64_t h_in, int64_t w_in, int64_t h_out,
-                                                      int64_t w_out, const float* __restrict__ x,
+                                                      int64_t w_out, const T* __restrict__ x,
                                                       float* __restrict__ y) {
   extern __shared__ float partial[];  // blockDim.y x kGroup
   const int64_t groups = (c + kGroup - 1) / kGroup;
@@ -57,10 +62,10 @@ __global__ void adaptive_avg_pool2d_nhwc_block_kernel(int64_t c, int64_t h_in, i
   const int64_t ch = group * kGroup + threadIdx.x;
   float sum = 0.0f;
   if (ch < c) {
-    const float* xp = x + (image * h_in + ih0) * w_in * c + iw0 * c + ch;
+    const T* xp = x + (image * h_in + ih0) * w_in * c + iw0 * c + ch;
     for (unsigned k = threadIdx.y; k < count; k += blockDim.y) {
       const unsigned row = k / bw, col = k - row * bw;
-      sum += xp[(static_cast<int64_t>(row) * w_in + col) * c];
+      sum += widen(xp[(static_cast<int64_t>(row) * w_in + col) * c]);
     }
   }
   float* mine = partial + threadIdx.y * kGroup + threadIdx.x;
@@ -77,8 +82,9 @@ constexpr unsigned kChunk = static_cast<unsigned>(kGlobalPoolChunk);
 
 // Step 1: blockIdx.x is (image, chunk of kChunk pixels, group of 32 channels); threadIdx.x
 // the channel, threadIdx.y one of 8 rows of threads taking every 8th pixel of the chunk.
+template <class T>
 __global__ void global_pool_chunks_kernel(unsigned c, unsigned pixels, unsigned chunks,
-                                          const float* __restrict__ x, float* __restrict__ partial) {
+                                          const T* __restrict__ x, float* __restrict__ partial) {
   __shared__ float rows[8][32];
   const unsigned groups = (c + 31) / 32;
   const unsigned group = blockIdx.x % groups, rest = blockIdx.x / groups;
@@ -88,7 +94,7 @@ __global__ void global_pool_chunks_kernel(unsigned c, unsigned pixels, unsigned 
   if (ch < c) {
     const unsigned end = min(pixels, (chunk + 1) * kChunk);
     for (unsigned px = chunk * kChunk + threadIdx.y; px < end; px += 8)
-      sum += x[(image * pixels + px) * c + ch];
+      sum += widen(x[(image * pixels + px) * c + ch]);
   }
   rows[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
@@ -110,17 +116,16 @@ __global__ void global_pool_sum_kernel(unsigned c, unsigned pixels, unsigned chu
   y[i] = sum / static_cast<float>(pixels);
 }
 
-}  // namespace
-
-void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
-                                  int64_t h_out, int64_t w_out, const float* x, float* y, float* scratch) {
+template <class T>
+void pool(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in, int64_t h_out, int64_t w_out,
+          const T* x, float* y, float* scratch) {
   const int64_t total = n * c * h_out * w_out;
   if (total <= 0) return;
   if (scratch && adaptive_avg_pool2d_nhwc_in_chunks(n, c, h_in, w_in, h_out, w_out)) {
     const auto pixels = static_cast<unsigned>(h_in * w_in), chunks = (pixels + kChunk - 1) / kChunk;
     const auto channels = static_cast<unsigned>(c);
     const unsigned blocks = static_cast<unsigned>(n) * chunks * ((channels + 31) / 32);
-    global_pool_chunks_kernel<<<blocks, dim3(32, 8), 0, stream>>>(channels, pixels, chunks, x, scratch);
+    global_pool_chunks_kernel<T><<<blocks, dim3(32, 8), 0, stream>>>(channels, pixels, chunks, x, scratch);
     check_launch("global_pool_chunks_kernel");
     global_pool_sum_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
         channels, pixels, chunks, static_cast<unsigned>(total), scratch, y);
@@ -133,15 +138,33 @@ void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int
   const int64_t blocks = n * h_out * w_out * ((c + kGroup - 1) / kGroup);
   if (smallest >= kBlockBin && largest < (int64_t{1} << 31) && blocks < (int64_t{1} << 31)) {
     const unsigned rows = largest >= 8192 ? 128 : largest >= 1024 ? 32 : 16;
-    adaptive_avg_pool2d_nhwc_block_kernel<<<static_cast<unsigned>(blocks), dim3(kGroup, rows),
-                                            rows * kGroup * sizeof(float), stream>>>(c, h_in, w_in, h_out,
-                                                                                     w_out, x, y);
+    adaptive_avg_pool2d_nhwc_block_kernel<T>
+        <<<static_cast<unsigned>(blocks), dim3(kGroup, rows), rows * kGroup * sizeof(float), stream>>>(
+            c, h_in, w_in, h_out, w_out, x, y);
     check_launch("adaptive_avg_pool2d_nhwc_block_kernel");
     return;
   }
-  adaptive_avg_pool2d_nhwc_kernel<<<blocks_for(total), kThreads, 0, stream>>>(total, c, h_in, w_in, h_out,
-                                                                              w_out, x, y);
+  adaptive_avg_pool2d_nhwc_kernel<T>
+      <<<blocks_for(total), kThreads, 0, stream>>>(total, c, h_in, w_in, h_out, w_out, x, y);
   check_launch("adaptive_avg_pool2d_nhwc_kernel");
+}
+
+}  // namespace
+
+void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
+                                  int64_t h_out, int64_t w_out, const float* x, float* y, float* scratch) {
+  pool(stream, n, c, h_in, w_in, h_out, w_out, x, y, scratch);
+}
+
+void adaptive_avg_pool2d_nhwc(cudaStream_t stream, Precision storage, int64_t n, int64_t c, int64_t h_in,
+                              int64_t w_in, int64_t h_out, int64_t w_out, const void* x, float* y,
+                              float* scratch) {
+  if (storage == Precision::Fp16)
+    pool(stream, n, c, h_in, w_in, h_out, w_out, static_cast<const __half*>(x), y, scratch);
+  else if (storage == Precision::Bf16)
+    pool(stream, n, c, h_in, w_in, h_out, w_out, static_cast<const __nv_bfloat16*>(x), y, scratch);
+  else
+    pool(stream, n, c, h_in, w_in, h_out, w_out, static_cast<const float*>(x), y, scratch);
 }
 
 }  // namespace aotc::rt::cuda

@@ -11,11 +11,17 @@
 // would after that epilogue. These kernels are near their arithmetic limit at batch 1 (a
 // load and an FMA a tap), so the common epilogue, relu6's upper bound alone (cuBLASLt
 // applied the bias and relu), is one NaN-keeping min a value.
+// Tensors kept in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp)
+// are read and written in it, four channels as 8 bytes, with the same float32 arithmetic
+// and one rounding a value; a SiLU after the bias (fuse_epilogue_silu.cpp) saves the pass
+// over the output that would apply it.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <aotc/rt/cuda/lowp.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace aotc::rt::cuda {
 namespace {
@@ -50,15 +56,61 @@ __device__ inline V zero_v() {
     return {0.0f, 0.0f, 0.0f, 0.0f};
 }
 
+// How a vector V of channels is stored in memory: as V itself in float32, as four 16-bit
+// values in 8 bytes (V = float4) or one (V = float) in the 16-bit type S.
+template <class S, int N>
+struct alignas(sizeof(S) * N) Pack {
+  S v[N];
+};
+template <class V, class S>
+using Stored = std::conditional_t<std::is_same_v<S, float>, V, Pack<S, sizeof(V) / sizeof(float)>>;
+
+template <class V, class S>
+__device__ inline V widen_v(const Stored<V, S>& s) {
+  if constexpr (std::is_same_v<S, float>)
+    return s;
+  else if constexpr (sizeof(V) == sizeof(float))
+    return widen(s.v[0]);
+  else
+    return {widen(s.v[0]), widen(s.v[1]), widen(s.v[2]), widen(s.v[3])};
+}
+template <class V, class S>
+__device__ inline Stored<V, S> narrow_v(V v) {
+  if constexpr (std::is_same_v<S, float>) {
+    return v;
+  } else if constexpr (sizeof(V) == sizeof(float)) {
+    return {{round_to<S>(v)}};
+  } else {
+    return {{round_to<S>(v.x), round_to<S>(v.y), round_to<S>(v.z), round_to<S>(v.w)}};
+  }
+}
+
+// The activation after the bias: float32 outputs compute the SiLU as the unary op does;
+// outputs rounded to 16 bits take silu_fast, whose error is far below that rounding.
+template <class S, GemmActivation A>
+__device__ inline float activate(float v) {
+  if constexpr (A == GemmActivation::Silu)
+    return std::is_same_v<S, float> ? unary_apply<UnaryOp::Silu>(v, 0.0f, 0.0f) : silu_fast(v);
+  else
+    return v;
+}
+template <class S, GemmActivation A>
+__device__ inline float4 activate(float4 v) {
+  return {activate<S, A>(v.x), activate<S, A>(v.y), activate<S, A>(v.z), activate<S, A>(v.w)};
+}
+
 // What is applied to each input value read.
 enum class Input { AsIs, UpperBound, BiasClamp };
 
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
-template <class V, int Kernel, int Stride, int Tile, Input In>
+// V: the vector of channels computed (float4 or float); S: the stored element type (float,
+// __half, __nv_bfloat16) of x and y; A: the activation after the bias.
+template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias, float lo, float hi,
-                                                      const V* __restrict__ x, const V* __restrict__ w,
-                                                      const V* __restrict__ bias, V* __restrict__ y,
+                                                      const Stored<V, S>* __restrict__ x,
+                                                      const V* __restrict__ w, const V* __restrict__ bias,
+                                                      Stored<V, S>* __restrict__ y,
                                                       const V* __restrict__ in_bias, float in_lo,
                                                       float in_hi) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -74,13 +126,14 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
   if constexpr (In == Input::BiasClamp)
     if (in_bias) in_b = in_bias[cv];
   // An input value as the convolution reads it.
-  const auto load = [&](const V* at) {
+  const auto load = [&](const Stored<V, S>* at) {
+    const V v = widen_v<V, S>(*at);
     if constexpr (In == Input::UpperBound)
-      return min_keep_nan_v(*at, in_hi);
+      return min_keep_nan_v(v, in_hi);
     else if constexpr (In == Input::BiasClamp)
-      return clamp_v(in_bias ? add_v(*at, in_b) : *at, in_lo, in_hi);
+      return clamp_v(in_bias ? add_v(v, in_b) : v, in_lo, in_hi);
     else
-      return *at;
+      return v;
   };
   V acc[Tile];
 #pragma unroll
@@ -88,7 +141,7 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
   for (int kh = 0; kh < g.kernel_h; ++kh) {
     const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + kh * g.dilation_h;
     if (ih < 0 || ih >= static_cast<int>(g.h_in)) continue;
-    const V* row =
+    const Stored<V, S>* row =
         x + (static_cast<size_t>(image) * g.h_in + static_cast<unsigned>(ih)) * g.w_in * g.vectors + cv;
     const V* taps = w + static_cast<size_t>(kh) * g.kernel_w * g.vectors + cv;
     if constexpr (Kernel > 0) {
@@ -118,41 +171,42 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
     }
   }
   const V b = has_bias ? bias[cv] : zero_v<V>();
-  V* out = y +
-           ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + static_cast<unsigned>(ow0)) * g.vectors +
-           cv;
+  Stored<V, S>* out =
+      y + ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + static_cast<unsigned>(ow0)) * g.vectors +
+      cv;
 #pragma unroll
   for (int t = 0; t < Tile; ++t)
     if (ow0 + t < static_cast<int>(g.w_out))
-      out[static_cast<unsigned>(t) * g.vectors] = clamp_v(add_v(acc[t], b), lo, hi);
+      out[static_cast<unsigned>(t) * g.vectors] =
+          narrow_v<V, S>(clamp_v(activate<S, A>(add_v(acc[t], b)), lo, hi));
 }
 
 // The register-tiled kernels (float4 channels, Tile outputs a thread) at six blocks of 128
 // threads a multiprocessor, so at most 80 registers a thread: left to itself the compiler
 // gives the 7-wide one 82, which fits five, and at 31% occupancy its loads' latency shows.
-template <class V, int Kernel, int Stride, int Tile, Input In>
+template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __global__ void __launch_bounds__(128, 6)
-    depthwise_tiled_kernel(Geometry g, bool has_bias, float lo, float hi, const V* __restrict__ x,
-                           const V* __restrict__ w, const V* __restrict__ bias, V* __restrict__ y,
+    depthwise_tiled_kernel(Geometry g, bool has_bias, float lo, float hi, const Stored<V, S>* __restrict__ x,
+                           const V* __restrict__ w, const V* __restrict__ bias, Stored<V, S>* __restrict__ y,
                            const V* __restrict__ in_bias, float in_lo, float in_hi) {
-  depthwise_conv2d_nhwc<V, Kernel, Stride, Tile, In>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
-                                                     in_hi);
+  depthwise_conv2d_nhwc<V, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
+                                                           in_hi);
 }
-template <class V, int Kernel, int Stride, int Tile, Input In>
+template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
-                                             const V* __restrict__ x, const V* __restrict__ w,
-                                             const V* __restrict__ bias, V* __restrict__ y,
+                                             const Stored<V, S>* __restrict__ x, const V* __restrict__ w,
+                                             const V* __restrict__ bias, Stored<V, S>* __restrict__ y,
                                              const V* __restrict__ in_bias, float in_lo, float in_hi) {
-  depthwise_conv2d_nhwc<V, Kernel, Stride, Tile, In>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
-                                                     in_hi);
+  depthwise_conv2d_nhwc<V, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
+                                                           in_hi);
 }
 
-template <class V, int Kernel, int Stride, int Tile, Input In>
+template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 constexpr auto kernel_for() {
   if constexpr (sizeof(V) == sizeof(float4) && Kernel > 0 && Tile > 1)
-    return depthwise_tiled_kernel<V, Kernel, Stride, Tile, In>;
+    return depthwise_tiled_kernel<V, S, Kernel, Stride, Tile, In, A>;
   else
-    return depthwise_conv2d_nhwc_kernel<V, Kernel, Stride, Tile, In>;
+    return depthwise_conv2d_nhwc_kernel<V, S, Kernel, Stride, Tile, In, A>;
 }
 
 // Enough blocks of 128 threads to keep every multiprocessor busy with two.
@@ -169,64 +223,90 @@ bool grid_fills_gpu(int64_t threads) {
   return (threads + 127) / 128 >= 2 * static_cast<int64_t>(sms);
 }
 
-template <class V, int Kernel, int Stride, int Tile>
-void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
-            const void* bias, void* y, const DepthwiseInputEpilogue* in) {
+template <class V, class S, int Kernel, int Stride, int Tile>
+void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivation activation, const void* x,
+            const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   g.tiles_w = (g.w_out + Tile - 1) / Tile;
   g.total = g.vectors * g.tiles_w * g.h_out * static_cast<unsigned>(p.n);
   const unsigned blocks = (g.total + 127) / 128;
   const auto run = [&](auto kernel) {
     kernel<<<blocks, 128, 0, stream>>>(
-        g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const V*>(x), static_cast<const V*>(w),
-        static_cast<const V*>(bias), static_cast<V*>(y),
+        g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const Stored<V, S>*>(x), static_cast<const V*>(w),
+        static_cast<const V*>(bias), static_cast<Stored<V, S>*>(y),
         in ? reinterpret_cast<const V*>(in->in_bias) : nullptr, in ? in->in_lo : 0.0f, in ? in->in_hi : 0.0f);
   };
-  if (!in)
-    run(kernel_for<V, Kernel, Stride, Tile, Input::AsIs>());
-  else if (!in->in_bias && in->in_lo == -__builtin_inff())
-    run(kernel_for<V, Kernel, Stride, Tile, Input::UpperBound>());
+  const auto with_input = [&](auto act) {
+    constexpr GemmActivation A = decltype(act)::value;
+    if (!in)
+      run(kernel_for<V, S, Kernel, Stride, Tile, Input::AsIs, A>());
+    else if (!in->in_bias && in->in_lo == -__builtin_inff())
+      run(kernel_for<V, S, Kernel, Stride, Tile, Input::UpperBound, A>());
+    else if constexpr (std::is_same_v<S, float>)  // (the public functions refuse it for 16 bits)
+      run(kernel_for<V, S, Kernel, Stride, Tile, Input::BiasClamp, A>());
+  };
+  if (activation == GemmActivation::Silu)
+    with_input(std::integral_constant<GemmActivation, GemmActivation::Silu>{});
   else
-    run(kernel_for<V, Kernel, Stride, Tile, Input::BiasClamp>());
+    with_input(std::integral_constant<GemmActivation, GemmActivation::None>{});
 }
 
 // The widest tile that still fills the GPU (1 where even that does not: more threads).
-template <class V, int Kernel, int Stride, int Tile>
-void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, const void* x, const void* w,
-                  const void* bias, void* y, const DepthwiseInputEpilogue* in) {
+template <class V, class S, int Kernel, int Stride, int Tile>
+void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivation activation,
+                  const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   const int64_t tiled = static_cast<int64_t>(g.vectors) * ((g.w_out + Tile - 1) / Tile) * g.h_out * p.n;
   if (grid_fills_gpu(tiled))
-    launch<V, Kernel, Stride, Tile>(stream, g, p, x, w, bias, y, in);
+    launch<V, S, Kernel, Stride, Tile>(stream, g, p, activation, x, w, bias, y, in);
   else
-    launch<V, Kernel, Stride, 1>(stream, g, p, x, w, bias, y, in);
+    launch<V, S, Kernel, Stride, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
-template <class V>
-void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, const void* x, const void* w,
-              const void* bias, void* y, const DepthwiseInputEpilogue* in) {
-  const bool row_window = p.dilation_w == 1;
-  if (row_window && p.kernel_w == 3 && p.stride_w == 1)
-    return launch_tiled<V, 3, 1, 4>(stream, g, p, x, w, bias, y, in);
-  if (row_window && p.kernel_w == 3 && p.stride_w == 2)
-    return launch_tiled<V, 3, 2, 2>(stream, g, p, x, w, bias, y, in);
-  if (row_window && p.kernel_w == 5 && p.stride_w == 1)
-    return launch_tiled<V, 5, 1, 4>(stream, g, p, x, w, bias, y, in);
-  if (row_window && p.kernel_w == 5 && p.stride_w == 2)
-    return launch_tiled<V, 5, 2, 2>(stream, g, p, x, w, bias, y, in);
-  if (row_window && p.kernel_w == 7 && p.stride_w == 1)
-    return launch_tiled<V, 7, 1, 4>(stream, g, p, x, w, bias, y, in);
-  launch<V, 0, 1, 1>(stream, g, p, x, w, bias, y, in);
+// 16-bit tensors with scalar channels (a channel count not a multiple of 4) take the
+// generic kernel alone: no model seen has them, and each window is more code to build.
+template <class V, class S>
+void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, GemmActivation activation,
+              const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
+  if constexpr (std::is_same_v<S, float> || sizeof(V) == sizeof(float4)) {
+    const bool row_window = p.dilation_w == 1;
+    if (row_window && p.kernel_w == 3 && p.stride_w == 1)
+      return launch_tiled<V, S, 3, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+    if (row_window && p.kernel_w == 3 && p.stride_w == 2)
+      return launch_tiled<V, S, 3, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
+    if (row_window && p.kernel_w == 5 && p.stride_w == 1)
+      return launch_tiled<V, S, 5, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+    if (row_window && p.kernel_w == 5 && p.stride_w == 2)
+      return launch_tiled<V, S, 5, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
+    if (row_window && p.kernel_w == 7 && p.stride_w == 1)
+      return launch_tiled<V, S, 7, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+  }
+  launch<V, S, 0, 1, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 }  // namespace
 
-void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
-                               const float* bias, float* y, const DepthwiseInputEpilogue* input_epilogue) {
+void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const DepthwiseNhwcIo& io,
+                           const void* x, const float* w, const float* bias, void* y,
+                           const DepthwiseInputEpilogue* input_epilogue) {
   const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
   if (total <= 0) return;
   if (!conv2d_is_depthwise(p)) {
-    note_error("depthwise_conv2d_nhwc_f32", "the convolution is not depthwise (groups == c_in == c_out)");
+    note_error("depthwise_conv2d_nhwc", "the convolution is not depthwise (groups == c_in == c_out)");
+    return;
+  }
+  const bool storage_16bit = io.storage == Precision::Fp16 || io.storage == Precision::Bf16;
+  if (!storage_16bit && io.storage != Precision::Fp32) {
+    note_error("depthwise_conv2d_nhwc", "tensors are stored in float32, fp16 or bf16");
+    return;
+  }
+  if (io.activation != GemmActivation::None && io.activation != GemmActivation::Silu) {
+    note_error("depthwise_conv2d_nhwc", "the activation after the bias is a SiLU or none");
+    return;
+  }
+  if (storage_16bit && input_epilogue &&
+      (input_epilogue->in_bias || input_epilogue->in_lo != -__builtin_inff())) {
+    note_error("depthwise_conv2d_nhwc", "16-bit inputs take an upper bound alone as their input epilogue");
     return;
   }
   // Every size and the largest row and column reached fit the kernel's 32-bit arithmetic.
@@ -237,12 +317,14 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
   fits = fits && p.h_out * p.stride_h + p.kernel_h * p.dilation_h <= INT32_MAX / 2 &&
          (p.w_out + 4) * p.stride_w + p.kernel_w * p.dilation_w <= INT32_MAX / 2;
   if (!fits) {
-    note_error("depthwise_conv2d_nhwc_f32",
-               "the tensor is too large for the kernel's 32-bit index arithmetic");
+    note_error("depthwise_conv2d_nhwc", "the tensor is too large for the kernel's 32-bit index arithmetic");
     return;
   }
   const float* in_bias = input_epilogue ? input_epilogue->in_bias : nullptr;
-  const bool vec4 = p.c_out % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(y) &&
+  // Four channels a vector: 16 bytes of float32, 8 of a 16-bit type.
+  const uintptr_t vector_bytes = storage_16bit ? 8 : 16;
+  const auto aligned = [&](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % vector_bytes == 0; };
+  const bool vec4 = p.c_out % 4 == 0 && aligned(x) && aligned(y) && aligned16(w) &&
                     (!bias || aligned16(bias)) && (!in_bias || aligned16(in_bias));
   Geometry g{};
   g.vectors = static_cast<unsigned>(vec4 ? p.c_out / 4 : p.c_out);
@@ -258,11 +340,25 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
   g.pad_w = static_cast<int>(p.pad_w);
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
-  if (vec4)
-    dispatch<float4>(stream, g, p, x, w, bias, y, input_epilogue);
+  const auto typed = [&](auto stored) {
+    using S = decltype(stored);
+    if (vec4)
+      dispatch<float4, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue);
+    else
+      dispatch<float, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue);
+  };
+  if (io.storage == Precision::Fp16)
+    typed(__half{});
+  else if (io.storage == Precision::Bf16)
+    typed(__nv_bfloat16{});
   else
-    dispatch<float>(stream, g, p, x, w, bias, y, input_epilogue);
+    typed(0.0f);
   check_launch("depthwise_conv2d_nhwc_kernel");
+}
+
+void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
+                               const float* bias, float* y, const DepthwiseInputEpilogue* input_epilogue) {
+  depthwise_conv2d_nhwc(stream, p, DepthwiseNhwcIo{}, x, w, bias, y, input_epilogue);
 }
 
 }  // namespace aotc::rt::cuda

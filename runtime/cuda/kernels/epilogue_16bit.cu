@@ -1,8 +1,8 @@
 // epilogue_16bit.cu - the epilogue of a GEMM that writes its result in the 16-bit type of
 // --precision fp16 / bf16 (gemm_16bit_output), for the parts cuBLASLt could not take: adds
 // the bias, applies the activation (a linear layer's GELU, which cuBLASLt has in its tanh
-// form only), adds the residual, then clamps, on the product already written in place.
-// The bias and the residual are of that type too; float32 arithmetic, rounded once.
+// form only; a 1x1 convolution's SiLU, which it lacks), adds the residual, then clamps, on the product
+// already written in place. The bias and the residual are of that type too; float32 arithmetic, rounded once.
 //
 // A transformer MLP's up-projection runs it on every call (the GELU), so where the rows
 // are whole groups of 8 and every array is 16-byte aligned a thread takes 8 consecutive
@@ -11,7 +11,8 @@
 // thread's row by a multiply-high division (fast_div.cuh): with the activation chosen at run
 // time, both GELU formulas were computed for every element, beside a 64-bit division per
 // thread. The pass is bound by its instructions more than by its bytes, so the erf GELU
-// takes gelu_erf_fast (pointwise.cuh), whose error is far below the 16-bit rounding after it.
+// takes gelu_erf_fast and the SiLU silu_fast (pointwise.cuh), whose errors are far below the
+// 16-bit rounding after them.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/fast_div.cuh>
 #include <aotc/rt/cuda/lowp.cuh>
@@ -60,7 +61,9 @@ __global__ void epilogue_16bit_kernel(Epilogue e, int64_t first_row, unsigned ru
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       const float in = widen(v[k].v[j]) + (bias ? widen(b[k].v[j]) : 0.0f);
-      const float x = A == GemmActivation::GeluErf ? gelu_erf_fast(in) : activation_apply<A>(in);
+      const float x = A == GemmActivation::GeluErf ? gelu_erf_fast(in)
+                      : A == GemmActivation::Silu  ? silu_fast(in)
+                                                   : activation_apply<A>(in);
       const float sum = x + (residual ? widen(r[k].v[j]) : 0.0f);
       v[k].v[j] = round_to<T>(Clamp ? clamp_apply(sum, e.lo, e.hi) : sum);
     }

@@ -773,12 +773,10 @@ void gemm_16bit_output(const Exec& ex, const GemmParams& p, const void* a, bool 
     return;
   }
   const bool with_bias = p.bias_kind != BiasKind::None && bias;
-  const bool gelu = p.activation == GemmActivation::GeluErf || p.activation == GemmActivation::GeluTanh;
-  if ((p.activation != GemmActivation::None && !gelu) || p.residual ||
-      (with_bias && (p.bias_kind != BiasKind::PerColumn || p.beta != 1.0f)) ||
+  if (p.residual || (with_bias && (p.bias_kind != BiasKind::PerColumn || p.beta != 1.0f)) ||
       (has_clamp(p) && !is_relu(p))) {
     note_error("gemm_16bit_output",
-               "an epilogue other than a bias per column, a GELU, a residual and a relu");
+               "an epilogue other than a bias per column, an activation, a residual and a relu");
     return;
   }
   if (p.m <= 0 || p.n <= 0) return;

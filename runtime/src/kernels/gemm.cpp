@@ -231,6 +231,9 @@ void gemm_activation_rows(const GemmParams& p, float* c, int64_t ldc, int64_t ro
       case GemmActivation::GeluTanh:
         gelu_tanh_f32(crow, crow, cols);
         break;
+      case GemmActivation::Silu:
+        silu_f32(crow, crow, cols);
+        break;
       case GemmActivation::None:
         break;
     }

@@ -14,9 +14,11 @@
 namespace aotc::test {
 namespace {
 
-// y = clamp(conv(x) + bias), NCHW, one filter per channel, padded taps skipped.
+// y = clamp(conv(x) + bias), NCHW, one filter per channel, padded taps skipped; with silu,
+// clamp(silu(conv(x) + bias)).
 std::vector<float> depthwise_reference(const rt::Conv2dParams& p, const std::vector<float>& x,
-                                       const std::vector<float>& w, const std::vector<float>& bias) {
+                                       const std::vector<float>& w, const std::vector<float>& bias,
+                                       bool silu = false) {
   std::vector<float> y(static_cast<size_t>(p.n * p.c_out * p.h_out * p.w_out));
   for (int64_t i = 0; i < p.n; ++i)
     for (int64_t c = 0; c < p.c_out; ++c)
@@ -33,6 +35,7 @@ std::vector<float> depthwise_reference(const rt::Conv2dParams& p, const std::vec
                      w[static_cast<size_t>((c * p.kernel_h + kh) * p.kernel_w + kw)];
             }
           float v = static_cast<float>(acc) + (p.has_bias ? bias[static_cast<size_t>(c)] : 0.0f);
+          if (silu) v = static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
           if (v == v) v = std::fmin(std::fmax(v, p.clamp_lo), p.clamp_hi);
           y[static_cast<size_t>(((i * p.c_out + c) * p.h_out + oh) * p.w_out + ow)] = v;
         }
@@ -134,6 +137,51 @@ void depthwise_nhwc_cases(KernelTable& t) {
       t.expect_close("depthwise_conv2d_nhwc", what + form[epilogue], cpu,
                      to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
     }
+    // A SiLU after the bias (fuse_epilogue_silu.cpp), float32; then x and y in a 16-bit type
+    // (store_activations_16bit.cpp), with and without the SiLU and the input's upper bound.
+    const std::vector<float> w_taps = taps_last(w, s.c, s.kh * s.kw);
+    const size_t out = static_cast<size_t>(s.n * s.c * p.h_out * p.w_out), shift = s.misaligned ? 1 : 0;
+    std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
+    {
+      std::vector<float> shifted = x_nhwc;
+      shifted.insert(shifted.begin(), shift, 0.0f);
+      float* y = t.device<float>(out + shift);
+      rt::cuda::DepthwiseNhwcIo io;
+      io.activation = rt::GemmActivation::Silu;
+      rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, t.upload(shifted) + shift, t.upload(w_taps),
+                                      s.bias ? t.upload(bias) : nullptr, y + shift);
+      std::vector<float> got = t.download(y, out + shift);
+      got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
+      t.expect_close("depthwise_conv2d_nhwc", what + " silu", depthwise_reference(p, x, w, bias, true),
+                     to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
+    }
+    for (const rt::cuda::Precision precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
+      for (int form = 0; form < 4; ++form) {
+        const bool silu = form % 2 == 1, bound = form >= 2;
+        // x as the kernel holds it: rounded to the type, then widened.
+        std::vector<uint16_t> x16 = to_bits(x_nhwc, precision);
+        std::vector<float> x_read = to_nchw(to_floats(x16, precision), s.n, s.c, s.h, s.w);
+        rt::cuda::DepthwiseInputEpilogue in;
+        if (bound) {
+          in.in_hi = 0.75f;
+          for (float& v : x_read)
+            if (v == v) v = std::fmin(v, in.in_hi);
+        }
+        x16.insert(x16.begin(), shift, 0);
+        uint16_t* y = t.device<uint16_t>(out + shift);
+        rt::cuda::DepthwiseNhwcIo io;
+        io.storage = precision;
+        io.activation = silu ? rt::GemmActivation::Silu : rt::GemmActivation::None;
+        rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, t.upload(x16) + shift, t.upload(w_taps),
+                                        s.bias ? t.upload(bias) : nullptr, y + shift, bound ? &in : nullptr);
+        std::vector<uint16_t> got = t.download(y, out + shift);
+        got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
+        t.expect_close(std::string("depthwise_conv2d_nhwc (") + name_of(precision) + ")",
+                       what + (silu ? " silu" : "") + (bound ? " input bound" : ""),
+                       depthwise_reference(p, x_read, w, bias, silu),
+                       to_nchw(to_floats(got, precision), s.n, s.c, p.h_out, p.w_out),
+                       precision == rt::cuda::Precision::Fp16 ? 2e-3 : 1.6e-2);
+      }
   }
 }
 

@@ -91,6 +91,21 @@ void pool2d_cases(KernelTable& t) {
       t.expect_close("adaptive_avg_pool2d (nhwc, in chunks)", what, cpu,
                      to_nchw(t.download(y, out), n, c, ho, wo));
     }
+    // An input kept 16-bit (store_activations_16bit.cpp): the CPU's pooling of the same
+    // rounded values, every path (the scratch where it takes one).
+    for (const rt::cuda::Precision precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+      const std::vector<uint16_t> x16 = to_bits(to_nhwc(x, n, c, h, w), precision);
+      const std::vector<float> rounded = to_nchw(to_floats(x16, precision), n, c, h, w);
+      std::vector<float> want(out);
+      rt::adaptive_avg_pool2d_f32(t.pool(), n, c, h, w, ho, wo, rounded.data(), want.data());
+      const int64_t bytes = rt::cuda::adaptive_avg_pool2d_nhwc_scratch_bytes(n, c, h, w, ho, wo);
+      y = t.device<float>(out);
+      rt::cuda::adaptive_avg_pool2d_nhwc(
+          t.stream(), precision, n, c, h, w, ho, wo, t.upload(x16), y,
+          bytes > 0 ? t.device<float>(static_cast<size_t>(bytes) / sizeof(float)) : nullptr);
+      t.expect_close(std::string("adaptive_avg_pool2d (nhwc, ") + name_of(precision) + ")", what, want,
+                     to_nchw(t.download(y, out), n, c, ho, wo));
+    }
   }
 }
 

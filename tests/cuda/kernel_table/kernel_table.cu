@@ -1,5 +1,8 @@
 #include "kernel_table.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -143,6 +146,45 @@ std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, in
     for (int64_t k = 0; k < c; ++k)
       for (int64_t s = 0; s < h * w; ++s) x[(i * c + k) * h * w + s] = y[(i * h * w + s) * c + k];
   return x;
+}
+
+uint16_t bits_of(float v, rt::cuda::Precision precision) {
+  uint16_t bits;
+  if (precision == rt::cuda::Precision::Fp16) {
+    const __half h = __float2half_rn(v);
+    std::memcpy(&bits, &h, sizeof bits);
+  } else {
+    const __nv_bfloat16 h = __float2bfloat16_rn(v);
+    std::memcpy(&bits, &h, sizeof bits);
+  }
+  return bits;
+}
+
+float value_of(uint16_t bits, rt::cuda::Precision precision) {
+  if (precision == rt::cuda::Precision::Fp16) {
+    __half h;
+    std::memcpy(&h, &bits, sizeof bits);
+    return __half2float(h);
+  }
+  __nv_bfloat16 h;
+  std::memcpy(&h, &bits, sizeof bits);
+  return __bfloat162float(h);
+}
+
+std::vector<uint16_t> to_bits(const std::vector<float>& v, rt::cuda::Precision precision) {
+  std::vector<uint16_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = bits_of(v[i], precision);
+  return r;
+}
+
+std::vector<float> to_floats(const std::vector<uint16_t>& v, rt::cuda::Precision precision) {
+  std::vector<float> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = value_of(v[i], precision);
+  return r;
+}
+
+const char* name_of(rt::cuda::Precision precision) {
+  return precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
 }
 
 }  // namespace aotc::test

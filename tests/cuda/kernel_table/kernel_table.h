@@ -108,6 +108,14 @@ class KernelTable {
 // "2x3x5" for a list of sizes.
 std::string dims_str(std::initializer_list<int64_t> dims);
 
+// Values in the 16-bit type of fp16 / bf16 as raw bits (nearest even), and back; and the
+// precision's name.
+uint16_t bits_of(float v, rt::cuda::Precision precision);
+float value_of(uint16_t bits, rt::cuda::Precision precision);
+std::vector<uint16_t> to_bits(const std::vector<float>& v, rt::cuda::Precision precision);
+std::vector<float> to_floats(const std::vector<uint16_t>& v, rt::cuda::Precision precision);
+const char* name_of(rt::cuda::Precision precision);
+
 // x (n, c, h, w) -> (n, h, w, c), and back.
 std::vector<float> to_nhwc(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w);
 std::vector<float> to_nchw(const std::vector<float>& y, int64_t n, int64_t c, int64_t h, int64_t w);

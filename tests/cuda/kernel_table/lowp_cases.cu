@@ -3,7 +3,7 @@
 // - gemm_16bit_output against a sum in double over the same 16-bit operands, on each of
 //   its paths (cuBLASLt's fused epilogue; the product and then epilogue_16bit, for a bias
 //   that is not 16-byte aligned and with cuBLASLt off), with and without bias, GELU (erf
-//   and tanh: cuBLASLt's bias, then the pass), residual and relu, an A rounded from
+//   and tanh) and SiLU (cuBLASLt's bias, then the pass), residual and relu, an A rounded from
 //   float32 or already 16-bit, odd sizes, rows of whole 8-element groups and k = 0;
 // - layer_norm_16bit against the host's float32 layer norm (the warp and block kernels, a
 //   row order, an output off its alignment);
@@ -29,43 +29,6 @@ namespace {
 
 using rt::cuda::Precision;
 
-uint16_t bits_of(float v, Precision precision) {
-  uint16_t bits;
-  if (precision == Precision::Fp16) {
-    const __half h = __float2half_rn(v);
-    std::memcpy(&bits, &h, sizeof bits);
-  } else {
-    const __nv_bfloat16 h = __float2bfloat16_rn(v);
-    std::memcpy(&bits, &h, sizeof bits);
-  }
-  return bits;
-}
-
-float value_of(uint16_t bits, Precision precision) {
-  if (precision == Precision::Fp16) {
-    __half h;
-    std::memcpy(&h, &bits, sizeof bits);
-    return __half2float(h);
-  }
-  __nv_bfloat16 h;
-  std::memcpy(&h, &bits, sizeof bits);
-  return __bfloat162float(h);
-}
-
-std::vector<uint16_t> to_bits(const std::vector<float>& v, Precision precision) {
-  std::vector<uint16_t> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = bits_of(v[i], precision);
-  return r;
-}
-
-std::vector<float> to_floats(const std::vector<uint16_t>& v, Precision precision) {
-  std::vector<float> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = value_of(v[i], precision);
-  return r;
-}
-
-const char* name_of(Precision precision) { return precision == Precision::Fp16 ? "fp16" : "bf16"; }
-
 void gemm_16bit_output_cases(KernelTable& t) {
   struct Shape {
     int64_t m, n, k;
@@ -77,15 +40,18 @@ void gemm_16bit_output_cases(KernelTable& t) {
     ex.precision = precision;
     for (const Shape& s : shapes)
       for (const Path path : {Path::Fused, Path::MisalignedBias, Path::NoLt})
-        for (int variant = 0; variant < 7; ++variant) {
+        for (int variant = 0; variant < 9; ++variant) {
           // 0-3: the bias, residual and relu; 4-6: a GELU (erf, tanh, erf) after the bias
-          // (none in 6), before a residual (in 5 and 6).
-          const auto activation = variant == 5   ? rt::GemmActivation::GeluTanh
+          // (none in 6), before a residual (in 5 and 6); 7-8: a SiLU after the bias (none in
+          // 8), before a residual (in 8).
+          const auto activation = variant >= 7   ? rt::GemmActivation::Silu
+                                  : variant == 5 ? rt::GemmActivation::GeluTanh
                                   : variant >= 4 ? rt::GemmActivation::GeluErf
                                                  : rt::GemmActivation::None;
-          const bool bias = (variant != 1 && variant != 6) || path == Path::MisalignedBias,
-                     residual = variant >= 2 && variant != 4, relu = variant % 2 == 0 && variant < 4,
-                     a_float = variant == 3 || variant == 5;
+          const bool bias = (variant != 1 && variant != 6 && variant != 8) || path == Path::MisalignedBias,
+                     residual = variant >= 2 && variant != 4 && variant != 7,
+                     relu = variant % 2 == 0 && variant < 4,
+                     a_float = variant == 3 || variant == 5 || variant == 8;
           const size_t m = static_cast<size_t>(s.m), n = static_cast<size_t>(s.n),
                        k = static_cast<size_t>(s.k);
           // The operands as the GPU sees them: 16-bit values (A rounded from float32 where
@@ -105,6 +71,7 @@ void gemm_16bit_output_cases(KernelTable& t) {
               if (bias) sum += value_of(bias16[j + static_cast<size_t>(shift)], precision);
               if (activation == rt::GemmActivation::GeluErf)
                 sum = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+              if (activation == rt::GemmActivation::Silu) sum = sum / (1.0 + std::exp(-sum));
               if (activation == rt::GemmActivation::GeluTanh)
                 sum =
                     0.5 * sum *
@@ -136,6 +103,7 @@ void gemm_16bit_output_cases(KernelTable& t) {
           const std::string what = dims_str({s.m, s.n, s.k}) + ", " + how + (bias ? ", bias" : "") +
                                    (activation == rt::GemmActivation::GeluErf    ? ", GELU (erf)"
                                     : activation == rt::GemmActivation::GeluTanh ? ", GELU (tanh)"
+                                    : activation == rt::GemmActivation::Silu     ? ", SiLU"
                                                                                  : "") +
                                    (residual ? ", residual" : "") + (relu ? ", relu" : "") +
                                    (a_float ? ", A float32" : "");

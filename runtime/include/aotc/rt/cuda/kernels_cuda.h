@@ -212,6 +212,17 @@ void direct_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* 
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                                const float* bias, float* y,
                                const DepthwiseInputEpilogue* input_epilogue = nullptr);
+// The same on tensors stored as io says: x and y both in float32 (Fp32) or both in the
+// 16-bit type of Fp16 / Bf16 (store_activations_16bit.cpp), the weights and the bias in
+// float32, float32 arithmetic; io.activation (None or Silu, fuse_epilogue_silu.cpp) after the
+// bias, before the clamp. 16-bit inputs take an upper bound alone as input epilogue.
+struct DepthwiseNhwcIo {
+  Precision storage = Precision::Fp32;
+  GemmActivation activation = GemmActivation::None;
+};
+void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const DepthwiseNhwcIo& io,
+                           const void* x, const float* w, const float* bias, void* y,
+                           const DepthwiseInputEpilogue* input_epilogue = nullptr);
 
 // ---------------------------------------------------------------- pooling
 void max_pool2d_f32(cudaStream_t stream, const Pool2dParams& p, const float* x, float* y);
@@ -225,6 +236,11 @@ void max_pool2d_nhwc_f32(cudaStream_t stream, const Pool2dParams& p, const float
 void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
                                   int64_t h_out, int64_t w_out, const float* x, float* y,
                                   float* scratch = nullptr);
+// The same on an input stored in `storage`'s type: float32 (Fp32) or the 16-bit type of
+// Fp16 / Bf16 (store_activations_16bit.cpp); float32 sums and output.
+void adaptive_avg_pool2d_nhwc(cudaStream_t stream, Precision storage, int64_t n, int64_t c, int64_t h_in,
+                              int64_t w_in, int64_t h_out, int64_t w_out, const void* x, float* y,
+                              float* scratch);
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);

@@ -1,11 +1,14 @@
 // lowp.cuh - the 16-bit operand types of --precision fp16 and bf16 in device code: rounding
 // a float32 to the type (nearest even), for the kernels that stage float32 activations as
 // GEMM operands (im2col.cu, round_to_16bit.cu), and widening a value back to float32 for
-// those that read activations kept in the type (im2col_nhwc.cu, epilogue_16bit.cu).
+// those that read activations kept in the type (im2col_nhwc.cu, epilogue_16bit.cu, and the
+// generated pointwise kernels).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <cstdint>
 
 namespace aotc::rt::cuda {
 
@@ -27,5 +30,16 @@ __device__ __forceinline__ __nv_bfloat16 round_to<__nv_bfloat16>(float v) {
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
 __device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// The same on a value's raw bits, as generated kernels hold 16-bit tensors (arrays of
+// uint16_t: binary_cuda.cpp).
+__device__ __forceinline__ float widen_fp16(uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
+__device__ __forceinline__ float widen_bf16(uint16_t bits) {
+  return __bfloat162float(__ushort_as_bfloat16(bits));
+}
+__device__ __forceinline__ uint16_t fp16_bits(float v) { return __half_as_ushort(__float2half_rn(v)); }
+__device__ __forceinline__ uint16_t bf16_bits(float v) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
 
 }  // namespace aotc::rt::cuda

@@ -21,6 +21,7 @@ enum class GemmActivation : int32_t {
   None = 0,
   GeluErf = 1,   // 0.5 x (1 + erf(x / sqrt 2)), nn.GELU()
   GeluTanh = 2,  // nn.GELU(approximate="tanh")
+  Silu = 3,      // x / (1 + exp(-x)), nn.SiLU(): CUDA only (fuse_epilogue_silu.cpp)
 };
 
 struct GemmParams {
