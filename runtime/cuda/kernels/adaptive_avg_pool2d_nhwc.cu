@@ -7,10 +7,14 @@
 //     112x112 plane), a block per output pixel and kGroup channels: its rows of threads take
 //     the bin's pixels in turn, each row reading kGroup neighbouring channels (one 32-byte
 //     sector), and the rows' sums add up in shared memory in a fixed order;
-//   - global pooling of such planes, given scratch, in two steps: blocks add chunks of
-//     kChunk pixels for 32 channels each into the scratch, then a thread per channel adds
-//     its chunks in order. At batch 1 the block per output and 8 channels left the GPU
-//     nearly idle (4 blocks for a 112x112 plane of 32 channels).
+//   - global pooling (a 1x1 output), in blocks that each add a chunk of kChunk pixels for
+//     32 lanes of channels, each lane V neighbouring channels read as one 16-byte load where
+//     the channel count and the input's address allow (8 in 16 bits, 4 in float32); planes
+//     of more than one chunk add the chunks' sums, kept in the scratch, in a second step, a
+//     thread per channel in chunk order. At batch 1 the block per output and 8 channels
+//     left the GPU nearly idle (4 blocks for a 112x112 plane of 32 channels), and at batch
+//     32 the thread per output read 7x7 planes 2 bytes at a time, at a third of the
+//     bandwidth.
 // An input kept in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp:
 // a squeeze-and-excitation block's activation) is read in it; sums and output in float32.
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -80,28 +84,48 @@ __global__ void adaptive_avg_pool2d_nhwc_block_kernel(int64_t c, int64_t h_in, i
 
 constexpr unsigned kChunk = static_cast<unsigned>(kGlobalPoolChunk);
 
-// Step 1: blockIdx.x is (image, chunk of kChunk pixels, group of 32 channels); threadIdx.x
-// the channel, threadIdx.y one of 8 rows of threads taking every 8th pixel of the chunk.
-template <class T>
+// Step 1: blockIdx.x is (image, chunk of kChunk pixels, group of 32 lanes of V channels);
+// threadIdx.x the lane, threadIdx.y one of 8 rows of threads taking every 8th pixel of the
+// chunk. A plane of one chunk is done: its means go to y; otherwise the sums go to partial.
+template <class T, int V>
 __global__ void global_pool_chunks_kernel(unsigned c, unsigned pixels, unsigned chunks,
-                                          const T* __restrict__ x, float* __restrict__ partial) {
-  __shared__ float rows[8][32];
-  const unsigned groups = (c + 31) / 32;
+                                          const T* __restrict__ x, float* __restrict__ partial,
+                                          float* __restrict__ y) {
+  __shared__ float rows[8][V][32];
+  const unsigned groups = (c + 32 * V - 1) / (32 * V);
   const unsigned group = blockIdx.x % groups, rest = blockIdx.x / groups;
   const unsigned chunk = rest % chunks, image = rest / chunks;
-  const unsigned ch = group * 32 + threadIdx.x;
-  float sum = 0.0f;
+  const unsigned ch = (group * 32 + threadIdx.x) * V;  // c is a multiple of V
+  float sum[V] = {};
   if (ch < c) {
     const unsigned end = min(pixels, (chunk + 1) * kChunk);
-    for (unsigned px = chunk * kChunk + threadIdx.y; px < end; px += 8)
-      sum += widen(x[(image * pixels + px) * c + ch]);
+    for (unsigned px = chunk * kChunk + threadIdx.y; px < end; px += 8) {
+      const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(x + (image * pixels + px) * c + ch);
+#pragma unroll
+      for (int k = 0; k < V; ++k) sum[k] += widen(p.v[k]);
+    }
   }
-  rows[threadIdx.y][threadIdx.x] = sum;
+#pragma unroll
+  for (int k = 0; k < V; ++k) rows[threadIdx.y][k][threadIdx.x] = sum[k];
   __syncthreads();
   if (threadIdx.y != 0 || ch >= c) return;
-  float total = rows[0][threadIdx.x];
-  for (int r = 1; r < 8; ++r) total += rows[r][threadIdx.x];
-  partial[(image * chunks + chunk) * c + ch] = total;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    float total = rows[0][k][threadIdx.x];
+    for (int r = 1; r < 8; ++r) total += rows[r][k][threadIdx.x];
+    if (chunks == 1)
+      y[image * c + ch + k] = total / static_cast<float>(pixels);
+    else
+      partial[(image * chunks + chunk) * c + ch + k] = total;
+  }
+}
+
+template <class T, int V>
+void launch_global_pool_chunks(cudaStream_t stream, unsigned n, unsigned c, unsigned pixels, unsigned chunks,
+                               const T* x, float* partial, float* y) {
+  const unsigned blocks = n * chunks * ((c + 32 * V - 1) / (32 * V));
+  global_pool_chunks_kernel<T, V><<<blocks, dim3(32, 8), 0, stream>>>(c, pixels, chunks, x, partial, y);
+  check_launch("global_pool_chunks_kernel");
 }
 
 // Step 2: a thread per (image, channel) adds its chunks in order.
@@ -121,15 +145,21 @@ void pool(cudaStream_t stream, int64_t n, int64_t c, int64_t h_in, int64_t w_in,
           const T* x, float* y, float* scratch) {
   const int64_t total = n * c * h_out * w_out;
   if (total <= 0) return;
-  if (scratch && adaptive_avg_pool2d_nhwc_in_chunks(n, c, h_in, w_in, h_out, w_out)) {
-    const auto pixels = static_cast<unsigned>(h_in * w_in), chunks = (pixels + kChunk - 1) / kChunk;
-    const auto channels = static_cast<unsigned>(c);
-    const unsigned blocks = static_cast<unsigned>(n) * chunks * ((channels + 31) / 32);
-    global_pool_chunks_kernel<T><<<blocks, dim3(32, 8), 0, stream>>>(channels, pixels, chunks, x, scratch);
-    check_launch("global_pool_chunks_kernel");
-    global_pool_sum_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        channels, pixels, chunks, static_cast<unsigned>(total), scratch, y);
-    check_launch("global_pool_sum_kernel");
+  const bool global = adaptive_avg_pool2d_nhwc_global(n, c, h_in, w_in, h_out, w_out);
+  const auto pixels = global ? static_cast<unsigned>(h_in * w_in) : 0u,
+             chunks = (pixels + kChunk - 1) / kChunk;
+  if (global && (chunks == 1 || scratch)) {
+    const auto images = static_cast<unsigned>(n), channels = static_cast<unsigned>(c);
+    constexpr int kLanes = 16 / sizeof(T);
+    if (channels % kLanes == 0 && pack_aligned(x, sizeof(Pack<T, kLanes>)))
+      launch_global_pool_chunks<T, kLanes>(stream, images, channels, pixels, chunks, x, scratch, y);
+    else
+      launch_global_pool_chunks<T, 1>(stream, images, channels, pixels, chunks, x, scratch, y);
+    if (chunks > 1) {
+      global_pool_sum_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
+          channels, pixels, chunks, static_cast<unsigned>(total), scratch, y);
+      check_launch("global_pool_sum_kernel");
+    }
     return;
   }
   // The largest bin: every bin spans at most ceil(h_in / h_out) + 1 rows, likewise columns.

@@ -58,10 +58,6 @@ __device__ inline V zero_v() {
 
 // How a vector V of channels is stored in memory: as V itself in float32, as four 16-bit
 // values in 8 bytes (V = float4) or one (V = float) in the 16-bit type S.
-template <class S, int N>
-struct alignas(sizeof(S) * N) Pack {
-  S v[N];
-};
 template <class V, class S>
 using Stored = std::conditional_t<std::is_same_v<S, float>, V, Pack<S, sizeof(V) / sizeof(float)>>;
 

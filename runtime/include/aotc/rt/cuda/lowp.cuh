@@ -2,12 +2,13 @@
 // a float32 to the type (nearest even), for the kernels that stage float32 activations as
 // GEMM operands (im2col.cu, round_to_16bit.cu), and widening a value back to float32 for
 // those that read activations kept in the type (im2col_nhwc.cu, epilogue_16bit.cu, and the
-// generated pointwise kernels).
+// generated pointwise kernels), and the packs of such values that one load or store moves.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace aotc::rt::cuda {
@@ -41,5 +42,15 @@ __device__ __forceinline__ uint16_t fp16_bits(float v) { return __half_as_ushort
 __device__ __forceinline__ uint16_t bf16_bits(float v) {
   return __bfloat16_as_ushort(__float2bfloat16_rn(v));
 }
+
+// N values of S that one instruction loads or stores (16 bytes at most): a vector of
+// channels or of consecutive elements, read from and written to memory aligned to its size.
+template <class S, int N>
+struct alignas(sizeof(S) * N) Pack {
+  S v[N];
+};
+
+// Whether a pack of `bytes` may be loaded or stored at p (a launch's choice of kernel).
+inline bool pack_aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 }  // namespace aotc::rt::cuda
