@@ -733,6 +733,61 @@ TEST_CASE("cuda: a depthwise convolution applies the bias and clamp of the NCHW 
   }
 }
 
+TEST_CASE("cuda: float binary ops also get a kernel of 16-byte runs, taken where sizes and addresses allow") {
+  // x * gate as a squeeze-and-excitation block multiplies (the gate one value per image and
+  // channel), x + r (dense), x * s (one value per row), and an int64 add (scalar only).
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Fp16}) {
+    CAPTURE(precision);
+    const bool half = precision == rt::cuda::Precision::Fp16;
+    const ir::DType f = ir::DType::Float32;
+    ir::Graph g;
+    const int x = g.add_input(f, {2, 5, 7, 24}, "x");
+    const int gate = g.add_input(f, {2, 1, 1, 24}, "gate");
+    const int r = g.add_input(f, {2, 5, 7, 24}, "r");
+    const int s = g.add_input(f, {2, 5, 7, 1}, "s");
+    const int i = g.add_input(ir::DType::Int64, {2, 5, 7, 24}, "i");
+    const auto binary = [&](int a, int b, ir::DType t, int64_t op, int line) {
+      const int out = g.add_value(t, {2, 5, 7, 24});
+      g.add_op(ir::kind::binary, {a, b}, {out}, where(line)).attrs = {{"op", op}, {"alpha", 1.0}};
+      g.outputs.push_back({out, "y" + std::to_string(line)});
+    };
+    binary(x, gate, f, static_cast<int64_t>(rt::BinaryOp::Mul), 1);
+    binary(x, r, f, static_cast<int64_t>(rt::BinaryOp::Add), 2);
+    binary(x, s, f, static_cast<int64_t>(rt::BinaryOp::Mul), 3);
+    binary(i, i, ir::DType::Int64, static_cast<int64_t>(rt::BinaryOp::Add), 4);
+    ops::cuda::check_cuda_support(g);
+    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
+    if (half)  // as store_activations_16bit.cpp keeps activations; the gate stays float32
+      for (ir::Value& v : g.values)
+        if (v.dtype == ir::DType::Float32 && &v != &g.value(gate)) v.dtype = ir::DType::Float16;
+    const codegen::Sources src =
+        codegen::cuda::generate_cuda_sources(g, "model.pt", codegen::WeightsMode::Embed, {});
+    const std::string& code = src.model_cpp;
+    const std::string run = half ? "8" : "4";
+    const std::string type = half ? "uint16_t" : "float";
+    const std::string pack = "aotc::rt::cuda::Pack<" + type + ", " + run + ">";
+    for (const char* kernel : {"aotc_op0_runs", "aotc_op1_runs", "aotc_op2_runs"}) {
+      CAPTURE(kernel);
+      CHECK(code.find(std::string("void __launch_bounds__(256) ") + kernel + "(") != std::string::npos);
+    }
+    CHECK(code.find("aotc_op3_runs") == std::string::npos);
+    // The gate and s are read once per run, x and r as packs; the runs are taken where the
+    // element count, the last dim and every pack's address allow.
+    CHECK(code.find("const " + type + " pb = b[ib];") != std::string::npos);
+    // A float32 gate beside 16-bit tensors: runs of 8 all the same, its pack two loads.
+    CHECK(code.find("const aotc::rt::cuda::Pack<float, " + run + "> pb = *reinterpret_cast<") !=
+          std::string::npos);
+    CHECK(code.find("const " + pack + " pa = *reinterpret_cast<const " + pack + "*>(a + i);") !=
+          std::string::npos);
+    CHECK(code.find("const " + pack + " pb = *reinterpret_cast<const " + pack + "*>(b + i);") !=
+          std::string::npos);
+    CHECK(code.find("if ((1680ll % " + run + " == 0) && (24ll % " + run +
+                    " == 0) && aotc::rt::cuda::pack_aligned(") != std::string::npos);
+    CHECK(code.find("if ((1680ll % " + run + " == 0) && aotc::rt::cuda::pack_aligned(") != std::string::npos);
+    CHECK(code.find("static_cast<unsigned>((1680ll / " + run + " + 255) / 256)") != std::string::npos);
+  }
+}
+
 TEST_CASE("cuda: an NHWC depthwise convolution applies relu6's upper bound for the GEMM it alone reads") {
   // x -> 1x1 conv + bias + clamp -> v -> depthwise 3x3 + bias -> 1x1 conv -> y, in NHWC.
   // Variant 0: relu6 (its bound 6 was a pass after cuBLASLt: it moves); 1: v is also
