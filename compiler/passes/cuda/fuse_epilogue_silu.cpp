@@ -43,7 +43,8 @@ void fuse_epilogue_silu(ir::Graph& graph) {
     const int p = producer_of(graph, act.inputs[0]);
     if (p < 0) continue;
     ir::Op& producer = graph.ops[static_cast<size_t>(p)];
-    if (!takes_silu(producer) || producer.outputs.size() != 1 || producer.outputs[0] != act.inputs[0]) continue;
+    if (!takes_silu(producer) || producer.outputs.size() != 1 || producer.outputs[0] != act.inputs[0])
+      continue;
     if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
     if (graph.value(producer.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
     producer.attrs[ir::attr::activation] = static_cast<int64_t>(rt::GemmActivation::Silu);
