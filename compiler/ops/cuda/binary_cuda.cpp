@@ -3,7 +3,8 @@
 // and the relu/clamp that the CUDA pipeline fused into it (the residual add + relu of
 // a ResNet block is one pass). Operands of float32, int64, int32 or bool, computed as the
 // CPU's rt::binary computes them (aotc/rt/cuda/pointwise.cuh); float32 values kept 16-bit
-// (store_activations_16bit.cpp) are read and written in that type.
+// (store_activations_16bit.cpp) are read and written in that type. Float ops also get a
+// kernel of runs of consecutive outputs per thread, in 16-byte loads and stores.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -63,17 +64,25 @@ std::string read_as_float(ir::DType t, const std::string& element) {
   return element;
 }
 
-// Index expression of one operand for output element i.
-std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& out, const std::string& var,
-                          std::string& code) {
+// How an operand's elements follow the output's: one element for all (a scalar), the
+// output's own order (dense), or neither. Dims of size 1 do not move the index.
+enum class Follows { Scalar, Dense, Strided };
+Follows operand_follows(const std::vector<int64_t>& strides, const ir::Shape& out) {
   const std::vector<int64_t> dense = dense_strides(out);
-  bool all_zero = true, is_dense = true;  // dims of size 1 do not move the index
+  bool all_zero = true, is_dense = true;
   for (size_t d = 0; d < out.size(); ++d) {
     all_zero = all_zero && (strides[d] == 0 || out[d] == 1);
     is_dense = is_dense && (strides[d] == dense[d] || out[d] == 1);
   }
-  if (all_zero) return "0";
-  if (is_dense) return "i";
+  return all_zero ? Follows::Scalar : is_dense ? Follows::Dense : Follows::Strided;
+}
+
+// Index expression of one operand for output element i.
+std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& out, const std::string& var,
+                          std::string& code) {
+  const Follows f = operand_follows(strides, out);
+  if (f == Follows::Scalar) return "0";
+  if (f == Follows::Dense) return "i";
   code += "  int64_t " + var + " = 0;\n  {\n    int64_t r = i;\n";
   for (size_t d = out.size(); d-- > 0;) {
     const std::string dim = std::to_string(out[d]) + "ll";
@@ -85,9 +94,9 @@ std::string operand_index(const std::vector<int64_t>& strides, const ir::Shape& 
   return var;
 }
 
-// How the kernel that computes kPack consecutive outputs per thread (a run inside one row
-// of the output's last dim, or of a dense operand) reads an operand: a pack of consecutive
-// elements, or one element for the whole run.
+// How the kernel that computes a run of consecutive outputs per thread (inside one row of
+// the output's last dim, or anywhere where every operand is dense or a scalar) reads an
+// operand: a pack of consecutive elements, or one element for the whole run.
 enum class RunRead { Pack, One };
 struct VectorRead {
   RunRead read;
@@ -95,14 +104,9 @@ struct VectorRead {
 };
 
 std::optional<VectorRead> vector_read(const std::vector<int64_t>& strides, const ir::Shape& out) {
-  const std::vector<int64_t> dense = dense_strides(out);
-  bool all_zero = true, is_dense = true;
-  for (size_t d = 0; d < out.size(); ++d) {
-    all_zero = all_zero && (strides[d] == 0 || out[d] == 1);
-    is_dense = is_dense && (strides[d] == dense[d] || out[d] == 1);
-  }
-  if (all_zero) return VectorRead{RunRead::One, false};
-  if (is_dense) return VectorRead{RunRead::Pack, false};
+  const Follows f = operand_follows(strides, out);
+  if (f == Follows::Scalar) return VectorRead{RunRead::One, false};
+  if (f == Follows::Dense) return VectorRead{RunRead::Pack, false};
   if (strides.back() == 1) return VectorRead{RunRead::Pack, true};  // broadcast in another dim only
   if (strides.back() == 0) return VectorRead{RunRead::One, true};   // one value per row
   return std::nullopt;
@@ -181,10 +185,9 @@ CudaCode emit_binary(const EmitContext& e, const ir::Op& op, size_t index) {
   // Float arithmetic (the elementwise ops of a CNN's blocks: a squeeze-and-excitation gate,
   // a residual add) also gets a kernel that takes runs of 8 elements per thread where a
   // 16-bit tensor is read or written (4 where all are float32) in 16-byte loads and stores,
-  // launched where the
-  // sizes make runs and the addresses are aligned (checked at run time, as sizes may be
-  // named dims); the scalar kernel otherwise. One element per thread left the loads far
-  // below the bandwidth on 16-bit tensors.
+  // launched where the sizes make runs and the addresses are aligned (checked at run time,
+  // as sizes may be named dims); the scalar kernel otherwise. One element per thread left
+  // the loads far below the bandwidth on 16-bit tensors.
   const std::optional<VectorRead> a_read = vector_read(a_strides, out), b_read = vector_read(b_strides, out);
   const bool floats = is_float(a_t) && is_float(b_t) && is_float(out_t);
   if (!floats || !a_read || !b_read || out.empty()) {
