@@ -43,6 +43,14 @@ ir::Op& add_conv(ir::Graph& g, int x, int w, int bias, int y, int64_t c_in, int6
   return test::add_conv(g, x, w, bias, y, c_in, c_out, hw, k, groups, where(1));
 }
 
+// The CUDA passes with every convertible value in NHWC (AOTC_CUDA_LAYOUT=nhwc): a test graph
+// of few convolutions would stay NCHW, as a network of many converts.
+void run_cuda_passes_nhwc(ir::Graph& g, rt::cuda::Precision precision) {
+  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
+  passes::cuda::run_cuda_passes(g, precision, false);
+  ::unsetenv("AOTC_CUDA_LAYOUT");
+}
+
 }  // namespace
 
 TEST_CASE("cuda: the registry covers the op kinds of the CNN models") {
@@ -801,9 +809,7 @@ TEST_CASE("cuda: an NHWC depthwise convolution applies relu6's upper bound for t
     add_conv(g, e.d, g.add_f32_constant({4, 8, 1, 1}, std::vector<float>(32, 0.5f)), -1, y, 8, 4, 6, 1, 1);
     g.outputs.push_back({y, "y"});
     if (variant == 1) g.outputs.push_back({e.v, "v"});
-    ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-    passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-    ::unsetenv("AOTC_CUDA_LAYOUT");
+    run_cuda_passes_nhwc(g, rt::cuda::Precision::Fp32);
     const ir::Op* gemm = nullptr;
     const ir::Op* dw = nullptr;
     for (const ir::Op& op : g.ops) {
@@ -929,9 +935,7 @@ TEST_CASE("cuda: NHWC forced on a graph whose converted values are also read in 
   const int c3 = conv(v);
   g.outputs = {{c3, "c3"}, {c1, "c1"}, {e, "e"}};
   passes::run_default_passes(g, false);
-  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-  ::unsetenv("AOTC_CUDA_LAYOUT");
+  run_cuda_passes_nhwc(g, rt::cuda::Precision::Fp32);
   CHECK(count_kind(g, ir::kind::conv2d) == 0);
   CHECK(count_kind(g, ir::kind::im2col_nhwc) == 3);
   // Permuting copies: c2 before the copy reads it, then c3, c1 and e for the outputs.
@@ -1151,9 +1155,7 @@ TEST_CASE("cuda: a gate of the pooled features' shape with no NHWC form reads it
 TEST_CASE("cuda: a permute back to NCHW that is returned is copied once, from its NHWC input") {
   ir::Graph g = convnext_like(true);
   passes::run_default_passes(g, false);
-  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-  ::unsetenv("AOTC_CUDA_LAYOUT");
+  run_cuda_passes_nhwc(g, rt::cuda::Precision::Fp32);
   check_defined_before_use(g);
   REQUIRE(count_kind(g, ir::kind::copy) == 3);  // c3 and q back to NCHW, x's permute
   const ir::Op& q_copy = g.ops.back();
@@ -1179,9 +1181,7 @@ TEST_CASE("cuda: a convolution whose result is returned through a view of anothe
   passes::run_default_passes(g, false);
   REQUIRE(g.ops.size() == 2);
   REQUIRE(g.value(g.ops[1].outputs[0]).shape == ir::Shape{1, 4, 20, 10});  // the relu, fused
-  ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
-  ::unsetenv("AOTC_CUDA_LAYOUT");
+  run_cuda_passes_nhwc(g, rt::cuda::Precision::Fp32);
   CHECK(count_kind(g, ir::kind::conv2d) == 1);  // conv2, in NCHW; conv1 in NHWC, copied back for it
   CHECK(count_kind(g, ir::kind::im2col_nhwc) == 1);
   CHECK(g.ops.back().kind == ir::kind::conv2d);
@@ -1903,9 +1903,7 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
     ir::Graph g = mbconv_block(false);
     passes::run_default_passes(g, false);
     ops::cuda::check_cuda_support(g);
-    ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-    passes::cuda::run_cuda_passes(g, precision, false);
-    ::unsetenv("AOTC_CUDA_LAYOUT");
+    run_cuda_passes_nhwc(g, precision);
     check_defined_before_use(g);
     CHECK(count_kind(g, ir::kind::unary) == 1);  // the sigmoid
     size_t with_silu = 0;
@@ -1941,9 +1939,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       ir::Graph g = mbconv_block(return_d);
       passes::run_default_passes(g, false);
       ops::cuda::check_cuda_support(g);
-      ::setenv("AOTC_CUDA_LAYOUT", "nhwc", 1);
-      passes::cuda::run_cuda_passes(g, precision, false);
-      ::unsetenv("AOTC_CUDA_LAYOUT");
+      run_cuda_passes_nhwc(g, precision);
       check_defined_before_use(g);
       const ir::Op* dw = nullptr;
       const ir::Op* pool = nullptr;
