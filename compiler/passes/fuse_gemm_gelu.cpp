@@ -18,29 +18,20 @@
 namespace aotc::passes {
 
 void fuse_gemm_gelu(ir::Graph& graph, const char* off_switch) {
-  if (const char* env = std::getenv(off_switch); env && std::strcmp(env, "0") == 0) return;
-  for (size_t i = 0; i < graph.ops.size(); ++i) {
-    const ir::Op& act = graph.ops[i];
-    if (act.kind != ir::kind::unary) continue;
-    const auto kind = static_cast<rt::UnaryOp>(act.i("op"));
-    if (kind != rt::UnaryOp::GeluErf && kind != rt::UnaryOp::GeluTanh) continue;
-    const int p = producer_of(graph, act.inputs[0]);
-    if (p < 0) continue;
-    ir::Op& gemm = graph.ops[static_cast<size_t>(p)];
-    if (gemm.kind != ir::kind::gemm || gemm.has(ir::attr::conv_geometry) || gemm.has(ir::attr::activation))
-      continue;
-    if (gemm.inputs.size() > 3 && gemm.inputs[3] >= 0) continue;  // a residual: it comes before
-    if ((gemm.has(ir::attr::clamp_lo) && gemm.f(ir::attr::clamp_lo) != -INFINITY) ||
-        (gemm.has(ir::attr::clamp_hi) && gemm.f(ir::attr::clamp_hi) != INFINITY))
-      continue;
-    if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
-    if (graph.value(gemm.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
-    gemm.attrs[ir::attr::activation] = static_cast<int64_t>(
-        kind == rt::UnaryOp::GeluErf ? rt::GemmActivation::GeluErf : rt::GemmActivation::GeluTanh);
-    gemm.outputs[0] = act.outputs[0];
-    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
-    --i;
-  }
+  fuse_unary_into_epilogue(
+      graph, off_switch,
+      [](rt::UnaryOp kind) {
+        return kind == rt::UnaryOp::GeluErf    ? rt::GemmActivation::GeluErf
+               : kind == rt::UnaryOp::GeluTanh ? rt::GemmActivation::GeluTanh
+                                               : rt::GemmActivation::None;
+      },
+      [](const ir::Op& gemm, const ir::Op&) {
+        // No residual or clamp: the activation comes before them.
+        return gemm.kind == ir::kind::gemm && !gemm.has(ir::attr::conv_geometry) &&
+               !(gemm.inputs.size() > 3 && gemm.inputs[3] >= 0) &&
+               !(gemm.has(ir::attr::clamp_lo) && gemm.f(ir::attr::clamp_lo) != -INFINITY) &&
+               !(gemm.has(ir::attr::clamp_hi) && gemm.f(ir::attr::clamp_hi) != INFINITY);
+      });
 }
 
 }  // namespace aotc::passes

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "passes.h"
@@ -57,6 +58,28 @@ int producer_of(const ir::Graph& graph, int id) {
     for (int out : graph.ops[i].outputs)
       if (out == root) return static_cast<int>(i);
   return -1;
+}
+
+void fuse_unary_into_epilogue(ir::Graph& graph, const char* off_switch,
+                              const std::function<rt::GemmActivation(rt::UnaryOp)>& activation_of,
+                              const std::function<bool(const ir::Op& producer, const ir::Op& unary)>& takes) {
+  if (const char* env = std::getenv(off_switch); env && std::strcmp(env, "0") == 0) return;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& act = graph.ops[i];
+    if (act.kind != ir::kind::unary) continue;
+    const rt::GemmActivation activation = activation_of(static_cast<rt::UnaryOp>(act.i("op")));
+    if (activation == rt::GemmActivation::None) continue;
+    const int p = producer_of(graph, act.inputs[0]);
+    if (p < 0) continue;
+    ir::Op& producer = graph.ops[static_cast<size_t>(p)];
+    if (producer.has(ir::attr::activation) || !takes(producer, act)) continue;
+    if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
+    if (graph.value(producer.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
+    producer.attrs[ir::attr::activation] = static_cast<int64_t>(activation);
+    producer.outputs[0] = act.outputs[0];
+    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    --i;
+  }
 }
 
 void run_step(ir::Graph& graph, bool verbose, const char* name, const std::function<void(ir::Graph&)>& pass) {

@@ -4,6 +4,8 @@
 // (cuda/cuda_passes.h).
 #pragma once
 
+#include <aotc/rt/kernels.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -142,6 +144,14 @@ std::vector<int> readers_of_storage(const ir::Graph& graph, int id);
 int sole_whole_read(const ir::Graph& graph, int id);
 // The index of the op producing value id's storage root, or -1.
 int producer_of(const ir::Graph& graph, int id);
+// Shared by the activation fusions (fuse_gemm_gelu.cpp, cuda/fuse_epilogue_silu.cpp): each
+// unary op that activation_of maps to an epilogue activation (None: not this one) and that
+// alone reads a result of its shape, from an op that takes(producer, unary) accepts, becomes
+// that op's "activation" attribute, applied after its bias; the op then writes the unary's
+// output. Unless the environment variable named off_switch is 0 when compiling.
+void fuse_unary_into_epilogue(ir::Graph& graph, const char* off_switch,
+                              const std::function<rt::GemmActivation(rt::UnaryOp)>& activation_of,
+                              const std::function<bool(const ir::Op& producer, const ir::Op& unary)>& takes);
 // The first float of constant value id (following aliases and their byte offsets), or
 // null when the bytes it views are not a float32 constant of at least `count` floats.
 const float* constant_floats(const ir::Graph& graph, int id, int64_t count);

@@ -12,8 +12,6 @@
 #include <aotc/rt/kernels.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 #include "../passes.h"
 #include "cuda_passes.h"
@@ -26,8 +24,11 @@ bool no_clamp(const ir::Op& op) {
          (!op.has(ir::attr::clamp_hi) || op.f(ir::attr::clamp_hi) == INFINITY);
 }
 
-bool takes_silu(const ir::Op& op) {
-  if (op.has(ir::attr::activation) || !no_clamp(op)) return false;
+// An op without a clamp yet (the activation comes before it) that applies an activation
+// after its bias: an NHWC depthwise convolution, or a GEMM without a residual that does not
+// unfold a convolution itself, and whose result is the SiLU's input itself.
+bool takes_silu(const ir::Op& op, const ir::Op& silu) {
+  if (!no_clamp(op) || op.outputs.size() != 1 || op.outputs[0] != silu.inputs[0]) return false;
   if (op.kind == ir::kind::depthwise_conv2d_nhwc) return true;
   return op.kind == ir::kind::gemm && !op.has(ir::attr::conv_geometry) &&
          !(op.inputs.size() > 3 && op.inputs[3] >= 0);  // no residual
@@ -36,22 +37,12 @@ bool takes_silu(const ir::Op& op) {
 }  // namespace
 
 void fuse_epilogue_silu(ir::Graph& graph) {
-  if (const char* env = std::getenv("AOTC_CUDA_FUSE_SILU"); env && std::strcmp(env, "0") == 0) return;
-  for (size_t i = 0; i < graph.ops.size(); ++i) {
-    const ir::Op& act = graph.ops[i];
-    if (act.kind != ir::kind::unary || static_cast<rt::UnaryOp>(act.i("op")) != rt::UnaryOp::Silu) continue;
-    const int p = producer_of(graph, act.inputs[0]);
-    if (p < 0) continue;
-    ir::Op& producer = graph.ops[static_cast<size_t>(p)];
-    if (!takes_silu(producer) || producer.outputs.size() != 1 || producer.outputs[0] != act.inputs[0])
-      continue;
-    if (readers_of_storage(graph, act.inputs[0]).size() != 1) continue;
-    if (graph.value(producer.outputs[0]).shape != graph.value(act.outputs[0]).shape) continue;
-    producer.attrs[ir::attr::activation] = static_cast<int64_t>(rt::GemmActivation::Silu);
-    producer.outputs[0] = act.outputs[0];
-    graph.ops.erase(graph.ops.begin() + static_cast<std::ptrdiff_t>(i));
-    --i;
-  }
+  fuse_unary_into_epilogue(
+      graph, "AOTC_CUDA_FUSE_SILU",
+      [](rt::UnaryOp kind) {
+        return kind == rt::UnaryOp::Silu ? rt::GemmActivation::Silu : rt::GemmActivation::None;
+      },
+      takes_silu);
 }
 
 }  // namespace aotc::passes::cuda
