@@ -278,8 +278,6 @@ void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, Gem
   launch<V, S, 0, 1, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
-bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
-
 }  // namespace
 
 void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const DepthwiseNhwcIo& io,
@@ -318,10 +316,10 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
   }
   const float* in_bias = input_epilogue ? input_epilogue->in_bias : nullptr;
   // Four channels a vector: 16 bytes of float32, 8 of a 16-bit type.
-  const uintptr_t vector_bytes = storage_16bit ? 8 : 16;
-  const auto aligned = [&](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % vector_bytes == 0; };
-  const bool vec4 = p.c_out % 4 == 0 && aligned(x) && aligned(y) && aligned16(w) &&
-                    (!bias || aligned16(bias)) && (!in_bias || aligned16(in_bias));
+  const size_t stored = storage_16bit ? 8 : 16;
+  const bool vec4 = p.c_out % 4 == 0 && pack_aligned(x, stored) && pack_aligned(y, stored) &&
+                    pack_aligned(w, 16) && (!bias || pack_aligned(bias, 16)) &&
+                    (!in_bias || pack_aligned(in_bias, 16));
   Geometry g{};
   g.vectors = static_cast<unsigned>(vec4 ? p.c_out / 4 : p.c_out);
   g.h_in = static_cast<unsigned>(p.h_in);
