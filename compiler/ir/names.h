@@ -72,6 +72,7 @@ inline constexpr char clamp_hi[] = "clamp_hi";
 inline constexpr char activation[] = "activation";  // fuse_gemm_gelu
 inline constexpr char input_clamp_lo[] = "input_clamp_lo";
 inline constexpr char input_clamp_hi[] = "input_clamp_hi";
+inline constexpr char input_activation[] = "input_activation";  // a GemmActivation
 inline constexpr char expand_silu[] = "expand_silu";
 inline constexpr char expand_clamp_lo[] = "expand_clamp_lo";
 inline constexpr char expand_clamp_hi[] = "expand_clamp_hi";

@@ -1853,8 +1853,8 @@ namespace {
 
 // An EfficientNet block: e = silu(conv1x1(x)); d = silu(depthwise3x3(e)); the
 // squeeze-and-excitation gate s = sigmoid(conv1x1(silu(conv1x1(mean(d))))); y = conv1x1(d * s)
-// + x. d is also returned where return_d.
-ir::Graph mbconv_block(bool return_d) {
+// + x, with c expanded channels. d is also returned where return_d.
+ir::Graph mbconv_block(bool return_d, int64_t c = 16) {
   ir::Graph g;
   const auto silu = [&](int in, const ir::Shape& shape, rt::UnaryOp op = rt::UnaryOp::Silu) {
     const int out = g.add_value(ir::DType::Float32, shape);
@@ -1868,26 +1868,26 @@ ir::Graph mbconv_block(bool return_d) {
     return g.add_f32_constant(std::move(shape), w);
   };
   const int x = g.add_input(ir::DType::Float32, {1, 8, 10, 10}, "x");
-  const int e0 = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
-  add_conv(g, x, weights({16, 8, 1, 1}), weights({16}), e0, 8, 16, 10, 1, 1);
-  const int e = silu(e0, {1, 16, 10, 10});
-  const int d0 = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
-  add_conv(g, e, weights({16, 1, 3, 3}), weights({16}), d0, 16, 16, 10, 3, 16);
-  const int d = silu(d0, {1, 16, 10, 10});
-  const int a = g.add_value(ir::DType::Float32, {1, 16, 1, 1});
+  const int e0 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
+  add_conv(g, x, weights({c, 8, 1, 1}), weights({c}), e0, 8, c, 10, 1, 1);
+  const int e = silu(e0, {1, c, 10, 10});
+  const int d0 = g.add_value(ir::DType::Float32, {1, c, 10, 10});
+  add_conv(g, e, weights({c, 1, 3, 3}), weights({c}), d0, c, c, 10, 3, c);
+  const int d = silu(d0, {1, c, 10, 10});
+  const int a = g.add_value(ir::DType::Float32, {1, c, 1, 1});
   g.add_op(ir::kind::adaptive_avg_pool2d, {d}, {a}, where(3)).attrs = {
-      {"n", int64_t{1}},     {"c", int64_t{16}},    {"h_in", int64_t{10}},
-      {"w_in", int64_t{10}}, {"h_out", int64_t{1}}, {"w_out", int64_t{1}}};
+      {"n", int64_t{1}},    {"c", c}, {"h_in", int64_t{10}}, {"w_in", int64_t{10}}, {"h_out", int64_t{1}},
+      {"w_out", int64_t{1}}};
   const int f1 = g.add_value(ir::DType::Float32, {1, 4, 1, 1});
-  add_conv(g, a, weights({4, 16, 1, 1}), weights({4}), f1, 16, 4, 1, 1, 1);
-  const int f2 = g.add_value(ir::DType::Float32, {1, 16, 1, 1});
-  add_conv(g, silu(f1, {1, 4, 1, 1}), weights({16, 4, 1, 1}), weights({16}), f2, 4, 16, 1, 1, 1);
-  const int s = silu(f2, {1, 16, 1, 1}, rt::UnaryOp::Sigmoid);
-  const int gated = g.add_value(ir::DType::Float32, {1, 16, 10, 10});
+  add_conv(g, a, weights({4, c, 1, 1}), weights({4}), f1, c, 4, 1, 1, 1);
+  const int f2 = g.add_value(ir::DType::Float32, {1, c, 1, 1});
+  add_conv(g, silu(f1, {1, 4, 1, 1}), weights({c, 4, 1, 1}), weights({c}), f2, 4, c, 1, 1, 1);
+  const int s = silu(f2, {1, c, 1, 1}, rt::UnaryOp::Sigmoid);
+  const int gated = g.add_value(ir::DType::Float32, {1, c, 10, 10});
   g.add_op(ir::kind::binary, {s, d}, {gated}, where(4)).attrs = {
       {"op", static_cast<int64_t>(rt::BinaryOp::Mul)}, {"alpha", 1.0}};
   const int p = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
-  add_conv(g, gated, weights({8, 16, 1, 1}), weights({8}), p, 16, 8, 10, 1, 1);
+  add_conv(g, gated, weights({8, c, 1, 1}), weights({8}), p, c, 8, 10, 1, 1);
   const int y = g.add_value(ir::DType::Float32, {1, 8, 10, 10});
   g.add_op(ir::kind::binary, {p, x}, {y}, where(5)).attrs = {{"op", static_cast<int64_t>(rt::BinaryOp::Add)},
                                                              {"alpha", 1.0}};
@@ -1899,27 +1899,45 @@ ir::Graph mbconv_block(bool return_d) {
 }  // namespace
 
 TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise convolution before them") {
-  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32}) {
-    ir::Graph g = mbconv_block(false);
-    passes::run_default_passes(g, false);
-    ops::cuda::check_cuda_support(g);
-    run_cuda_passes_nhwc(g, precision);
-    check_defined_before_use(g);
-    CHECK(count_kind(g, ir::kind::unary) == 1);  // the sigmoid
-    size_t with_silu = 0;
-    for (const ir::Op& op : g.ops) {
-      if (op.has(ir::attr::activation)) {
-        CHECK(op.i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::Silu));
-        ++with_silu;
+  // 16 expanded channels: the expansion's SiLU goes on into the depthwise convolution's
+  // loads (fold_depthwise_input.cpp, its shared-memory tiles); 12 (not a multiple of 8),
+  // or with AOTC_CUDA_FOLD_DEPTHWISE=0, it stays the expansion GEMM's epilogue.
+  for (const auto precision : {rt::cuda::Precision::Fp32, rt::cuda::Precision::Tf32})
+    for (const int64_t c : {16, 12})
+      for (const bool fold : {true, false}) {
+        CAPTURE(precision);
+        CAPTURE(c);
+        CAPTURE(fold);
+        ir::Graph g = mbconv_block(false, c);
+        passes::run_default_passes(g, false);
+        ops::cuda::check_cuda_support(g);
+        if (!fold) ::setenv("AOTC_CUDA_FOLD_DEPTHWISE", "0", 1);
+        run_cuda_passes_nhwc(g, precision);
+        ::unsetenv("AOTC_CUDA_FOLD_DEPTHWISE");
+        check_defined_before_use(g);
+        CHECK(count_kind(g, ir::kind::unary) == 1);  // the sigmoid
+        size_t with_silu = 0;
+        const ir::Op* dw = nullptr;
+        for (const ir::Op& op : g.ops) {
+          if (op.has(ir::attr::activation)) {
+            CHECK(op.i(ir::attr::activation) == static_cast<int64_t>(rt::GemmActivation::Silu));
+            ++with_silu;
+          }
+          if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+          for (int v : op.outputs) CHECK(g.value(v).dtype == ir::DType::Float32);
+        }
+        REQUIRE(dw);
+        const bool moved = fold && c == 16;
+        // the depthwise convolution, the gate's first layer, and the expansion unless moved
+        CHECK(with_silu == (moved ? 2 : 3));
+        CHECK(dw->has(ir::attr::input_activation) == moved);
+        const codegen::Sources src =
+            codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
+        CHECK(src.model_cpp.find("io.activation = static_cast<aotc::rt::GemmActivation>(3);") !=
+              std::string::npos);
+        CHECK((src.model_cpp.find("in.in_activation = static_cast<aotc::rt::GemmActivation>(3);") !=
+               std::string::npos) == moved);
       }
-      for (int v : op.outputs) CHECK(g.value(v).dtype == ir::DType::Float32);
-    }
-    CHECK(with_silu == 3);  // the expansion, the depthwise convolution, the gate's first layer
-    const codegen::Sources src =
-        codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
-    CHECK(src.model_cpp.find("io.activation = static_cast<aotc::rt::GemmActivation>(3);") !=
-          std::string::npos);
-  }
   // AOTC_CUDA_FUSE_SILU=0: every SiLU a pass of its own.
   ir::Graph g = mbconv_block(false);
   passes::run_default_passes(g, false);

@@ -5,7 +5,7 @@
 // fuse_epilogue_silu.cpp gave it one ("activation"). x and y are both float32 or both in the
 // 16-bit type store_activations_16bit.cpp keeps them in. With "input_clamp_lo" the epilogue
 // of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its
-// bias is the 4th input (-1: none).
+// bias is the 4th input (-1: none); "input_activation" (a SiLU) comes with no bias or clamp.
 #include "../spatial.h"
 #include "cuda_registry.h"
 
@@ -30,6 +30,9 @@ CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size
   in.raw("in_bias", op.inputs.size() > 3 && op.inputs[3] >= 0 ? e.in(op.inputs[3]) : "nullptr")
       .set_f32("in_lo", op.f(ir::attr::input_clamp_lo))
       .set_f32("in_hi", op.f(ir::attr::input_clamp_hi));
+  if (op.has(ir::attr::input_activation))
+    in.raw("in_activation",
+           "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::input_activation)) + ")");
   return {"", kernel_call(op, params + " " + in.str(), call + ", &in);")};
 }
 

@@ -11,6 +11,12 @@
 // after the product (17 in MobileNetV2). There only the upper bound moves, into
 // depthwise_conv2d_nhwc's loads (one min a value: those kernels are near their arithmetic
 // limit at batch 1); the GEMM keeps its bias and relu.
+// EfficientNet's expansions end in a SiLU (fuse_epilogue_silu.cpp), which cuBLASLt lacks:
+// behind the GEMM a pass read and wrote the block's widest tensor again to apply it. The
+// SiLU moves into the depthwise convolution, which applies it once a value as it loads its
+// shared-memory tiles; only for the windows those take (depthwise_silu_input_tiled), since
+// elsewhere it would be computed once a value read, several times a value. The GEMM keeps
+// its bias, which cuBLASLt fuses.
 // AOTC_CUDA_FOLD_DEPTHWISE=0 (read when compiling) leaves every epilogue where it is, for
 // comparisons.
 #include <aotc/rt/cuda/conv2d_plan.h>
@@ -46,11 +52,24 @@ void fold_into_nhwc_depthwise(ir::Graph& graph, ir::Op& dw) {
   const int at = passes::producer_of(graph, v);
   if (at < 0) return;
   ir::Op& gemm = graph.ops[static_cast<size_t>(at)];
-  if (gemm.kind != ir::kind::gemm || gemm.inputs.size() != 3 || gemm.has(ir::attr::activation) ||
+  if (gemm.kind != ir::kind::gemm || gemm.inputs.size() != 3 ||
       (gemm.has(ir::attr::c_16bit) && gemm.b(ir::attr::c_16bit)))
     return;
   const rt::GemmParams p = ops::gemm_params_of(gemm);
   if (p.n != graph.value(v).shape.back() || p.ldc != p.n) return;
+  if (gemm.has(ir::attr::activation)) {
+    const bool silu =
+        static_cast<rt::GemmActivation>(gemm.i(ir::attr::activation)) == rt::GemmActivation::Silu;
+    if (!silu || p.clamp_lo != -INFINITY || p.clamp_hi != INFINITY ||
+        !rt::cuda::depthwise_silu_input_tiled(ops::conv2d_params_of(dw)))
+      return;
+    dw.inputs.push_back(-1);  // no bias: the GEMM adds it
+    dw.attrs[ir::attr::input_clamp_lo] = -INFINITY;
+    dw.attrs[ir::attr::input_clamp_hi] = INFINITY;
+    dw.attrs[ir::attr::input_activation] = static_cast<int64_t>(rt::GemmActivation::Silu);
+    gemm.attrs.erase(ir::attr::activation);
+    return;
+  }
   if (!std::isfinite(p.clamp_hi) || !(p.clamp_lo == 0.0f || p.clamp_lo == -INFINITY)) return;
   dw.inputs.push_back(-1);  // no bias: the GEMM adds it
   dw.attrs[ir::attr::input_clamp_lo] = -INFINITY;

@@ -15,7 +15,16 @@
 // are read and written in it, four channels as 8 bytes, with the same float32 arithmetic
 // and one rounding a value; a SiLU after the bias (fuse_epilogue_silu.cpp) saves the pass
 // over the output that would apply it.
+// A SiLU as the input epilogue (the expansion's, moved here by fold_depthwise_input.cpp so
+// that its GEMM writes the tensor once): computed per value read, the register-tiled
+// kernels would take it 4.5 (3x3) to 10 (5x5) times an input value and become bound by its
+// two special-function instructions. For the common windows a block instead loads its
+// input tile with the halo into shared memory once, applying the SiLU (rounded to the
+// stored type, as the GEMM's epilogue wrote it before) as it stores, and computes 8 rows of
+// 8 outputs (4 at stride 2) for 128 bytes of channels from there; other geometries, and
+// grids of tiles too small to fill the GPU, apply it per value read.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
+#include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/lowp.cuh>
 #include <aotc/rt/cuda/pointwise.cuh>
@@ -96,7 +105,7 @@ __device__ inline float4 activate(float4 v) {
 }
 
 // What is applied to each input value read.
-enum class Input { AsIs, UpperBound, BiasClamp };
+enum class Input { AsIs, UpperBound, BiasClamp, Silu };
 
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
@@ -128,6 +137,8 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
       return min_keep_nan_v(v, in_hi);
     else if constexpr (In == Input::BiasClamp)
       return clamp_v(in_bias ? add_v(v, in_b) : v, in_lo, in_hi);
+    else if constexpr (In == Input::Silu)
+      return activate<S, GemmActivation::Silu>(v);
     else
       return v;
   };
@@ -197,6 +208,111 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
                                                            in_hi);
 }
 
+// The shared-memory tile for an input SiLU (see the top of the file), float4 channels: CB
+// vectors (128 bytes) a block, a thread Tw outputs of a row for each of Rows rows.
+template <class S, int Stride>
+struct SiluTile {
+  static constexpr int CB = 128 / static_cast<int>(sizeof(Stored<float4, S>));
+  static constexpr int Tw = Stride == 1 ? 4 : 2, TOW = 2 * Tw, TOH = 8;  // outputs: a tile, a thread
+  static constexpr int TY = 128 / CB / 2, Rows = TOH / TY;               // two threads across a tile row
+  static constexpr int chunk_vectors = 16 / static_cast<int>(sizeof(Stored<float4, S>));  // a 16-byte load
+};
+
+template <class S, int Kernel, int Stride, GemmActivation A>
+__global__ void __launch_bounds__(128)
+    depthwise_silu_input_tile_kernel(Geometry g, bool has_bias, float lo, float hi,
+                                     const Stored<float4, S>* __restrict__ x, const float4* __restrict__ w,
+                                     const float4* __restrict__ bias, Stored<float4, S>* __restrict__ y) {
+  using T = SiluTile<S, Stride>;
+  using Chunk = Pack<Stored<float4, S>, T::chunk_vectors>;
+  constexpr int IH = (T::TOH - 1) * Stride + Kernel, IW = (T::TOW - 1) * Stride + Kernel;
+  constexpr int kSpan = (T::Tw - 1) * Stride + Kernel;
+  __shared__ Chunk tile[IH * IW * T::CB / T::chunk_vectors];
+  __shared__ float4 taps[Kernel * Kernel * T::CB];
+  const unsigned tiles_x = (g.w_out + T::TOW - 1) / T::TOW, tiles_y = (g.h_out + T::TOH - 1) / T::TOH;
+  const unsigned tx = blockIdx.x % tiles_x, ty = blockIdx.x / tiles_x % tiles_y;
+  const unsigned image = blockIdx.x / tiles_x / tiles_y, cv0 = blockIdx.y * T::CB;
+  const int ih0 = static_cast<int>(ty * T::TOH) * Stride - g.pad_h;
+  const int iw0 = static_cast<int>(tx * T::TOW) * Stride - g.pad_w;
+  constexpr unsigned chunks_per_pixel = T::CB / T::chunk_vectors;
+  for (unsigned k = threadIdx.x; k < IH * IW * chunks_per_pixel; k += blockDim.x) {
+    const unsigned px = k / chunks_per_pixel, cv = cv0 + k % chunks_per_pixel * T::chunk_vectors;
+    const int ih = ih0 + static_cast<int>(px / IW), iw = iw0 + static_cast<int>(px % IW);
+    Chunk c{};  // the padding, and channels past the last, stay zero
+    if (ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 && iw < static_cast<int>(g.w_in) &&
+        cv < g.vectors) {
+      c = *reinterpret_cast<const Chunk*>(
+          x +
+          ((static_cast<size_t>(image) * g.h_in + static_cast<unsigned>(ih)) * g.w_in +
+           static_cast<unsigned>(iw)) *
+              g.vectors +
+          cv);
+#pragma unroll
+      for (int j = 0; j < T::chunk_vectors; ++j)
+        c.v[j] = narrow_v<float4, S>(activate<S, GemmActivation::Silu>(widen_v<float4, S>(c.v[j])));
+    }
+    tile[k] = c;
+  }
+  for (unsigned k = threadIdx.x; k < Kernel * Kernel * T::CB; k += blockDim.x) {
+    const unsigned cv = cv0 + k % T::CB;
+    taps[k] = cv < g.vectors ? w[k / T::CB * g.vectors + cv] : zero_v<float4>();
+  }
+  __syncthreads();
+  const unsigned lane_cv = threadIdx.x % T::CB, cv = cv0 + lane_cv;
+  if (cv >= g.vectors) return;
+  const unsigned across = threadIdx.x / T::CB % 2, down = threadIdx.x / T::CB / 2;
+  const auto* pixels = reinterpret_cast<const Stored<float4, S>*>(tile);
+  const float4 b = has_bias ? bias[cv] : zero_v<float4>();
+  const unsigned ow0 = tx * T::TOW + across * T::Tw;
+#pragma unroll 1
+  for (int r = 0; r < T::Rows; ++r) {
+    const unsigned row_in_tile = down + static_cast<unsigned>(r) * T::TY, oh = ty * T::TOH + row_in_tile;
+    if (oh >= g.h_out) break;
+    float4 acc[T::Tw];
+#pragma unroll
+    for (int t = 0; t < T::Tw; ++t) acc[t] = zero_v<float4>();
+#pragma unroll
+    for (int kh = 0; kh < Kernel; ++kh) {
+      const Stored<float4, S>* row =
+          pixels + ((row_in_tile * Stride + kh) * IW + across * T::Tw * Stride) * T::CB + lane_cv;
+      float4 span[kSpan];
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j) span[j] = widen_v<float4, S>(row[j * T::CB]);
+#pragma unroll
+      for (int kw = 0; kw < Kernel; ++kw) {
+        const float4 tap = taps[(kh * Kernel + kw) * T::CB + lane_cv];
+#pragma unroll
+        for (int t = 0; t < T::Tw; ++t) acc[t] = fma_v(span[t * Stride + kw], tap, acc[t]);
+      }
+    }
+    Stored<float4, S>* out =
+        y + ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + ow0) * g.vectors + cv;
+#pragma unroll
+    for (int t = 0; t < T::Tw; ++t)
+      if (ow0 + t < g.w_out)
+        out[static_cast<unsigned>(t) * g.vectors] =
+            narrow_v<float4, S>(clamp_v(activate<S, A>(add_v(acc[t], b)), lo, hi));
+  }
+}
+
+template <class S, int Kernel, int Stride>
+void launch_silu_input_tile(cudaStream_t stream, const Geometry& g, unsigned n, const Conv2dParams& p,
+                            GemmActivation activation, const void* x, const void* w, const void* bias,
+                            void* y) {
+  using T = SiluTile<S, Stride>;
+  const unsigned tiles = (g.w_out + T::TOW - 1) / T::TOW * ((g.h_out + T::TOH - 1) / T::TOH) * n;
+  const dim3 grid(tiles, (g.vectors + T::CB - 1) / T::CB);
+  const auto run = [&](auto kernel) {
+    kernel<<<grid, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi,
+                                     static_cast<const Stored<float4, S>*>(x), static_cast<const float4*>(w),
+                                     static_cast<const float4*>(bias), static_cast<Stored<float4, S>*>(y));
+  };
+  if (activation == GemmActivation::Silu)
+    run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, GemmActivation::Silu>);
+  else
+    run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, GemmActivation::None>);
+}
+
 template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 constexpr auto kernel_for() {
   if constexpr (sizeof(V) == sizeof(float4) && Kernel > 0 && Tile > 1)
@@ -235,6 +351,8 @@ void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivati
     constexpr GemmActivation A = decltype(act)::value;
     if (!in)
       run(kernel_for<V, S, Kernel, Stride, Tile, Input::AsIs, A>());
+    else if (in->in_activation == GemmActivation::Silu)
+      run(kernel_for<V, S, Kernel, Stride, Tile, Input::Silu, A>());
     else if (!in->in_bias && in->in_lo == -__builtin_inff())
       run(kernel_for<V, S, Kernel, Stride, Tile, Input::UpperBound, A>());
     else if constexpr (std::is_same_v<S, float>)  // (the public functions refuse it for 16 bits)
@@ -257,11 +375,36 @@ void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmAc
     launch<V, S, Kernel, Stride, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
+// Whether launch_silu_input_tile's grid keeps every multiprocessor busy with two blocks: at
+// batch 1 the small planes make too few tiles, and a thread per output applying the SiLU per
+// value read spreads the work wider.
+template <class S>
+bool silu_input_tiles_fill_gpu(const Conv2dParams& p, unsigned vectors) {
+  const int64_t tile_w = p.stride_w == 1 ? 8 : 4, cb = SiluTile<S, 1>::CB;
+  const int64_t blocks =
+      (p.w_out + tile_w - 1) / tile_w * ((p.h_out + 7) / 8) * p.n * ((vectors + cb - 1) / cb);
+  return grid_fills_gpu(blocks * 128);
+}
+
 // 16-bit tensors with scalar channels (a channel count not a multiple of 4) take the
 // generic kernel alone: no model seen has them, and each window is more code to build.
 template <class V, class S>
 void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, GemmActivation activation,
               const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
+  if constexpr (sizeof(V) == sizeof(float4)) {
+    if (in && in->in_activation == GemmActivation::Silu && depthwise_silu_input_tiled(p) &&
+        pack_aligned(x, 16) && silu_input_tiles_fill_gpu<S>(p, g.vectors)) {
+      const unsigned n = static_cast<unsigned>(p.n);
+      if (p.stride_w == 1 && p.kernel_w == 3)
+        return launch_silu_input_tile<S, 3, 1>(stream, g, n, p, activation, x, w, bias, y);
+      if (p.stride_w == 1 && p.kernel_w == 5)
+        return launch_silu_input_tile<S, 5, 1>(stream, g, n, p, activation, x, w, bias, y);
+      if (p.stride_w == 1 && p.kernel_w == 7)
+        return launch_silu_input_tile<S, 7, 1>(stream, g, n, p, activation, x, w, bias, y);
+      if (p.kernel_w == 3) return launch_silu_input_tile<S, 3, 2>(stream, g, n, p, activation, x, w, bias, y);
+      return launch_silu_input_tile<S, 5, 2>(stream, g, n, p, activation, x, w, bias, y);
+    }
+  }
   if constexpr (std::is_same_v<S, float> || sizeof(V) == sizeof(float4)) {
     const bool row_window = p.dilation_w == 1;
     if (row_window && p.kernel_w == 3 && p.stride_w == 1)
@@ -298,9 +441,16 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
     note_error("depthwise_conv2d_nhwc", "the activation after the bias is a SiLU or none");
     return;
   }
+  if (input_epilogue && input_epilogue->in_activation != GemmActivation::None &&
+      (input_epilogue->in_activation != GemmActivation::Silu || input_epilogue->in_bias ||
+       input_epilogue->in_lo != -__builtin_inff() || input_epilogue->in_hi != __builtin_inff())) {
+    note_error("depthwise_conv2d_nhwc", "the input epilogue's activation is a SiLU, with no bias or clamp");
+    return;
+  }
   if (storage_16bit && input_epilogue &&
       (input_epilogue->in_bias || input_epilogue->in_lo != -__builtin_inff())) {
-    note_error("depthwise_conv2d_nhwc", "16-bit inputs take an upper bound alone as their input epilogue");
+    note_error("depthwise_conv2d_nhwc",
+               "16-bit inputs take an upper bound alone or a SiLU as their input epilogue");
     return;
   }
   // Every size and the largest row and column reached fit the kernel's 32-bit arithmetic.

@@ -6,8 +6,11 @@
 // and an infinity in the input. Each shape also with the two forms of input epilogue (what
 // the GEMM that wrote the input would have applied, fold_depthwise_input.cpp): an upper
 // bound alone; a bias and a clamp (relu6, or one that clamps at 0.75 from nothing), with
-// and without the bias, one bias 4 bytes off 16-byte alignment.
+// and without the bias, one bias 4 bytes off 16-byte alignment; and a SiLU (the shared-memory
+// tiles where the window, channel count and alignment allow, per value read elsewhere) in
+// float32, fp16 and bf16.
 #include <cmath>
+#include <cstring>
 
 #include "kernel_table.h"
 
@@ -71,6 +74,13 @@ void depthwise_nhwc_cases(KernelTable& t) {
       {2, 64, 44, 133, 5, 5, 2, 2, 2, 2, 1, 1, false, true, false},
       {2, 96, 30, 58, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
       {3, 33, 37, 61, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},  // scalar channels
+      // grids of input-SiLU tiles that fill a GPU of up to 132 multiprocessors (two blocks
+      // each), every window, channels that fill part of a tile's 128 bytes (40, 72, 136)
+      {6, 40, 50, 61, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false},
+      {8, 72, 40, 43, 3, 3, 2, 2, 1, 1, 1, 1, true, true, false},
+      {6, 72, 36, 37, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false},
+      {8, 40, 60, 70, 5, 5, 2, 2, 2, 2, 1, 1, true, false, false},
+      {6, 136, 30, 29, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
       // padding wider than half the window, none, rows dilated (still the row window)
       {2, 64, 34, 67, 3, 3, 1, 1, 3, 2, 1, 1, true, false, false},
       {1, 16, 9, 10, 3, 3, 1, 1, 0, 0, 1, 1, true, false, false},
@@ -182,6 +192,42 @@ void depthwise_nhwc_cases(KernelTable& t) {
                        to_nchw(to_floats(got, precision), s.n, s.c, p.h_out, p.w_out),
                        precision == rt::cuda::Precision::Fp16 ? 2e-3 : 1.6e-2);
       }
+    // The input SiLU (fold_depthwise_input.cpp), the output's SiLU with fp16.
+    for (const rt::cuda::Precision precision :
+         {rt::cuda::Precision::Fp32, rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+      const bool lowp = precision != rt::cuda::Precision::Fp32, silu = precision == rt::cuda::Precision::Fp16;
+      const std::vector<uint16_t> x16 = lowp ? to_bits(x_nhwc, precision) : std::vector<uint16_t>{};
+      std::vector<float> x_read = to_nchw(lowp ? to_floats(x16, precision) : x_nhwc, s.n, s.c, s.h, s.w);
+      for (float& v : x_read) v = static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+      rt::cuda::DepthwiseInputEpilogue in;
+      in.in_activation = rt::GemmActivation::Silu;
+      rt::cuda::DepthwiseNhwcIo io;
+      io.storage = precision;
+      io.activation = silu ? rt::GemmActivation::Silu : rt::GemmActivation::None;
+      const size_t bytes = lowp ? 2 : 4;
+      std::vector<uint8_t> x_bytes((x_nhwc.size() + shift) * bytes, 0);
+      std::memcpy(x_bytes.data() + shift * bytes, lowp ? static_cast<const void*>(x16.data()) : x_nhwc.data(),
+                  x_nhwc.size() * bytes);
+      uint8_t* y = t.device<uint8_t>((out + shift) * bytes);
+      rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, t.upload(x_bytes) + shift * bytes, t.upload(w_taps),
+                                      s.bias ? t.upload(bias) : nullptr, y + shift * bytes, &in);
+      std::vector<uint8_t> got = t.download(y, (out + shift) * bytes);
+      std::vector<float> values(out);
+      if (lowp) {
+        std::vector<uint16_t> bits(out);
+        std::memcpy(bits.data(), got.data() + shift * bytes, out * bytes);
+        values = to_floats(bits, precision);
+      } else {
+        std::memcpy(values.data(), got.data() + shift * bytes, out * bytes);
+      }
+      t.expect_close(std::string("depthwise_conv2d_nhwc (") + (lowp ? name_of(precision) : "fp32") + ")",
+                     what + " input silu" + (silu ? " silu" : ""),
+                     depthwise_reference(p, x_read, w, bias, silu),
+                     to_nchw(values, s.n, s.c, p.h_out, p.w_out),
+                     !lowp                                    ? 2e-6
+                     : precision == rt::cuda::Precision::Fp16 ? 2e-3
+                                                              : 1.6e-2);
+    }
   }
 }
 

@@ -196,10 +196,12 @@ void implicit_gemm_conv2d(const Exec& ex, const Conv2dParams& p, Precision preci
                           const void* w, const float* bias, const float* residual, float* y, float* scratch);
 // With input_epilogue, each input value x is read as clamp(x + in_bias[channel], in_lo,
 // in_hi) (in_bias null: no bias): the epilogue of the convolution that wrote x, moved here
-// (fold_depthwise_input.cpp; only where depthwise_input_epilogue_fits).
+// (fold_depthwise_input.cpp; only where depthwise_input_epilogue_fits). in_activation Silu
+// (depthwise_conv2d_nhwc only, with no bias and no clamp) reads x as silu(x) instead.
 struct DepthwiseInputEpilogue {
   const float* in_bias = nullptr;
   float in_lo = -__builtin_inff(), in_hi = __builtin_inff();
+  GemmActivation in_activation = GemmActivation::None;
 };
 void depthwise_conv2d_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,
                           const float* bias, float* y,
@@ -215,7 +217,7 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
 // The same on tensors stored as io says: x and y both in float32 (Fp32) or both in the
 // 16-bit type of Fp16 / Bf16 (store_activations_16bit.cpp), the weights and the bias in
 // float32, float32 arithmetic; io.activation (None or Silu, fuse_epilogue_silu.cpp) after the
-// bias, before the clamp. 16-bit inputs take an upper bound alone as input epilogue.
+// bias, before the clamp. 16-bit inputs take an upper bound alone or a SiLU as input epilogue.
 struct DepthwiseNhwcIo {
   Precision storage = Precision::Fp32;
   GemmActivation activation = GemmActivation::None;
