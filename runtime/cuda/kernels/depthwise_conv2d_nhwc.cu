@@ -104,6 +104,15 @@ __device__ inline float4 activate(float4 v) {
   return {activate<S, A>(v.x), activate<S, A>(v.y), activate<S, A>(v.z), activate<S, A>(v.w)};
 }
 
+// The input SiLU per value read takes silu_fast in float32 too (a few ulp where the unary
+// op's formula has 1, far inside float32's model tolerance): at 9 to 25 reads a value, that
+// formula's expf and division cost more than the pass the fold removed (efficientnet_b0 at
+// batch 1, bench/results_gpu.md).
+__device__ inline float silu_fast_v(float v) { return silu_fast(v); }
+__device__ inline float4 silu_fast_v(float4 v) {
+  return {silu_fast(v.x), silu_fast(v.y), silu_fast(v.z), silu_fast(v.w)};
+}
+
 // What is applied to each input value read.
 enum class Input { AsIs, UpperBound, BiasClamp, Silu };
 
@@ -138,7 +147,7 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
     else if constexpr (In == Input::BiasClamp)
       return clamp_v(in_bias ? add_v(v, in_b) : v, in_lo, in_hi);
     else if constexpr (In == Input::Silu)
-      return activate<S, GemmActivation::Silu>(v);
+      return silu_fast_v(v);
     else
       return v;
   };
