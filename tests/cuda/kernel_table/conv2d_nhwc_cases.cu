@@ -75,12 +75,13 @@ void depthwise_nhwc_cases(KernelTable& t) {
       {2, 96, 30, 58, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
       {3, 33, 37, 61, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},  // scalar channels
       // grids of input-SiLU tiles that fill a GPU of up to 132 multiprocessors (two blocks
-      // each), every window, channels that fill part of a tile's 128 bytes (40, 72, 136)
+      // each), every window, channels that fill part of a tile's 128 bytes (40, 72, 136),
+      // the last with the NaN and the infinity of n == 3
       {6, 40, 50, 61, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false},
       {8, 72, 40, 43, 3, 3, 2, 2, 1, 1, 1, 1, true, true, false},
       {6, 72, 36, 37, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false},
       {8, 40, 60, 70, 5, 5, 2, 2, 2, 2, 1, 1, true, false, false},
-      {6, 136, 30, 29, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      {3, 136, 60, 29, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
       // padding wider than half the window, none, rows dilated (still the row window)
       {2, 64, 34, 67, 3, 3, 1, 1, 3, 2, 1, 1, true, false, false},
       {1, 16, 9, 10, 3, 3, 1, 1, 0, 0, 1, 1, true, false, false},
