@@ -15,8 +15,10 @@
 // behind the GEMM a pass read and wrote the block's widest tensor again to apply it. The
 // SiLU moves into the depthwise convolution, which applies it once a value as it loads its
 // shared-memory tiles; only for the windows those take (depthwise_silu_input_tiled), since
-// elsewhere it would be computed once a value read, several times a value. The GEMM keeps
-// its bias, which cuBLASLt fuses.
+// elsewhere it would be computed once a value read, several times a value. (Where the tiles
+// are too few to fill the GPU, as at batch 1, the kernel does compute it per value read; the
+// choice is made at run time, so the generated code is the same for every batch size.) The
+// GEMM keeps its bias, which cuBLASLt fuses.
 // AOTC_CUDA_FOLD_DEPTHWISE=0 (read when compiling) leaves every epilogue where it is, for
 // comparisons.
 #include <aotc/rt/cuda/conv2d_plan.h>
