@@ -217,13 +217,15 @@ __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo
                                                            in_hi);
 }
 
-// The shared-memory tile for an input SiLU (see the top of the file), float4 channels: CB
-// vectors (128 bytes) a block, a thread Tw outputs of a row for each of Rows rows.
+// The shared-memory tile for an input SiLU (see the top of the file; its size in
+// conv2d_plan.h), float4 channels: CB vectors (128 bytes) a block, TOH x TOW outputs, a
+// thread Tw outputs of a row for each of Rows rows.
 template <class S, int Stride>
 struct SiluTile {
   static constexpr int CB = 128 / static_cast<int>(sizeof(Stored<float4, S>));
-  static constexpr int Tw = Stride == 1 ? 4 : 2, TOW = 2 * Tw, TOH = 8;  // outputs: a tile, a thread
-  static constexpr int TY = 128 / CB / 2, Rows = TOH / TY;               // two threads across a tile row
+  static constexpr int TOW = static_cast<int>(depthwise_silu_tile_width(Stride));
+  static constexpr int TOH = static_cast<int>(kDepthwiseSiluTileRows), Tw = TOW / 2;
+  static constexpr int TY = 128 / CB / 2, Rows = TOH / TY;  // two threads across a tile row
   static constexpr int chunk_vectors = 16 / static_cast<int>(sizeof(Stored<float4, S>));  // a 16-byte load
 };
 
@@ -305,12 +307,12 @@ __global__ void __launch_bounds__(128)
 }
 
 template <class S, int Kernel, int Stride>
-void launch_silu_input_tile(cudaStream_t stream, const Geometry& g, unsigned n, const Conv2dParams& p,
+void launch_silu_input_tile(cudaStream_t stream, const Geometry& g, const Conv2dParams& p,
                             GemmActivation activation, const void* x, const void* w, const void* bias,
                             void* y) {
   using T = SiluTile<S, Stride>;
-  const unsigned tiles = (g.w_out + T::TOW - 1) / T::TOW * ((g.h_out + T::TOH - 1) / T::TOH) * n;
-  const dim3 grid(tiles, (g.vectors + T::CB - 1) / T::CB);
+  const dim3 grid(static_cast<unsigned>(depthwise_silu_tiles_per_image(p) * p.n),
+                  (g.vectors + T::CB - 1) / T::CB);
   const auto run = [&](auto kernel) {
     kernel<<<grid, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi,
                                      static_cast<const Stored<float4, S>*>(x), static_cast<const float4*>(w),
@@ -389,10 +391,8 @@ void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmAc
 // value read spreads the work wider.
 template <class S>
 bool silu_input_tiles_fill_gpu(const Conv2dParams& p, unsigned vectors) {
-  const int64_t tile_w = p.stride_w == 1 ? 8 : 4, cb = SiluTile<S, 1>::CB;
-  const int64_t blocks =
-      (p.w_out + tile_w - 1) / tile_w * ((p.h_out + 7) / 8) * p.n * ((vectors + cb - 1) / cb);
-  return grid_fills_gpu(blocks * 128);
+  const int64_t cb = SiluTile<S, 1>::CB;
+  return grid_fills_gpu(depthwise_silu_tiles_per_image(p) * p.n * ((vectors + cb - 1) / cb) * 128);
 }
 
 // 16-bit tensors with scalar channels (a channel count not a multiple of 4) take the
@@ -403,15 +403,14 @@ void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, Gem
   if constexpr (sizeof(V) == sizeof(float4)) {
     if (in && in->in_activation == GemmActivation::Silu && depthwise_silu_input_tiled(p) &&
         pack_aligned(x, 16) && silu_input_tiles_fill_gpu<S>(p, g.vectors)) {
-      const unsigned n = static_cast<unsigned>(p.n);
       if (p.stride_w == 1 && p.kernel_w == 3)
-        return launch_silu_input_tile<S, 3, 1>(stream, g, n, p, activation, x, w, bias, y);
+        return launch_silu_input_tile<S, 3, 1>(stream, g, p, activation, x, w, bias, y);
       if (p.stride_w == 1 && p.kernel_w == 5)
-        return launch_silu_input_tile<S, 5, 1>(stream, g, n, p, activation, x, w, bias, y);
+        return launch_silu_input_tile<S, 5, 1>(stream, g, p, activation, x, w, bias, y);
       if (p.stride_w == 1 && p.kernel_w == 7)
-        return launch_silu_input_tile<S, 7, 1>(stream, g, n, p, activation, x, w, bias, y);
-      if (p.kernel_w == 3) return launch_silu_input_tile<S, 3, 2>(stream, g, n, p, activation, x, w, bias, y);
-      return launch_silu_input_tile<S, 5, 2>(stream, g, n, p, activation, x, w, bias, y);
+        return launch_silu_input_tile<S, 7, 1>(stream, g, p, activation, x, w, bias, y);
+      if (p.kernel_w == 3) return launch_silu_input_tile<S, 3, 2>(stream, g, p, activation, x, w, bias, y);
+      return launch_silu_input_tile<S, 5, 2>(stream, g, p, activation, x, w, bias, y);
     }
   }
   if constexpr (std::is_same_v<S, float> || sizeof(V) == sizeof(float4)) {

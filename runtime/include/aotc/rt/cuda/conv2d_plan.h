@@ -123,21 +123,28 @@ inline bool depthwise_input_epilogue_fits(const Conv2dParams& p) {
          p.h_in * p.w_in <= (int64_t{1} << 30);
 }
 
-// Whether depthwise_conv2d_nhwc applies an input SiLU with its shared-memory tiles (once a
-// value) rather than per value read: a square 3, 5 or 7 window (7 at stride 1) at stride 1
-// or 2 in both directions, undilated, a channel count a multiple of 8 (16 bytes of a 16-bit
-// type), grid dimensions in range; the tensors' alignment, and whether the tiles are enough
-// to fill the GPU (else per value read), are checked at run time.
+// depthwise_conv2d_nhwc's shared-memory tiles for an input SiLU: 8 output rows of 8 outputs
+// (4 at stride 2) for 128 bytes of channels; the tiles of one image's output plane.
+inline constexpr int64_t kDepthwiseSiluTileRows = 8;
+constexpr int64_t depthwise_silu_tile_width(int64_t stride) { return stride == 1 ? 8 : 4; }
+inline int64_t depthwise_silu_tiles_per_image(const Conv2dParams& p) {
+  const int64_t width = depthwise_silu_tile_width(p.stride_w);
+  return (p.w_out + width - 1) / width * ((p.h_out + kDepthwiseSiluTileRows - 1) / kDepthwiseSiluTileRows);
+}
+
+// Whether depthwise_conv2d_nhwc applies an input SiLU with those tiles (once a value) rather
+// than per value read: a square 3, 5 or 7 window (7 at stride 1) at stride 1 or 2 in both
+// directions, undilated, a channel count a multiple of 8 (16 bytes of a 16-bit type), grid
+// dimensions in range; the tensors' alignment, and whether the tiles are enough to fill the
+// GPU (else per value read), are checked at run time.
 // fold_depthwise_input.cpp moves a GEMM's SiLU into the depthwise convolution only then.
 inline bool depthwise_silu_input_tiled(const Conv2dParams& p) {
   const bool window = p.kernel_h == p.kernel_w && p.stride_h == p.stride_w && p.dilation_h == 1 &&
                       p.dilation_w == 1 &&
                       ((p.stride_w == 1 && (p.kernel_w == 3 || p.kernel_w == 5 || p.kernel_w == 7)) ||
                        (p.stride_w == 2 && (p.kernel_w == 3 || p.kernel_w == 5)));
-  const int64_t tile_w = p.stride_w == 1 ? 8 : 4;
   return window && p.c_out % 8 == 0 && p.c_out > 0 && p.c_out / 32 < 65535 && p.n > 0 && p.h_out > 0 &&
-         p.w_out > 0 && p.n <= INT32_MAX &&
-         (p.w_out + tile_w - 1) / tile_w * ((p.h_out + 7) / 8) <= INT32_MAX / p.n;
+         p.w_out > 0 && p.n <= INT32_MAX && depthwise_silu_tiles_per_image(p) <= INT32_MAX / p.n;
 }
 
 }  // namespace aotc::rt::cuda
