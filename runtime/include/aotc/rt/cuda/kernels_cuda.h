@@ -243,6 +243,10 @@ void adaptive_avg_pool2d_nhwc_f32(cudaStream_t stream, int64_t n, int64_t c, int
 void adaptive_avg_pool2d_nhwc(cudaStream_t stream, Precision storage, int64_t n, int64_t c, int64_t h_in,
                               int64_t w_in, int64_t h_out, int64_t w_out, const void* x, float* y,
                               float* scratch);
+// Global pooling's last step: y[i][ch] = the sum over k < chunks of partial[(i * chunks + k) *
+// c + ch], divided by pixels, added in the same order every run.
+void global_pool_sum(cudaStream_t stream, int64_t n, int64_t c, int64_t pixels, int64_t chunks,
+                     const float* partial, float* y);
 
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
