@@ -1931,13 +1931,28 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
         // the depthwise convolution, the gate's first layer, and the expansion unless moved
         CHECK(with_silu == (moved ? 2 : 3));
         CHECK(dw->has(ir::attr::input_activation) == moved);
+        // The gate's pooling of d becomes the output of the convolution that took the SiLU
+        // (fuse_depthwise_pool.cpp), with its scratch.
+        CHECK(count_kind(g, ir::kind::adaptive_avg_pool2d) == (moved ? 0u : 1u));
+        REQUIRE(dw->outputs.size() == (moved ? 2u : 1u));
+        CHECK((dw->scratch_bytes > 0) == moved);
         const codegen::Sources src =
             codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, {});
         CHECK(src.model_cpp.find("io.activation = static_cast<aotc::rt::GemmActivation>(3);") !=
               std::string::npos);
         CHECK((src.model_cpp.find("in.in_activation = static_cast<aotc::rt::GemmActivation>(3);") !=
                std::string::npos) == moved);
+        CHECK((src.model_cpp.find("io.pool = ") != std::string::npos) == moved);
       }
+  // AOTC_CUDA_FUSE_DEPTHWISE_POOL=0: the pooling stays an op.
+  {
+    ir::Graph g = mbconv_block(false);
+    passes::run_default_passes(g, false);
+    ::setenv("AOTC_CUDA_FUSE_DEPTHWISE_POOL", "0", 1);
+    run_cuda_passes_nhwc(g, rt::cuda::Precision::Fp32);
+    ::unsetenv("AOTC_CUDA_FUSE_DEPTHWISE_POOL");
+    CHECK(count_kind(g, ir::kind::adaptive_avg_pool2d) == 1u);
+  }
   // AOTC_CUDA_FUSE_SILU=0: every SiLU a pass of its own.
   ir::Graph g = mbconv_block(false);
   passes::run_default_passes(g, false);
@@ -1960,17 +1975,15 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       run_cuda_passes_nhwc(g, precision);
       check_defined_before_use(g);
       const ir::Op* dw = nullptr;
-      const ir::Op* pool = nullptr;
       const ir::Op* gate = nullptr;
       std::vector<const ir::Op*> gemms;
       for (const ir::Op& op : g.ops) {
         if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
-        if (op.kind == ir::kind::adaptive_avg_pool2d) pool = &op;
         if (op.kind == ir::kind::binary && op.i("op") == static_cast<int64_t>(rt::BinaryOp::Mul)) gate = &op;
         if (op.kind == ir::kind::gemm) gemms.push_back(&op);
       }
       REQUIRE(dw);
-      REQUIRE(pool);
+      REQUIRE(dw->outputs.size() == 2);  // d and its pooling (fuse_depthwise_pool.cpp)
       REQUIRE(gate);
       REQUIRE(gemms.size() == 4);  // expansion, the gate's two layers, projection
       const ir::Op& expand = *gemms[0];
@@ -1982,8 +1995,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       CHECK((expand.has(ir::attr::c_16bit) && expand.b(ir::attr::c_16bit)) == !return_d);
       CHECK(g.value(dw->inputs[0]).dtype == dw_type);
       CHECK(g.value(dw->outputs[0]).dtype == dw_type);
-      CHECK(g.value(pool->inputs[0]).dtype == dw_type);
-      CHECK(g.value(pool->outputs[0]).dtype == ir::DType::Float32);
+      CHECK(g.value(dw->outputs[1]).dtype == ir::DType::Float32);
       // The gate writes the projection's operand 16-bit either way.
       CHECK(g.value(gate->outputs[0]).dtype == type);
       CHECK(project.b(ir::attr::a_16bit));
@@ -1995,8 +2007,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       const std::string prefix = "aotc::rt::cuda::Precision::";
       CHECK((src.model_cpp.find("io.storage = " + prefix + (return_d ? "Fp32" : name) + ";") !=
              std::string::npos));
-      CHECK((src.model_cpp.find("adaptive_avg_pool2d_nhwc(stream, " + prefix + (return_d ? "Fp32" : name)) !=
-             std::string::npos));
+      CHECK(src.model_cpp.find("io.pool = ") != std::string::npos);
       CHECK((src.model_cpp.find(precision == rt::cuda::Precision::Fp16
                                     ? "aotc::rt::cuda::fp16_bits("
                                     : "aotc::rt::cuda::bf16_bits(") != std::string::npos));

@@ -6,6 +6,10 @@
 // 16-bit type store_activations_16bit.cpp keeps them in. With "input_clamp_lo" the epilogue
 // of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its
 // bias is the 4th input (-1: none); "input_activation" (a SiLU) comes with no bias or clamp.
+// A second output is the mean of the first over each image's plane, per channel, float32
+// (fuse_depthwise_pool.cpp), written with the op's scratch.
+#include <aotc/rt/cuda/conv2d_plan.h>
+
 #include "../spatial.h"
 #include "cuda_registry.h"
 
@@ -21,6 +25,11 @@ CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size
   if (op.has(ir::attr::activation))
     io.raw("activation",
            "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::activation)) + ")");
+  if (op.outputs.size() > 1) {
+    if (e.graph.value(op.outputs[1]).dtype != ir::DType::Float32)
+      throw CompileError("internal: a depthwise convolution's pooled output is not float32");
+    io.raw("pool", e.out(op.outputs[1])).raw("pool_scratch", e.scratch(op));
+  }
   const std::string call = "aotc::rt::cuda::depthwise_conv2d_nhwc(stream, p, io, " + e.in(op.inputs[0]) +
                            ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
                            e.out(op.outputs[0]);
@@ -36,10 +45,14 @@ CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size
   return {"", kernel_call(op, params + " " + in.str(), call + ", &in);")};
 }
 
+int64_t depthwise_conv2d_nhwc_scratch(const ir::Op& op) {
+  return op.outputs.size() > 1 ? rt::cuda::depthwise_pool_scratch_bytes(conv2d_params_of(op)) : 0;
+}
+
 }  // namespace
 
 void register_depthwise_conv2d_nhwc_cuda(CudaRegistry& r) {
-  r.add(ir::kind::depthwise_conv2d_nhwc, emit_depthwise_conv2d_nhwc);
+  r.add(ir::kind::depthwise_conv2d_nhwc, emit_depthwise_conv2d_nhwc, depthwise_conv2d_nhwc_scratch);
 }
 
 }  // namespace aotc::ops::cuda

@@ -17,7 +17,8 @@ namespace aotc::passes::cuda {
 // operands, residual adds into GEMMs and GEMM convolutions, a SiLU into the GEMM or depthwise
 // convolution before it, a GEMM convolution's epilogue into the depthwise convolution reading
 // it, at fp16 / bf16 the activations that only readers of 16-bit values read kept in the
-// 16-bit type; then each op's CUDA scratch (no per-thread
+// 16-bit type, a squeeze-and-excitation pooling into the depthwise convolution it reads;
+// then each op's CUDA scratch (no per-thread
 // CPU scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
 // after the default passes and at the end.
 // winograd: aotc --winograd (choose_conv3d_winograd runs).
@@ -33,6 +34,7 @@ void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    /
 void fuse_row_gathers(ir::Graph& graph);                                       // fuse_row_gathers.cpp
 void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
 void fuse_epilogue_silu(ir::Graph& graph);                                     // fuse_epilogue_silu.cpp
+void fuse_depthwise_pool(ir::Graph& graph);                                    // fuse_depthwise_pool.cpp
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 void store_activations_16bit(ir::Graph& graph,
                              rt::cuda::Precision precision);  // store_activations_16bit.cpp

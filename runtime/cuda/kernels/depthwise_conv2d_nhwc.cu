@@ -23,6 +23,10 @@
 // stored type, as the GEMM's epilogue wrote it before) as it stores, and computes 8 rows of
 // 8 outputs (4 at stride 2) for 128 bytes of channels from there; other geometries, and
 // grids of tiles too small to fill the GPU, apply it per value read.
+// Asked for the mean of its output per image and channel as well (a squeeze-and-excitation
+// block's pooling, fuse_depthwise_pool.cpp), the tile kernel adds each block's outputs per
+// channel as it stores them, and a second step adds the tiles' sums in order (no atomics, the
+// same result every run); the other paths pool after the convolution.
 // 32-bit unsigned index arithmetic (a 64-bit division is a software loop on the GPU).
 #include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -229,11 +233,15 @@ struct SiluTile {
   static constexpr int chunk_vectors = 16 / static_cast<int>(sizeof(Stored<float4, S>));  // a 16-byte load
 };
 
-template <class S, int Kernel, int Stride, GemmActivation A>
+// Pool: each block also adds its outputs per channel, as stored, and writes the sums divided
+// by pool_divisor to pool_partial[(block * vectors + channel vector)] (blocks in image-major
+// order: an image's tiles are consecutive); a plane of one tile divides by its pixels there.
+template <class S, int Kernel, int Stride, GemmActivation A, bool Pool>
 __global__ void __launch_bounds__(128)
     depthwise_silu_input_tile_kernel(Geometry g, bool has_bias, float lo, float hi,
                                      const Stored<float4, S>* __restrict__ x, const float4* __restrict__ w,
-                                     const float4* __restrict__ bias, Stored<float4, S>* __restrict__ y) {
+                                     const float4* __restrict__ bias, Stored<float4, S>* __restrict__ y,
+                                     float4* __restrict__ pool_partial, float pool_divisor) {
   using T = SiluTile<S, Stride>;
   using Chunk = Pack<Stored<float4, S>, T::chunk_vectors>;
   constexpr int IH = (T::TOH - 1) * Stride + Kernel, IW = (T::TOW - 1) * Stride + Kernel;
@@ -270,15 +278,17 @@ __global__ void __launch_bounds__(128)
   }
   __syncthreads();
   const unsigned lane_cv = threadIdx.x % T::CB, cv = cv0 + lane_cv;
-  if (cv >= g.vectors) return;
+  const bool active = cv < g.vectors;
+  if (!Pool && !active) return;  // (pooling threads all reach its barrier)
   const unsigned across = threadIdx.x / T::CB % 2, down = threadIdx.x / T::CB / 2;
   const auto* pixels = reinterpret_cast<const Stored<float4, S>*>(tile);
-  const float4 b = has_bias ? bias[cv] : zero_v<float4>();
+  const float4 b = has_bias && active ? bias[cv] : zero_v<float4>();
   const unsigned ow0 = tx * T::TOW + across * T::Tw;
+  float4 sum = zero_v<float4>();
 #pragma unroll 1
   for (int r = 0; r < T::Rows; ++r) {
     const unsigned row_in_tile = down + static_cast<unsigned>(r) * T::TY, oh = ty * T::TOH + row_in_tile;
-    if (oh >= g.h_out) break;
+    if (oh >= g.h_out || !active) break;
     float4 acc[T::Tw];
 #pragma unroll
     for (int t = 0; t < T::Tw; ++t) acc[t] = zero_v<float4>();
@@ -300,28 +310,51 @@ __global__ void __launch_bounds__(128)
         y + ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + ow0) * g.vectors + cv;
 #pragma unroll
     for (int t = 0; t < T::Tw; ++t)
-      if (ow0 + t < g.w_out)
-        out[static_cast<unsigned>(t) * g.vectors] =
-            narrow_v<float4, S>(clamp_v(activate<S, A>(add_v(acc[t], b)), lo, hi));
+      if (ow0 + t < g.w_out) {
+        const Stored<float4, S> v = narrow_v<float4, S>(clamp_v(activate<S, A>(add_v(acc[t], b)), lo, hi));
+        out[static_cast<unsigned>(t) * g.vectors] = v;
+        if constexpr (Pool) sum = add_v(sum, widen_v<float4, S>(v));
+      }
+  }
+  if constexpr (Pool) {
+    // The block's threads of one channel vector add their sums in a fixed order.
+    __shared__ float4 sums[128];
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    if (threadIdx.x < T::CB && active) {
+      float4 total = sums[threadIdx.x];
+#pragma unroll
+      for (int k = 1; k < 128 / T::CB; ++k) total = add_v(total, sums[k * T::CB + threadIdx.x]);
+      pool_partial[static_cast<size_t>(blockIdx.x) * g.vectors + cv] = {
+          total.x / pool_divisor, total.y / pool_divisor, total.z / pool_divisor, total.w / pool_divisor};
+    }
   }
 }
 
 template <class S, int Kernel, int Stride>
 void launch_silu_input_tile(cudaStream_t stream, const Geometry& g, const Conv2dParams& p,
                             GemmActivation activation, const void* x, const void* w, const void* bias,
-                            void* y) {
+                            void* y, float* pool_partial, float pool_divisor) {
   using T = SiluTile<S, Stride>;
   const dim3 grid(static_cast<unsigned>(depthwise_silu_tiles_per_image(p) * p.n),
                   (g.vectors + T::CB - 1) / T::CB);
   const auto run = [&](auto kernel) {
     kernel<<<grid, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi,
                                      static_cast<const Stored<float4, S>*>(x), static_cast<const float4*>(w),
-                                     static_cast<const float4*>(bias), static_cast<Stored<float4, S>*>(y));
+                                     static_cast<const float4*>(bias), static_cast<Stored<float4, S>*>(y),
+                                     reinterpret_cast<float4*>(pool_partial), pool_divisor);
+  };
+  const auto with_pool = [&](auto act) {
+    constexpr GemmActivation A = decltype(act)::value;
+    if (pool_partial)
+      run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, A, true>);
+    else
+      run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, A, false>);
   };
   if (activation == GemmActivation::Silu)
-    run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, GemmActivation::Silu>);
+    with_pool(std::integral_constant<GemmActivation, GemmActivation::Silu>{});
   else
-    run(depthwise_silu_input_tile_kernel<S, Kernel, Stride, GemmActivation::None>);
+    with_pool(std::integral_constant<GemmActivation, GemmActivation::None>{});
 }
 
 template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
@@ -395,24 +428,13 @@ bool silu_input_tiles_fill_gpu(const Conv2dParams& p, unsigned vectors) {
   return grid_fills_gpu(depthwise_silu_tiles_per_image(p) * p.n * ((vectors + cb - 1) / cb) * 128);
 }
 
-// 16-bit tensors with scalar channels (a channel count not a multiple of 4) take the
-// generic kernel alone: no model seen has them, and each window is more code to build.
+// The register kernels. 16-bit tensors with scalar channels (a channel count not a multiple
+// of 4) take the generic kernel alone: no model seen has them, and each window is more code
+// to build.
 template <class V, class S>
-void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, GemmActivation activation,
-              const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
-  if constexpr (sizeof(V) == sizeof(float4)) {
-    if (in && in->in_activation == GemmActivation::Silu && depthwise_silu_input_tiled(p) &&
-        pack_aligned(x, 16) && silu_input_tiles_fill_gpu<S>(p, g.vectors)) {
-      if (p.stride_w == 1 && p.kernel_w == 3)
-        return launch_silu_input_tile<S, 3, 1>(stream, g, p, activation, x, w, bias, y);
-      if (p.stride_w == 1 && p.kernel_w == 5)
-        return launch_silu_input_tile<S, 5, 1>(stream, g, p, activation, x, w, bias, y);
-      if (p.stride_w == 1 && p.kernel_w == 7)
-        return launch_silu_input_tile<S, 7, 1>(stream, g, p, activation, x, w, bias, y);
-      if (p.kernel_w == 3) return launch_silu_input_tile<S, 3, 2>(stream, g, p, activation, x, w, bias, y);
-      return launch_silu_input_tile<S, 5, 2>(stream, g, p, activation, x, w, bias, y);
-    }
-  }
+void launch_registers(cudaStream_t stream, const Geometry& g, const Conv2dParams& p,
+                      GemmActivation activation, const void* x, const void* w, const void* bias, void* y,
+                      const DepthwiseInputEpilogue* in) {
   if constexpr (std::is_same_v<S, float> || sizeof(V) == sizeof(float4)) {
     const bool row_window = p.dilation_w == 1;
     if (row_window && p.kernel_w == 3 && p.stride_w == 1)
@@ -429,13 +451,43 @@ void dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, Gem
   launch<V, S, 0, 1, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
+// The input-SiLU tiles where they apply, else the register kernels. Returns whether the
+// tiles ran and left their sums (divided by pool_divisor) in pool_partial (given one).
+template <class V, class S>
+bool dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, GemmActivation activation,
+              const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in,
+              float* pool_partial, float pool_divisor) {
+  if constexpr (sizeof(V) == sizeof(float4)) {
+    if (in && in->in_activation == GemmActivation::Silu && depthwise_silu_input_tiled(p) &&
+        pack_aligned(x, 16) && silu_input_tiles_fill_gpu<S>(p, g.vectors)) {
+      if (p.stride_w == 1 && p.kernel_w == 3)
+        launch_silu_input_tile<S, 3, 1>(stream, g, p, activation, x, w, bias, y, pool_partial, pool_divisor);
+      else if (p.stride_w == 1 && p.kernel_w == 5)
+        launch_silu_input_tile<S, 5, 1>(stream, g, p, activation, x, w, bias, y, pool_partial, pool_divisor);
+      else if (p.stride_w == 1 && p.kernel_w == 7)
+        launch_silu_input_tile<S, 7, 1>(stream, g, p, activation, x, w, bias, y, pool_partial, pool_divisor);
+      else if (p.kernel_w == 3)
+        launch_silu_input_tile<S, 3, 2>(stream, g, p, activation, x, w, bias, y, pool_partial, pool_divisor);
+      else
+        launch_silu_input_tile<S, 5, 2>(stream, g, p, activation, x, w, bias, y, pool_partial, pool_divisor);
+      return pool_partial != nullptr;
+    }
+  }
+  launch_registers<V, S>(stream, g, p, activation, x, w, bias, y, in);
+  return false;
+}
+
 }  // namespace
 
 void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const DepthwiseNhwcIo& io,
                            const void* x, const float* w, const float* bias, void* y,
                            const DepthwiseInputEpilogue* input_epilogue) {
   const int64_t total = p.n * p.c_out * p.h_out * p.w_out;
-  if (total <= 0) return;
+  if (total <= 0) {
+    if (io.pool)
+      adaptive_avg_pool2d_nhwc(stream, io.storage, p.n, p.c_out, p.h_out, p.w_out, 1, 1, y, io.pool, nullptr);
+    return;
+  }
   if (!conv2d_is_depthwise(p)) {
     note_error("depthwise_conv2d_nhwc", "the convolution is not depthwise (groups == c_in == c_out)");
     return;
@@ -492,12 +544,23 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
   g.pad_w = static_cast<int>(p.pad_w);
   g.dilation_h = static_cast<int>(p.dilation_h);
   g.dilation_w = static_cast<int>(p.dilation_w);
+  // The tiles' sums for the pooling go to the scratch (16-byte aligned) for global_pool_sum to
+  // add; a plane of one tile is its own mean, written straight to the pooled output.
+  const int64_t tiles = depthwise_silu_tiles_per_image(p);
+  float* const pool_direct = tiles == 1 && pack_aligned(io.pool, 16) ? io.pool : nullptr;
+  float* const pool_partial = !io.pool || !depthwise_pools_in_tiles(p) ? nullptr
+                              : pool_direct                            ? pool_direct
+                              : pack_aligned(io.pool_scratch, 16)      ? io.pool_scratch
+                                                                       : nullptr;
+  const float pool_divisor = pool_direct ? static_cast<float>(p.h_out * p.w_out) : 1.0f;
+  bool pooled = false;
   const auto typed = [&](auto stored) {
     using S = decltype(stored);
     if (vec4)
-      dispatch<float4, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue);
+      pooled = dispatch<float4, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue, pool_partial,
+                                   pool_divisor);
     else
-      dispatch<float, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue);
+      dispatch<float, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue, nullptr, 1.0f);
   };
   if (io.storage == Precision::Fp16)
     typed(__half{});
@@ -506,6 +569,12 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
   else
     typed(0.0f);
   check_launch("depthwise_conv2d_nhwc_kernel");
+  if (!io.pool || (pooled && pool_direct)) return;
+  if (pooled)
+    global_pool_sum(stream, p.n, p.c_out, p.h_out * p.w_out, tiles, io.pool_scratch, io.pool);
+  else
+    adaptive_avg_pool2d_nhwc(stream, io.storage, p.n, p.c_out, p.h_out, p.w_out, 1, 1, y, io.pool,
+                             io.pool_scratch);
 }
 
 void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const float* x, const float* w,

@@ -8,7 +8,10 @@
 // bound alone; a bias and a clamp (relu6, or one that clamps at 0.75 from nothing), with
 // and without the bias, one bias 4 bytes off 16-byte alignment; and a SiLU (the shared-memory
 // tiles where the window, channel count and alignment allow, per value read elsewhere) in
-// float32, fp16 and bf16.
+// float32, fp16 and bf16, the output's mean per image and channel with it (the tiles' sums
+// where those run, a pooling after the convolution elsewhere).
+#include <aotc/rt/cuda/conv2d_plan.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -82,6 +85,8 @@ void depthwise_nhwc_cases(KernelTable& t) {
       {6, 72, 36, 37, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false},
       {8, 40, 60, 70, 5, 5, 2, 2, 2, 2, 1, 1, true, false, false},
       {3, 136, 60, 29, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      // planes of one tile (the pooled means written by the tiles themselves)
+      {66, 256, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, true, false, false},
       // padding wider than half the window, none, rows dilated (still the row window)
       {2, 64, 34, 67, 3, 3, 1, 1, 3, 2, 1, 1, true, false, false},
       {1, 16, 9, 10, 3, 3, 1, 1, 0, 0, 1, 1, true, false, false},
@@ -210,6 +215,11 @@ void depthwise_nhwc_cases(KernelTable& t) {
       std::memcpy(x_bytes.data() + shift * bytes, lowp ? static_cast<const void*>(x16.data()) : x_nhwc.data(),
                   x_nhwc.size() * bytes);
       uint8_t* y = t.device<uint8_t>((out + shift) * bytes);
+      // With the output's mean per image and channel (fuse_depthwise_pool.cpp).
+      const size_t planes = static_cast<size_t>(s.n * s.c);
+      io.pool = t.device<float>(planes);
+      io.pool_scratch =
+          t.device<float>(static_cast<size_t>(rt::cuda::depthwise_pool_scratch_bytes(p)) / 4 + 1);
       rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, t.upload(x_bytes) + shift * bytes, t.upload(w_taps),
                                       s.bias ? t.upload(bias) : nullptr, y + shift * bytes, &in);
       std::vector<uint8_t> got = t.download(y, (out + shift) * bytes);
@@ -228,6 +238,19 @@ void depthwise_nhwc_cases(KernelTable& t) {
                      !lowp                                    ? 2e-6
                      : precision == rt::cuda::Precision::Fp16 ? 2e-3
                                                               : 1.6e-2);
+      // The means against those of the outputs as stored, in double.
+      const size_t pixels = static_cast<size_t>(p.h_out * p.w_out);
+      std::vector<float> means(planes);
+      for (size_t plane = 0; plane < planes; ++plane) {
+        const size_t image = plane / static_cast<size_t>(s.c), c = plane % static_cast<size_t>(s.c);
+        double sum = 0.0;
+        for (size_t px = 0; px < pixels; ++px)
+          sum += values[(image * pixels + px) * static_cast<size_t>(s.c) + c];
+        means[plane] = static_cast<float>(sum / static_cast<double>(pixels));
+      }
+      t.expect_close(std::string("depthwise_conv2d_nhwc (") + (lowp ? name_of(precision) : "fp32") + ")",
+                     what + " input silu" + (silu ? " silu" : "") + " pooled", means,
+                     t.download(io.pool, planes), 2e-5);
     }
   }
 }

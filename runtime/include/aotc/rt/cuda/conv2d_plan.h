@@ -4,9 +4,11 @@
 // CUDA headers.
 #pragma once
 
+#include <aotc/rt/cuda/pool2d_plan.h>
 #include <aotc/rt/cuda/precision.h>
 #include <aotc/rt/kernels.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace aotc::rt::cuda {
@@ -145,6 +147,20 @@ inline bool depthwise_silu_input_tiled(const Conv2dParams& p) {
                        (p.stride_w == 2 && (p.kernel_w == 3 || p.kernel_w == 5)));
   return window && p.c_out % 8 == 0 && p.c_out > 0 && p.c_out / 32 < 65535 && p.n > 0 && p.h_out > 0 &&
          p.w_out > 0 && p.n <= INT32_MAX && depthwise_silu_tiles_per_image(p) <= INT32_MAX / p.n;
+}
+
+// Whether depthwise_conv2d_nhwc, pooling its output as well (DepthwiseNhwcIo::pool), adds
+// each input-SiLU tile's outputs per channel into the scratch (a float each, in 32-bit
+// offsets) for a second step to add up; otherwise a global pooling follows the convolution.
+inline bool depthwise_pools_in_tiles(const Conv2dParams& p) {
+  return depthwise_silu_input_tiled(p) && depthwise_silu_tiles_per_image(p) * p.n <= INT32_MAX / p.c_out;
+}
+// The scratch it needs then, for either way (pool2d_plan.h for the second).
+inline int64_t depthwise_pool_scratch_bytes(const Conv2dParams& p) {
+  const int64_t tiles = depthwise_pools_in_tiles(p) ? p.n * depthwise_silu_tiles_per_image(p) * p.c_out *
+                                                          static_cast<int64_t>(sizeof(float))
+                                                    : 0;
+  return std::max(tiles, adaptive_avg_pool2d_nhwc_scratch_bytes(p.n, p.c_out, p.h_out, p.w_out, 1, 1));
 }
 
 }  // namespace aotc::rt::cuda

@@ -218,9 +218,14 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
 // 16-bit type of Fp16 / Bf16 (store_activations_16bit.cpp), the weights and the bias in
 // float32, float32 arithmetic; io.activation (None or Silu, fuse_epilogue_silu.cpp) after the
 // bias, before the clamp. 16-bit inputs take an upper bound alone or a SiLU as input epilogue.
+// With pool (fuse_depthwise_pool.cpp), the function also writes there the mean of y over each
+// image's plane, per channel (n x c, float32), as a global average pooling of y would;
+// pool_scratch is depthwise_pool_scratch_bytes (conv2d_plan.h) of the arena.
 struct DepthwiseNhwcIo {
   Precision storage = Precision::Fp32;
   GemmActivation activation = GemmActivation::None;
+  float* pool = nullptr;
+  float* pool_scratch = nullptr;
 };
 void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const DepthwiseNhwcIo& io,
                            const void* x, const float* w, const float* bias, void* y,
