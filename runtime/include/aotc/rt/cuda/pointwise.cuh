@@ -36,7 +36,7 @@ __device__ __forceinline__ float unary_apply(float x, float a, float b) {
   } else if constexpr (Op == UnaryOp::Hardswish) {
     return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
   } else if constexpr (Op == UnaryOp::Hardsigmoid) {
-    return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    return x != x ? x : fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;  // NaN stays NaN, as in torch
   } else if constexpr (Op == UnaryOp::Neg) {
     return -x;
   } else if constexpr (Op == UnaryOp::Abs) {
