@@ -177,6 +177,8 @@ GPU_MODELS = {
     "resnet50_b32": _torchvision("resnet50", 8, 32),
     "efficientnet_b0": _torchvision("efficientnet_b0", 22, 1),
     "efficientnet_b0_b32": _torchvision("efficientnet_b0", 22, 32),
+    # squeeze-and-excitation with a relu and a hardsigmoid (tests/e2e's mobilenet_v3_small: batch 1)
+    "mobilenet_v3_small_b32": _torchvision("mobilenet_v3_small", 21, 32),
     "convnext_tiny": _torchvision("convnext_tiny", 23, 1),
     "convnext_tiny_b32": _torchvision("convnext_tiny", 23, 32),
     "swin_t": _torchvision("swin_t", 24, 1),

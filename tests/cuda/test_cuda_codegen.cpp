@@ -1912,10 +1912,15 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
         passes::run_default_passes(g, false);
         ops::cuda::check_cuda_support(g);
         if (!fold) ::setenv("AOTC_CUDA_FOLD_DEPTHWISE", "0", 1);
+        ::setenv("AOTC_CUDA_FUSE_SE", "1", 1);  // (off by default until run on a GPU)
         run_cuda_passes_nhwc(g, precision);
         ::unsetenv("AOTC_CUDA_FOLD_DEPTHWISE");
+        ::unsetenv("AOTC_CUDA_FUSE_SE");
         check_defined_before_use(g);
-        CHECK(count_kind(g, ir::kind::unary) == 1);  // the sigmoid
+        // The gate's two layers and sigmoid are one op (fuse_squeeze_excitation.cpp).
+        CHECK(count_kind(g, ir::kind::unary) == 0);
+        CHECK(count_kind(g, ir::kind::squeeze_excitation) == 1u);
+        CHECK(count_kind(g, ir::kind::gemm) == 2u);  // the expansion and the projection
         size_t with_silu = 0;
         const ir::Op* dw = nullptr;
         for (const ir::Op& op : g.ops) {
@@ -1928,7 +1933,8 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
         }
         REQUIRE(dw);
         const bool moved = fold && c == 16;
-        // the depthwise convolution, the gate's first layer, and the expansion unless moved
+        // the depthwise convolution, the gate's first layer (in squeeze_excitation), and the
+        // expansion unless moved
         CHECK(with_silu == (moved ? 2 : 3));
         CHECK(dw->has(ir::attr::input_activation) == moved);
         // The gate's pooling of d becomes the output of the convolution that took the SiLU
@@ -1943,6 +1949,24 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
         CHECK((src.model_cpp.find("in.in_activation = static_cast<aotc::rt::GemmActivation>(3);") !=
                std::string::npos) == moved);
         CHECK((src.model_cpp.find("io.pool = ") != std::string::npos) == moved);
+        CHECK(src.model_cpp.find("aotc::rt::cuda::squeeze_excitation_gate(stream, p, ") != std::string::npos);
+        // The fused gate: its sizes, and the second layer's weights transposed to r x c.
+        const ir::Op* se = nullptr;
+        for (const ir::Op& op : g.ops)
+          if (op.kind == ir::kind::squeeze_excitation) se = &op;
+        REQUIRE(se);
+        CHECK(se->i("n") == 1);
+        CHECK(se->i("c") == c);
+        CHECK(se->i("r") == 4);
+        CHECK(se->i("gate") == static_cast<int64_t>(rt::UnaryOp::Sigmoid));
+        const float* w2t = passes::constant_floats(g, se->inputs[3], 4 * c);
+        REQUIRE(w2t);
+        bool transposed = true;
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t j = 0; j < 4; ++j)
+            transposed =
+                transposed && w2t[j * c + ch] == static_cast<float>((ch * 4 + j) % 7) * 0.125f - 0.375f;
+        CHECK(transposed);
       }
   // AOTC_CUDA_FUSE_DEPTHWISE_POOL=0: the pooling stays an op.
   {
@@ -1953,13 +1977,15 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
     ::unsetenv("AOTC_CUDA_FUSE_DEPTHWISE_POOL");
     CHECK(count_kind(g, ir::kind::adaptive_avg_pool2d) == 1u);
   }
-  // AOTC_CUDA_FUSE_SILU=0: every SiLU a pass of its own.
+  // AOTC_CUDA_FUSE_SILU=0, and the gate's fusion off (its default): every SiLU and the
+  // sigmoid a pass of its own.
   ir::Graph g = mbconv_block(false);
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_FUSE_SILU", "0", 1);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_FUSE_SILU");
   CHECK(count_kind(g, ir::kind::unary) == 4);
+  CHECK(count_kind(g, ir::kind::squeeze_excitation) == 0u);
 }
 
 TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expansion to projection") {
@@ -1972,7 +1998,9 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       ir::Graph g = mbconv_block(return_d);
       passes::run_default_passes(g, false);
       ops::cuda::check_cuda_support(g);
+      ::setenv("AOTC_CUDA_FUSE_SE", "1", 1);  // enabled: it leaves fp16 / bf16 alone
       run_cuda_passes_nhwc(g, precision);
+      ::unsetenv("AOTC_CUDA_FUSE_SE");
       check_defined_before_use(g);
       const ir::Op* dw = nullptr;
       const ir::Op* gate = nullptr;
@@ -1986,6 +2014,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       REQUIRE(dw->outputs.size() == 2);  // d and its pooling (fuse_depthwise_pool.cpp)
       REQUIRE(gate);
       REQUIRE(gemms.size() == 4);  // expansion, the gate's two layers, projection
+      CHECK(count_kind(g, ir::kind::squeeze_excitation) == 0u);  // fp32 / tf32 only
       const ir::Op& expand = *gemms[0];
       const ir::Op& project = *gemms[3];
       REQUIRE(g.storage_root(dw->inputs[0]) == g.storage_root(expand.outputs[0]));

@@ -12,7 +12,8 @@ namespace aotc::passes::cuda {
 // generator and float32 operands (ops::cuda::check_cuda_support), then run_cuda_passes: a
 // relu/clamp into the binary op (residual add) it follows and a GELU into the linear layer
 // before it, a CNN in NHWC where that pays (its convolutions become GEMMs), chains of copies
-// that only reorder rows (a Swin block's shift and windows) as one row order, the other
+// that only reorder rows (a Swin block's shift and windows) as one row order, at fp32 / tf32
+// a squeeze-and-excitation gate's two layers and gate as one op, the other
 // convolutions' paths for the precision (weights converted for fp16/bf16), the GEMMs'
 // operands, residual adds into GEMMs and GEMM convolutions, a SiLU into the GEMM or depthwise
 // convolution before it, a GEMM convolution's epilogue into the depthwise convolution reading
@@ -28,13 +29,15 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
 
 // The passes it runs.
 void convert_to_channels_last(ir::Graph& graph,
-                              rt::cuda::Precision precision);                  // convert_to_channels_last.cpp
-void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);     // choose_conv2d_paths.cpp
-void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);    // choose_gemm_operands.cpp
-void fuse_row_gathers(ir::Graph& graph);                                       // fuse_row_gathers.cpp
-void fold_depthwise_input(ir::Graph& graph);                                   // fold_depthwise_input.cpp
-void fuse_epilogue_silu(ir::Graph& graph);                                     // fuse_epilogue_silu.cpp
-void fuse_depthwise_pool(ir::Graph& graph);                                    // fuse_depthwise_pool.cpp
+                              rt::cuda::Precision precision);                // convert_to_channels_last.cpp
+void choose_conv2d_paths(ir::Graph& graph, rt::cuda::Precision precision);   // choose_conv2d_paths.cpp
+void choose_gemm_operands(ir::Graph& graph, rt::cuda::Precision precision);  // choose_gemm_operands.cpp
+void fuse_row_gathers(ir::Graph& graph);                                     // fuse_row_gathers.cpp
+void fold_depthwise_input(ir::Graph& graph);                                 // fold_depthwise_input.cpp
+void fuse_epilogue_silu(ir::Graph& graph);                                   // fuse_epilogue_silu.cpp
+void fuse_depthwise_pool(ir::Graph& graph);                                  // fuse_depthwise_pool.cpp
+void fuse_squeeze_excitation(ir::Graph& graph,
+                             rt::cuda::Precision precision);                   // fuse_squeeze_excitation.cpp
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 void store_activations_16bit(ir::Graph& graph,
                              rt::cuda::Precision precision);  // store_activations_16bit.cpp

@@ -36,6 +36,9 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   run_step(graph, verbose, "fold_gemm_channel_scale", fold_gemm_channel_scale);
   // Before the GEMM choices: the residual adds it takes are not left for fuse_conv_residual.
   run_step(graph, verbose, "fuse_row_gathers", fuse_row_gathers);
+  // Before the GEMM choices, which would give its layers 16-bit weights.
+  run_step(graph, verbose, "fuse_squeeze_excitation",
+           [precision](ir::Graph& g) { fuse_squeeze_excitation(g, precision); });
   run_step(graph, verbose, "choose_conv2d_paths",
            [precision](ir::Graph& g) { choose_conv2d_paths(g, precision); });
   run_step(graph, verbose, "choose_gemm_operands",

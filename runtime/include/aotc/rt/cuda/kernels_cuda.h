@@ -253,6 +253,21 @@ void adaptive_avg_pool2d_nhwc(cudaStream_t stream, Precision storage, int64_t n,
 void global_pool_sum(cudaStream_t stream, int64_t n, int64_t c, int64_t pixels, int64_t chunks,
                      const float* partial, float* y);
 
+// ---------------------------------------------------------------- squeeze and excitation
+// A squeeze-and-excitation block's gate from its pooled input x (n x c), in one launch
+// (fuse_squeeze_excitation.cpp): h = clamp(act(w1 x + b1), lo, hi) (r values an image),
+// s = gate(w2 h + b2) (n x c); w1 is r x c and w2t is w2 transposed, r x c, row-major; the
+// biases may be null. Float32 throughout. act: None or Silu; gate: Sigmoid or Hardsigmoid;
+// sizes as squeeze_excitation_fits (squeeze_excitation_plan.h) allows.
+struct SqueezeExcitationParams {
+  int64_t n = 0, c = 0, r = 0;
+  GemmActivation act = GemmActivation::None;
+  float lo = -__builtin_inff(), hi = __builtin_inff();
+  UnaryOp gate = UnaryOp::Sigmoid;
+};
+void squeeze_excitation_gate(cudaStream_t stream, const SqueezeExcitationParams& p, const float* x,
+                             const float* w1, const float* b1, const float* w2t, const float* b2, float* s);
+
 // ---------------------------------------------------------------- data movement, normalisation
 void copy_strided(cudaStream_t stream, const CopyParams& p, const void* src, void* dst);
 void channel_affine_f32(cudaStream_t stream, int64_t n, int64_t c, int64_t spatial, const float* scale,
