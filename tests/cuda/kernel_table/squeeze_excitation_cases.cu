@@ -1,9 +1,9 @@
 // A squeeze-and-excitation gate in one launch (squeeze_excitation.cu) against a sum in double:
 // EfficientNet's shapes (SiLU, sigmoid, both biases), a relu as the first layer's clamp with
 // a hardsigmoid and no first bias, channel counts across several blocks of 1024 and not a
-// multiple of 32, a hidden layer of one value and of the largest size, and a NaN and an
-// infinity among the pooled inputs (NaN stays NaN through the relu and either gate, as in
-// torch).
+// multiple of 32 or of 4 (rows read as floats, not float4), a hidden layer of one value and
+// of the largest size, and a NaN and an infinity among the pooled inputs (NaN stays NaN
+// through the relu and either gate, as in torch).
 #include <cmath>
 
 #include "kernel_table.h"
@@ -55,6 +55,7 @@ void squeeze_excitation_gate_cases(KernelTable& t) {
       {2, 5, 1, false, false, false, false, false, false},    // one hidden value, no biases
       {2, 40, 4096, true, false, false, true, true, false},   // the largest hidden layer
       {4, 96, 24, true, false, false, true, true, true},      // a NaN and an infinity in x
+      {5, 1150, 46, true, false, false, true, true, false},   // channels not a multiple of 4
   };
   for (const SeCase& s : cases) {
     std::vector<float> x = t.floats(static_cast<size_t>(s.n * s.c), false, 2.0f);
