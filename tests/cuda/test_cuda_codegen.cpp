@@ -1912,10 +1912,8 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
         passes::run_default_passes(g, false);
         ops::cuda::check_cuda_support(g);
         if (!fold) ::setenv("AOTC_CUDA_FOLD_DEPTHWISE", "0", 1);
-        ::setenv("AOTC_CUDA_FUSE_SE", "1", 1);  // (off by default until run on a GPU)
         run_cuda_passes_nhwc(g, precision);
         ::unsetenv("AOTC_CUDA_FOLD_DEPTHWISE");
-        ::unsetenv("AOTC_CUDA_FUSE_SE");
         check_defined_before_use(g);
         // The gate's two layers and sigmoid are one op (fuse_squeeze_excitation.cpp).
         CHECK(count_kind(g, ir::kind::unary) == 0);
@@ -1977,13 +1975,15 @@ TEST_CASE("cuda: an EfficientNet block's SiLUs join the GEMMs and the depthwise 
     ::unsetenv("AOTC_CUDA_FUSE_DEPTHWISE_POOL");
     CHECK(count_kind(g, ir::kind::adaptive_avg_pool2d) == 1u);
   }
-  // AOTC_CUDA_FUSE_SILU=0, and the gate's fusion off (its default): every SiLU and the
-  // sigmoid a pass of its own.
+  // AOTC_CUDA_FUSE_SILU=0 and AOTC_CUDA_FUSE_SE=0: every SiLU and the sigmoid a pass of
+  // its own, the gate's two layers GEMMs.
   ir::Graph g = mbconv_block(false);
   passes::run_default_passes(g, false);
   ::setenv("AOTC_CUDA_FUSE_SILU", "0", 1);
+  ::setenv("AOTC_CUDA_FUSE_SE", "0", 1);
   passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp32, false);
   ::unsetenv("AOTC_CUDA_FUSE_SILU");
+  ::unsetenv("AOTC_CUDA_FUSE_SE");
   CHECK(count_kind(g, ir::kind::unary) == 4);
   CHECK(count_kind(g, ir::kind::squeeze_excitation) == 0u);
 }
@@ -1998,9 +1998,7 @@ TEST_CASE("cuda: fp16 and bf16 keep an EfficientNet block's tensors 16-bit, expa
       ir::Graph g = mbconv_block(return_d);
       passes::run_default_passes(g, false);
       ops::cuda::check_cuda_support(g);
-      ::setenv("AOTC_CUDA_FUSE_SE", "1", 1);  // enabled: it leaves fp16 / bf16 alone
-      run_cuda_passes_nhwc(g, precision);
-      ::unsetenv("AOTC_CUDA_FUSE_SE");
+      run_cuda_passes_nhwc(g, precision);  // the gate's fusion leaves fp16 / bf16 alone
       check_defined_before_use(g);
       const ir::Op* dw = nullptr;
       const ir::Op* gate = nullptr;

@@ -8,9 +8,8 @@
 // (fp32, tf32: the kernel computes in float32, at least as exact as tf32's products); at
 // fp16 / bf16 the gate and its GEMMs stay in the 16-bit chain store_activations_16bit.cpp
 // keeps. Before choose_gemm_operands, which would take the GEMMs' weights to 16 bits.
-// Off unless AOTC_CUDA_FUSE_SE=1 (read when compiling) until the kernel has run on a GPU:
-// the kernel table's squeeze_excitation family and the efficientnet_b0 checks and A/B
-// (bench/results_gpu.md) decide whether it becomes the default.
+// AOTC_CUDA_FUSE_SE=0 (read when compiling) keeps the GEMMs and the gate's pass, for A/B
+// (bench/results_gpu.md).
 #include <aotc/rt/cuda/squeeze_excitation_plan.h>
 
 #include <cmath>
@@ -132,7 +131,7 @@ bool fuse_at(ir::Graph& graph, size_t gate_index) {
 }  // namespace
 
 void fuse_squeeze_excitation(ir::Graph& graph, rt::cuda::Precision precision) {
-  if (const char* env = std::getenv("AOTC_CUDA_FUSE_SE"); !env || std::string(env) != "1") return;
+  if (const char* env = std::getenv("AOTC_CUDA_FUSE_SE"); env && std::string(env) == "0") return;
   if (precision != rt::cuda::Precision::Fp32 && precision != rt::cuda::Precision::Tf32) return;
   for (size_t i = 0; i < graph.ops.size(); ++i)
     if (fuse_at(graph, i)) i = 0;  // ops before it went: look again from the start
