@@ -47,9 +47,11 @@ void build_model(ir::Graph graph, const ModelBuild& build) {
   if (!build.cuda) {  // the CUDA pipeline plans its scratch itself
     passes::plan_memory(graph);
     if (verbose)
-      std::fprintf(stderr,
-                   "aotc: memory planned again after select_winograd, fuse_gemm_gelu, fuse_conv_residual, "
-                   "fuse_activation, fuse_expand_depthwise, select_pointwise_rows, prepack_gemm_weights\n");
+      std::fprintf(
+          stderr,
+          "aotc: memory planned again after single_pixel_conv_to_gemm, select_winograd, fuse_gemm_gelu, "
+          "fuse_conv_residual, fuse_activation, fuse_expand_depthwise, select_pointwise_rows, "
+          "prepack_gemm_weights\n");
   }
   const codegen::Sources sources = generate_target_sources(graph, build);
   const double t_codegen = seconds_since(start);

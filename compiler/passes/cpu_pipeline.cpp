@@ -13,6 +13,9 @@ void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options) {
   if (verbose) std::fprintf(stderr, "aotc: IR after lowering:\n%s", graph.dump().c_str());
   run_default_passes(graph, verbose);
   if (verbose) std::fprintf(stderr, "aotc: IR after passes:\n%s", graph.dump().c_str());
+  // CPU only (the CUDA target makes every 1x1 convolution an NHWC GEMM of its own): before
+  // the epilogue fusions, which then see a gemm.
+  run_step(graph, verbose, "single_pixel_conv_to_gemm", single_pixel_conv_to_gemm);
   // CPU only: the CUDA generators read the convolutions' weights as they are.
   if (options.winograd) run_step(graph, verbose, "select_winograd", select_winograd);
   // Before the residual: the GELU comes first in the GEMM's epilogue (as on CUDA).

@@ -84,6 +84,11 @@ struct CpuPipelineOptions {
 };
 void run_cpu_pipeline(ir::Graph& graph, const CpuPipelineOptions& options);
 
+// CPU target only, after run_default_passes and before a new plan_memory: a 1x1
+// convolution of a 1x1 plane (a squeeze-and-excitation layer) becomes a gemm, n x c_in
+// times the weight transposed (single_pixel_conv_to_gemm.cpp). AOTC_CPU_PIXEL_GEMM=0 (read
+// when compiling) leaves them convolutions, for comparisons.
+void single_pixel_conv_to_gemm(ir::Graph& graph);
 // CPU target only, after run_default_passes and before a new plan_memory: 3x3 stride-1
 // convolutions with constant weights switch to Winograd F(2x2, 3x3) with weights
 // transformed here (select_winograd.cpp).

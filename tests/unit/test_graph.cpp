@@ -2,16 +2,20 @@
 #include <doctest/doctest.h>
 
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/thread_pool.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "../../codegen/codegen.h"
 #include "../../compiler/ir/graph.h"
 #include "../../compiler/ops/gemm.h"
+#include "../../compiler/ops/spatial.h"
 #include "../../compiler/passes/passes.h"
 #include "../ir_builders.h"
+#include "kernel_reference.h"
 
 using namespace aotc;
 
@@ -418,6 +422,64 @@ ir::Op& add_linear_gemm(ir::Graph& g, int x, int w, int64_t m, int64_t n, int64_
   return op;
 }
 }  // namespace
+
+TEST_CASE("single_pixel_conv_to_gemm: a 1x1 convolution of a 1x1 plane becomes its GEMM") {
+  const int64_t n = 3, c_in = 37, c_out = 21;
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {n, c_in, 1, 1}, "x");
+  const std::vector<float> wdata = test::random_floats(static_cast<size_t>(c_out * c_in), 1);
+  const std::vector<float> bdata = test::random_floats(static_cast<size_t>(c_out), 2);
+  const int w = g.add_f32_constant({c_out, c_in, 1, 1}, wdata, "w");
+  const int b = g.add_f32_constant({c_out}, bdata, "b");
+  const int y = g.add_value(ir::DType::Float32, {n, c_out, 1, 1});
+  ir::Op& conv = test::add_conv(g, x, w, b, y, c_in, c_out, 1, 1, 1, {"se.py", 7, "fc1"});
+  conv.attrs["n"] = n;
+  conv.attrs[ir::attr::clamp_lo] = -0.25;  // a clamp fused before: kept
+  conv.attrs[ir::attr::clamp_hi] = 0.5;
+  const rt::Conv2dParams cp = ops::conv2d_params_of(conv);
+  g.outputs.push_back({y, "y"});
+  passes::single_pixel_conv_to_gemm(g);
+  REQUIRE(g.ops.size() == 1u);
+  const ir::Op& op = g.ops[0];
+  REQUIRE(op.kind == ir::kind::gemm);
+  CHECK(op.inputs == std::vector<int>{x, w, b});
+  CHECK(op.outputs == std::vector<int>{y});
+  CHECK(op.loc.line == 7);
+  const rt::GemmParams gp = ops::gemm_params_of(op);
+  CHECK(gp.m == n);
+  CHECK(gp.n == c_out);
+  CHECK(gp.k == c_in);
+  CHECK(gp.trans_b);
+  CHECK(gp.bias_kind == rt::BiasKind::PerColumn);
+  CHECK(gp.clamp_lo == -0.25f);
+  CHECK(gp.clamp_hi == 0.5f);
+  // The GEMM's result is the convolution's, on the same buffers.
+  const std::vector<float> xdata = test::random_floats(static_cast<size_t>(n * c_in), 3);
+  std::vector<float> want(static_cast<size_t>(n * c_out)), got(want.size());
+  rt::ThreadPool pool(2);
+  rt::conv2d_f32(pool, cp, xdata.data(), wdata.data(), bdata.data(), nullptr, want.data(), nullptr);
+  rt::gemm_f32(pool, gp, xdata.data(), wdata.data(), bdata.data(), got.data());
+  const std::vector<double> want_d(want.begin(), want.end());
+  CHECK(test::rel_l2(got, want_d) <= 1e-6);
+
+  // Left convolutions: a padded 3x3 kernel on a 1x1 plane, a 1x1 kernel on a 2x2 plane,
+  // two groups, and every one with AOTC_CPU_PIXEL_GEMM=0.
+  for (int variant : {0, 1, 2, 3}) {
+    CAPTURE(variant);
+    ir::Graph h;
+    const int64_t hw = variant == 1 ? 2 : 1, k = variant == 0 ? 3 : 1, groups = variant == 2 ? 2 : 1;
+    const int hx = h.add_input(ir::DType::Float32, {1, 8, hw, hw}, "x");
+    const int hwt = h.add_f32_constant({4, 8 / groups, k, k},
+                                       std::vector<float>(static_cast<size_t>(32 / groups * k * k), 0.5f));
+    const int hy = h.add_value(ir::DType::Float32, {1, 4, hw, hw});
+    test::add_conv(h, hx, hwt, -1, hy, 8, 4, hw, k, groups);
+    h.outputs.push_back({hy, "y"});
+    if (variant == 3) ::setenv("AOTC_CPU_PIXEL_GEMM", "0", 1);
+    passes::single_pixel_conv_to_gemm(h);
+    ::unsetenv("AOTC_CPU_PIXEL_GEMM");
+    CHECK(h.ops[0].kind == ir::kind::conv2d);
+  }
+}
 
 TEST_CASE("prepack_gemm_weights packs constant weights once, and leaves run-time weights alone") {
   ir::Graph g;
