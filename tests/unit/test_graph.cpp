@@ -463,7 +463,7 @@ TEST_CASE("single_pixel_conv_to_gemm: a 1x1 convolution of a 1x1 plane becomes i
   CHECK(test::rel_l2(got, want_d) <= 1e-6);
 
   // Left convolutions: a padded 3x3 kernel on a 1x1 plane, a 1x1 kernel on a 2x2 plane,
-  // two groups, and every one with AOTC_CPU_PIXEL_GEMM=0.
+  // two groups, and a 1x1 kernel on a 1x1 plane with AOTC_CPU_PIXEL_GEMM=0.
   for (int variant : {0, 1, 2, 3}) {
     CAPTURE(variant);
     ir::Graph h;
