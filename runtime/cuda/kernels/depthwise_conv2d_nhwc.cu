@@ -14,7 +14,9 @@
 // Tensors kept in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp)
 // are read and written in it, four channels as 8 bytes, with the same float32 arithmetic
 // and one rounding a value; a SiLU after the bias (fuse_epilogue_silu.cpp) saves the pass
-// over the output that would apply it.
+// over the output that would apply it. A float32 input may give a 16-bit output: a 7x7
+// layer, bound by its instructions, reads float32 rather than widen 17.5 loaded values an
+// output (store_activations_16bit.cpp).
 // A SiLU as the input epilogue (the expansion's, moved here by fold_depthwise_input.cpp so
 // that its GEMM writes the tensor once): computed per value read, the register-tiled
 // kernels would take it 4.5 (3x3) to 10 (5x5) times an input value and become bound by its
@@ -122,11 +124,12 @@ enum class Input { AsIs, UpperBound, BiasClamp, Silu };
 
 // Kernel > 0: a Kernel-wide window at horizontal stride Stride, the row's span of
 // (Tile - 1) * Stride + Kernel input pixels loaded once. Kernel == 0: any geometry, Tile 1.
-// V: the vector of channels computed (float4 or float); S: the stored element type (float,
-// __half, __nv_bfloat16) of x and y; A: the activation after the bias.
-template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
+// V: the vector of channels computed (float4 or float); SX and S: the stored element types
+// (float, __half, __nv_bfloat16) of x and of y (the same, or x float32 and y 16-bit); A: the
+// activation after the bias.
+template <class V, class SX, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias, float lo, float hi,
-                                                      const Stored<V, S>* __restrict__ x,
+                                                      const Stored<V, SX>* __restrict__ x,
                                                       const V* __restrict__ w, const V* __restrict__ bias,
                                                       Stored<V, S>* __restrict__ y,
                                                       const V* __restrict__ in_bias, float in_lo,
@@ -144,8 +147,8 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
   if constexpr (In == Input::BiasClamp)
     if (in_bias) in_b = in_bias[cv];
   // An input value as the convolution reads it.
-  const auto load = [&](const Stored<V, S>* at) {
-    const V v = widen_v<V, S>(*at);
+  const auto load = [&](const Stored<V, SX>* at) {
+    const V v = widen_v<V, SX>(*at);
     if constexpr (In == Input::UpperBound)
       return min_keep_nan_v(v, in_hi);
     else if constexpr (In == Input::BiasClamp)
@@ -161,7 +164,7 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
   for (int kh = 0; kh < g.kernel_h; ++kh) {
     const int ih = static_cast<int>(oh) * g.stride_h - g.pad_h + kh * g.dilation_h;
     if (ih < 0 || ih >= static_cast<int>(g.h_in)) continue;
-    const Stored<V, S>* row =
+    const Stored<V, SX>* row =
         x + (static_cast<size_t>(image) * g.h_in + static_cast<unsigned>(ih)) * g.w_in * g.vectors + cv;
     const V* taps = w + static_cast<size_t>(kh) * g.kernel_w * g.vectors + cv;
     if constexpr (Kernel > 0) {
@@ -204,21 +207,21 @@ __device__ __forceinline__ void depthwise_conv2d_nhwc(Geometry g, bool has_bias,
 // The register-tiled kernels (float4 channels, Tile outputs a thread) at six blocks of 128
 // threads a multiprocessor, so at most 80 registers a thread: left to itself the compiler
 // gives the 7-wide one 82, which fits five, and at 31% occupancy its loads' latency shows.
-template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
+template <class V, class SX, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __global__ void __launch_bounds__(128, 6)
-    depthwise_tiled_kernel(Geometry g, bool has_bias, float lo, float hi, const Stored<V, S>* __restrict__ x,
+    depthwise_tiled_kernel(Geometry g, bool has_bias, float lo, float hi, const Stored<V, SX>* __restrict__ x,
                            const V* __restrict__ w, const V* __restrict__ bias, Stored<V, S>* __restrict__ y,
                            const V* __restrict__ in_bias, float in_lo, float in_hi) {
-  depthwise_conv2d_nhwc<V, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
-                                                           in_hi);
+  depthwise_conv2d_nhwc<V, SX, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias,
+                                                               in_lo, in_hi);
 }
-template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
+template <class V, class SX, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 __global__ void depthwise_conv2d_nhwc_kernel(Geometry g, bool has_bias, float lo, float hi,
-                                             const Stored<V, S>* __restrict__ x, const V* __restrict__ w,
+                                             const Stored<V, SX>* __restrict__ x, const V* __restrict__ w,
                                              const V* __restrict__ bias, Stored<V, S>* __restrict__ y,
                                              const V* __restrict__ in_bias, float in_lo, float in_hi) {
-  depthwise_conv2d_nhwc<V, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias, in_lo,
-                                                           in_hi);
+  depthwise_conv2d_nhwc<V, SX, S, Kernel, Stride, Tile, In, A>(g, has_bias, lo, hi, x, w, bias, y, in_bias,
+                                                               in_lo, in_hi);
 }
 
 // The shared-memory tile for an input SiLU (see the top of the file; its size in
@@ -357,12 +360,12 @@ void launch_silu_input_tile(cudaStream_t stream, const Geometry& g, const Conv2d
     with_pool(std::integral_constant<GemmActivation, GemmActivation::None>{});
 }
 
-template <class V, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
+template <class V, class SX, class S, int Kernel, int Stride, int Tile, Input In, GemmActivation A>
 constexpr auto kernel_for() {
   if constexpr (sizeof(V) == sizeof(float4) && Kernel > 0 && Tile > 1)
-    return depthwise_tiled_kernel<V, S, Kernel, Stride, Tile, In, A>;
+    return depthwise_tiled_kernel<V, SX, S, Kernel, Stride, Tile, In, A>;
   else
-    return depthwise_conv2d_nhwc_kernel<V, S, Kernel, Stride, Tile, In, A>;
+    return depthwise_conv2d_nhwc_kernel<V, SX, S, Kernel, Stride, Tile, In, A>;
 }
 
 // Enough blocks of 128 threads to keep every multiprocessor busy with two.
@@ -379,7 +382,7 @@ bool grid_fills_gpu(int64_t threads) {
   return (threads + 127) / 128 >= 2 * static_cast<int64_t>(sms);
 }
 
-template <class V, class S, int Kernel, int Stride, int Tile>
+template <class V, class SX, class S, int Kernel, int Stride, int Tile>
 void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivation activation, const void* x,
             const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   g.tiles_w = (g.w_out + Tile - 1) / Tile;
@@ -387,20 +390,22 @@ void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivati
   const unsigned blocks = (g.total + 127) / 128;
   const auto run = [&](auto kernel) {
     kernel<<<blocks, 128, 0, stream>>>(
-        g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const Stored<V, S>*>(x), static_cast<const V*>(w),
+        g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const Stored<V, SX>*>(x), static_cast<const V*>(w),
         static_cast<const V*>(bias), static_cast<Stored<V, S>*>(y),
         in ? reinterpret_cast<const V*>(in->in_bias) : nullptr, in ? in->in_lo : 0.0f, in ? in->in_hi : 0.0f);
   };
   const auto with_input = [&](auto act) {
     constexpr GemmActivation A = decltype(act)::value;
     if (!in)
-      run(kernel_for<V, S, Kernel, Stride, Tile, Input::AsIs, A>());
+      run(kernel_for<V, SX, S, Kernel, Stride, Tile, Input::AsIs, A>());
+    else if constexpr (!std::is_same_v<SX, S>)  // (the public function refuses it for float32 to 16 bits)
+      return;
     else if (in->in_activation == GemmActivation::Silu)
-      run(kernel_for<V, S, Kernel, Stride, Tile, Input::Silu, A>());
+      run(kernel_for<V, S, S, Kernel, Stride, Tile, Input::Silu, A>());
     else if (!in->in_bias && in->in_lo == -__builtin_inff())
-      run(kernel_for<V, S, Kernel, Stride, Tile, Input::UpperBound, A>());
-    else if constexpr (std::is_same_v<S, float>)  // (the public functions refuse it for 16 bits)
-      run(kernel_for<V, S, Kernel, Stride, Tile, Input::BiasClamp, A>());
+      run(kernel_for<V, S, S, Kernel, Stride, Tile, Input::UpperBound, A>());
+    else if constexpr (std::is_same_v<S, float>)  // (the public function refuses it for 16 bits)
+      run(kernel_for<V, S, S, Kernel, Stride, Tile, Input::BiasClamp, A>());
   };
   if (activation == GemmActivation::Silu)
     with_input(std::integral_constant<GemmActivation, GemmActivation::Silu>{});
@@ -409,14 +414,14 @@ void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivati
 }
 
 // The widest tile that still fills the GPU (1 where even that does not: more threads).
-template <class V, class S, int Kernel, int Stride, int Tile>
+template <class V, class SX, class S, int Kernel, int Stride, int Tile>
 void launch_tiled(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivation activation,
                   const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
   const int64_t tiled = static_cast<int64_t>(g.vectors) * ((g.w_out + Tile - 1) / Tile) * g.h_out * p.n;
   if (grid_fills_gpu(tiled))
-    launch<V, S, Kernel, Stride, Tile>(stream, g, p, activation, x, w, bias, y, in);
+    launch<V, SX, S, Kernel, Stride, Tile>(stream, g, p, activation, x, w, bias, y, in);
   else
-    launch<V, S, Kernel, Stride, 1>(stream, g, p, activation, x, w, bias, y, in);
+    launch<V, SX, S, Kernel, Stride, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
 // Whether launch_silu_input_tile's grid keeps every multiprocessor busy with two blocks: at
@@ -431,33 +436,33 @@ bool silu_input_tiles_fill_gpu(const Conv2dParams& p, unsigned vectors) {
 // The register kernels. 16-bit tensors with scalar channels (a channel count not a multiple
 // of 4) take the generic kernel alone: no model seen has them, and each window is more code
 // to build.
-template <class V, class S>
+template <class V, class SX, class S>
 void launch_registers(cudaStream_t stream, const Geometry& g, const Conv2dParams& p,
                       GemmActivation activation, const void* x, const void* w, const void* bias, void* y,
                       const DepthwiseInputEpilogue* in) {
   if constexpr (std::is_same_v<S, float> || sizeof(V) == sizeof(float4)) {
     const bool row_window = p.dilation_w == 1;
     if (row_window && p.kernel_w == 3 && p.stride_w == 1)
-      return launch_tiled<V, S, 3, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+      return launch_tiled<V, SX, S, 3, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
     if (row_window && p.kernel_w == 3 && p.stride_w == 2)
-      return launch_tiled<V, S, 3, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
+      return launch_tiled<V, SX, S, 3, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
     if (row_window && p.kernel_w == 5 && p.stride_w == 1)
-      return launch_tiled<V, S, 5, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+      return launch_tiled<V, SX, S, 5, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
     if (row_window && p.kernel_w == 5 && p.stride_w == 2)
-      return launch_tiled<V, S, 5, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
+      return launch_tiled<V, SX, S, 5, 2, 2>(stream, g, p, activation, x, w, bias, y, in);
     if (row_window && p.kernel_w == 7 && p.stride_w == 1)
-      return launch_tiled<V, S, 7, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
+      return launch_tiled<V, SX, S, 7, 1, 4>(stream, g, p, activation, x, w, bias, y, in);
   }
-  launch<V, S, 0, 1, 1>(stream, g, p, activation, x, w, bias, y, in);
+  launch<V, SX, S, 0, 1, 1>(stream, g, p, activation, x, w, bias, y, in);
 }
 
 // The input-SiLU tiles where they apply, else the register kernels. Returns whether the
 // tiles ran and left their sums (divided by pool_divisor) in pool_partial (given one).
-template <class V, class S>
+template <class V, class SX, class S>
 bool dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, GemmActivation activation,
               const void* x, const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in,
               float* pool_partial, float pool_divisor) {
-  if constexpr (sizeof(V) == sizeof(float4)) {
+  if constexpr (sizeof(V) == sizeof(float4) && std::is_same_v<SX, S>) {
     if (in && in->in_activation == GemmActivation::Silu && depthwise_silu_input_tiled(p) &&
         pack_aligned(x, 16) && silu_input_tiles_fill_gpu<S>(p, g.vectors)) {
       if (p.stride_w == 1 && p.kernel_w == 3)
@@ -473,7 +478,7 @@ bool dispatch(cudaStream_t stream, const Geometry& g, const Conv2dParams& p, Gem
       return pool_partial != nullptr;
     }
   }
-  launch_registers<V, S>(stream, g, p, activation, x, w, bias, y, in);
+  launch_registers<V, SX, S>(stream, g, p, activation, x, w, bias, y, in);
   return false;
 }
 
@@ -507,6 +512,10 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
     note_error("depthwise_conv2d_nhwc", "the input epilogue's activation is a SiLU, with no bias or clamp");
     return;
   }
+  if (io.float_input && (!storage_16bit || input_epilogue)) {
+    note_error("depthwise_conv2d_nhwc", "a float32 input goes with a 16-bit output and no input epilogue");
+    return;
+  }
   if (storage_16bit && input_epilogue &&
       (input_epilogue->in_bias || input_epilogue->in_lo != -__builtin_inff())) {
     note_error("depthwise_conv2d_nhwc",
@@ -527,8 +536,8 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
   const float* in_bias = input_epilogue ? input_epilogue->in_bias : nullptr;
   // Four channels a vector: 16 bytes of float32, 8 of a 16-bit type.
   const size_t stored = storage_16bit ? 8 : 16;
-  const bool vec4 = p.c_out % 4 == 0 && pack_aligned(x, stored) && pack_aligned(y, stored) &&
-                    pack_aligned(w, 16) && (!bias || pack_aligned(bias, 16)) &&
+  const bool vec4 = p.c_out % 4 == 0 && pack_aligned(x, io.float_input ? 16 : stored) &&
+                    pack_aligned(y, stored) && pack_aligned(w, 16) && (!bias || pack_aligned(bias, 16)) &&
                     (!in_bias || pack_aligned(in_bias, 16));
   Geometry g{};
   g.vectors = static_cast<unsigned>(vec4 ? p.c_out / 4 : p.c_out);
@@ -554,20 +563,25 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
                                                                        : nullptr;
   const float pool_divisor = pool_direct ? static_cast<float>(p.h_out * p.w_out) : 1.0f;
   bool pooled = false;
-  const auto typed = [&](auto stored) {
+  const auto typed = [&](auto input, auto stored) {
+    using SX = decltype(input);
     using S = decltype(stored);
     if (vec4)
-      pooled = dispatch<float4, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue, pool_partial,
-                                   pool_divisor);
+      pooled = dispatch<float4, SX, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue,
+                                       pool_partial, pool_divisor);
     else
-      dispatch<float, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue, nullptr, 1.0f);
+      dispatch<float, SX, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue, nullptr, 1.0f);
   };
-  if (io.storage == Precision::Fp16)
-    typed(__half{});
+  if (io.float_input && io.storage == Precision::Fp16)
+    typed(0.0f, __half{});
+  else if (io.float_input)
+    typed(0.0f, __nv_bfloat16{});
+  else if (io.storage == Precision::Fp16)
+    typed(__half{}, __half{});
   else if (io.storage == Precision::Bf16)
-    typed(__nv_bfloat16{});
+    typed(__nv_bfloat16{}, __nv_bfloat16{});
   else
-    typed(0.0f);
+    typed(0.0f, 0.0f);
   check_launch("depthwise_conv2d_nhwc_kernel");
   if (!io.pool || (pooled && pool_direct)) return;
   if (pooled)

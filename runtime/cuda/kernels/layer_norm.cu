@@ -12,7 +12,9 @@
 //
 // layer_norm_16bit writes the result in the 16-bit type of --precision fp16 / bf16, for
 // GEMMs that read it as their 16-bit operand (store_activations_16bit.cpp): the same
-// arithmetic, rounded once as it is stored.
+// arithmetic, rounded once as it is stored. layer_norm_16bit_input reads rows kept in that
+// type (a ConvNeXt's depthwise outputs and stem), widened to float32 as they are loaded: the
+// same arithmetic on the rounded values.
 //
 // A RowGather reorders the rows read (a Swin block's shift and window partition, which
 // would otherwise be copies after the normalisation): output row r normalises input row
@@ -32,32 +34,43 @@ struct alignas(4 * sizeof(T)) Four {
   T v[4];
 };
 
+// Four consecutive inputs as float32 (16-byte aligned for float, 8-byte for the 16-bit types).
+template <class TX>
+__device__ __forceinline__ float4 load4(const TX* x) {
+  if constexpr (sizeof(TX) == sizeof(float)) {
+    return *reinterpret_cast<const float4*>(x);
+  } else {
+    const Four<TX> v = *reinterpret_cast<const Four<TX>*>(x);
+    return make_float4(widen(v.v[0]), widen(v.v[1]), widen(v.v[2]), widen(v.v[3]));
+  }
+}
+
 template <class T>
 __device__ __forceinline__ void store4(T* y, float a, float b, float c, float d) {
   *reinterpret_cast<Four<T>*>(y) = Four<T>{{round_to<T>(a), round_to<T>(b), round_to<T>(c), round_to<T>(d)}};
 }
 
-template <class T>
-__global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* __restrict__ x,
+template <class TX, class T>
+__global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const TX* __restrict__ x,
                                   const float* __restrict__ gamma, const float* __restrict__ beta,
                                   T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
   const int64_t n = p.cols;
-  const float* xr = x + gathered_row(g, row) * n;
+  const TX* xr = x + gathered_row(g, row) * n;
   T* yr = y + row * n;
   float s = 0.0f;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += widen(xr[j]);
   const float mu = block_sum(s, shared) / static_cast<float>(n);
   float sq = 0.0f;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    const float d = xr[j] - mu;
+    const float d = widen(xr[j]) - mu;
     sq += d * d;
   }
   const float var = block_sum(sq, shared) / static_cast<float>(n);
   const float r = rsqrtf(var + p.eps);
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    float v = (xr[j] - mu) * r;
+    float v = (widen(xr[j]) - mu) * r;
     if (gamma) v *= gamma[j];
     if (beta) v += beta[j];
     yr[j] = round_to<T>(v);
@@ -71,8 +84,8 @@ __global__ void layer_norm_kernel(LayerNormParams p, RowGather g, const float* _
 constexpr int kMaxWarpVectors = 8;  // float4s per lane: rows of up to 1024 floats
 constexpr int kWarpRowsPerBlock = 4;
 
-template <int kVectors, class T>
-__global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, const float* __restrict__ x,
+template <int kVectors, class TX, class T>
+__global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, const TX* __restrict__ x,
                                        const float* __restrict__ gamma, const float* __restrict__ beta,
                                        T* __restrict__ y, float* __restrict__ mean,
                                        float* __restrict__ rstd) {
@@ -80,7 +93,7 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, cons
   if (row >= p.rows) return;  // the same for the whole warp
   const int lane = threadIdx.x % 32;
   const int vectors = static_cast<int>(p.cols / 4);
-  const auto* xr = reinterpret_cast<const float4*>(x + gathered_row(gather, row) * p.cols);
+  const TX* const xr = x + gathered_row(gather, row) * p.cols;
   T* const yr = y + row * p.cols;
   // gamma and beta are loaded with the row: their latency overlaps its, not the reductions'.
   float4 v[kVectors], g[kVectors], b[kVectors];
@@ -89,7 +102,7 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, cons
   for (int i = 0; i < kVectors; ++i) {
     const int c = lane + 32 * i;
     const bool inside = c < vectors;
-    v[i] = inside ? xr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    v[i] = inside ? load4(xr + 4 * c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     g[i] = inside && gamma ? reinterpret_cast<const float4*>(gamma)[c] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
     b[i] = inside && beta ? reinterpret_cast<const float4*>(beta)[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
@@ -120,20 +133,20 @@ __global__ void layer_norm_warp_kernel(LayerNormParams p, RowGather gather, cons
 
 bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
 
-template <int kVectors, class T>
-void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
+template <int kVectors, class TX, class T>
+void launch_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const TX* x,
                       const float* gamma, const float* beta, T* y, float* mean, float* rstd) {
   const auto blocks = static_cast<unsigned>((p.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-  layer_norm_warp_kernel<kVectors, T>
+  layer_norm_warp_kernel<kVectors, TX, T>
       <<<blocks, 32 * kWarpRowsPerBlock, 0, stream>>>(p, g, x, gamma, beta, y, mean, rstd);
   check_launch("layer_norm_warp_kernel");
 }
 
 // The warp-per-row kernel for rows that fit it; false for the others.
-template <class T>
-bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const float* x,
+template <class TX, class T>
+bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const RowGather& g, const TX* x,
                           const float* gamma, const float* beta, T* y, float* mean, float* rstd) {
-  if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned(x, 16) ||
+  if (p.cols % 4 != 0 || p.cols > int64_t{128} * kMaxWarpVectors || !aligned(x, 4 * sizeof(TX)) ||
       !aligned(y, 4 * sizeof(T)) || (gamma && !aligned(gamma, 16)) || (beta && !aligned(beta, 16)))
     return false;
   switch ((p.cols + 127) / 128) {
@@ -159,8 +172,8 @@ bool layer_norm_warp_rows(cudaStream_t stream, const LayerNormParams& p, const R
   }
 }
 
-template <class T>
-void layer_norm_as(cudaStream_t stream, const LayerNormParams& p, const float* x, const float* gamma,
+template <class TX, class T>
+void layer_norm_as(cudaStream_t stream, const LayerNormParams& p, const TX* x, const float* gamma,
                    const float* beta, T* y, float* mean, float* rstd, const RowGather& gather) {
   if (p.rows <= 0 || p.cols <= 0) return;
   if (p.rows > 0x7fffffff) {
@@ -175,7 +188,7 @@ void layer_norm_as(cudaStream_t stream, const LayerNormParams& p, const float* x
   // About 4 to 8 columns per thread; at least one warp, at most 1024 threads.
   int threads = 32;
   while (threads < 1024 && threads * 8 < p.cols) threads *= 2;
-  layer_norm_kernel<T>
+  layer_norm_kernel<TX, T>
       <<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(p, gather, x, gamma, beta, y, mean, rstd);
   check_launch("layer_norm_kernel");
 }
@@ -195,6 +208,29 @@ void layer_norm_16bit(cudaStream_t stream, Precision precision, const LayerNormP
     layer_norm_as(stream, p, x, gamma, beta, static_cast<__nv_bfloat16*>(y), nullptr, nullptr, gather);
   else
     note_error("layer_norm_16bit", "16-bit outputs need --precision fp16 or bf16");
+}
+
+namespace {
+template <class TX>
+void layer_norm_from(cudaStream_t stream, const LayerNormParams& p, const void* x, const float* gamma,
+                     const float* beta, void* y, bool y_16bit, const RowGather& gather) {
+  const auto* rows = static_cast<const TX*>(x);
+  if (y_16bit)
+    layer_norm_as(stream, p, rows, gamma, beta, static_cast<TX*>(y), nullptr, nullptr, gather);
+  else
+    layer_norm_as(stream, p, rows, gamma, beta, static_cast<float*>(y), nullptr, nullptr, gather);
+}
+}  // namespace
+
+void layer_norm_16bit_input(cudaStream_t stream, Precision precision, const LayerNormParams& p, const void* x,
+                            const float* gamma, const float* beta, void* y, bool y_16bit,
+                            const RowGather& gather) {
+  if (precision == Precision::Fp16)
+    layer_norm_from<__half>(stream, p, x, gamma, beta, y, y_16bit, gather);
+  else if (precision == Precision::Bf16)
+    layer_norm_from<__nv_bfloat16>(stream, p, x, gamma, beta, y, y_16bit, gather);
+  else
+    note_error("layer_norm_16bit_input", "16-bit inputs need --precision fp16 or bf16");
 }
 
 }  // namespace aotc::rt::cuda

@@ -9,7 +9,8 @@
 // and without the bias, one bias 4 bytes off 16-byte alignment; and a SiLU (the shared-memory
 // tiles where the window, channel count and alignment allow, per value read elsewhere) in
 // float32, fp16 and bf16, the output's mean per image and channel with it (the tiles' sums
-// where those run, a pooling after the convolution elsewhere).
+// where those run, a pooling after the convolution elsewhere). 16-bit outputs also from a
+// float32 input (a 7x7 layer's, store_activations_16bit.cpp).
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include <cmath>
@@ -154,7 +155,8 @@ void depthwise_nhwc_cases(KernelTable& t) {
                      to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
     }
     // A SiLU after the bias (fuse_epilogue_silu.cpp), float32; then x and y in a 16-bit type
-    // (store_activations_16bit.cpp), with and without the SiLU and the input's upper bound.
+    // (store_activations_16bit.cpp), with and without the SiLU and the input's upper bound,
+    // and x in float32 with y in the 16-bit type, with and without the SiLU.
     const std::vector<float> w_taps = taps_last(w, s.c, s.kh * s.kw);
     const size_t out = static_cast<size_t>(s.n * s.c * p.h_out * p.w_out), shift = s.misaligned ? 1 : 0;
     std::vector<float> x_nhwc = to_nhwc(x, s.n, s.c, s.h, s.w);
@@ -172,11 +174,11 @@ void depthwise_nhwc_cases(KernelTable& t) {
                      to_nchw(got, s.n, s.c, p.h_out, p.w_out), 2e-6);
     }
     for (const rt::cuda::Precision precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
-      for (int form = 0; form < 4; ++form) {
-        const bool silu = form % 2 == 1, bound = form >= 2;
-        // x as the kernel holds it: rounded to the type, then widened.
+      for (int form = 0; form < 6; ++form) {
+        const bool silu = form % 2 == 1, bound = form == 2 || form == 3, float_input = form >= 4;
+        // x as the kernel holds it: rounded to the type, then widened (or float32 as it is).
         std::vector<uint16_t> x16 = to_bits(x_nhwc, precision);
-        std::vector<float> x_read = to_nchw(to_floats(x16, precision), s.n, s.c, s.h, s.w);
+        std::vector<float> x_read = float_input ? x : to_nchw(to_floats(x16, precision), s.n, s.c, s.h, s.w);
         rt::cuda::DepthwiseInputEpilogue in;
         if (bound) {
           in.in_hi = 0.75f;
@@ -184,16 +186,22 @@ void depthwise_nhwc_cases(KernelTable& t) {
             if (v == v) v = std::fmin(v, in.in_hi);
         }
         x16.insert(x16.begin(), shift, 0);
+        std::vector<float> x32 = x_nhwc;
+        x32.insert(x32.begin(), shift, 0.0f);
         uint16_t* y = t.device<uint16_t>(out + shift);
         rt::cuda::DepthwiseNhwcIo io;
         io.storage = precision;
+        io.float_input = float_input;
         io.activation = silu ? rt::GemmActivation::Silu : rt::GemmActivation::None;
-        rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, t.upload(x16) + shift, t.upload(w_taps),
+        const void* x_device = float_input ? static_cast<const void*>(t.upload(x32) + shift)
+                                           : static_cast<const void*>(t.upload(x16) + shift);
+        rt::cuda::depthwise_conv2d_nhwc(t.stream(), p, io, x_device, t.upload(w_taps),
                                         s.bias ? t.upload(bias) : nullptr, y + shift, bound ? &in : nullptr);
         std::vector<uint16_t> got = t.download(y, out + shift);
         got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
         t.expect_close(std::string("depthwise_conv2d_nhwc (") + name_of(precision) + ")",
-                       what + (silu ? " silu" : "") + (bound ? " input bound" : ""),
+                       what + (float_input ? " float32 input" : "") + (silu ? " silu" : "") +
+                           (bound ? " input bound" : ""),
                        depthwise_reference(p, x_read, w, bias, silu),
                        to_nchw(to_floats(got, precision), s.n, s.c, p.h_out, p.w_out),
                        precision == rt::cuda::Precision::Fp16 ? 2e-3 : 1.6e-2);

@@ -6,7 +6,8 @@
 //   and tanh) and SiLU (cuBLASLt's bias, then the pass), residual and relu, an A rounded from
 //   float32 or already 16-bit, odd sizes, rows of whole 8-element groups and k = 0;
 // - layer_norm_16bit against the host's float32 layer norm (the warp and block kernels, a
-//   row order, an output off its alignment);
+//   row order, an output off its alignment), and layer_norm_16bit_input on 16-bit rows
+//   (float32 and 16-bit outputs, an input off its alignment) against it on the widened rows;
 // - attention_16bit_output against attention_f32 rounded once, on each of its paths (the
 //   three launches may multiply in another order: within an ulp of the type);
 // - im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in float32
@@ -167,6 +168,55 @@ void layer_norm_16bit_cases(KernelTable& t) {
                      to_floats(t.download(y + c.offset, n), precision),
                      precision == Precision::Fp16 ? 1e-3 : 8e-3);
     }
+}
+
+// layer_norm_16bit_input: rows in the 16-bit type, the output float32 or in that type, on
+// the warp kernels (96: ConvNeXt's first stage, 768), the block kernel (33, 1025, and 768
+// read 2 bytes past an 8-byte boundary), a row order; against the host's float32 layer norm
+// of the widened rows (float32 outputs: within float32 rounding; 16-bit: half an ulp).
+void layer_norm_16bit_input_cases(KernelTable& t) {
+  struct Case {
+    int64_t rows, cols;
+    bool ordered;  // rows read through a row order (3 blocks of rows / 3, from 5 source rows each)
+    int offset;    // elements the input starts past an aligned address
+  };
+  const Case cases[] = {{31, 96, false, 0},  {197, 768, false, 0}, {5, 33, false, 0},
+                        {3, 1025, false, 0}, {9, 96, true, 0},     {6, 768, false, 1}};
+  for (const Precision precision : {Precision::Fp16, Precision::Bf16})
+    for (const bool out_16bit : {false, true})
+      for (const Case& c : cases) {
+        rt::LayerNormParams p;
+        p.rows = c.rows, p.cols = c.cols;
+        const size_t cols = static_cast<size_t>(c.cols), n = static_cast<size_t>(c.rows) * cols;
+        std::vector<int32_t> order;
+        if (c.ordered)
+          for (int64_t r = 0; r < c.rows / 3; ++r) order.push_back(static_cast<int32_t>(t.rng()() % 5));
+        const size_t source_rows = c.ordered ? 15 : static_cast<size_t>(c.rows);
+        std::vector<uint16_t> x = to_bits(t.floats(source_rows * cols, false, 4.0f), precision);
+        const std::vector<float> gamma = t.floats(cols), beta = t.floats(cols);
+        const std::vector<float> cpu =
+            layer_norm_reference(t, p, to_floats(x, precision), order, 5, gamma, beta);
+        x.insert(x.begin(), static_cast<size_t>(c.offset), uint16_t{0});
+        const rt::cuda::RowGather gather =
+            c.ordered ? rt::cuda::RowGather{t.upload(order), c.rows / 3, 5} : rt::cuda::RowGather{};
+        const std::string what = dims_str({c.rows, c.cols}) + (c.ordered ? ", row order" : "") +
+                                 (c.offset ? ", input 2 bytes off" : "") +
+                                 (out_16bit ? ", 16-bit output" : ", float32 output");
+        const std::string op = std::string("layer_norm_16bit_input (") + name_of(precision) + ")";
+        const uint16_t* rows = t.upload(x) + c.offset;
+        if (out_16bit) {
+          uint16_t* y = t.device<uint16_t>(n);
+          rt::cuda::layer_norm_16bit_input(t.stream(), precision, p, rows, t.upload(gamma), t.upload(beta), y,
+                                           true, gather);
+          t.expect_close(op, what, cpu, to_floats(t.download(y, n), precision),
+                         precision == Precision::Fp16 ? 1e-3 : 8e-3);
+        } else {
+          float* y = t.device<float>(n);
+          rt::cuda::layer_norm_16bit_input(t.stream(), precision, p, rows, t.upload(gamma), t.upload(beta), y,
+                                           false, gather);
+          t.expect_close(op, what, cpu, t.download(y, n), 1e-5);
+        }
+      }
 }
 
 // attention_16bit_output against attention_f32 on the same inputs, rounded once (within an
@@ -334,6 +384,7 @@ void im2col_gather_cases(KernelTable& t) {
 void lowp_cases(KernelTable& t) {
   gemm_16bit_output_cases(t);
   layer_norm_16bit_cases(t);
+  layer_norm_16bit_input_cases(t);
   attention_16bit_output_cases(t);
   im2col_16bit_input_cases(t);
   im2col_gather_cases(t);

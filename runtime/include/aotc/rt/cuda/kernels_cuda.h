@@ -215,7 +215,8 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
                                const float* bias, float* y,
                                const DepthwiseInputEpilogue* input_epilogue = nullptr);
 // The same on tensors stored as io says: x and y both in float32 (Fp32) or both in the
-// 16-bit type of Fp16 / Bf16 (store_activations_16bit.cpp), the weights and the bias in
+// 16-bit type of Fp16 / Bf16 (store_activations_16bit.cpp), or with float_input x in
+// float32 and y in that type (no input epilogue), the weights and the bias in
 // float32, float32 arithmetic; io.activation (None or Silu, fuse_epilogue_silu.cpp) after the
 // bias, before the clamp. 16-bit inputs take an upper bound alone or a SiLU as input epilogue.
 // With pool (fuse_depthwise_pool.cpp), the function also writes there the mean of y over each
@@ -223,6 +224,7 @@ void depthwise_conv2d_nhwc_f32(cudaStream_t stream, const Conv2dParams& p, const
 // pool_scratch is depthwise_pool_scratch_bytes (conv2d_plan.h) of the arena.
 struct DepthwiseNhwcIo {
   Precision storage = Precision::Fp32;
+  bool float_input = false;  // x in float32, y in storage's 16-bit type
   GemmActivation activation = GemmActivation::None;
   float* pool = nullptr;
   float* pool_scratch = nullptr;
@@ -297,6 +299,11 @@ void layer_norm_f32(cudaStream_t stream, const LayerNormParams& p, const float* 
 // operand of the GEMMs that read it (store_activations_16bit.cpp).
 void layer_norm_16bit(cudaStream_t stream, Precision precision, const LayerNormParams& p, const float* x,
                       const float* gamma, const float* beta, void* y, const RowGather& gather = {});
+// The layer norm of rows x kept in the 16-bit type of precision (store_activations_16bit.cpp),
+// widened as they are read; y float32, or in that type with y_16bit; no statistics.
+void layer_norm_16bit_input(cudaStream_t stream, Precision precision, const LayerNormParams& p, const void* x,
+                            const float* gamma, const float* beta, void* y, bool y_16bit,
+                            const RowGather& gather = {});
 // out (rows x cols) = the rows of src that `gather` picks, plus addend (rows x cols, dense;
 // null for none): the gather and a residual add in one pass.
 void gather_rows_f32(cudaStream_t stream, int64_t rows, int64_t cols, const RowGather& gather,
