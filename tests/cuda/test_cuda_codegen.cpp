@@ -1851,6 +1851,157 @@ TEST_CASE("cuda: fp16 keeps a residual and the GEMM adding it float32 together w
 
 namespace {
 
+// A ConvNeXt block between two 3x3 convolutions: c1 = conv3x3(x); d = depthwise(c1) + b, a
+// window `window` wide (ConvNeXt's: 7); n = layer_norm(d.permute(0, 2, 3, 1)); h = gelu(n W1^T
+// + b1); y = h W2^T + b2 + the residual c1 in NHWC; out = conv3x3(y.permute(0, 3, 1, 2)). d is
+// also returned where return_d.
+ir::Graph convnext_block(bool return_d, int64_t window) {
+  ir::Graph g;
+  const int64_t c = 8, hw = 10;
+  const ir::Shape nchw{1, c, hw, hw}, nhwc{1, hw, hw, c};
+  const int x = g.add_input(ir::DType::Float32, nchw, "x");
+  auto conv = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, nchw);
+    add_conv(g, in, g.add_f32_constant({c, c, 3, 3}, std::vector<float>(576, 0.125f)), -1, out, c, c, hw, 3,
+             1);
+    return out;
+  };
+  const int c1 = conv(x);
+  const int c1_nhwc = g.add_value(ir::DType::Float32, nhwc);
+  add_permute_copy(g, c1, c1_nhwc, {0, 2, 3, 1});
+  const int d = g.add_value(ir::DType::Float32, nchw);
+  add_conv(g, c1,
+           g.add_f32_constant({c, 1, window, window},
+                              std::vector<float>(static_cast<size_t>(c * window * window), 0.02f)),
+           g.add_f32_constant({c}, std::vector<float>(8, 0.5f)), d, c, c, hw, window, c);
+  const int p = g.add_value(ir::DType::Float32, nhwc);
+  add_permute_copy(g, d, p, {0, 2, 3, 1});
+  const int n = g.add_value(ir::DType::Float32, nhwc);
+  g.add_op(ir::kind::layer_norm,
+           {p, g.add_f32_constant({c}, std::vector<float>(8, 1.5f)),
+            g.add_f32_constant({c}, std::vector<float>(8, 0.25f))},
+           {n}, where(1))
+      .attrs = {{"rows", hw * hw}, {"cols", c}, {"eps", 1e-6}};
+  const int u = g.add_value(ir::DType::Float32, {1, hw, hw, 32}),
+            h = g.add_value(ir::DType::Float32, {1, hw, hw, 32});
+  add_linear(g, n, u, hw * hw, 32, c, false);
+  g.add_op(ir::kind::unary, {u}, {h}, where(3)).attrs = {
+      {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
+  const int y = g.add_value(ir::DType::Float32, nhwc);
+  add_linear(g, h, y, hw * hw, c, 32, false, c1_nhwc);
+  const int q = g.add_value(ir::DType::Float32, nchw);
+  add_permute_copy(g, y, q, {0, 3, 1, 2});
+  g.outputs = {{conv(q), "out"}};
+  if (return_d) g.outputs.push_back({d, "d"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fp16 and bf16 keep a ConvNeXt block's depthwise output 16-bit, and under 7x7 its input") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
+    for (const int64_t window : {7, 3})
+      for (const bool return_d : {false, true}) {
+        CAPTURE(window);
+        CAPTURE(return_d);
+        const ir::DType type =
+            precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+        ir::Graph g = convnext_block(return_d, window);
+        passes::run_default_passes(g, false);
+        ops::cuda::check_cuda_support(g);
+        run_cuda_passes_nhwc(g, precision);
+        check_defined_before_use(g);
+        const ir::Op* dw = nullptr;
+        const ir::Op* norm = nullptr;
+        const ir::Op* second = nullptr;  // the linear layer adding the residual
+        for (const ir::Op& op : g.ops) {
+          if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+          if (op.kind == ir::kind::layer_norm) norm = &op;
+          if (op.kind == ir::kind::gemm && op.inputs.size() > 3 && op.inputs[3] >= 0) second = &op;
+        }
+        REQUIRE(dw);
+        REQUIRE(norm);
+        REQUIRE(second);
+        // The layer norm reads the depthwise output 16-bit. A window under 7 wide reads its
+        // input (c1) 16-bit too, and so the residual and the sum of the second linear layer
+        // (read by the last convolution's unfolding); a 7x7 one reads float32, and they stay
+        // so. A returned d keeps all of them float32.
+        const ir::DType kept = return_d ? ir::DType::Float32 : type;
+        const ir::DType stream = window < 7 ? kept : ir::DType::Float32;
+        CHECK(g.value(dw->outputs[0]).dtype == kept);
+        CHECK(g.value(norm->inputs[0]).dtype == kept);
+        CHECK(g.value(dw->inputs[0]).dtype == stream);
+        CHECK(g.value(second->inputs[3]).dtype == stream);
+        CHECK(g.value(second->outputs[0]).dtype == stream);
+        CHECK(g.storage_root(second->inputs[3]) == g.storage_root(dw->inputs[0]));
+        // The normalised rows are the first linear layer's operand either way.
+        CHECK(g.value(norm->outputs[0]).dtype == type);
+        codegen::cuda::CudaOptions options;
+        options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+        const codegen::Sources src =
+            codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+        const std::string name = precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16";
+        CHECK(
+            (src.model_cpp.find("aotc::rt::cuda::layer_norm_16bit_input(stream, aotc::rt::cuda::Precision::" +
+                                name + ", p, ") != std::string::npos) == !return_d);
+        CHECK((src.model_cpp.find("aotc::rt::cuda::layer_norm_16bit(stream, aotc::rt::cuda::Precision::" +
+                                  name + ", p, ") != std::string::npos) == return_d);
+        CHECK((src.model_cpp.find("io.storage = aotc::rt::cuda::Precision::" + name) != std::string::npos) ==
+              !return_d);
+        CHECK((src.model_cpp.find("io.float_input = true") != std::string::npos) ==
+              (!return_d && window == 7));
+      }
+}
+
+TEST_CASE("cuda: fp16 layer norms read a linear layer's output 16-bit, and sums float32") {
+  // u = x W^T + b; s = u1 + u2 (two linear layers); r = x W^T + b + u3 (a residual); each
+  // normalised and taken by a linear layer whose result is returned. The normalisation of u
+  // reads it 16-bit; s and r, sums (in a transformer its residual stream), stay float32.
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {5, 12}, "x");
+  const auto linear = [&](int in, int residual = -1) {
+    const int out = g.add_value(ir::DType::Float32, {5, 12});
+    add_linear(g, in, out, 5, 12, 12, false, residual);
+    return out;
+  };
+  const auto norm = [&](int in) {
+    const int out = g.add_value(ir::DType::Float32, {5, 12});
+    g.add_op(ir::kind::layer_norm,
+             {in, g.add_f32_constant({12}, std::vector<float>(12, 1.5f)),
+              g.add_f32_constant({12}, std::vector<float>(12, 0.25f))},
+             {out}, where(1))
+        .attrs = {{"rows", int64_t{5}}, {"cols", int64_t{12}}, {"eps", 1e-5}};
+    return out;
+  };
+  const int u = linear(x);
+  const int s = g.add_value(ir::DType::Float32, {5, 12});
+  g.add_op(ir::kind::binary, {linear(x), linear(x)}, {s}, where(4)).attrs = {
+      {"op", static_cast<int64_t>(rt::BinaryOp::Add)}, {"alpha", 1.0}};
+  const int r = linear(x, linear(x));
+  g.outputs = {{linear(norm(u)), "yu"}, {linear(norm(s)), "ys"}, {linear(norm(r)), "yr"}};
+  passes::run_default_passes(g, false);
+  ops::cuda::check_cuda_support(g);
+  passes::cuda::run_cuda_passes(g, rt::cuda::Precision::Fp16, false);
+  check_defined_before_use(g);
+  std::vector<const ir::Op*> norms;
+  for (const ir::Op& op : g.ops)
+    if (op.kind == ir::kind::layer_norm) norms.push_back(&op);
+  REQUIRE(norms.size() == 3);
+  CHECK(g.value(norms[0]->inputs[0]).dtype == ir::DType::Float16);
+  CHECK(g.value(norms[1]->inputs[0]).dtype == ir::DType::Float32);
+  CHECK(g.value(norms[2]->inputs[0]).dtype == ir::DType::Float32);
+  for (const ir::Op* n : norms) CHECK(g.value(n->outputs[0]).dtype == ir::DType::Float16);
+  codegen::cuda::CudaOptions options;
+  options.precision = "fp16";
+  const codegen::Sources src =
+      codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+  CHECK(src.model_cpp.find(
+            "aotc::rt::cuda::layer_norm_16bit_input(stream, aotc::rt::cuda::Precision::Fp16, p, ") !=
+        std::string::npos);
+}
+
+namespace {
+
 // An EfficientNet block: e = silu(conv1x1(x)); d = silu(depthwise3x3(e)); the
 // squeeze-and-excitation gate s = sigmoid(conv1x1(silu(conv1x1(mean(d))))); y = conv1x1(d * s)
 // + x, with c expanded channels. d is also returned where return_d.

@@ -2,12 +2,12 @@
 // convolution of an NHWC tensor, made by convert_to_channels_last.cpp with the convolution's
 // attributes (sizes in NCHW terms) and inputs (x in NHWC, the weights as (kernel_h,
 // kernel_w, c), the bias); its clamp is fused, and a SiLU after the bias where
-// fuse_epilogue_silu.cpp gave it one ("activation"). x and y are both float32 or both in the
-// 16-bit type store_activations_16bit.cpp keeps them in. With "input_clamp_lo" the epilogue
-// of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its
-// bias is the 4th input (-1: none); "input_activation" (a SiLU) comes with no bias or clamp.
-// A second output is the mean of the first over each image's plane, per channel, float32
-// (fuse_depthwise_pool.cpp), written with the op's scratch.
+// fuse_epilogue_silu.cpp gave it one ("activation"). x and y are both float32, both in the
+// 16-bit type store_activations_16bit.cpp keeps them in, or x float32 and y 16-bit. With "input_clamp_lo" the
+// epilogue of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its bias is the
+// 4th input (-1: none); "input_activation" (a SiLU) comes with no bias or clamp. A second output is the mean
+// of the first over each image's plane, per channel, float32 (fuse_depthwise_pool.cpp), written with the op's
+// scratch.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include "../spatial.h"
@@ -18,10 +18,12 @@ namespace {
 
 CudaCode emit_depthwise_conv2d_nhwc(const EmitContext& e, const ir::Op& op, size_t) {
   const ir::DType x_type = e.graph.value(op.inputs[0]).dtype, y_type = e.graph.value(op.outputs[0]).dtype;
-  if (x_type != y_type)
+  const bool float_input = x_type == ir::DType::Float32 && y_type != x_type;
+  if (x_type != y_type && (!float_input || op.has(ir::attr::input_clamp_lo)))
     throw CompileError("internal: a depthwise convolution's input and output differ in dtype");
   ParamsCode io("aotc::rt::cuda::DepthwiseNhwcIo", "io");
-  io.raw("storage", storage_code(x_type));
+  io.raw("storage", storage_code(y_type));
+  if (float_input) io.raw("float_input", "true");
   if (op.has(ir::attr::activation))
     io.raw("activation",
            "static_cast<aotc::rt::GemmActivation>(" + std::to_string(op.i(ir::attr::activation)) + ")");

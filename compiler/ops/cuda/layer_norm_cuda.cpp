@@ -2,7 +2,8 @@
 // (runtime/cuda/kernels/layer_norm.cu): a warp or a block per row, float32 reductions. A
 // 4th input, an int32 row order with attributes "row_period" and "row_src_period"
 // (fuse_row_gathers.cpp), reorders the rows it reads. layer_norm_16bit where
-// store_activations_16bit.cpp keeps the output in the 16-bit type ("c_16bit").
+// store_activations_16bit.cpp keeps the output in the 16-bit type ("c_16bit"),
+// layer_norm_16bit_input where it keeps the input so (the output either type).
 #include "../sequence_ops.h"
 #include "cuda_registry.h"
 
@@ -14,7 +15,19 @@ CudaCode emit_layer_norm(const EmitContext& e, const ir::Op& op, size_t) {
   const std::string rows = e.in(op.inputs[0]) + ", " + e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " +
                            e.out(op.outputs[0]);
   const std::string order = gather.empty() ? "" : ", " + gather;
-  if (op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit)) {
+  const bool out_16bit = op.has(ir::attr::c_16bit) && op.b(ir::attr::c_16bit);
+  const ir::DType x_type = e.graph.value(op.inputs[0]).dtype;
+  if (x_type == ir::DType::Float16 || x_type == ir::DType::BFloat16) {
+    if (op.outputs.size() != 1 || (out_16bit && e.graph.value(op.outputs[0]).dtype != x_type))
+      throw CompileError("internal: a layer norm of 16-bit rows with statistics or another output type");
+    return {"",
+            kernel_call(
+                op, layer_norm_params_code(op).str(),
+                std::string("aotc::rt::cuda::layer_norm_16bit_input(stream, aotc::rt::cuda::Precision::") +
+                    (x_type == ir::DType::Float16 ? "Fp16" : "Bf16") + ", p, " + rows + ", " +
+                    (out_16bit ? "true" : "false") + order + ");")};
+  }
+  if (out_16bit) {
     const bool fp16 = e.graph.value(op.outputs[0]).dtype == ir::DType::Float16;
     return {"",
             kernel_call(op, layer_norm_params_code(op).str(),

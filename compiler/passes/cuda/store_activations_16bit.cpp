@@ -5,28 +5,32 @@
 // convolution in NHWC), an unfolding into 16-bit columns (convert_to_channels_last.cpp: a
 // 3x3 convolution's im2col_nhwc), a GEMM adding it as its residual where that GEMM's own
 // output is kept 16-bit too (cuBLASLt's C and D share a type), an NHWC depthwise
-// convolution whose output is kept too (its kernels read and write one type), an NHWC
-// average pooling and a float binary op (which widen what they read). In a ResNet that is
-// every convolution's output but the last block's and the stem's: the rounding passes
-// before the 1x1 layers go, and the GEMMs write half the bytes. In an EfficientNet or a
-// MobileNet it is every tensor of a block, expansion, depthwise convolution and
-// squeeze-and-excitation gate: the blocks' widest tensors move in half the bytes.
+// convolution of a window under 7 wide whose output is kept too (its kernels read 16 bits
+// into 16 bits or float32 into either), an NHWC average pooling, a float binary op and a
+// layer norm without statistics reading no sum (which widen what they read). In a ResNet
+// that is every convolution's output but the last block's and the stem's: the rounding
+// passes before the 1x1 layers go, and the GEMMs write half the bytes. In an EfficientNet
+// or a MobileNet it is every tensor of a block, expansion, depthwise convolution and
+// squeeze-and-excitation gate: the blocks' widest tensors move in half the bytes. In a
+// ConvNeXt it is also the 7x7 depthwise convolutions' outputs and the stem's, which layer
+// norms read (the residual stream the depthwise convolutions read stays float32).
 //
 // Writers: a GEMM whose epilogue gemm_16bit_output takes (a bias per column, converted to
 // the type here: cuBLASLt reads the bias in C's type; an activation, which its pass applies
 // before rounding; a residual; no clamp or a relu), a layer norm without statistics
 // (layer_norm_16bit), an attention without weights (attention_16bit_output), an NHWC
-// depthwise convolution whose input is kept too, and a float binary op (a gate or a sum,
-// rounded as it is written): a pre-norm transformer's normalised rows, which only the next
-// attention's or MLP's first linear layer reads, a GELU'd MLP activation, which only its
-// second reads, and the attention's output, which only its projection reads, stop being
+// depthwise convolution (whose input is kept too where it has an input epilogue), and a
+// float binary op (a gate or a sum, rounded as it is written): a pre-norm transformer's
+// normalised rows, which only the next attention's or MLP's first linear layer reads, a
+// GELU'd MLP activation, which only its second reads, and the attention's output, which
+// only its projection reads, stop being
 // written in float32 and rounded in a pass of their own. The set is found as a fixed
 // point, since a GEMM adding a residual can keep its output 16-bit only if the residual is
-// kept so, and the other way, and a depthwise convolution's input and output likewise.
+// kept so, and the other way, and a depthwise convolution's input only with its output.
 // Rounding happens once per value, as before, but now before the residual adds and
 // clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
-// AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, for
-// comparisons.
+// AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, and
+// AOTC_CUDA_16BIT_NORM_INPUT=0 every layer norm's input, for comparisons.
 #include <aotc/rt/kernels.h>
 
 #include <cmath>
@@ -49,13 +53,31 @@ bool gemm_with_16bit_operands(const ir::Op& op, rt::cuda::Precision precision) {
 }
 
 // The value that must be kept 16-bit with the output of `writer`: a GEMM's residual (C and
-// D of cuBLASLt share a type), a depthwise convolution's input (its kernels read and write
-// one type); -1 if none.
+// D of cuBLASLt share a type), the input of a depthwise convolution with an input epilogue
+// (its kernels for those read and write one type); -1 if none.
 int partner_of_writer(const ir::Graph& g, const ir::Op& writer) {
   if (writer.kind == ir::kind::gemm && writer.inputs.size() > 3 && writer.inputs[3] >= 0)
     return g.storage_root(writer.inputs[3]);
-  if (writer.kind == ir::kind::depthwise_conv2d_nhwc) return g.storage_root(writer.inputs[0]);
+  if (writer.kind == ir::kind::depthwise_conv2d_nhwc && writer.has(ir::attr::input_clamp_lo))
+    return g.storage_root(writer.inputs[0]);
   return -1;
+}
+
+// AOTC_CUDA_16BIT_NORM_INPUT=0 when compiling: layer norms read float32 only, as before they
+// took 16-bit rows (for comparisons).
+bool norms_read_16bit() {
+  const char* env = std::getenv("AOTC_CUDA_16BIT_NORM_INPUT");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+
+// A sum (a GEMM adding a residual, a binary op adding two tensors) stays float32 where a
+// layer norm reads it: in a transformer that is the residual stream, which kept 16-bit
+// measured slower (vit_b_16 at batch 1, where cuBLASLt's C and D become 16-bit,
+// bench/results_gpu.md).
+bool writes_sum(const ir::Op& op) {
+  if (op.kind == ir::kind::gemm) return op.inputs.size() > 3 && op.inputs[3] >= 0;
+  return op.kind == ir::kind::binary && (static_cast<rt::BinaryOp>(op.i("op")) == rt::BinaryOp::Add ||
+                                         static_cast<rt::BinaryOp>(op.i("op")) == rt::BinaryOp::Sub);
 }
 
 bool float_binary(const ir::Op& op) {
@@ -68,6 +90,14 @@ bool depthwise_16bit_capable(const ir::Op& op) {
   if (op.kind != ir::kind::depthwise_conv2d_nhwc) return false;
   if (!op.has(ir::attr::input_clamp_lo)) return true;
   return op.f(ir::attr::input_clamp_lo) == -INFINITY && !(op.inputs.size() > 3 && op.inputs[3] >= 0);
+}
+
+// Whether a depthwise convolution reads its input 16-bit where it can. Windows 7 or more
+// wide read float32: their kernels are bound by instructions (49 FMAs an output), not bytes,
+// and widening the 16-bit values they load (17.5 an output) cost more than the bytes saved
+// (ConvNeXt's 7x7 layers, bench/results_gpu.md); their output is still written 16-bit.
+bool depthwise_reads_16bit(const ir::Op& op) {
+  return depthwise_16bit_capable(op) && op.ints("kernel")[1] < 7;
 }
 
 // A float32 arena tensor of its own (not a view), written whole.
@@ -115,7 +145,8 @@ bool only_whole_views(const ir::Graph& g, int v) {
 
 // Operand: a GEMM's A operand; Residual: a GEMM's residual (its output kept too);
 // Columns: an unfolding into 16-bit columns; Coupled: a depthwise convolution's input (its
-// output kept too); Widened: read into float32 arithmetic (a pooling, a binary op).
+// output kept too); Widened: read into float32 arithmetic (a pooling, a binary op, a layer
+// norm).
 enum class Read { Operand, Residual, Columns, Coupled, Widened, Other };
 
 // How `reader` reads value v: as one input, itself or a whole view of it (only_whole_views).
@@ -134,9 +165,12 @@ Read read_of(const ir::Graph& g, const ir::Op& reader, int v, rt::cuda::Precisio
   if (reader.kind == ir::kind::im2col_nhwc && position == 0 && !reader.b(ir::attr::nchw_input) &&
       reader.i(ir::attr::precision) == static_cast<int64_t>(precision))
     return Read::Columns;
-  if (position == 0 && depthwise_16bit_capable(reader)) return Read::Coupled;
+  if (position == 0 && depthwise_reads_16bit(reader)) return Read::Coupled;
   if (position == 0 && reader.kind == ir::kind::adaptive_avg_pool2d && reader.has(ir::attr::channels_last) &&
       reader.b(ir::attr::channels_last))
+    return Read::Widened;
+  if (position == 0 && reader.kind == ir::kind::layer_norm && reader.outputs.size() == 1 &&  // no statistics
+      norms_read_16bit())
     return Read::Widened;
   if (float_binary(reader) && g.value(reader.inputs[0]).dtype == ir::DType::Float32 &&
       g.value(reader.inputs[1]).dtype == ir::DType::Float32)
@@ -160,15 +194,16 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
     bool ok = !r.empty() && only_whole_views(graph, v);
     for (int reader : r)
       ok = ok && reader >= 0 &&
-           read_of(graph, graph.ops[static_cast<size_t>(reader)], v, precision) != Read::Other;
+           read_of(graph, graph.ops[static_cast<size_t>(reader)], v, precision) != Read::Other &&
+           !(writes_sum(op) && graph.ops[static_cast<size_t>(reader)].kind == ir::kind::layer_norm);
     if (!ok) continue;
     writer[v] = static_cast<int>(i);
     readers[v] = std::move(r);
   }
   std::set<int> kept;
   for (const auto& [v, op] : writer) kept.insert(v);
-  // A residual and the output of the GEMM adding it are both kept or neither; likewise a
-  // depthwise convolution's input and output.
+  // A residual and the output of the GEMM adding it are both kept or neither; a depthwise
+  // convolution's input only with its output, and with an input epilogue both or neither.
   for (bool changed = true; changed;) {
     changed = false;
     for (auto it = kept.begin(); it != kept.end();) {
