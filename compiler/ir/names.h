@@ -59,6 +59,7 @@ inline constexpr char recurrent[] = "recurrent";
 inline constexpr char reduce[] = "reduce";
 inline constexpr char scatter[] = "scatter";
 inline constexpr char softmax[] = "softmax";
+inline constexpr char sort[] = "sort";
 inline constexpr char squeeze_excitation[] =
     "squeeze_excitation";  // CUDA only (passes/cuda/fuse_squeeze_excitation.cpp)
 inline constexpr char tril_triu[] = "tril_triu";

@@ -233,6 +233,35 @@ def _mask_inputs():
     return [("x", torch.randn(4, 9) * 2), ("ids", _ints(9, (4, 9), 0, 5, torch.int64))]
 
 
+class SortOps(nn.Module):
+    """topk (largest and smallest, on any dim, k = 1, 0 and the whole dim, sorted=False summed
+    since its order is free), sort and argsort (descending, stable, any dim) and msort, on
+    float32 with NaNs and signed zeros, int64 with ties, int32 and bool. topk gets no ties:
+    torch leaves their order unspecified."""
+
+    def forward(self, x, ids, small):
+        v, i = x.topk(3, dim=1)
+        v2, i2 = torch.topk(x, 1, dim=-1, largest=False)
+        v3, i3 = x.topk(x.shape[0], dim=0)
+        empty = x.topk(0, dim=2)[0]
+        free = torch.topk(x, 2, dim=-1, sorted=False)[0].sum(-1)
+        s, si = torch.sort(x, dim=0, descending=True)
+        s2, si2 = x.sort(stable=True, dim=2)
+        a = torch.argsort(ids, dim=1, stable=True)
+        a2 = torch.argsort(ids, dim=0, descending=True, stable=True)
+        m = torch.msort(small)
+        b, bi = (ids > 2).sort(dim=-1, descending=True, stable=True)
+        return v, i, v2, i2, v3, i3, empty, free, s, si, s2, si2, a, a2, m, b, bi
+
+
+def _sort_inputs():
+    torch.manual_seed(8)
+    x = torch.randn(4, 7, 6)
+    x[1, 2, 0] = float("nan")
+    x[3, 5, 4] = -0.0
+    return [("x", x), ("ids", _ints(9, (5, 11), 0, 6, torch.int64)), ("small", _ints(10, (9, 3), -50, 50, torch.int32))]
+
+
 def _ints(seed, shape, lo, hi, dtype):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(lo, hi, shape, generator=g, dtype=dtype)
@@ -303,5 +332,7 @@ MODELS_POINTWISE = {
     "pw_composite_traced": _traced(CompositeOps, _composite_inputs),
     "pw_masks": _scripted(MaskOps, _mask_inputs),
     "pw_masks_traced": _traced(MaskOps, _mask_inputs),
+    "pw_sort": _scripted(SortOps, _sort_inputs),
+    "pw_sort_traced": _traced(SortOps, _sort_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

@@ -1,4 +1,4 @@
-"""Compile errors of the view, indexing and data-movement ops and of einsum and
+"""Compile errors of the view, indexing, sorting and data-movement ops and of einsum and
 the products lowered through it: what aotc cannot
 compile with static shapes (boolean masks and repeats computed at run time) and invalid
 arguments must fail with a message that names the op, the Python file:line and the
@@ -75,6 +75,11 @@ class NegBool(nn.Module):
         return torch.neg(x > 0)  # LINE
 
 
+class TopkTooMany(nn.Module):
+    def forward(self, x):
+        return x.topk(5, dim=1)[0]  # LINE
+
+
 # name -> (module, inputs, words the message must contain)
 CASES = {
     "mask_index": (MaskIndex, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
@@ -103,6 +108,7 @@ SCRIPT_ONLY = {
     "tensordot_sizes": (TensordotSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                         ["aten::tensordot", "[3, 4]", "[4, 5]", "differ in size"]),
     "neg_bool": (NegBool, [("x", torch.randn(3, 4))], ["aten::neg", "negation of a bool tensor", "logical_not"]),
+    "topk_too_many": (TopkTooMany, [("x", torch.randn(3, 4))], ["aten::topk", "k = 5 is out of range", "4 values"]),
 }
 
 def source_line(cls):

@@ -1,6 +1,6 @@
 // The dtype-generic pointwise kernels against naive references:
 // rt::binary (every op, every dtype, broadcasting), the new unary_f32 ops and
-// rt::unary, rt::cast, rt::where, reduce_i64 / Prod, arg_reduce, cumsum.
+// rt::unary, rt::cast, rt::where, reduce_i64 / Prod, arg_reduce, sort_lines, cumsum.
 // Integer and bool results must match exactly; float results within kTolerance. Outputs
 // are followed by sentinel bytes that must survive.
 #include <doctest/doctest.h>
@@ -721,6 +721,77 @@ TEST_CASE("arg_reduce: first index of max / min, NaN wins, every dtype") {
       CHECK(vf.guard_ok());
       CHECK(idx_f.guard_ok());
     }
+  }
+}
+
+// The reference: the line's (value, index) pairs stably sorted by value, NaN as the
+// largest, then the first k.
+template <class T>
+std::vector<int64_t> sorted_line(const std::vector<T>& x, int64_t line, int64_t axis, int64_t inner,
+                                 int64_t lane, bool descending) {
+  std::vector<int64_t> order(static_cast<size_t>(axis));
+  for (int64_t a = 0; a < axis; ++a) order[static_cast<size_t>(a)] = a;
+  const auto at = [&](int64_t a) { return x[static_cast<size_t>((line * axis + a) * inner + lane)]; };
+  const auto less = [](T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a)) return false;
+      if (std::isnan(b)) return true;
+    }
+    return a < b;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+    return descending ? less(at(j), at(i)) : less(at(i), at(j));
+  });
+  return order;
+}
+
+TEST_CASE("sort_lines: the first k in stable order, NaN largest, every dtype, with and without values") {
+  ThreadPool pool(3);
+  for (const Shape& s : {Shape{3, 9, 4}, Shape{1, 5001, 1}, Shape{6, 1, 2}, Shape{4, 37, 1}}) {
+    const int64_t outer = s[0], axis = s[1], inner = s[2];
+    auto xi = random_values<int64_t>(static_cast<size_t>(count_of(s)), 31, -4, 4);  // many ties
+    std::vector<float> xf(xi.begin(), xi.end());
+    for (size_t i = 3; i < xf.size(); i += 11) xf[i] = __builtin_nanf("");
+    for (size_t i = 5; i < xf.size(); i += 13) xf[i] = -0.0f;
+    for (const int64_t k : {axis, (axis + 1) / 2, int64_t{1}})
+      for (const bool descending : {true, false}) {
+        CAPTURE(axis);
+        CAPTURE(k);
+        CAPTURE(descending);
+        const size_t n = static_cast<size_t>(outer * k * inner);
+        Buffer<float> vf(n);
+        Buffer<int64_t> idx_f(n), vi(n), idx_i(n), idx_only(n);
+        aotc::rt::sort_lines(pool, ElemType::F32, descending, outer, axis, inner, k, xf.data(), vf.data(),
+                             idx_f.data());
+        aotc::rt::sort_lines(pool, ElemType::I64, descending, outer, axis, inner, k, xi.data(), vi.data(),
+                             idx_i.data());
+        aotc::rt::sort_lines(pool, ElemType::I64, descending, outer, axis, inner, k, xi.data(), nullptr,
+                             idx_only.data());
+        size_t bad = 0;
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t j = 0; j < inner; ++j) {
+            const std::vector<int64_t> want_f = sorted_line(xf, o, axis, inner, j, descending);
+            const std::vector<int64_t> want_i = sorted_line(xi, o, axis, inner, j, descending);
+            for (int64_t r = 0; r < k; ++r) {
+              const size_t out = static_cast<size_t>((o * k + r) * inner + j);
+              const size_t from_f =
+                  static_cast<size_t>((o * axis + want_f[static_cast<size_t>(r)]) * inner + j);
+              const size_t from_i =
+                  static_cast<size_t>((o * axis + want_i[static_cast<size_t>(r)]) * inner + j);
+              bad += idx_f.at(out) != want_f[static_cast<size_t>(r)];
+              const float got = vf.at(out);
+              bad += std::memcmp(&got, &xf[from_f], sizeof(float)) != 0;  // -0 stays -0
+              bad += idx_i.at(out) != want_i[static_cast<size_t>(r)];
+              bad += idx_only.at(out) != want_i[static_cast<size_t>(r)];
+              bad += vi.at(out) != xi[from_i];
+            }
+          }
+        CHECK(bad == 0);
+        CHECK(vf.guard_ok());
+        CHECK(idx_f.guard_ok());
+        CHECK(vi.guard_ok());
+        CHECK(idx_only.guard_ok());
+      }
   }
 }
 

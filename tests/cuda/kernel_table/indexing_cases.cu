@@ -1,9 +1,9 @@
 // Indexing, scans and arg reductions: gather (and take_along_dim's broadcast strides),
 // index_gather, scatter (src and scalar, repeated indices on both of its paths), tril_triu,
-// arg_reduce and cumsum, against the CPU kernels. Byte-moving kernels run for every element
-// size on random bytes (every bit pattern, NaNs included) with int64 and int32 indices
-// that are negative and out of range; everything is compared bit for bit except the float
-// cumsum's block scan (another order of additions).
+// arg_reduce, sort_lines and cumsum, against the CPU kernels. Byte-moving kernels run for
+// every element size on random bytes (every bit pattern, NaNs included) with int64 and
+// int32 indices that are negative and out of range; everything is compared bit for bit
+// except the float cumsum's block scan (another order of additions).
 #include <aotc/rt/cuda/scatter_plan.h>
 
 #include <algorithm>
@@ -309,6 +309,72 @@ void arg_reduce_cases(KernelTable& t) {
   }
 }
 
+// ---- sort_lines (topk, sort, argsort)
+template <class T>
+void sort_case(KernelTable& t, rt::ElemType type, const std::vector<T>& x, int64_t outer, int64_t axis,
+               int64_t inner, const std::string& name) {
+  for (const int64_t k : {axis, axis / 2 + 1, int64_t{1}})
+    for (const bool descending : {true, false})
+      for (const bool with_values : {true, false}) {
+        const size_t n = static_cast<size_t>(outer * k * inner);
+        std::vector<T> cpu_v(n);
+        std::vector<int64_t> cpu_i(n);
+        rt::sort_lines(t.pool(), type, descending, outer, axis, inner, k, x.data(),
+                       with_values ? cpu_v.data() : nullptr, cpu_i.data());
+        T* v = with_values ? t.device<T>(n) : nullptr;
+        int64_t* i = t.device<int64_t>(n);
+        rt::cuda::sort_lines(t.stream(), type, descending, outer, axis, inner, k, t.upload(x), v, i);
+        const std::string op =
+            std::string("sort_lines (") + (descending ? "descending" : "ascending") + ", " + name + ")";
+        const std::string what =
+            dims_of({outer, axis, inner}) + " k " + std::to_string(k) + (with_values ? "" : " no values");
+        t.expect_equal(op, what, cpu_i, t.download(i, n));
+        if (with_values) {
+          std::vector<T> gpu_v = t.download(v, n);
+          std::vector<uint8_t> a(n * sizeof(T)), b(n * sizeof(T));
+          if (n) std::memcpy(a.data(), cpu_v.data(), a.size());
+          if (n) std::memcpy(b.data(), gpu_v.data(), b.size());
+          t.expect_equal(op + " values", what, a, b);
+        }
+      }
+}
+
+// Both kernels sort in one total order (NaN last, equal values by index): the same indices
+// and the same bytes, on random values and on ties, signed zeros, NaNs and infinities, lines
+// longer than the GPU kernel's shared-memory tile, and strided lines.
+void sort_cases(KernelTable& t) {
+  const std::vector<std::vector<int64_t>> shapes = {{3, 17, 5}, {4, 100, 1}, {2, 3000, 1}, {1, 1, 1},
+                                                    {7, 1, 3},  {5, 300, 7}, {1, 2049, 2}, {64, 33, 1}};
+  const float nan = __builtin_nanf(""), inf = __builtin_inff();
+  for (const auto& s : shapes) {
+    const size_t n = static_cast<size_t>(numel(s));
+    std::vector<float> ties(n);
+    const std::vector<int64_t> pick = t.ints(n, 0, 40);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t k = pick[i];
+      ties[i] = k == 0   ? nan
+                : k == 1 ? -nan
+                : k == 2 ? inf
+                : k == 3 ? -inf
+                : k < 10 ? -0.0f
+                : k < 20 ? 0.0f
+                         : static_cast<float>(k % 3);
+    }
+    sort_case(t, rt::ElemType::F32, t.floats(n, true), s[0], s[1], s[2], "f32");
+    sort_case(t, rt::ElemType::F32, ties, s[0], s[1], s[2], "f32 ties, NaN");
+    sort_case(t, rt::ElemType::I64, t.ints(n, INT64_MIN, INT64_MAX), s[0], s[1], s[2], "i64");
+    sort_case(t, rt::ElemType::I64, t.ints(n, -3, 3), s[0], s[1], s[2], "i64 ties");
+    std::vector<int32_t> i32(n);
+    const std::vector<int64_t> r32 = t.ints(n, -5, 5);
+    for (size_t i = 0; i < n; ++i) i32[i] = static_cast<int32_t>(r32[i] * 400000000);
+    sort_case(t, rt::ElemType::I32, i32, s[0], s[1], s[2], "i32");
+    const std::vector<int64_t> r = t.ints(n, 0, 3);
+    std::vector<char> as_bool(n);
+    for (size_t i = 0; i < n; ++i) as_bool[i] = r[i] == 0 ? 1 : 0;
+    sort_case(t, rt::ElemType::Bool, as_bool, s[0], s[1], s[2], "bool");
+  }
+}
+
 // ---- cumsum
 void cumsum_cases(KernelTable& t) {
   // one thread per line (the CPU's order: bit for bit) and the block scan (long axis, few lines)
@@ -359,6 +425,7 @@ void indexing_cases(KernelTable& t) {
   scatter_cases(t);
   tril_triu_cases(t);
   arg_reduce_cases(t);
+  sort_cases(t);
   cumsum_cases(t);
 }
 

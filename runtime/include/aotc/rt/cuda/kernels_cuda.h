@@ -460,6 +460,10 @@ void tril_triu(cudaStream_t stream, const TriangleParams& p, const void* x, void
 // values may be null; NaN counts as the maximum (and the minimum) and the first NaN wins.
 void arg_reduce(cudaStream_t stream, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,
                 const void* x, void* values, int64_t* indices);
+// The CPU's sort_lines (topk, sort, argsort): the same total order, so the same values and
+// indices; a block a line, axis^2 comparisons.
+void sort_lines(cudaStream_t stream, ElemType t, bool descending, int64_t outer, int64_t axis, int64_t inner,
+                int64_t k, const void* x, void* values, int64_t* indices);
 // t: F32 (summed in the CPU's order, unless the axis is long and the lines few: a block
 // scan) or I64 (wrapping).
 void cumsum(cudaStream_t stream, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,

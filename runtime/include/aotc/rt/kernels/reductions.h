@@ -1,4 +1,5 @@
-// kernels/reductions.h - the reductions along dims or an axis: sum, mean, max, min, prod, argmax, cumsum.
+// kernels/reductions.h - the reductions along dims or an axis: sum, mean, max, min, prod,
+// argmax, cumsum; and sorting along an axis.
 #pragma once
 
 #include <aotc/rt/kernels/pointwise.h>
@@ -28,6 +29,13 @@ void reduce_i64(ThreadPool& pool, const ReduceParams& p, const int64_t* x, int64
 // int64 index of the first maximum (NaN counts as the maximum, as in torch).
 void arg_reduce(ThreadPool& pool, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,
                 const void* x, void* values, int64_t* indices);
+
+// The first k values of each line along the middle axis of outer x axis x inner in sorted
+// order (descending or ascending; a NaN larger than every number; equal values in index
+// order, as torch's stable sort), y being outer x k x inner: values (may be null) and their
+// int64 indices along the axis (topk, sort, argsort).
+void sort_lines(ThreadPool& pool, ElemType t, bool descending, int64_t outer, int64_t axis, int64_t inner,
+                int64_t k, const void* x, void* values, int64_t* indices);
 
 // Inclusive prefix sum along the middle axis of outer x axis x inner; t is F32 or I64.
 void cumsum(ThreadPool& pool, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x, void* y);
