@@ -178,7 +178,7 @@ def main():
             continue
         err = rel_l2(got, want)
         status = "ok" if err <= TOLERANCE else "FAIL"
-        failed |= err > TOLERANCE
+        failed |= not err <= TOLERANCE
         print(f"  output {i} {list(want.shape)}: relative L2 error {err:.3e} {status}")
     print(("FAIL " if failed else "PASS ") + args.model)
     return 1 if failed else 0

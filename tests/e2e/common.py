@@ -93,11 +93,22 @@ def _float64(x):
 
 
 def rel_l2(got, want):
-    """||got - want|| / ||want|| in float64 (||got - want|| where want is all zeros)."""
+    """||got - want|| / ||want|| in float64 (||got - want|| where want is all zeros), over the
+    finite values of want: NaNs and infinities must be where want has them (infinities with
+    its signs), else the error is infinite. Never NaN, so `err <= tol` decides."""
     import numpy as np
     got, want = _float64(got), _float64(want)
-    diff = float(np.linalg.norm((got - want).ravel()))
-    norm = float(np.linalg.norm(want.ravel()))
+    if got.size != want.size:
+        return float("inf")
+    got = got.reshape(want.shape)
+    finite = np.isfinite(want)
+    same_nan = np.array_equal(np.isnan(got), np.isnan(want))
+    same_inf = np.array_equal(np.isinf(got), np.isinf(want)) and np.array_equal(got[np.isinf(want)],
+                                                                                   want[np.isinf(want)])
+    if not (same_nan and same_inf):
+        return float("inf")
+    diff = float(np.linalg.norm((got[finite] - want[finite]).ravel()))
+    norm = float(np.linalg.norm(want[finite].ravel()))
     return diff / norm if norm > 0 else diff
 
 
