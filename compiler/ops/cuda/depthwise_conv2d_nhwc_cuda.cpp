@@ -3,10 +3,11 @@
 // attributes (sizes in NCHW terms) and inputs (x in NHWC, the weights as (kernel_h,
 // kernel_w, c), the bias); its clamp is fused, and a SiLU after the bias where
 // fuse_epilogue_silu.cpp gave it one ("activation"). x and y are both float32, both in the
-// 16-bit type store_activations_16bit.cpp keeps them in, or x float32 and y 16-bit. With "input_clamp_lo" the
-// epilogue of the GEMM that wrote x is applied to each value read (fold_depthwise_input.cpp): its bias is the
-// 4th input (-1: none); "input_activation" (a SiLU) comes with no bias or clamp. A second output is the mean
-// of the first over each image's plane, per channel, float32 (fuse_depthwise_pool.cpp), written with the op's
+// 16-bit type store_activations_16bit.cpp keeps them in, or x float32 and y 16-bit. With
+// "input_clamp_lo" the epilogue of the GEMM that wrote x is applied to each value read
+// (fold_depthwise_input.cpp): its bias is the 4th input (-1: none); "input_activation" (a
+// SiLU) comes with no bias or clamp. A second output is the mean of the first over each
+// image's plane, per channel, float32 (fuse_depthwise_pool.cpp), written with the op's
 // scratch.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
