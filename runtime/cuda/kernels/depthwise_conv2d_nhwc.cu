@@ -14,9 +14,10 @@
 // Tensors kept in the 16-bit type of --precision fp16 / bf16 (store_activations_16bit.cpp)
 // are read and written in it, four channels as 8 bytes, with the same float32 arithmetic
 // and one rounding a value; a SiLU after the bias (fuse_epilogue_silu.cpp) saves the pass
-// over the output that would apply it. A float32 input may give a 16-bit output: a 7x7
-// layer, bound by its instructions, reads float32 rather than widen 17.5 loaded values an
-// output (store_activations_16bit.cpp).
+// over the output that would apply it. A float32 input may give a 16-bit output: a window 7
+// or more wide, bound by its instructions, reads float32 rather than widen 17.5 loaded values
+// an output (store_activations_16bit.cpp), but for the 7x7 windows at stride 1 that the
+// taps kernels below take, which widen each value once.
 // A SiLU as the input epilogue (the expansion's, moved here by fold_depthwise_input.cpp so
 // that its GEMM writes the tensor once): computed per value read, the register-tiled
 // kernels would take it 4.5 (3x3) to 10 (5x5) times an input value and become bound by its
@@ -36,6 +37,7 @@
 #include <aotc/rt/cuda/pointwise.cuh>
 
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 namespace aotc::rt::cuda {
@@ -382,6 +384,221 @@ bool grid_fills_gpu(int64_t threads) {
   return (threads + 127) / 128 >= 2 * static_cast<int64_t>(sms);
 }
 
+// The taps kernels for 7x7 windows at stride 1 (ConvNeXt), no input epilogue. The
+// register-tiled kernel reads a 7-wide window's input span for each of its rows and its taps
+// from L1, about 30 16-byte loads for 4 outputs of 4 channels, and widens 17.5 values an
+// output from 16 bits: bound by those loads and conversions rather than by its 49 FMAs an
+// output. Here a thread takes one channel, with its K x K taps in registers, and computes R
+// rows of T outputs, reading each of the (R + K - 1) x (T + K - 1) input values it needs
+// once, widened once. Consecutive threads take consecutive channels, so a warp reads a
+// pixel's channels as one run. On grids that fill the GPU with tiles of 8 x 8 outputs, a
+// block stages such a tile's input for 32 channels in shared memory first, widened to
+// float32 as it is stored, every load of it issued before the first is used, and each of
+// its four warps computes 4 x 4 outputs of it, a channel a lane, from conflict-free shared
+// loads (6.25 an output); smaller grids take a thread a tile of 2 x 4, 1 x 4 or 1 x 2 outputs
+// read from global memory (more threads). Padding is read as zero (its product with a finite
+// tap adds nothing; the other kernels skip it). ptxas keeps the tile kernel's registers low by
+// loading its taps again from L1 where they are used; taps pinned in registers (80 of them a
+// thread, fewer blocks a multiprocessor) measured slower.
+struct TapsGeometry {
+  unsigned c, h_in, w_in, h_out, w_out, tiles_w, tiles_h, total;  // total: threads or blocks
+  int pad_h, pad_w;
+};
+
+template <int K>
+__device__ __forceinline__ void load_taps(const float* __restrict__ w, unsigned c, unsigned channels,
+                                          float (&tap)[K * K]) {
+#pragma unroll
+  for (int j = 0; j < K * K; ++j) tap[j] = c < channels ? w[static_cast<unsigned>(j) * channels + c] : 0.0f;
+}
+
+// Input row j of a thread's tile (its span of T + K - 1 values) into the R x T sums: it is
+// output row r's tap row j - r.
+template <int K, int R, int T>
+__device__ __forceinline__ void accumulate_row(int j, const float (&span)[T + K - 1],
+                                               const float (&tap)[K * K], float (&acc)[R][T]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int kh = j - r;
+    if (kh < 0 || kh >= K) continue;
+#pragma unroll
+    for (int kw = 0; kw < K; ++kw)
+#pragma unroll
+      for (int t = 0; t < T; ++t) acc[r][t] = fmaf(span[t + kw], tap[kh * K + kw], acc[r][t]);
+  }
+}
+
+// The R x T outputs of channel c from output (oh0, ow0): bias, clamp, rounding to S.
+template <class S, int R, int T>
+__device__ __forceinline__ void store_taps_outputs(const TapsGeometry& g, const float (&acc)[R][T], float b,
+                                                   float lo, float hi, unsigned image, unsigned oh0,
+                                                   unsigned ow0, unsigned c, S* __restrict__ y) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const unsigned oh = oh0 + static_cast<unsigned>(r);
+    if (oh >= g.h_out) break;
+    S* out = y + ((static_cast<size_t>(image) * g.h_out + oh) * g.w_out + ow0) * g.c + c;
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+      if (ow0 + static_cast<unsigned>(t) < g.w_out)
+        out[static_cast<unsigned>(t) * g.c] = round_to<S>(clamp_apply(acc[r][t] + b, lo, hi));
+  }
+}
+
+// A thread a channel and R x T outputs, read from global memory.
+template <class SX, class S, int K, int R, int T>
+__global__ void __launch_bounds__(128)
+    depthwise_taps_kernel(TapsGeometry g, bool has_bias, float lo, float hi, const SX* __restrict__ x,
+                          const float* __restrict__ w, const float* __restrict__ bias, S* __restrict__ y) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= g.total) return;
+  const unsigned c = i % g.c;
+  unsigned rest = i / g.c;
+  const unsigned tx = rest % g.tiles_w;
+  rest /= g.tiles_w;
+  const unsigned ty = rest % g.tiles_h, image = rest / g.tiles_h;
+  float tap[K * K];
+  load_taps<K>(w, c, g.c, tap);
+  float acc[R][T] = {};
+  const int ih0 = static_cast<int>(ty) * R - g.pad_h, iw0 = static_cast<int>(tx) * T - g.pad_w;
+  constexpr int kSpan = T + K - 1;
+  bool inside[kSpan];
+#pragma unroll
+  for (int j = 0; j < kSpan; ++j) inside[j] = iw0 + j >= 0 && iw0 + j < static_cast<int>(g.w_in);
+  const SX* plane = x + static_cast<size_t>(image) * g.h_in * g.w_in * g.c + c;
+#pragma unroll
+  for (int j = 0; j < R + K - 1; ++j) {
+    const int ih = ih0 + j;
+    if (ih < 0 || ih >= static_cast<int>(g.h_in)) continue;
+    const SX* row = plane + static_cast<unsigned>(ih) * g.w_in * g.c;
+    float span[kSpan];
+#pragma unroll
+    for (int s = 0; s < kSpan; ++s)
+      span[s] = inside[s] ? widen(row[static_cast<unsigned>(iw0 + s) * g.c]) : 0.0f;
+    accumulate_row<K, R, T>(j, span, tap, acc);
+  }
+  store_taps_outputs<S, R, T>(g, acc, has_bias ? bias[c] : 0.0f, lo, hi, image, ty * R,
+                              tx * static_cast<unsigned>(T), c, y);
+}
+
+constexpr int kTapsTileChannels = 32;  // a tile block's channels: a warp's lanes
+
+// A block of four warps a tile of 8 x 8 outputs for 32 channels, staged in shared memory. Vec:
+// x's channels are read four at a time (a channel count of 4k, x aligned to 4 values).
+template <class SX, class S, int K, bool Vec>
+__global__ void __launch_bounds__(128)
+    depthwise_taps_tile_kernel(TapsGeometry g, bool has_bias, float lo, float hi, const SX* __restrict__ x,
+                               const float* __restrict__ w, const float* __restrict__ bias,
+                               S* __restrict__ y) {
+  constexpr int CB = kTapsTileChannels, R = 4, T = 4, IH = 2 * R + K - 1, IW = 2 * T + K - 1;
+  constexpr int per_load = Vec ? 4 : 1, loads = IH * IW * CB / per_load;
+  constexpr int rounds = (loads + 127) / 128;  // a thread's loads (blockDim.x == 128)
+  using Load = std::conditional_t<Vec, Pack<SX, 4>, SX>;
+  __shared__ float4 tile4[IH * IW * CB / 4];
+  float* const tile = reinterpret_cast<float*>(tile4);
+  const unsigned tx = blockIdx.x % g.tiles_w, ty = blockIdx.x / g.tiles_w % g.tiles_h;
+  const unsigned image = blockIdx.x / g.tiles_w / g.tiles_h, c0 = blockIdx.y * CB;
+  const int ih0 = static_cast<int>(ty) * 2 * R - g.pad_h, iw0 = static_cast<int>(tx) * 2 * T - g.pad_w;
+  const SX* plane = x + static_cast<size_t>(image) * g.h_in * g.w_in * g.c;
+  // Every load is issued before the first is stored: the tile's latency is paid once.
+  Load v[rounds];
+#pragma unroll
+  for (int round = 0; round < rounds; ++round) {
+    const unsigned k = threadIdx.x + static_cast<unsigned>(round) * 128;
+    constexpr unsigned per_pixel = CB / per_load;
+    const unsigned px = k / per_pixel, c = c0 + k % per_pixel * per_load;
+    const int ih = ih0 + static_cast<int>(px / IW), iw = iw0 + static_cast<int>(px % IW);
+    // (a chunk of four channels is all in or all past the last)
+    const bool inside = k < loads && ih >= 0 && ih < static_cast<int>(g.h_in) && iw >= 0 &&
+                        iw < static_cast<int>(g.w_in) && c < g.c;
+    v[round] = inside
+                   ? *reinterpret_cast<const Load*>(
+                         plane + (static_cast<unsigned>(ih) * g.w_in + static_cast<unsigned>(iw)) * g.c + c)
+                   : Load{};
+  }
+#pragma unroll
+  for (int round = 0; round < rounds; ++round) {
+    const unsigned k = threadIdx.x + static_cast<unsigned>(round) * 128;
+    if (k >= loads) break;
+    if constexpr (!Vec)
+      tile[k] = widen(v[round]);
+    else if constexpr (std::is_same_v<SX, float>)
+      tile4[k] = {v[round].v[0], v[round].v[1], v[round].v[2], v[round].v[3]};
+    else
+      tile4[k] = {widen(v[round].v[0]), widen(v[round].v[1]), widen(v[round].v[2]), widen(v[round].v[3])};
+  }
+  const unsigned lane = threadIdx.x % CB, c = c0 + lane;
+  float tap[K * K];
+  load_taps<K>(w, c, g.c, tap);
+  __syncthreads();
+  const unsigned gy = threadIdx.x / CB / 2, gx = threadIdx.x / CB % 2;  // the warp's 4 x 4 outputs
+  float acc[R][T] = {};
+#pragma unroll
+  for (int j = 0; j < R + K - 1; ++j) {
+    const float* row = tile + ((gy * R + static_cast<unsigned>(j)) * IW + gx * T) * CB + lane;
+    float span[T + K - 1];
+#pragma unroll
+    for (int s = 0; s < T + K - 1; ++s) span[s] = row[s * CB];
+    accumulate_row<K, R, T>(j, span, tap, acc);
+  }
+  if (c >= g.c) return;
+  store_taps_outputs<S, R, T>(g, acc, has_bias ? bias[c] : 0.0f, lo, hi, image, ty * 2 * R + gy * R,
+                              tx * 2 * T + gx * T, c, y);
+}
+
+// depthwise_taps_kernel_applies (conv2d_plan.h); AOTC_CUDA_DEPTHWISE_NO_TAPS (read when the
+// kernels are chosen: at a context's capture) keeps the register-tiled kernel, for comparisons.
+bool taps_kernel_applies(const Conv2dParams& p, GemmActivation activation, const DepthwiseInputEpilogue* in) {
+  return depthwise_taps_kernel_applies(p, activation != GemmActivation::None, in != nullptr) &&
+         !std::getenv("AOTC_CUDA_DEPTHWISE_NO_TAPS");
+}
+
+// The shared-memory tiles where their grid fills the GPU, else the largest tile of a thread
+// whose grid does (the smallest where none does).
+template <class SX, class S>
+void launch_taps(cudaStream_t stream, const Conv2dParams& p, const void* x, const float* w, const float* bias,
+                 void* y) {
+  TapsGeometry g{};
+  g.c = static_cast<unsigned>(p.c_out);
+  g.h_in = static_cast<unsigned>(p.h_in);
+  g.w_in = static_cast<unsigned>(p.w_in);
+  g.h_out = static_cast<unsigned>(p.h_out);
+  g.w_out = static_cast<unsigned>(p.w_out);
+  g.pad_h = static_cast<int>(p.pad_h);
+  g.pad_w = static_cast<int>(p.pad_w);
+  const auto tiles = [&](int64_t rows, int64_t cols) {
+    return p.n * ((p.h_out + rows - 1) / rows) * ((p.w_out + cols - 1) / cols);
+  };
+  const int64_t channel_blocks = (p.c_out + kTapsTileChannels - 1) / kTapsTileChannels;
+  if (grid_fills_gpu(tiles(8, 8) * channel_blocks * 128)) {
+    g.tiles_h = (g.h_out + 7) / 8;
+    g.tiles_w = (g.w_out + 7) / 8;
+    const dim3 grid(static_cast<unsigned>(tiles(8, 8)), static_cast<unsigned>(channel_blocks));
+    const auto run = [&](auto kernel) {
+      kernel<<<grid, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi, static_cast<const SX*>(x), w,
+                                       bias, static_cast<S*>(y));
+    };
+    if (p.c_out % 4 == 0 && pack_aligned(x, 4 * sizeof(SX)))
+      run(depthwise_taps_tile_kernel<SX, S, 7, true>);
+    else
+      run(depthwise_taps_tile_kernel<SX, S, 7, false>);
+    return;
+  }
+  const auto run = [&](auto kernel, unsigned rows, unsigned cols) {
+    g.tiles_h = (g.h_out + rows - 1) / rows;
+    g.tiles_w = (g.w_out + cols - 1) / cols;
+    g.total = static_cast<unsigned>(tiles(rows, cols) * p.c_out);
+    kernel<<<(g.total + 127) / 128, 128, 0, stream>>>(g, p.has_bias, p.clamp_lo, p.clamp_hi,
+                                                      static_cast<const SX*>(x), w, bias, static_cast<S*>(y));
+  };
+  if (grid_fills_gpu(tiles(2, 4) * p.c_out))
+    run(depthwise_taps_kernel<SX, S, 7, 2, 4>, 2, 4);
+  else if (grid_fills_gpu(tiles(1, 4) * p.c_out))
+    run(depthwise_taps_kernel<SX, S, 7, 1, 4>, 1, 4);
+  else
+    run(depthwise_taps_kernel<SX, S, 7, 1, 2>, 1, 2);
+}
+
 template <class V, class SX, class S, int Kernel, int Stride, int Tile>
 void launch(cudaStream_t stream, Geometry g, const Conv2dParams& p, GemmActivation activation, const void* x,
             const void* w, const void* bias, void* y, const DepthwiseInputEpilogue* in) {
@@ -566,7 +783,9 @@ void depthwise_conv2d_nhwc(cudaStream_t stream, const Conv2dParams& p, const Dep
   const auto typed = [&](auto input, auto stored) {
     using SX = decltype(input);
     using S = decltype(stored);
-    if (vec4)
+    if (taps_kernel_applies(p, io.activation, input_epilogue))
+      launch_taps<SX, S>(stream, p, x, w, bias, y);
+    else if (vec4)
       pooled = dispatch<float4, SX, S>(stream, g, p, io.activation, x, w, bias, y, input_epilogue,
                                        pool_partial, pool_divisor);
     else

@@ -10,7 +10,8 @@
 // tiles where the window, channel count and alignment allow, per value read elsewhere) in
 // float32, fp16 and bf16, the output's mean per image and channel with it (the tiles' sums
 // where those run, a pooling after the convolution elsewhere). 16-bit outputs also from a
-// float32 input (a 7x7 layer's, store_activations_16bit.cpp).
+// float32 input (a 7x7 layer's, store_activations_16bit.cpp). The 7x7 windows at stride 1
+// without input epilogue or SiLU take the taps kernel, on each of its four tiles.
 #include <aotc/rt/cuda/conv2d_plan.h>
 
 #include <cmath>
@@ -86,6 +87,15 @@ void depthwise_nhwc_cases(KernelTable& t) {
       {6, 72, 36, 37, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false},
       {8, 40, 60, 70, 5, 5, 2, 2, 2, 2, 1, 1, true, false, false},
       {3, 136, 60, 29, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      // the 7x7 taps kernel: its four tiles (4x4 above, 2x4 and 1x4 beside the scalar
+      // channels, 1x2 on the small grids), no padding and padding wider than half the window,
+      // uneven, output rows and columns not multiples of the tile, a plane narrower than the
+      // window, a misaligned tensor
+      {4, 100, 45, 47, 7, 7, 1, 1, 0, 2, 1, 1, true, true, false},
+      {1, 48, 30, 41, 7, 7, 1, 1, 5, 4, 1, 1, false, false, false},
+      {2, 24, 23, 19, 7, 7, 1, 1, 0, 0, 1, 1, true, false, false},
+      {1, 10, 9, 4, 7, 7, 1, 1, 3, 3, 1, 1, true, false, false},
+      {1, 16, 9, 11, 7, 7, 1, 1, 3, 3, 1, 1, true, false, true},
       // planes of one tile (the pooled means written by the tiles themselves)
       {66, 256, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, true, false, false},
       // padding wider than half the window, none, rows dilated (still the row window)

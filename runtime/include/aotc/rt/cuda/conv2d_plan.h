@@ -125,6 +125,15 @@ inline bool depthwise_input_epilogue_fits(const Conv2dParams& p) {
          p.h_in * p.w_in <= (int64_t{1} << 30);
 }
 
+// Whether depthwise_conv2d_nhwc takes its taps kernel (a thread a channel, the window's taps
+// in registers, each input value loaded and widened once): a 7x7 window at stride 1, not
+// dilated, with no activation after the bias and no input epilogue. Such a layer reads its
+// input 16-bit where store_activations_16bit.cpp keeps it so.
+inline bool depthwise_taps_kernel_applies(const Conv2dParams& p, bool activation, bool input_epilogue) {
+  return !activation && !input_epilogue && p.kernel_h == 7 && p.kernel_w == 7 && p.stride_h == 1 &&
+         p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1;
+}
+
 // depthwise_conv2d_nhwc's shared-memory tiles for an input SiLU: 8 output rows of 8 outputs
 // (4 at stride 2) for 128 bytes of channels; the tiles of one image's output plane.
 inline constexpr int64_t kDepthwiseSiluTileRows = 8;
