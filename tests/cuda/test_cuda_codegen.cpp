@@ -1853,9 +1853,10 @@ namespace {
 
 // A ConvNeXt block between two 3x3 convolutions: c1 = conv3x3(x); d = depthwise(c1) + b, a
 // window `window` wide (ConvNeXt's: 7); n = layer_norm(d.permute(0, 2, 3, 1)); h = gelu(n W1^T
-// + b1); y = h W2^T + b2 + the residual c1 in NHWC; out = conv3x3(y.permute(0, 3, 1, 2)). d is
-// also returned where return_d.
-ir::Graph convnext_block(bool return_d, int64_t window) {
+// + b1); y = h W2^T + b2 + the residual c1 in NHWC; out = conv3x3(y.permute(0, 3, 1, 2)), or
+// with norm_sum conv3x3(layer_norm(y).permute(0, 3, 1, 2)) (a ConvNeXt stage's last sum,
+// normalised for the downsampling). d is also returned where return_d.
+ir::Graph convnext_block(bool return_d, int64_t window, bool norm_sum = false) {
   ir::Graph g;
   const int64_t c = 8, hw = 10;
   const ir::Shape nchw{1, c, hw, hw}, nhwc{1, hw, hw, c};
@@ -1889,8 +1890,17 @@ ir::Graph convnext_block(bool return_d, int64_t window) {
       {"op", static_cast<int64_t>(rt::UnaryOp::GeluErf)}, {"a", 0.0}, {"b", 0.0}};
   const int y = g.add_value(ir::DType::Float32, nhwc);
   add_linear(g, h, y, hw * hw, c, 32, false, c1_nhwc);
+  int last = y;
+  if (norm_sum) {
+    last = g.add_value(ir::DType::Float32, nhwc);
+    g.add_op(ir::kind::layer_norm,
+             {y, g.add_f32_constant({c}, std::vector<float>(8, 1.25f)),
+              g.add_f32_constant({c}, std::vector<float>(8, 0.5f))},
+             {last}, where(5))
+        .attrs = {{"rows", hw * hw}, {"cols", c}, {"eps", 1e-6}};
+  }
   const int q = g.add_value(ir::DType::Float32, nchw);
-  add_permute_copy(g, y, q, {0, 3, 1, 2});
+  add_permute_copy(g, last, q, {0, 3, 1, 2});
   g.outputs = {{conv(q), "out"}};
   if (return_d) g.outputs.push_back({d, "d"});
   return g;
@@ -1898,59 +1908,66 @@ ir::Graph convnext_block(bool return_d, int64_t window) {
 
 }  // namespace
 
-TEST_CASE("cuda: fp16 and bf16 keep a ConvNeXt block's depthwise output 16-bit, and under 7x7 its input") {
+TEST_CASE("cuda: fp16 and bf16 keep a ConvNeXt block's depthwise output 16-bit, and to 7x7 its input") {
   for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16})
-    for (const int64_t window : {7, 3})
-      for (const bool return_d : {false, true}) {
-        CAPTURE(window);
-        CAPTURE(return_d);
-        const ir::DType type =
-            precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
-        ir::Graph g = convnext_block(return_d, window);
-        passes::run_default_passes(g, false);
-        ops::cuda::check_cuda_support(g);
-        run_cuda_passes_nhwc(g, precision);
-        check_defined_before_use(g);
-        const ir::Op* dw = nullptr;
-        const ir::Op* norm = nullptr;
-        const ir::Op* second = nullptr;  // the linear layer adding the residual
-        for (const ir::Op& op : g.ops) {
-          if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
-          if (op.kind == ir::kind::layer_norm) norm = &op;
-          if (op.kind == ir::kind::gemm && op.inputs.size() > 3 && op.inputs[3] >= 0) second = &op;
+    for (const int64_t window : {7, 3, 9})
+      for (const bool return_d : {false, true})
+        for (const bool norm_sum : {false, true}) {
+          CAPTURE(window);
+          CAPTURE(return_d);
+          CAPTURE(norm_sum);
+          const ir::DType type =
+              precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+          ir::Graph g = convnext_block(return_d, window, norm_sum);
+          passes::run_default_passes(g, false);
+          ops::cuda::check_cuda_support(g);
+          run_cuda_passes_nhwc(g, precision);
+          check_defined_before_use(g);
+          const ir::Op* dw = nullptr;
+          const ir::Op* norm = nullptr;
+          const ir::Op* second = nullptr;    // the linear layer adding the residual
+          const ir::Op* sum_norm = nullptr;  // the layer norm of the sum, with norm_sum
+          for (const ir::Op& op : g.ops) {
+            if (op.kind == ir::kind::depthwise_conv2d_nhwc) dw = &op;
+            if (op.kind == ir::kind::layer_norm) (norm ? sum_norm : norm) = &op;
+            if (op.kind == ir::kind::gemm && op.inputs.size() > 3 && op.inputs[3] >= 0) second = &op;
+          }
+          REQUIRE(dw);
+          REQUIRE(norm);
+          REQUIRE(second);
+          // The layer norm reads the depthwise output 16-bit. A window up to 7 wide (the taps
+          // kernel's 7x7) reads its input (c1) 16-bit too, and so the residual and the sum of
+          // the second linear layer (read by the last convolution's unfolding, or by a layer
+          // norm: a residual stream that depthwise convolutions read is 16-bit whole); a 9x9 one
+          // reads float32, and they stay so. A returned d keeps all of them float32.
+          const ir::DType kept = return_d ? ir::DType::Float32 : type;
+          const ir::DType stream = window <= 7 ? kept : ir::DType::Float32;
+          REQUIRE((sum_norm != nullptr) == norm_sum);
+          if (sum_norm) CHECK(g.value(sum_norm->inputs[0]).dtype == stream);
+          CHECK(g.value(dw->outputs[0]).dtype == kept);
+          CHECK(g.value(norm->inputs[0]).dtype == kept);
+          CHECK(g.value(dw->inputs[0]).dtype == stream);
+          CHECK(g.value(second->inputs[3]).dtype == stream);
+          CHECK(g.value(second->outputs[0]).dtype == stream);
+          CHECK(g.storage_root(second->inputs[3]) == g.storage_root(dw->inputs[0]));
+          // The normalised rows are the first linear layer's operand either way.
+          CHECK(g.value(norm->outputs[0]).dtype == type);
+          codegen::cuda::CudaOptions options;
+          options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+          const codegen::Sources src =
+              codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+          const std::string name = precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16";
+          CHECK((src.model_cpp.find(
+                     "aotc::rt::cuda::layer_norm_16bit_input(stream, aotc::rt::cuda::Precision::" + name +
+                     ", p, ") != std::string::npos) == !return_d);
+          CHECK((src.model_cpp.find("aotc::rt::cuda::layer_norm_16bit(stream, aotc::rt::cuda::Precision::" +
+                                    name + ", p, ") != std::string::npos) ==
+                (return_d || (norm_sum && window == 9)));
+          CHECK((src.model_cpp.find("io.storage = aotc::rt::cuda::Precision::" + name) !=
+                 std::string::npos) == !return_d);
+          CHECK((src.model_cpp.find("io.float_input = true") != std::string::npos) ==
+                (!return_d && window == 9));
         }
-        REQUIRE(dw);
-        REQUIRE(norm);
-        REQUIRE(second);
-        // The layer norm reads the depthwise output 16-bit. A window under 7 wide reads its
-        // input (c1) 16-bit too, and so the residual and the sum of the second linear layer
-        // (read by the last convolution's unfolding); a 7x7 one reads float32, and they stay
-        // so. A returned d keeps all of them float32.
-        const ir::DType kept = return_d ? ir::DType::Float32 : type;
-        const ir::DType stream = window < 7 ? kept : ir::DType::Float32;
-        CHECK(g.value(dw->outputs[0]).dtype == kept);
-        CHECK(g.value(norm->inputs[0]).dtype == kept);
-        CHECK(g.value(dw->inputs[0]).dtype == stream);
-        CHECK(g.value(second->inputs[3]).dtype == stream);
-        CHECK(g.value(second->outputs[0]).dtype == stream);
-        CHECK(g.storage_root(second->inputs[3]) == g.storage_root(dw->inputs[0]));
-        // The normalised rows are the first linear layer's operand either way.
-        CHECK(g.value(norm->outputs[0]).dtype == type);
-        codegen::cuda::CudaOptions options;
-        options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
-        const codegen::Sources src =
-            codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
-        const std::string name = precision == rt::cuda::Precision::Fp16 ? "Fp16" : "Bf16";
-        CHECK(
-            (src.model_cpp.find("aotc::rt::cuda::layer_norm_16bit_input(stream, aotc::rt::cuda::Precision::" +
-                                name + ", p, ") != std::string::npos) == !return_d);
-        CHECK((src.model_cpp.find("aotc::rt::cuda::layer_norm_16bit(stream, aotc::rt::cuda::Precision::" +
-                                  name + ", p, ") != std::string::npos) == return_d);
-        CHECK((src.model_cpp.find("io.storage = aotc::rt::cuda::Precision::" + name) != std::string::npos) ==
-              !return_d);
-        CHECK((src.model_cpp.find("io.float_input = true") != std::string::npos) ==
-              (!return_d && window == 7));
-      }
 }
 
 TEST_CASE("cuda: fp16 layer norms read a linear layer's output 16-bit, and sums float32") {

@@ -1,19 +1,20 @@
 // store_activations_16bit: at --precision fp16 / bf16, an activation whose every reader
-// takes it as a 16-bit value is written in the 16-bit type by the op that makes it,
-// instead of in float32 and rounded again by each reader. Readers that qualify: a GEMM
-// reading it as its rounded A operand (choose_gemm_operands.cpp: a linear layer, a 1x1
-// convolution in NHWC), an unfolding into 16-bit columns (convert_to_channels_last.cpp: a
-// 3x3 convolution's im2col_nhwc), a GEMM adding it as its residual where that GEMM's own
-// output is kept 16-bit too (cuBLASLt's C and D share a type), an NHWC depthwise
-// convolution of a window under 7 wide whose output is kept too (its kernels read 16 bits
-// into 16 bits or float32 into either), an NHWC average pooling, a float binary op and a
-// layer norm without statistics reading no sum (which widen what they read). In a ResNet
-// that is every convolution's output but the last block's and the stem's: the rounding
-// passes before the 1x1 layers go, and the GEMMs write half the bytes. In an EfficientNet
-// or a MobileNet it is every tensor of a block, expansion, depthwise convolution and
-// squeeze-and-excitation gate: the blocks' widest tensors move in half the bytes. In a
-// ConvNeXt it is also the 7x7 depthwise convolutions' outputs and the stem's, which layer
-// norms read (the residual stream the depthwise convolutions read stays float32).
+// takes it as a 16-bit value is written in the 16-bit type by the op that makes it, instead
+// of in float32 and rounded again by each reader. Readers that qualify: a GEMM reading it
+// as its rounded A operand (choose_gemm_operands.cpp: a linear layer, a 1x1 convolution in
+// NHWC), an unfolding into 16-bit columns (convert_to_channels_last.cpp: a 3x3
+// convolution's im2col_nhwc), a GEMM adding it as its residual where that GEMM's own output
+// is kept 16-bit too (cuBLASLt's C and D share a type), an NHWC depthwise convolution of a
+// window under 7 wide or a 7x7 one at stride 1 whose output is kept too (its kernels read
+// 16 bits into 16 bits or float32 into either), an NHWC average pooling, a float binary op
+// and a layer norm without statistics reading no sum (which widen what they read). In a
+// ResNet that is every convolution's output but the last block's and the stem's: the
+// rounding passes before the 1x1 layers go, and the GEMMs write half the bytes. In an
+// EfficientNet or a MobileNet it is every tensor of a block, expansion, depthwise
+// convolution and squeeze-and-excitation gate: the blocks' widest tensors move in half the
+// bytes. In a ConvNeXt it is also the 7x7 depthwise convolutions' outputs and the stem's,
+// which layer norms read, and the residual stream the depthwise convolutions read and the
+// second linear layers add to (but for each stage's last sum, which a layer norm reads).
 //
 // Writers: a GEMM whose epilogue gemm_16bit_output takes (a bias per column, converted to
 // the type here: cuBLASLt reads the bias in C's type; an activation, which its pass applies
@@ -23,14 +24,15 @@
 // float binary op (a gate or a sum, rounded as it is written): a pre-norm transformer's
 // normalised rows, which only the next attention's or MLP's first linear layer reads, a
 // GELU'd MLP activation, which only its second reads, and the attention's output, which
-// only its projection reads, stop being
-// written in float32 and rounded in a pass of their own. The set is found as a fixed
-// point, since a GEMM adding a residual can keep its output 16-bit only if the residual is
-// kept so, and the other way, and a depthwise convolution's input only with its output.
-// Rounding happens once per value, as before, but now before the residual adds and
-// clamps that read it, at the precision torch's own fp16 / bf16 models compute them in.
+// only its projection reads, stop being written in float32 and rounded in a pass of their
+// own. The set is found as a fixed point, since a GEMM adding a residual can keep its
+// output 16-bit only if the residual is kept so, and the other way, and a depthwise
+// convolution's input only with its output. Rounding happens once per value, as before, but
+// now before the residual adds and clamps that read it, at the precision torch's own fp16 /
+// bf16 models compute them in.
 // AOTC_CUDA_16BIT_ACTIVATIONS=0 when compiling keeps every activation float32, and
 // AOTC_CUDA_16BIT_NORM_INPUT=0 every layer norm's input, for comparisons.
+#include <aotc/rt/cuda/conv2d_plan.h>
 #include <aotc/rt/kernels.h>
 
 #include <cmath>
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "../../ops/cuda/cuda_registry.h"
+#include "../../ops/spatial.h"
 #include "../passes.h"
 #include "cuda_passes.h"
 
@@ -73,7 +76,8 @@ bool norms_read_16bit() {
 // A sum (a GEMM adding a residual, a binary op adding two tensors) stays float32 where a
 // layer norm reads it: in a transformer that is the residual stream, which kept 16-bit
 // measured slower (vit_b_16 at batch 1, where cuBLASLt's C and D become 16-bit,
-// bench/results_gpu.md).
+// bench/results_gpu.md). Not a stream that depthwise convolutions read
+// (carries_depthwise_stream).
 bool writes_sum(const ir::Op& op) {
   if (op.kind == ir::kind::gemm) return op.inputs.size() > 3 && op.inputs[3] >= 0;
   return op.kind == ir::kind::binary && (static_cast<rt::BinaryOp>(op.i("op")) == rt::BinaryOp::Add ||
@@ -92,12 +96,40 @@ bool depthwise_16bit_capable(const ir::Op& op) {
   return op.f(ir::attr::input_clamp_lo) == -INFINITY && !(op.inputs.size() > 3 && op.inputs[3] >= 0);
 }
 
-// Whether a depthwise convolution reads its input 16-bit where it can. Windows 7 or more
-// wide read float32: their kernels are bound by instructions (49 FMAs an output), not bytes,
-// and widening the 16-bit values they load (17.5 an output) cost more than the bytes saved
-// (ConvNeXt's 7x7 layers, bench/results_gpu.md); their output is still written 16-bit.
+// Whether a depthwise convolution reads its input 16-bit where it can: windows under 7 wide,
+// and those the taps kernel takes (a 7x7 window at stride 1: ConvNeXt's), which widens each
+// value it loads once. Other windows 7 or more wide read float32: the register-tiled kernel,
+// bound by instructions (49 FMAs an output), widens 17.5 loaded values an output, which cost
+// more than the bytes saved (bench/results_gpu.md); their output is still written 16-bit.
+// AOTC_CUDA_DEPTHWISE_NO_TAPS=1 when compiling reads float32 into every 7x7 layer, as before
+// the taps kernel (for comparisons; the runtime reads it too).
 bool depthwise_reads_16bit(const ir::Op& op) {
-  return depthwise_16bit_capable(op) && op.ints("kernel")[1] < 7;
+  if (!depthwise_16bit_capable(op)) return false;
+  if (op.ints("kernel")[1] < 7) return true;
+  const bool activation = op.has(ir::attr::activation) &&
+                          op.i(ir::attr::activation) != static_cast<int64_t>(rt::GemmActivation::None);
+  return rt::cuda::depthwise_taps_kernel_applies(ops::conv2d_params_of(op), activation,
+                                                 op.has(ir::attr::input_clamp_lo)) &&
+         !std::getenv("AOTC_CUDA_DEPTHWISE_NO_TAPS");
+}
+
+// Whether a depthwise convolution reading 16 bits reads the sum v or a residual it carries
+// forward (v's GEMM added a residual whose own GEMM added one, and so on): a ConvNeXt
+// stage's residual stream, whose 7x7 layers read it and whose last sum a layer norm reads.
+// cuBLASLt's C and D share a type, so such a stream is 16-bit whole, that layer norm
+// reading 16 bits, or float32 whole; kept, its GEMMs and depthwise layers move half the
+// bytes (bench/results_gpu.md).
+bool carries_depthwise_stream(const ir::Graph& g, int v) {
+  for (size_t steps = 0; v >= 0 && steps < g.ops.size(); ++steps) {
+    for (int r : readers_of_storage(g, v))
+      if (r >= 0 && depthwise_reads_16bit(g.ops[static_cast<size_t>(r)])) return true;
+    const int w = producer_of(g, v);
+    if (w < 0) return false;
+    const ir::Op& op = g.ops[static_cast<size_t>(w)];
+    if (op.kind != ir::kind::gemm || !writes_sum(op)) return false;
+    v = g.storage_root(op.inputs[3]);
+  }
+  return false;
 }
 
 // A float32 arena tensor of its own (not a view), written whole.
@@ -195,7 +227,8 @@ void store_activations_16bit(ir::Graph& graph, rt::cuda::Precision precision) {
     for (int reader : r)
       ok = ok && reader >= 0 &&
            read_of(graph, graph.ops[static_cast<size_t>(reader)], v, precision) != Read::Other &&
-           !(writes_sum(op) && graph.ops[static_cast<size_t>(reader)].kind == ir::kind::layer_norm);
+           !(writes_sum(op) && graph.ops[static_cast<size_t>(reader)].kind == ir::kind::layer_norm &&
+             !carries_depthwise_stream(graph, v));
     if (!ok) continue;
     writer[v] = static_cast<int>(i);
     readers[v] = std::move(r);
