@@ -176,6 +176,25 @@ class Indexing(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p, q, r
 
 
+class Im2col(nn.Module):
+    """F.unfold (aten::im2col): padded and strided, dilated with uneven padding, padding wider
+    than the window, patches (kernel == stride, one strided copy), an unbatched input, and
+    the columns of a convolution written as unfold + matmul."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 4 * 9))
+
+    def forward(self, x):  # x: [2, 4, 11, 9]
+        a = F.unfold(x, 3, padding=1, stride=2)
+        b = F.unfold(x, (2, 3), dilation=(2, 1), padding=(0, 2), stride=(1, 3))
+        c = F.unfold(x[:, :, :8, 1:], 4, stride=4)
+        d = F.unfold(x[0], (3, 2), padding=(3, 0))
+        conv = (self.w @ F.unfold(x, 3, padding=1)).view(2, 5, 11, 9)
+        e = F.unfold(x.transpose(2, 3), (1, 5), dilation=(1, 2), padding=(2, 4), stride=(3, 1))
+        return a, b, c, d, conv, e
+
+
 class IntViews(nn.Module):
     """int64, int32 and bool tensors through views and data movement (bytes, not math)."""
 
@@ -324,6 +343,7 @@ _CASES = {
     "views_pads": (Pads, _inputs_pads),
     "views_channel_shuffle": (ChannelShuffle, _inputs_shuffle),
     "views_indexing": (Indexing, _inputs_indexing),
+    "views_im2col": (Im2col, lambda: [("x", torch.randn(2, 4, 11, 9))]),
     "views_int": (IntViews, _inputs_int),
     "views_factories": (Factories, _inputs_factories),
     "views_of_inputs": (ViewsOfInputs, _inputs_views_of_inputs),

@@ -1,8 +1,8 @@
-"""Compile errors of the view, indexing, sorting and data-movement ops and of einsum and
-the products lowered through it: what aotc cannot
-compile with static shapes (boolean masks and repeats computed at run time) and invalid
-arguments must fail with a message that names the op, the Python file:line and the
-reason, scripted and traced. Never a crash, never a .so."""
+"""Compile errors of the view, indexing, sorting, unfolding and data-movement ops and of einsum
+and the products lowered through it: what aotc cannot compile with static shapes (boolean
+masks and repeats computed at run time) and invalid arguments must fail with a message that
+names the op, the Python file:line and the reason, scripted and traced. Never a crash, never
+a .so."""
 import inspect
 import os
 import sys
@@ -92,6 +92,11 @@ CASES = {
                         ["aten::one_hot", "known only at run time", "pass num_classes"]),
 }
 # torch itself rejects invalid arguments when tracing; scripted, aotc must report them.
+class UnfoldNoBlock(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.unfold(x, 5, padding=(1, 0))  # LINE
+
+
 SCRIPT_ONLY = {
     "bad_chunk": (BadChunk, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                   ["aten::chunk", "greater than 0"]),
@@ -101,6 +106,8 @@ SCRIPT_ONLY = {
                      ["aten::einsum", "'ij,jk->ik'", "2 operand term(s) for 1 tensor(s)"]),
     "einsum_letter": (EinsumLetter, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                       ["aten::einsum", "'1' is not a subscript"]),
+    "unfold_no_block": (UnfoldNoBlock, [("x", torch.randn(1, 2, 3, 4))],
+                        ["aten::im2col", "spatial size (3, 4)", "leaves no sliding block"]),
     "einsum_sizes": (EinsumSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                      ["aten::einsum", "subscript j has size 3 in operand 1", "size 4"]),
     "einsum_output": (EinsumOutput, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
