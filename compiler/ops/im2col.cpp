@@ -2,8 +2,9 @@
 // convolution multiplies, out[n, (c kh + i) kw + j, y ow + x] = x[n, c, y sh - ph + i dh,
 // x sw - pw + j dw], zero where that position falls on the padding. The output, as
 // [N, C, kh, kw, oh, ow], is filled with zeros, then each tap (i, j) copies the input
-// positions it reads inside the image in one strided copy; the result is that buffer
-// reshaped to [N, C kh kw, oh ow] (or [C kh kw, oh ow] for an unbatched input).
+// positions it reads inside the image in one strided copy (without padding the whole is one
+// strided copy); the result is that buffer reshaped to [N, C kh kw, oh ow] (or
+// [C kh kw, oh ow] for an unbatched input).
 #include "assemble.h"
 
 namespace aotc::ops {
@@ -45,30 +46,13 @@ void lower_im2col(LowerContext& ctx) {
              ") with kernel_size " + ir::shape_str(kernel) + ", dilation " + ir::shape_str(dilation) +
              " and padding " + ir::shape_str(padding) + " leaves no sliding block");
   const int64_t oh = span_h / stride[0] + 1, ow = span_w / stride[1] + 1;
-  Assembly a;
-  a.dtype = x.dtype;
-  a.shape = {n, c, kernel[0], kernel[1], oh, ow};
-  a.fill = scalar_bytes(ctx, x.dtype, Operand::of_int(0));
-  const std::vector<int64_t> out = dense_strides(a.shape);
+  const ir::Shape columns_shape{n, c, kernel[0], kernel[1], oh, ow};
   StridedView in = view_of(ctx.graph, ctx.tensor(0));
   if (rank == 3) in = unsqueeze_view(in, 0);
-  bool inside = true;  // every tap reads the image alone (no padding reached)
-  for (int64_t i = 0; i < kernel[0]; ++i)
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      const int64_t start_h = i * dilation[0] - padding[0], start_w = j * dilation[1] - padding[1];
-      const auto [y0, rows] = inside_range(h, oh, start_h, stride[0]);
-      const auto [x0, cols] = inside_range(w, ow, start_w, stride[1]);
-      inside = inside && rows == oh && cols == ow;
-      if (rows == 0 || cols == 0) continue;  // the tap reads only padding: zeros
-      StridedView src = slice_view(in, 2, start_h + y0 * stride[0], rows, stride[0]);
-      src = slice_view(src, 3, start_w + x0 * stride[1], cols, stride[1]);
-      a.pieces.push_back(
-          {src, i * out[2] + j * out[3] + y0 * out[4] + x0 * out[5], {out[0], out[1], out[4], out[5]}});
-    }
   int columns = -1;
-  if (inside) {  // (so no padding) one strided view of the whole: [N, C, kh, kw, oh, ow]
+  if (padding[0] == 0 && padding[1] == 0) {  // every tap inside the image: one strided view
     StridedView whole = in;
-    whole.sizes = a.shape;
+    whole.sizes = columns_shape;
     whole.strides = {in.strides[0],
                      in.strides[1],
                      in.strides[2] * dilation[0],
@@ -77,6 +61,22 @@ void lower_im2col(LowerContext& ctx) {
                      in.strides[3] * stride[1]};
     columns = materialize(ctx, whole, -1);
   } else {
+    Assembly a;
+    a.dtype = x.dtype;
+    a.shape = columns_shape;
+    a.fill = scalar_bytes(ctx, x.dtype, Operand::of_int(0));
+    const std::vector<int64_t> out = dense_strides(a.shape);
+    for (int64_t i = 0; i < kernel[0]; ++i)
+      for (int64_t j = 0; j < kernel[1]; ++j) {
+        const int64_t start_h = i * dilation[0] - padding[0], start_w = j * dilation[1] - padding[1];
+        const auto [y0, rows] = inside_range(h, oh, start_h, stride[0]);
+        const auto [x0, cols] = inside_range(w, ow, start_w, stride[1]);
+        if (rows == 0 || cols == 0) continue;  // the tap reads only padding: zeros
+        StridedView src = slice_view(in, 2, start_h + y0 * stride[0], rows, stride[0]);
+        src = slice_view(src, 3, start_w + x0 * stride[1], cols, stride[1]);
+        a.pieces.push_back(
+            {src, i * out[2] + j * out[3] + y0 * out[4] + x0 * out[5], {out[0], out[1], out[4], out[5]}});
+      }
     columns = add_assembly(ctx, a);
   }
   const ir::Shape shape = rank == 4 ? ir::Shape{n, c * kernel[0] * kernel[1], oh * ow}

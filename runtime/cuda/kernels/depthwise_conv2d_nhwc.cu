@@ -401,7 +401,7 @@ bool grid_fills_gpu(int64_t threads) {
 // loading its taps again from L1 where they are used; taps pinned in registers (80 of them a
 // thread, fewer blocks a multiprocessor) measured slower.
 struct TapsGeometry {
-  unsigned c, h_in, w_in, h_out, w_out, tiles_w, tiles_h, total;  // total: threads or blocks
+  unsigned c, h_in, w_in, h_out, w_out, tiles_w, tiles_h, total;  // total: threads (depthwise_taps_kernel)
   int pad_h, pad_w;
 };
 

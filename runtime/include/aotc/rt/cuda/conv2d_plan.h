@@ -125,8 +125,8 @@ inline bool depthwise_input_epilogue_fits(const Conv2dParams& p) {
          p.h_in * p.w_in <= (int64_t{1} << 30);
 }
 
-// Whether depthwise_conv2d_nhwc takes its taps kernel (a thread a channel, the window's taps
-// in registers, each input value loaded and widened once): a 7x7 window at stride 1, not
+// Whether depthwise_conv2d_nhwc takes its taps kernels (a thread a channel, each input value
+// loaded and widened once): a 7x7 window at stride 1, not
 // dilated, with no activation after the bias and no input epilogue. Such a layer reads its
 // input 16-bit where store_activations_16bit.cpp keeps it so.
 inline bool depthwise_taps_kernel_applies(const Conv2dParams& p, bool activation, bool input_epilogue) {
