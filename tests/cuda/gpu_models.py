@@ -24,7 +24,7 @@ def _torchvision(name, seed, batch, size=224, script=False):
     return build
 
 
-def _vit_b_16(size):
+def _vit_b_16(size, batch=1):
     """torchvision's vit_b_16 (at 224x224: 197 tokens), traced under no_grad as a user's
     inference code runs it: its attention is the MHA fast path (_native_multi_head_attention).
     torchvision initialises the classifier head to zeros, which would make every output 0 and
@@ -36,7 +36,7 @@ def _vit_b_16(size):
         with torch.no_grad():
             m.heads.head.weight.normal_(0.0, 0.05)
             m.heads.head.bias.normal_(0.0, 0.05)
-        x = torch.randn(1, 3, size, size)
+        x = torch.randn(batch, 3, size, size)
         with torch.no_grad():
             ts = torch.jit.trace(m, x)
         return ts, [("x", x)], m
@@ -85,19 +85,24 @@ def _mlp_gelu():
     return torch.jit.script(m), [("x", x)], m
 
 
-def _bert_base():
+def _bert_base(batch=1):
     """The BERT-style encoder of the CPU suite (tests/e2e/models_sequence.py) at BERT-base
-    size: vocabulary 30522, 12 layers, width 768, 12 heads, feed-forward 3072, sequence 128,
-    batch 1, the last 28 positions padding (bool mask, True = attend)."""
-    from models_sequence import BertEncoder, _padding_mask
-    torch.manual_seed(10)
-    m = BertEncoder(vocab=30522, d=768, heads=12, ff=3072, layers=12, seq=128).eval()
-    ids = torch.randint(1, 30522, (1, 128), dtype=torch.int64)
-    mask = _padding_mask(1, 128, [100])
-    ids[0, 100:] = 0
-    with torch.no_grad():
-        ts = torch.jit.trace(m, (ids, mask))
-    return ts, [("ids", ids), ("mask", mask)], m
+    size: vocabulary 30522, 12 layers, width 768, 12 heads, feed-forward 3072, sequence 128;
+    at batch 1 the last 28 positions are padding, at larger batches entry b keeps
+    128 - 28 b % 128 (bool mask, True = attend)."""
+    def build():
+        from models_sequence import BertEncoder, _padding_mask
+        torch.manual_seed(10)
+        m = BertEncoder(vocab=30522, d=768, heads=12, ff=3072, layers=12, seq=128).eval()
+        ids = torch.randint(1, 30522, (batch, 128), dtype=torch.int64)
+        lengths = [128 - (28 * (b + 1)) % 128 for b in range(batch)]
+        mask = _padding_mask(batch, 128, lengths)
+        for b, n in enumerate(lengths):
+            ids[b, n:] = 0
+        with torch.no_grad():
+            ts = torch.jit.trace(m, (ids, mask))
+        return ts, [("ids", ids), ("mask", mask)], m
+    return build
 
 
 def _mc3_18_clip():
@@ -186,7 +191,9 @@ GPU_MODELS = {
 }
 GPU_MODELS["vit_b_16"] = _vit_b_16(224)
 GPU_MODELS["vit_b_16_64"] = _vit_b_16(64)
-GPU_MODELS["bert_base"] = _bert_base
+GPU_MODELS["vit_b_16_b8"] = _vit_b_16(224, 8)
+GPU_MODELS["bert_base"] = _bert_base()
+GPU_MODELS["bert_base_b8"] = _bert_base(8)
 GPU_MODELS["encoder_post_relu"] = _encoder_layers(False, "relu", 2)
 GPU_MODELS["encoder_pre_gelu"] = _encoder_layers(True, "gelu", 1)
 GPU_MODELS["mlp_gelu"] = _mlp_gelu
