@@ -13,12 +13,18 @@
 // --precision tf32: short key sequences on grids of a block per multiprocessor or more then
 // take attention_short_tf32.cu's kernel (AOTC_CUDA_ATTENTION_TF32=1: every short case;
 // =0: none), cuBLAS's products are tf32, and the errors allowed are tf32's (3e-3 relative
-// L2, 1e-2 element by element for the non-finite case).
+// L2, 1e-2 element by element for the non-finite case). `fp16` and `bf16` run at those
+// precisions: past 64 keys the one-launch path is then attention_mma_16bit.cu's tensor-core
+// kernel, checked and timed against attention_fused.cu's float32 kernel
+// (AOTC_CUDA_ATTENTION_MMA=0) in place of the three launches, within the 16-bit type's
+// rounding (5e-3 fp16, 3e-2 bf16; the cases of magnitudes past fp16's range are skipped
+// at fp16), and its block shapes (groups x splits) are timed at the encoder sizes.
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I runtime/include bench/cuda/attention_fused_bench.cu
-//       build/runtime/libaotc_runtime_cuda.a -lcublasLt -lcublas -o /tmp/afb && /tmp/afb [profile] [tf32]
+//       build/runtime/libaotc_runtime_cuda.a -lcublasLt -lcublas -o /tmp/afb && /tmp/afb [profile]
+//       [tf32 | fp16 | bf16]
 #include <aotc/rt/cuda/kernels_cuda.h>
 
 #include <algorithm>
@@ -121,13 +127,16 @@ T* upload(const std::vector<T>& h) {
 
 int main(int argc, char** argv) {
   // `profile`: only the timed cases, each path run three times outside graphs (for ncu).
-  bool profile = false, tf32 = false;
+  bool profile = false, tf32 = false, fp16 = false, bf16 = false;
   for (int i = 1; i < argc; ++i) {
     profile = profile || std::string(argv[i]) == "profile";
     tf32 = tf32 || std::string(argv[i]) == "tf32";
+    fp16 = fp16 || std::string(argv[i]) == "fp16";
+    bf16 = bf16 || std::string(argv[i]) == "bf16";
   }
-  const double tolerance = tf32 ? 3e-3 : 1e-5;
-  const float element_tolerance = tf32 ? 1e-2f : 1e-5f;
+  const bool low = fp16 || bf16;  // 16-bit products: the mma kernel against the float32 one
+  const double tolerance = fp16 ? 5e-3 : bf16 ? 3e-2 : tf32 ? 3e-3 : 1e-5;
+  const float element_tolerance = low ? 2e-2f : tf32 ? 1e-2f : 1e-5f;
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
   Exec ex{};
@@ -137,7 +146,7 @@ int main(int argc, char** argv) {
   cublasLtCreate(&ex.lt);
   ex.workspace_bytes = 32 << 20;
   CHECK(cudaMalloc(&ex.workspace, ex.workspace_bytes));
-  ex.precision = tf32 ? Precision::Tf32 : Precision::Fp32;
+  ex.precision = fp16 ? Precision::Fp16 : bf16 ? Precision::Bf16 : tf32 ? Precision::Tf32 : Precision::Fp32;
 
   const Case cases[] = {
       {"bert_base", 1, 12, 128, 128, 64, 64, true, AttentionMask::DropIfTrue, 0, false, 0, true},
@@ -183,9 +192,13 @@ int main(int argc, char** argv) {
   int failures = 0;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::printf("%-24s %10s %10s %10s %9s %9s %7s\n", "case", "fused", "3-launch", "fused/3l", "err fused",
-              "err 3l", "path");
+  std::printf("%-24s %10s %10s %10s %9s %9s %7s\n", "case", low ? "mma" : "fused",
+              low ? "float32" : "3-launch", "fused/3l", "err fused", "err 3l", "path");
   for (const Case& c : cases) {
+    if (fp16 && (c.q_mul != 1.0f || c.k_mul != 1.0f || c.v_mul != 1.0f)) {
+      std::printf("%-24s skipped: magnitudes past fp16's range\n", c.name);
+      continue;
+    }
     AttentionParams p;
     p.batch = c.batch;
     p.heads = c.heads;
@@ -278,6 +291,15 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&dout, out_n * sizeof(float)));
     CHECK(cudaMalloc(&scratch, c.batch * c.heads * c.q_len * c.kv_len * sizeof(float)));
     auto run = [&](bool fused) {
+      if (low) {  // the mma kernel, or the float32 one-launch kernel (or the three launches)
+        if (fused)
+          unsetenv("AOTC_CUDA_ATTENTION_MMA");
+        else
+          setenv("AOTC_CUDA_ATTENTION_MMA", "0", 1);
+        attention_f32(ex, p, dq + q_off, dk + k_off, dv + v_off, dmask, dout, nullptr, scratch);
+        unsetenv("AOTC_CUDA_ATTENTION_MMA");
+        return;
+      }
       if (fused)
         unsetenv("AOTC_CUDA_ATTENTION_UNFUSED");
       else
@@ -363,6 +385,75 @@ int main(int argc, char** argv) {
       "(times: us per call, median of 200 replays of a 12-call graph; errors: relative L2 against "
       "float64)\n");
 
+  // The mma kernel's block shapes (groups of 16 rows x splits of the keys, forced through
+  // AOTC_CUDA_ATTENTION_MMA) at the encoder sizes, us per call as above.
+  if (low && !profile) {
+    struct Size {
+      const char* name;
+      int64_t batch, len;
+    };
+    for (const Size z : {Size{"bert_base", 1, 128}, Size{"vit_b_16", 1, 197}, Size{"bert b8", 8, 128},
+                         Size{"vit b8", 8, 197}}) {
+      AttentionParams a;
+      a.batch = z.batch;
+      a.heads = 12;
+      a.q_len = a.kv_len = z.len;
+      a.head_dim = a.v_head_dim = 64;
+      a.scale = 0.125f;
+      const int64_t row = 3 * 12 * 64;
+      for (auto* st : {a.q_strides, a.k_strides, a.v_strides}) {
+        st[0] = z.len * row;
+        st[1] = 64;
+        st[2] = row;
+      }
+      a.out_strides[2] = 12 * 64;
+      a.out_strides[1] = 64;
+      a.out_strides[0] = z.len * a.out_strides[2];
+      std::vector<float> host(z.batch * z.len * row);
+      for (auto& x : host) x = dist(rng);
+      float* d = upload(host);
+      float *o, *scratch;
+      CHECK(cudaMalloc(&o, z.batch * z.len * 12 * 64 * sizeof(float)));
+      CHECK(cudaMalloc(&scratch, attention_scratch_bytes(a)));
+      std::printf("%-24s", z.name);
+      for (const char* shape : {"default", "1,1", "1,2", "1,4", "2,1", "2,2", "2,4", "4,1", "4,2", "0"}) {
+        if (std::string(shape) == "default")
+          unsetenv("AOTC_CUDA_ATTENTION_MMA");
+        else
+          setenv("AOTC_CUDA_ATTENTION_MMA", shape, 1);
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int layer = 0; layer < 12; ++layer)
+          attention_f32(ex, a, d, d + 12 * 64, d + 2 * 12 * 64, nullptr, o, nullptr, scratch);
+        CHECK(cudaStreamEndCapture(stream, &g));
+        CHECK(cudaGraphInstantiate(&ge, g, 0));
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        std::vector<float> us;
+        for (int r = 0; r < 230; ++r) {
+          CHECK(cudaEventRecord(e0, stream));
+          CHECK(cudaGraphLaunch(ge, stream));
+          CHECK(cudaEventRecord(e1, stream));
+          CHECK(cudaEventSynchronize(e1));
+          float ms;
+          CHECK(cudaEventElapsedTime(&ms, e0, e1));
+          if (r >= 30) us.push_back(ms * 1000.0f / 12.0f);
+        }
+        std::sort(us.begin(), us.end());
+        std::printf(" %s %.2f", std::string(shape) == "0" ? "float32" : shape, us[us.size() / 2]);
+        CHECK(cudaGraphExecDestroy(ge));
+        CHECK(cudaGraphDestroy(g));
+      }
+      unsetenv("AOTC_CUDA_ATTENTION_MMA");
+      std::printf("  (us per call)\n");
+      cudaFree(d);
+      cudaFree(o);
+      cudaFree(scratch);
+    }
+  }
+
   // A graph holding a large attention (600 keys: about 170 KB of shared memory) replays
   // correctly after a smaller one was launched outside it (the kernel's shared-memory limit
   // belongs to the function, for every context; the graph keeps its own launch).
@@ -426,7 +517,7 @@ int main(int argc, char** argv) {
     AttentionParams a;
     a.heads = 3;
     a.q_len = 20;
-    a.kv_len = 40;
+    a.kv_len = low ? 80 : 40;  // (past 64 keys: the mma kernel at 16-bit precisions)
     a.head_dim = a.v_head_dim = 32;
     a.scale = 0.125f;
     auto set = [&](int64_t* st, int64_t len) {
@@ -438,11 +529,12 @@ int main(int argc, char** argv) {
     set(a.k_strides, a.kv_len);
     set(a.v_strides, a.kv_len);
     set(a.out_strides, a.q_len);
-    std::vector<float> hq(3 * 20 * 32), hk(3 * 40 * 32), hv(3 * 40 * 32);
+    const int64_t keys = a.kv_len;
+    std::vector<float> hq(3 * 20 * 32), hk(3 * keys * 32), hv(3 * keys * 32);
     for (auto* h : {&hq, &hk, &hv})
       for (auto& x : *h) x = dist(rng);
-    hk[(0 * 40 + 3) * 32 + 5] = INFINITY;
-    hv[(1 * 40 + 7) * 32 + 2] = -INFINITY;
+    hk[(0 * keys + 3) * 32 + 5] = INFINITY;
+    hv[(1 * keys + 7) * 32 + 2] = -INFINITY;
     hq[(2 * 20 + 4) * 32 + 0] = NAN;
     float *dq = upload(hq), *dk = upload(hk), *dv = upload(hv), *dout, *scratch;
     CHECK(cudaMalloc(&dout, hq.size() * sizeof(float)));

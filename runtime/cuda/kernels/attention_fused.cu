@@ -323,9 +323,11 @@ bool attention_fused_f32(const Exec& ex, const AttentionParams& p, const float* 
   // attention_short_tf32.cu's kernel, else attention_short.cu's (a block per window of a
   // Swin transformer). Neither where the rows per block are forced (the checks of this
   // kernel on short sequences; any value of AOTC_CUDA_ATTENTION_ROWS turns them off).
+  // Past 64 keys at fp16 and bf16, attention_mma_16bit.cu's kernel.
   if (!std::getenv("AOTC_CUDA_ATTENTION_ROWS") &&
       (attention_short_tf32(ex, p, q, k, v, mask, out, out_type) ||
-       attention_short_f32(ex, p, q, k, v, mask, out, out_type)))
+       attention_short_f32(ex, p, q, k, v, mask, out, out_type) ||
+       attention_mma_16bit(ex, p, q, k, v, mask, out, out_type)))
     return true;
   // (An empty head dimension, where every score is 0, takes the three launches: the staging
   // loops step over float4 columns.)

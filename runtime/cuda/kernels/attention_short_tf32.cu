@@ -248,12 +248,6 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
   }
 }
 
-// Stores of (even, odd) column pairs through out's strides (store_out_pair).
-bool pair_rows(const void* base, AttentionOut type, const int64_t strides[3]) {
-  return strides[0] % 2 == 0 && strides[1] % 2 == 0 && strides[2] % 2 == 0 &&
-         reinterpret_cast<uintptr_t>(base) % static_cast<uintptr_t>(2 * out_element_bytes(type)) == 0;
-}
-
 }  // namespace
 
 bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,

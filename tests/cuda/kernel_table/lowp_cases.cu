@@ -10,6 +10,10 @@
 //   (float32 and 16-bit outputs, an input off its alignment) against it on the widened rows;
 // - attention_16bit_output against attention_f32 rounded once, on each of its paths (the
 //   three launches may multiply in another order: within an ulp of the type);
+// - the 16-bit tensor-core attention past 64 keys (attention_mma_16bit), float32 and 16-bit
+//   outputs, against the host's float32 attention: every mask kind, causal rows, fully
+//   masked rows, odd head sizes, strides that forbid 16-byte copies, both head sizes of its
+//   rows (64, 128), and forced splits of the rows and keys over a block's warps;
 // - im2col_nhwc_16bit_input against im2col_nhwc_16bit over the same values in float32
 //   (equal, NaN and infinities included), with 16-byte, 8-byte and single-element moves;
 // - unfoldings of channel counts that are not whole vectors (NCHW and NHWC, the float32
@@ -280,6 +284,114 @@ void attention_16bit_output_cases(KernelTable& t) {
     }
 }
 
+// attention_mma_16bit (through attention_f32 at --precision fp16 / bf16, float32 output,
+// and through attention_16bit_output) against the host's float32 attention on the same
+// float32 inputs: within the 16-bit type's rounding of Q, K, V and P (scores of unit
+// scale). `forced`: AOTC_CUDA_ATTENTION_MMA's groups and splits, else the kernel's choice.
+void attention_mma_16bit_cases(KernelTable& t) {
+  struct Case {
+    const char* name;
+    int64_t batch, heads, q_len, kv_len, e, ev;
+    rt::AttentionMask mask;
+    int mask_layout;  // 0: key padding [batch, kv_len]; 1: [q_len, kv_len]; 2: [batch, heads, q_len, kv_len]
+    bool causal;
+    int64_t row_pad;  // extra floats per row of q, k and v (odd: no 16-byte copies)
+    const char* forced;
+  };
+  using M = rt::AttentionMask;
+  const Case cases[] = {
+      // (the kernel's own choice: grids of 64-row blocks that fill the GPU)
+      {"vit_b_16 b4", 4, 12, 197, 197, 64, 64, M::None, 0, false, 0, nullptr},
+      {"BERT-base b8, key padding", 8, 12, 128, 128, 64, 64, M::DropIfTrue, 0, false, 0, nullptr},
+      // (forced block shapes: groups of 16 rows, splits of the keys)
+      {"odd head sizes, causal, additive", 2, 3, 37, 100, 20, 36, M::Additive, 1, true, 1, "2,2"},
+      {"head 128, 100 keys, masked rows", 1, 4, 50, 100, 128, 100, M::KeepIfTrue, 1, false, 0, "2,2"},
+      {"head 80, 5 rows, nonzero mask", 2, 2, 5, 65, 80, 80, M::DropIfNonzero, 1, false, 3, "1,2"},
+      {"one group, one split", 1, 2, 40, 197, 64, 64, M::None, 0, false, 0, "1,1"},
+      {"2 groups, 3 splits, per-head mask", 1, 3, 70, 250, 32, 48, M::Additive, 2, false, 0, "2,3"},
+      {"4 groups, 2 splits, causal", 1, 2, 100, 150, 64, 64, M::None, 0, true, 0, "4,2"},
+  };
+  for (const Case& c : cases) {
+    rt::AttentionParams p;
+    p.batch = c.batch, p.heads = c.heads, p.q_len = c.q_len, p.kv_len = c.kv_len;
+    p.head_dim = c.e, p.v_head_dim = c.ev;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.e));
+    p.causal = c.causal;
+    p.mask_kind = c.mask;
+    const auto strided = [&](int64_t* strides, int64_t len, int64_t cols) {
+      strides[2] = cols + c.row_pad;
+      strides[1] = len * strides[2];
+      strides[0] = c.heads * strides[1];
+      return static_cast<size_t>(c.batch * strides[0]);
+    };
+    const size_t qn = strided(p.q_strides, c.q_len, c.e), kn = strided(p.k_strides, c.kv_len, c.e),
+                 vn = strided(p.v_strides, c.kv_len, c.ev);
+    p.out_strides[2] = c.heads * c.ev;  // [batch, q_len, heads, ev]
+    p.out_strides[1] = c.ev;
+    p.out_strides[0] = c.q_len * c.heads * c.ev;
+    const size_t on = static_cast<size_t>(c.batch * c.q_len * c.heads * c.ev);
+    size_t mask_n = 0;
+    if (c.mask != M::None) {
+      p.mask_strides[3] = 1;
+      if (c.mask_layout == 0) {
+        p.mask_strides[0] = c.kv_len;
+        mask_n = static_cast<size_t>(c.batch * c.kv_len);
+      } else if (c.mask_layout == 1) {
+        p.mask_strides[2] = c.kv_len;
+        mask_n = static_cast<size_t>(c.q_len * c.kv_len);
+      } else {
+        p.mask_strides[2] = c.kv_len;
+        p.mask_strides[1] = c.q_len * c.kv_len;
+        p.mask_strides[0] = c.heads * p.mask_strides[1];
+        mask_n = static_cast<size_t>(c.batch * p.mask_strides[0]);
+      }
+    }
+    std::vector<float> mask_f = t.floats(mask_n);
+    std::vector<unsigned char> mask_b(mask_n);
+    const std::vector<int64_t> coin = t.ints(mask_n, 0, 3);
+    for (size_t i = 0; i < mask_n; ++i) {
+      mask_b[i] = c.mask == M::KeepIfTrue ? coin[i] != 0 : coin[i] == 0;  // a quarter of the keys dropped
+      if (c.mask == M::DropIfNonzero) mask_f[i] = coin[i] == 0 ? 1.0f : 0.0f;
+      if (c.mask == M::Additive && coin[i] == 0) mask_f[i] = -INFINITY;
+    }
+    if (c.mask == M::KeepIfTrue)  // rows 2 and 5 see no key
+      for (int64_t j = 0; j < c.kv_len; ++j)
+        mask_b[static_cast<size_t>(2 * c.kv_len + j)] = mask_b[static_cast<size_t>(5 * c.kv_len + j)] = 0;
+    const bool bool_mask = c.mask == M::KeepIfTrue || c.mask == M::DropIfTrue;
+    const std::vector<float> q = t.floats(qn), k = t.floats(kn), v = t.floats(vn);
+    std::vector<float> want(on);
+    rt::attention_f32(t.pool(), p, q.data(), k.data(), v.data(),
+                      c.mask == M::None ? nullptr
+                      : bool_mask       ? static_cast<const void*>(mask_b.data())
+                                        : static_cast<const void*>(mask_f.data()),
+                      want.data(), nullptr);
+    const float *dq = t.upload(q), *dk = t.upload(k), *dv = t.upload(v);
+    const void* dmask = c.mask == M::None ? nullptr
+                        : bool_mask       ? static_cast<const void*>(t.upload(mask_b))
+                                          : static_cast<const void*>(t.upload(mask_f));
+    if (c.forced) setenv("AOTC_CUDA_ATTENTION_MMA", c.forced, 1);
+    for (const Precision precision : {Precision::Fp16, Precision::Bf16}) {
+      rt::cuda::Exec ex = t.exec();
+      ex.precision = precision;
+      const double tol = precision == Precision::Fp16 ? 3e-3 : 2.5e-2;
+      const std::string op = std::string("attention_mma_16bit (") + name_of(precision) + ")";
+      float* got = t.device<float>(on);
+      const bool applied = rt::cuda::attention_mma_16bit(ex, p, dq, dk, dv, dmask, got);
+      t.expect_equal(op, std::string(c.name) + ": the kernel applies", std::vector<int>{1},
+                     std::vector<int>{applied ? 1 : 0});
+      if (!applied) continue;
+      t.expect_close(op, std::string(c.name) + ", float32 out", want, t.download(got, on), tol);
+      uint16_t* got16 = t.device<uint16_t>(on);
+      float* scratch =
+          t.device<float>(static_cast<size_t>(rt::cuda::attention_scratch_bytes(p, true) / 4) + 1);
+      rt::cuda::attention_16bit_output(ex, p, dq, dk, dv, dmask, got16, nullptr, scratch);
+      t.expect_close(op, std::string(c.name) + ", 16-bit out", want,
+                     to_floats(t.download(got16, on), precision), tol);
+    }
+    unsetenv("AOTC_CUDA_ATTENTION_MMA");
+  }
+}
+
 void im2col_16bit_input_cases(KernelTable& t) {
   struct Shape {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, row_stride;
@@ -386,6 +498,7 @@ void lowp_cases(KernelTable& t) {
   layer_norm_16bit_cases(t);
   layer_norm_16bit_input_cases(t);
   attention_16bit_output_cases(t);
+  attention_mma_16bit_cases(t);
   im2col_16bit_input_cases(t);
   im2col_gather_cases(t);
 }

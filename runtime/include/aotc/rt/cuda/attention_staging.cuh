@@ -171,6 +171,12 @@ inline int out_element_bytes(AttentionOut type) { return type == AttentionOut::F
 
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// Stores of (even, odd) column pairs through out's strides (store_out_pair).
+inline bool pair_rows(const void* base, AttentionOut type, const int64_t strides[3]) {
+  return strides[0] % 2 == 0 && strides[1] % 2 == 0 && strides[2] % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(base) % static_cast<uintptr_t>(2 * out_element_bytes(type)) == 0;
+}
+
 // 16-byte copies of rows of `cols` floats at `base`, over every (batch, head, row).
 inline bool vector_rows(const float* base, const int64_t strides[3], int64_t cols) {
   return cols % 4 == 0 && strides[0] % 4 == 0 && strides[1] % 4 == 0 && strides[2] % 4 == 0 &&
