@@ -33,6 +33,7 @@ inline constexpr char depthwise_conv2d_nhwc[] =
     "depthwise_conv2d_nhwc";  // CUDA only (passes/cuda/convert_to_channels_last.cpp)
 inline constexpr char dequantize[] = "dequantize";
 inline constexpr char embedding[] = "embedding";
+inline constexpr char embedding_bag[] = "embedding_bag";
 inline constexpr char gather[] = "gather";
 inline constexpr char gather_rows[] = "gather_rows";  // CUDA only (passes/cuda/fuse_row_gathers.cpp)
 inline constexpr char gemm[] = "gemm";

@@ -65,6 +65,11 @@ rt::AttentionParams attention_params_of(const ir::Op& op);
 // The params of an "embedding" and a "layer_norm" op as C++, for both targets' generators
 // (embedding.cpp, layer_norm.cpp).
 ParamsCode embedding_params_code(const ir::Op& op);
+// An "embedding_bag" op's rt::EmbeddingBagParams as C++, and its operands "ids, offsets,
+// weight, per_sample_weights, y" (per_sample_weights nullptr when absent), for both targets'
+// generators (embedding_bag.cpp, cuda/embedding_bag_cuda.cpp).
+ParamsCode embedding_bag_params_code(const ir::Op& op);
+std::string embedding_bag_operands(const EmitContext& e, const ir::Op& op);
 ParamsCode layer_norm_params_code(const ir::Op& op);
 // A "recurrent" op's rt::RecurrentParams as C++ (p.reverse as given), and one direction's
 // operands "gates_x, w_hh, b_hh, h0, c0, y, h_n, c_n" (absent ones nullptr; h0, c0, y,

@@ -273,6 +273,48 @@ def embedding_ops():
     return torch.jit.script(EmbeddingOps().eval()), [("ids", ids)]
 
 
+class EmbeddingBagOps(nn.Module):
+    """nn.EmbeddingBag and F.embedding_bag: bags of a flat text by offsets (one bag empty) in
+    mean mode with a padding id, sum with per-sample weights and int32 ids, sum with
+    include_last_offset, max over a 2-d batch of fixed-length bags; and a text classifier
+    (bag of embeddings then a linear layer, torchtext's tutorial model)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mean_bag = nn.EmbeddingBag(50, 12, mode="mean", padding_idx=2)
+        self.max_bag = nn.EmbeddingBag(50, 12, mode="max")
+        self.classifier_bag = nn.EmbeddingBag(50, 16)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, text, offsets, weights, batch):
+        w = self.mean_bag.weight
+        return (self.mean_bag(text, offsets),
+                F.embedding_bag(text.int(), w, offsets.int(), mode="sum", per_sample_weights=weights),
+                F.embedding_bag(text, w, torch.cat([offsets, offsets.new_full([1], text.shape[0])]),
+                                mode="sum", include_last_offset=True),
+                self.max_bag(batch),
+                self.fc(self.classifier_bag(text, offsets)))
+
+
+def _embedding_bag_inputs():
+    torch.manual_seed(23)
+    text = torch.randint(0, 50, (17,), dtype=torch.int64)
+    text[[1, 5, 6]] = 2  # padding ids (mean mode skips them)
+    return [("text", text), ("offsets", torch.tensor([0, 4, 4, 9, 13])),  # bag 1 empty
+            ("weights", torch.rand(17) + 0.5), ("batch", torch.randint(0, 50, (3, 5), dtype=torch.int64))]
+
+
+def embedding_bag_ops():
+    torch.manual_seed(23)
+    return torch.jit.script(_randomize(EmbeddingBagOps()).eval()), _embedding_bag_inputs()
+
+
+def embedding_bag_ops_traced():
+    torch.manual_seed(23)
+    inputs = _embedding_bag_inputs()
+    return _trace(_randomize(EmbeddingBagOps()).eval(), *(t for _, t in inputs)), inputs
+
+
 # ---------------------------------------------------------------- transformers
 def _encoder():
     torch.manual_seed(24)
@@ -530,6 +572,8 @@ MODELS_SEQUENCE = {
     "sdpa_ops": sdpa_ops,
     "attention_pieces": attention_pieces,
     "embedding_ops": embedding_ops,
+    "embedding_bag_ops": embedding_bag_ops,
+    "embedding_bag_ops_traced": embedding_bag_ops_traced,
     "transformer_encoder": transformer_encoder,
     "transformer_encoder_scripted": transformer_encoder_scripted,
     "multihead_attention": multihead_attention,

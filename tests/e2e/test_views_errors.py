@@ -1,4 +1,4 @@
-"""Compile errors of the view, indexing, sorting, unfolding and data-movement ops and of einsum
+"""Compile errors of the view, indexing, sorting, unfolding, embedding-bag and data-movement ops and of einsum
 and the products lowered through it: what aotc cannot compile with static shapes (boolean
 masks and repeats computed at run time) and invalid arguments must fail with a message that
 names the op, the Python file:line and the reason, scripted and traced. Never a crash, never
@@ -97,6 +97,25 @@ class UnfoldNoBlock(nn.Module):
         return torch.nn.functional.unfold(x, 5, padding=(1, 0))  # LINE
 
 
+class BagWeightsMean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(10, 4))
+
+    def forward(self, ids, offsets, w):
+        return torch.nn.functional.embedding_bag(ids, self.weight, offsets, mode="mean",  # LINE
+                                                 per_sample_weights=w)
+
+
+class BagWeightsMax(nn.Module):  # the op itself, which F.embedding_bag's own check guards
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(10, 4))
+
+    def forward(self, ids, offsets, w):
+        return torch.embedding_bag(self.weight, ids, offsets, False, 2, False, w, False, None)[0]  # LINE
+
+
 SCRIPT_ONLY = {
     "bad_chunk": (BadChunk, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                   ["aten::chunk", "greater than 0"]),
@@ -108,6 +127,12 @@ SCRIPT_ONLY = {
                       ["aten::einsum", "'1' is not a subscript"]),
     "unfold_no_block": (UnfoldNoBlock, [("x", torch.randn(1, 2, 3, 4))],
                         ["aten::im2col", "spatial size (3, 4)", "leaves no sliding block"]),
+    "bag_weights_mean": (BagWeightsMean, [("ids", torch.tensor([1, 2, 3, 4])), ("offsets", torch.tensor([0, 2])),
+                                          ("w", torch.rand(4))],
+                         ["the model raises", "per_sample_weights", "mode='sum'"]),
+    "bag_weights_max": (BagWeightsMax, [("ids", torch.tensor([1, 2, 3, 4])), ("offsets", torch.tensor([0, 2])),
+                                        ("w", torch.rand(4))],
+                        ["aten::embedding_bag", "per_sample_weights", "mode 'sum'", "'max'"]),
     "einsum_sizes": (EinsumSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                      ["aten::einsum", "subscript j has size 3 in operand 1", "size 4"]),
     "einsum_output": (EinsumOutput, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],

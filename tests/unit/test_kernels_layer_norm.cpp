@@ -1,4 +1,5 @@
-// layer_norm_f32 and embedding_f32 against naive double-precision references.
+// layer_norm_f32, embedding_f32 and embedding_bag_f32 against naive double-precision
+// references and hand-worked bags.
 #include <doctest/doctest.h>
 
 #include "kernel_reference.h"
@@ -106,5 +107,59 @@ TEST_CASE("embedding_f32: int64 and int32 ids, out-of-range ids give zero rows")
       CHECK(rel_l2(y.values(), want) == 0.0);
       CHECK(y.guards_intact());
     }
+  }
+}
+
+TEST_CASE("embedding_bag_f32: modes, skipped ids, empty and clamped bags, NaN in a maximum") {
+  // Rows (1, 2), (3, 4), (5, 6), (7, 8); ids 9 and -1 are outside the table; offsets 3, 3
+  // make bag 1 empty, and 10 (past the 6 ids) clamps bag 3 to empty.
+  const std::vector<float> table = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<int64_t> ids = {0, 9, 2, 2, -1, 3}, offsets = {0, 3, 3, 10};
+  using Mode = aotc::rt::EmbeddingBagMode;
+  struct Case {
+    Mode mode;
+    int64_t padding_idx;
+    bool weights;
+    std::vector<float> want;
+  };
+  const std::vector<float> weights = {2, 1, 0.5f, 1, 1, -1};
+  const Case cases[] = {
+      {Mode::Sum, -1, false, {6, 8, 0, 0, 12, 14, 0, 0}},    // r0 + r2; r2 + r3
+      {Mode::Sum, -1, true, {4.5f, 7, 0, 0, -2, -2, 0, 0}},  // 2 r0 + 0.5 r2; r2 - r3
+      {Mode::Mean, 2, false, {1, 2, 0, 0, 7, 8, 0, 0}},      // id 2 is padding: r0; r3
+      {Mode::Mean, -1, false, {3, 4, 0, 0, 6, 7, 0, 0}},     // (r0 + r2) / 2; (r2 + r3) / 2
+      {Mode::Max, -1, false, {5, 6, 0, 0, 7, 8, 0, 0}},      // max(r0, r2); max(r2, r3)
+      {Mode::Max, 3, false, {5, 6, 0, 0, 5, 6, 0, 0}},       // id 3 is padding: r2
+  };
+  for (int threads : kThreadCounts) {
+    ThreadPool pool(threads);
+    for (const Case& c : cases) {
+      aotc::rt::EmbeddingBagParams p;
+      p.count = 6, p.dim = 2, p.vocab = 4, p.bags = 4, p.offsets_count = 4;
+      p.mode = c.mode;
+      p.padding_idx = c.padding_idx;
+      Guarded y(8);
+      aotc::rt::embedding_bag_f32(pool, p, ids.data(), offsets.data(), table.data(),
+                                  c.weights ? weights.data() : nullptr, y.data());
+      CHECK(y.values() == c.want);
+      CHECK(y.guards_intact());
+    }
+    // include_last_offset: offsets {0, 2, 6} are two bags; a NaN row wins a maximum.
+    std::vector<float> nan_table = table;
+    nan_table[2] = std::nanf("");  // r1, which no bag reads
+    const std::vector<int64_t> last = {0, 2, 6};
+    aotc::rt::EmbeddingBagParams p;
+    p.count = 6, p.dim = 2, p.vocab = 4, p.bags = 2, p.offsets_count = 3, p.mode = Mode::Max;
+    Guarded y(4);
+    aotc::rt::embedding_bag_f32(pool, p, ids.data(), last.data(), nan_table.data(), nullptr, y.data());
+    const std::vector<float> got = y.values();
+    CHECK(got[0] == 1.0f);  // bag 0: r0 only (9 is outside)
+    CHECK(got[1] == 2.0f);
+    CHECK(got[2] == 7.0f);  // bag 1: r2, r2, r3 (-1 skipped): column 0 is 5, 5, 7
+    CHECK(got[3] == 8.0f);
+    nan_table[4] = std::nanf("");  // r2's column 0
+    aotc::rt::embedding_bag_f32(pool, p, ids.data(), last.data(), nan_table.data(), nullptr, y.data());
+    CHECK(std::isnan(y.values()[2]));
+    CHECK(y.guards_intact());
   }
 }

@@ -1,5 +1,6 @@
 // The kernels the CUDA target had before the kernel table: 2-d pooling (NCHW and NHWC),
-// softmax, reductions, layer norm, channel affine, embedding, strided copies, fill, where.
+// softmax, reductions, layer norm, channel affine, embedding, embedding bags, strided copies,
+// fill, where.
 #include "kernel_table.h"
 
 #include <cuda_bf16.h>
@@ -304,6 +305,48 @@ void embedding_cases(KernelTable& t) {
   t.expect_equal("embedding (int64 ids)", "29 ids, 11x17, out of range ones", cpu, t.download(y, n));
 }
 
+// Bags of rows in each mode: padding and out-of-range ids skipped, an empty bag, offsets out
+// of order and past the ids (clamped), per-sample weights, include_last_offset, int32 ids and
+// offsets, NaN and infinities in the table (a maximum's NaN wins).
+void embedding_bag_cases(KernelTable& t) {
+  using Mode = rt::EmbeddingBagMode;
+  struct Case {
+    const char* what;
+    Mode mode;
+    bool weights, last_offset, int32;
+    int64_t padding_idx;
+  };
+  const Case cases[] = {{"sum, weights, padding 3", Mode::Sum, true, false, false, 3},
+                        {"mean, padding 0, int32", Mode::Mean, false, false, true, 0},
+                        {"max, include_last_offset", Mode::Max, false, true, false, -1},
+                        {"sum, include_last_offset, int32", Mode::Sum, false, true, true, -1}};
+  for (const Case& c : cases) {
+    rt::EmbeddingBagParams p;
+    p.count = 41, p.dim = 150, p.vocab = 13, p.mode = c.mode, p.padding_idx = c.padding_idx;
+    p.ids_int32 = p.offsets_int32 = c.int32;
+    const std::vector<int64_t> offsets64 = {0, 5,  5,  12,
+                                            9, 30, 60, 33};  // an empty bag, one out of order, one past
+    p.offsets_count = static_cast<int64_t>(offsets64.size());
+    p.bags = p.offsets_count - (c.last_offset ? 1 : 0);
+    const std::vector<float> w = t.floats(static_cast<size_t>(p.vocab * p.dim), true);
+    const std::vector<float> psw = t.floats(static_cast<size_t>(p.count));
+    const std::vector<int64_t> ids64 = t.ints(static_cast<size_t>(p.count), -2, 14);  // some out of range
+    const std::vector<int32_t> ids32(ids64.begin(), ids64.end()),
+        offsets32(offsets64.begin(), offsets64.end());
+    const void* ids = c.int32 ? static_cast<const void*>(ids32.data()) : ids64.data();
+    const void* offsets = c.int32 ? static_cast<const void*>(offsets32.data()) : offsets64.data();
+    const size_t n = static_cast<size_t>(p.bags * p.dim);
+    std::vector<float> cpu(n);
+    rt::embedding_bag_f32(t.pool(), p, ids, offsets, w.data(), c.weights ? psw.data() : nullptr, cpu.data());
+    float* y = t.device<float>(n);
+    const void* d_ids = c.int32 ? static_cast<const void*>(t.upload(ids32)) : t.upload(ids64);
+    const void* d_offsets = c.int32 ? static_cast<const void*>(t.upload(offsets32)) : t.upload(offsets64);
+    rt::cuda::embedding_bag_f32(t.stream(), p, d_ids, d_offsets, t.upload(w),
+                                c.weights ? t.upload(psw) : nullptr, y);
+    t.expect_close("embedding_bag", c.what, cpu, t.download(y, n), 1e-6);
+  }
+}
+
 void copy_fill_where_cases(KernelTable& t) {
   // A permuting copy of a 3x5x7 view with a gap, of 8-byte elements.
   rt::CopyParams c;
@@ -357,6 +400,7 @@ void existing_cases(KernelTable& t) {
   round_to_16bit_cases(t);
   channel_affine_cases(t);
   embedding_cases(t);
+  embedding_bag_cases(t);
   copy_fill_where_cases(t);
 }
 

@@ -310,6 +310,9 @@ void gather_rows_f32(cudaStream_t stream, int64_t rows, int64_t cols, const RowG
                      const float* src, const float* addend, float* out);
 void embedding_f32(cudaStream_t stream, const EmbeddingParams& p, const void* ids, const float* weight,
                    float* y);
+// embedding_bag_f32 as on the CPU (EmbeddingBagParams): a block per bag.
+void embedding_bag_f32(cudaStream_t stream, const EmbeddingBagParams& p, const void* ids, const void* offsets,
+                       const float* weight, const float* per_sample_weights, float* y);
 // (IR "assemble") count elements set to one value of elem_size bytes.
 void fill(cudaStream_t stream, const FillParams& p, void* dst);
 // y = cond ? a : b with broadcasting, elements of elem_size bytes (1, 2, 4 or 8).

@@ -18,6 +18,25 @@ struct EmbeddingParams {
 void embedding_f32(ThreadPool& pool, const EmbeddingParams& p, const void* ids, const float* weight,
                    float* y);
 
+// embedding_bag (nn.EmbeddingBag, F.embedding_bag): y[b, :] = the sum, mean or maximum of
+// the table rows of ids[start_b .. end_b), bag b's range of the count ids: start_b =
+// offsets[b], end_b = offsets[b + 1], the last bag's end count (or offsets[bags] with
+// include_last_offset, whose offsets_count is bags + 1). Sum rows may be scaled by
+// per_sample_weights[i] (null: 1). Ids equal to padding_idx (-1: none) are skipped, and so
+// are ids outside [0, vocab) (torch raises; a compiled model cannot, and must never read
+// outside the table): neither adds to a sum nor counts in a mean. An empty bag gives
+// zeros. A bag's rows add in order; a NaN in a maximum wins. Offsets are clamped to [0,
+// count] and each bag's end to at least its start (torch requires them ascending from 0).
+enum class EmbeddingBagMode : int32_t { Sum = 0, Mean = 1, Max = 2 };
+struct EmbeddingBagParams {
+  int64_t count = 0, dim = 0, vocab = 0, bags = 0, offsets_count = 0;
+  EmbeddingBagMode mode = EmbeddingBagMode::Sum;
+  int64_t padding_idx = -1;
+  bool ids_int32 = false, offsets_int32 = false;
+};
+void embedding_bag_f32(ThreadPool& pool, const EmbeddingBagParams& p, const void* ids, const void* offsets,
+                       const float* weight, const float* per_sample_weights, float* y);
+
 // Fused scaled dot-product attention, one pass per (batch, head, block of query rows):
 // scores = scale * Q K^T (+ mask) in a per-thread block, a row softmax, then out = P V, all
 // through the GEMM kernel. Q/K/V/out are read and written through strides, so a packed QKV
