@@ -6,18 +6,10 @@
 // strided copy); the result is that buffer reshaped to [N, C kh kw, oh ow] (or
 // [C kh kw, oh ow] for an unbatched input).
 #include "assemble.h"
+#include "spatial.h"
 
 namespace aotc::ops {
 namespace {
-
-// The outputs along one dim whose input position start + o * stride lies in [0, size):
-// {first, count}.
-std::pair<int64_t, int64_t> inside_range(int64_t size, int64_t outputs, int64_t start, int64_t stride) {
-  const int64_t first = start >= 0 ? 0 : (-start + stride - 1) / stride;
-  if (size - 1 - start < 0) return {0, 0};
-  const int64_t last = std::min(outputs - 1, (size - 1 - start) / stride);
-  return {first, std::max<int64_t>(0, last - first + 1)};
-}
 
 // im2col(self, kernel_size, dilation, padding, stride): self [N, C, H, W] or [C, H, W].
 void lower_im2col(LowerContext& ctx) {
@@ -25,17 +17,10 @@ void lower_im2col(LowerContext& ctx) {
   const size_t rank = x.shape.size();
   if (rank != 3 && rank != 4)
     ctx.fail("im2col (F.unfold) expects a 3-d or 4-d input, got shape " + ir::shape_str(x.shape));
-  const auto pair_arg = [&](size_t arg, const char* name, int64_t least) {
-    const std::vector<int64_t> v = ctx.ints_arg(arg);
-    if (v.size() != 2) ctx.fail(std::string(name) + " must have 2 elements, got " + ir::shape_str(v));
-    for (int64_t e : v)
-      if (e < least)
-        ctx.fail(std::string(name) + " must be at least " + std::to_string(least) + ", got " +
-                 ir::shape_str(v));
-    return v;
-  };
-  const std::vector<int64_t> kernel = pair_arg(1, "kernel_size", 1), dilation = pair_arg(2, "dilation", 1),
-                             padding = pair_arg(3, "padding", 0), stride = pair_arg(4, "stride", 1);
+  const std::vector<int64_t> kernel = pair_of_at_least(ctx, 1, "kernel_size", 1),
+                             dilation = pair_of_at_least(ctx, 2, "dilation", 1),
+                             padding = pair_of_at_least(ctx, 3, "padding", 0),
+                             stride = pair_of_at_least(ctx, 4, "stride", 1);
   const int64_t n = rank == 4 ? x.shape[0] : 1, c = x.shape[rank - 3], h = x.shape[rank - 2],
                 w = x.shape[rank - 1];
   // The span past the first block's, in input positions (negative: not even one block).
@@ -69,8 +54,8 @@ void lower_im2col(LowerContext& ctx) {
     for (int64_t i = 0; i < kernel[0]; ++i)
       for (int64_t j = 0; j < kernel[1]; ++j) {
         const int64_t start_h = i * dilation[0] - padding[0], start_w = j * dilation[1] - padding[1];
-        const auto [y0, rows] = inside_range(h, oh, start_h, stride[0]);
-        const auto [x0, cols] = inside_range(w, ow, start_w, stride[1]);
+        const auto [y0, rows] = blocks_inside(h, oh, start_h, stride[0]);
+        const auto [x0, cols] = blocks_inside(w, ow, start_w, stride[1]);
         if (rows == 0 || cols == 0) continue;  // the tap reads only padding: zeros
         StridedView src = slice_view(in, 2, start_h + y0 * stride[0], rows, stride[0]);
         src = slice_view(src, 3, start_w + x0 * stride[1], cols, stride[1]);

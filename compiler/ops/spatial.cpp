@@ -1,6 +1,8 @@
 // spatial.cpp - helpers shared by the convolution, pooling and normalisation op files.
 #include "spatial.h"
 
+#include <algorithm>
+
 namespace aotc::ops {
 
 std::vector<int64_t> spatial_values(const LowerContext& ctx, std::vector<int64_t> v, size_t spatial,
@@ -10,6 +12,23 @@ std::vector<int64_t> spatial_values(const LowerContext& ctx, std::vector<int64_t
     ctx.fail(std::string(what) + " must have 1 or " + std::to_string(spatial) + " values, got " +
              ir::shape_str(v));
   return v;
+}
+
+std::vector<int64_t> pair_of_at_least(const LowerContext& ctx, size_t arg, const char* name, int64_t least) {
+  const std::vector<int64_t> v = ctx.ints_arg(arg);
+  if (v.size() != 2) ctx.fail(std::string(name) + " must have 2 elements, got " + ir::shape_str(v));
+  for (int64_t e : v)
+    if (e < least)
+      ctx.fail(std::string(name) + " must be at least " + std::to_string(least) + ", got " +
+               ir::shape_str(v));
+  return v;
+}
+
+std::pair<int64_t, int64_t> blocks_inside(int64_t size, int64_t blocks, int64_t start, int64_t stride) {
+  const int64_t first = start >= 0 ? 0 : (-start + stride - 1) / stride;
+  if (size - 1 - start < 0) return {0, 0};
+  const int64_t last = std::min(blocks - 1, (size - 1 - start) / stride);
+  return {first, std::max<int64_t>(0, last - first + 1)};
 }
 
 std::vector<int64_t> as_3d(const std::vector<int64_t>& v, int64_t fill) {

@@ -100,6 +100,13 @@ std::vector<int64_t> spatial_values(const LowerContext& ctx, std::vector<int64_t
 // The last `spatial` values of v, with leading `fill`s up to 3 (a 2-d [h, w] -> [fill, h, w]).
 std::vector<int64_t> as_3d(const std::vector<int64_t>& v, int64_t fill);
 
+// im2col's and col2im's (F.unfold's, F.fold's) 2-element arguments: argument `arg` of the
+// node, checked to hold 2 values of at least `least`.
+std::vector<int64_t> pair_of_at_least(const LowerContext& ctx, size_t arg, const char* name, int64_t least);
+// The sliding blocks along one dim whose tap at position start + block * stride lies in
+// [0, size): {first, count} (im2col.cpp, col2im.cpp).
+std::pair<int64_t, int64_t> blocks_inside(int64_t size, int64_t blocks, int64_t start, int64_t stride);
+
 // torch's pooling_output_shape, ceil_mode included.
 int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
                     bool ceil_mode);
