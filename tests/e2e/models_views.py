@@ -195,6 +195,24 @@ class Im2col(nn.Module):
         return a, b, c, d, conv, e
 
 
+class Col2im(nn.Module):
+    """F.fold (aten::col2im): patches back into an image (kernel == stride: strided copies),
+    patches with padding and a stride past the window (gaps of zeros), overlapping blocks
+    (summed: a transposed convolution), dilated and padded overlapping blocks with an uneven
+    last stride from a transposed view, an unbatched input, and fold(unfold(x)): each
+    position times the blocks that cover it."""
+
+    def forward(self, x, cols):  # x: [2, 3, 12, 10], cols: [2, 3 * 4, 30]
+        a = F.fold(F.unfold(x, 2, stride=2), (12, 10), 2, stride=2)
+        b = F.fold(cols[:, :, :16], (11, 14), 2, padding=(1, 0), stride=(3, 4))
+        c = F.fold(cols, (6, 7), 2)
+        d = F.fold(cols.transpose(0, 1).reshape(12, 60)[:, 7:23], (7, 8), (2, 2), dilation=(2, 1),
+                   padding=(1, 2), stride=(2, 3))
+        e = F.fold(cols[0], (6, 7), (2, 2))
+        f = F.fold(F.unfold(x, 3, padding=1), (12, 10), 3, padding=1)
+        return a, b, c, d, e, f
+
+
 class IntViews(nn.Module):
     """int64, int32 and bool tensors through views and data movement (bytes, not math)."""
 
@@ -344,6 +362,7 @@ _CASES = {
     "views_channel_shuffle": (ChannelShuffle, _inputs_shuffle),
     "views_indexing": (Indexing, _inputs_indexing),
     "views_im2col": (Im2col, lambda: [("x", torch.randn(2, 4, 11, 9))]),
+    "views_col2im": (Col2im, lambda: [("x", torch.randn(2, 3, 12, 10)), ("cols", torch.randn(2, 12, 30))]),
     "views_int": (IntViews, _inputs_int),
     "views_factories": (Factories, _inputs_factories),
     "views_of_inputs": (ViewsOfInputs, _inputs_views_of_inputs),

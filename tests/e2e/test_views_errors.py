@@ -1,4 +1,4 @@
-"""Compile errors of the view, indexing, sorting, unfolding, embedding-bag and data-movement ops and of einsum
+"""Compile errors of the view, indexing, sorting, unfolding, folding, embedding-bag and data-movement ops and of einsum
 and the products lowered through it: what aotc cannot compile with static shapes (boolean
 masks and repeats computed at run time) and invalid arguments must fail with a message that
 names the op, the Python file:line and the reason, scripted and traced. Never a crash, never
@@ -97,6 +97,11 @@ class UnfoldNoBlock(nn.Module):
         return torch.nn.functional.unfold(x, 5, padding=(1, 0))  # LINE
 
 
+class FoldBlocks(nn.Module):  # (torch 2.11 scripts F.fold's call site without a source range)
+    def forward(self, x):
+        return torch._C._nn.col2im(x, [5, 5], [2, 2], [1, 1], [0, 0], [1, 1])  # LINE
+
+
 class BagWeightsMean(nn.Module):
     def __init__(self):
         super().__init__()
@@ -127,6 +132,8 @@ SCRIPT_ONLY = {
                       ["aten::einsum", "'1' is not a subscript"]),
     "unfold_no_block": (UnfoldNoBlock, [("x", torch.randn(1, 2, 3, 4))],
                         ["aten::im2col", "spatial size (3, 4)", "leaves no sliding block"]),
+    "fold_blocks": (FoldBlocks, [("x", torch.randn(1, 8, 10))],
+                    ["aten::col2im", "10 blocks", "4 x 4 = 16"]),
     "bag_weights_mean": (BagWeightsMean, [("ids", torch.tensor([1, 2, 3, 4])), ("offsets", torch.tensor([0, 2])),
                                           ("w", torch.rand(4))],
                          ["the model raises", "per_sample_weights", "mode='sum'"]),
