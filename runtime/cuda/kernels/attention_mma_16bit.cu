@@ -23,13 +23,14 @@
 //   4. with one split, each warp writes out = O / sum; with more, the warps' maxima, sums
 //      and O meet in shared memory (over the float32 staging) and the block's threads
 //      combine them with the weights 2^(maximum_s - maximum) in split order.
-// It runs where its grid of 64-row blocks fills the GPU (encoders at batch 8 and more); smaller grids keep
-// the float32 kernel, faster there. The other block shapes (AOTC_CUDA_ATTENTION_MMA) serve its checks and
-// timings. A row whose every key is masked gets zeros, as torch's safe softmax and the other kernels give; an
-// infinite or NaN score gives NaN, as in float32. The softmax, its sums and the combination are float32; Q,
-// K, V and P are rounded to the 16-bit type to nearest. A tf32 kernel of this shape (operands rounded per
-// fragment, scalar loads of V) was no faster than the float32 kernel (bench/results_gpu.md, "Tried and
-// dropped").
+// It runs where its grid of 64-row blocks fills the GPU (encoders at batch 8 and more);
+// smaller grids keep the float32 kernel, faster there. The other block shapes
+// (AOTC_CUDA_ATTENTION_MMA) serve its checks and timings. A row whose every key is masked
+// gets zeros, as torch's safe softmax and the other kernels give; an infinite or NaN score
+// gives NaN, as in float32. The softmax, its sums and the combination are float32; Q, K, V
+// and P are rounded to the 16-bit type to nearest. A tf32 kernel of this shape (operands
+// rounded per fragment, scalar loads of V) was no faster than the float32 kernel
+// (bench/results_gpu.md, "Tried and dropped").
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/attention_staging.cuh>
 
@@ -38,7 +39,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 namespace aotc::rt::cuda {
 namespace {

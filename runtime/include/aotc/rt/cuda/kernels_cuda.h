@@ -360,9 +360,10 @@ bool attention_short_f32(const Exec& ex, const AttentionParams& p, const float* 
 bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                           const float* v, const void* mask, void* out,
                           AttentionOut out_type = AttentionOut::F32);
-// Past 64 keys where ex.precision is fp16 or bf16: both products on 16-bit tensor cores
-// (attention_mma_16bit.cu) for head sizes up to 128 whose keys and values fit in shared
-// memory; false, nothing enqueued, where it does not apply (AOTC_CUDA_ATTENTION_MMA=0: never).
+// Past 64 keys where ex.precision is fp16 or bf16 and blocks of 64 query rows fill the GPU:
+// both products on 16-bit tensor cores (attention_mma_16bit.cu), for head sizes up to 128
+// whose keys and values fit in shared memory; false, nothing enqueued, where it does not
+// apply (AOTC_CUDA_ATTENTION_MMA=0: never; =G,S: any grid, G groups of 16 rows x S splits).
 bool attention_mma_16bit(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, void* out,
                          AttentionOut out_type = AttentionOut::F32);
