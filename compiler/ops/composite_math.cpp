@@ -1,6 +1,6 @@
 // Pointwise functions that torch has as single ops but aotc composes of its unary, binary
 // and where IR ops (each one pass over the data; these are rare in models): frac, hypot,
-// logit, sinc, heaviside, nan_to_num, and their in-place forms.
+// logit, sinc, heaviside, nan_to_num, xlogy, and their in-place forms.
 #include <cfloat>
 #include <cmath>
 
@@ -90,6 +90,17 @@ void lower_nan_to_num(LowerContext& ctx) {
   set_elementwise_output(ctx, y);
 }
 
+// xlogy(x, y) = x log(y), 0 where x is 0, NaN where y is NaN (torch's); either operand may
+// be a Python number (xlogy.Scalar_Self, xlogy.Scalar_Other), integers computed in float32.
+void lower_xlogy(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int y = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+  const int product = add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::Log, y));
+  const int zero_x =
+      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), number(ctx, 0.0), product);
+  set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
+}
+
 }  // namespace
 
 void register_composite_math(Registry& r) {
@@ -99,6 +110,8 @@ void register_composite_math(Registry& r) {
   register_with_inplace(r, "aten::sinc", lower_sinc);
   register_with_inplace(r, "aten::heaviside", lower_heaviside);
   register_with_inplace(r, "aten::nan_to_num", lower_nan_to_num);
+  register_with_inplace(r, "aten::xlogy", lower_xlogy);
+  r.add_lowering("aten::special_xlogy", lower_xlogy);
 }
 
 }  // namespace aotc::ops

@@ -84,6 +84,15 @@ LowerFn amax_amin(bool is_max) {
   };
 }
 
+// aminmax(self, *, dim=None, keepdim=False) -> (min, max) over the same dims, self's dtype.
+void lower_aminmax(LowerContext& ctx) {
+  const bool keepdim = ctx.num_inputs() > 2 && ctx.bool_arg(2);
+  const std::vector<int64_t> dims = ctx.num_inputs() > 1 ? dims_arg(ctx, 1) : std::vector<int64_t>{};
+  const ReduceShape rs = reduce_shape(ctx, ctx.value(0).shape, dims, keepdim);
+  ctx.set_tensor_output(0, add_extremum(ctx, false, ctx.tensor(0), rs));
+  ctx.set_tensor_output(1, add_extremum(ctx, true, ctx.tensor(0), rs));
+}
+
 // all/any(self), all/any.dim(self, int dim, keepdim=False), all/any.dims(self, int[]? dim, keepdim):
 // the min (all) or max (any) of self != 0, as bool.
 LowerFn all_any(bool is_any) {
@@ -128,6 +137,7 @@ void register_reduce(Registry& r) {
   r.add_lowering("aten::prod", sum_like(rt::ReduceOp::Prod));
   r.add_lowering("aten::amax", amax_amin(true));
   r.add_lowering("aten::amin", amax_amin(false));
+  r.add_lowering("aten::aminmax", lower_aminmax);
   r.add_lowering("aten::all", all_any(false));
   r.add_lowering("aten::any", all_any(true));
   r.add_lowering("aten::count_nonzero", lower_count_nonzero);

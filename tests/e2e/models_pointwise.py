@@ -155,7 +155,7 @@ class Overloads(nn.Module):
 
 class Reductions(nn.Module):
     """Reductions over several and negative dims with keepdim, dtype arguments, var/std
-    with corrections, norms, logsumexp, cumsum and softmax on any dim."""
+    with corrections, norms, logsumexp, cumsum, softmax on any dim, and aminmax."""
 
     def forward(self, x):
         s = x.sum(dim=(0, -1), keepdim=True) + x.sum(-2, keepdim=True).sum(dim=[0, 3], keepdim=True)
@@ -174,7 +174,11 @@ class Reductions(nn.Module):
         lse = torch.logsumexp(x, dim=-1) + torch.logsumexp(x * 3, dim=(0, 2), keepdim=True).sum()
         c = x.cumsum(dim=-2) + torch.cumsum(x, 0) * 0.5
         sm0 = torch.softmax(x, dim=0) + F.log_softmax(x, dim=-2) + F.softmax(x, dim=1, dtype=torch.float32)
-        return s, s2, mx, v, i, vmin, imin, full, p, var, vm[0], vm[1], sm[0], sm[1], n, lse, c, sm0
+        mm = torch.aminmax(x, dim=1)
+        mm_all = torch.aminmax(x)
+        mm_keep = torch.aminmax(x, dim=-1, keepdim=True)
+        return (s, s2, mx, v, i, vmin, imin, full, p, var, vm[0], vm[1], sm[0], sm[1], n, lse, c, sm0,
+                mm[0], mm[1], mm_all[0], mm_all[1], mm_keep[0] - mm_keep[1])
 
 
 class CompositeOps(nn.Module):
@@ -182,7 +186,8 @@ class CompositeOps(nn.Module):
     dims with eps, F.rms_norm with neither), cosine_similarity (broadcast, a zero norm that
     eps clamps), one_hot, and pointwise functions on special values: nan_to_num of NaN and
     infinities (defaults and given), hypot past float32's square range, logit with and
-    without eps, sinc and heaviside at 0, frac and an in-place form."""
+    without eps, sinc and heaviside at 0, frac and an in-place form, xlogy at x = 0 and of
+    NaN and infinities, with a number on either side."""
 
     def __init__(self, one_hot: bool = True):
         super().__init__()
@@ -203,7 +208,9 @@ class CompositeOps(nn.Module):
                 torch.logit(p), torch.logit(p * 1.2 - 0.1, eps=1e-3),
                 torch.sinc(torch.cat([x.flatten(), x.flatten() * 0.0])),
                 torch.heaviside(torch.round(x), x * 2.0),
-                torch.frac(x * 3.0), (x * 5.0).frac_())
+                torch.frac(x * 3.0), (x * 5.0).frac_(),
+                torch.xlogy(torch.round(x), x.abs()), torch.xlogy(special * 0.0, special),
+                torch.xlogy(2.0, x.abs() + 1.0), torch.xlogy(special, 3.0), torch.special.xlogy(x, x * x))
 
 
 def _composite_inputs():
