@@ -11,6 +11,15 @@ int64_t normalize_dim(const LowerContext& ctx, int64_t dim, int64_t rank) {
   return dim < 0 ? dim + bound : dim;
 }
 
+int lower_as(LowerContext& ctx, const std::string& name, std::vector<Operand> args) {
+  const LowerFn* lower = Registry::get().find_lowering(name);
+  if (!lower) ctx.fail("internal: no lowering of " + name);
+  LowerContext step(ctx.graph, ctx.op_name, std::move(args), 1, ctx.loc);
+  (*lower)(step);
+  if (!step.outputs.at(0).is_tensor()) ctx.fail("internal: " + name + " gave no tensor");
+  return step.outputs.at(0).tensor;
+}
+
 ir::Shape broadcast_shapes(const LowerContext& ctx, const ir::Shape& a, const ir::Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   ir::Shape out(rank);

@@ -14,6 +14,10 @@ namespace aotc::ops {
 // A dim in [-rank, rank) made non-negative; fails on the op's context otherwise.
 int64_t normalize_dim(const LowerContext& ctx, int64_t dim, int64_t rank);
 
+// Output 0 of torch op `name`'s own lowering run on `args` at ctx's node (a step of an op
+// composed of others), as an IR value.
+int lower_as(LowerContext& ctx, const std::string& name, std::vector<Operand> args);
+
 // Numpy/torch broadcasting of two shapes; fails with both shapes in the message.
 ir::Shape broadcast_shapes(const LowerContext& ctx, const ir::Shape& a, const ir::Shape& b);
 

@@ -187,11 +187,12 @@ class CompositeOps(nn.Module):
     eps clamps), one_hot, and pointwise functions on special values: nan_to_num of NaN and
     infinities (defaults and given), hypot past float32's square range, logit with and
     without eps, sinc and heaviside at 0, frac and an in-place form, xlogy at x = 0 and of
-    NaN and infinities, with a number on either side."""
+    NaN and infinities, with a number on either side, diff (orders 1 and 2, prepend and
+    append, bool), and cross products (broadcast, and torch.cross's default dim)."""
 
     def __init__(self, one_hot: bool = True):
         super().__init__()
-        self.one_hot = one_hot  # (int64 arithmetic: not on the CUDA target, which is float32 only)
+        self.one_hot = one_hot  # (int64 and bool arithmetic: not on the CUDA target, which is float32 only)
         self.rms = nn.RMSNorm(8)
         self.rms2 = nn.RMSNorm([3, 8], eps=1e-3, elementwise_affine=False)
         with torch.no_grad():
@@ -210,7 +211,11 @@ class CompositeOps(nn.Module):
                 torch.heaviside(torch.round(x), x * 2.0),
                 torch.frac(x * 3.0), (x * 5.0).frac_(),
                 torch.xlogy(torch.round(x), x.abs()), torch.xlogy(special * 0.0, special),
-                torch.xlogy(2.0, x.abs() + 1.0), torch.xlogy(special, 3.0), torch.special.xlogy(x, x * x))
+                torch.xlogy(2.0, x.abs() + 1.0), torch.xlogy(special, 3.0), torch.special.xlogy(x, x * x),
+                torch.diff(x), torch.diff(x, n=2, dim=1, prepend=x[:, :1], append=x[:, -2:]),
+                torch.diff(x > 0, dim=0) if self.one_hot else x,
+                torch.linalg.cross(x, x.flip(2), dim=1), torch.linalg.cross(x[:, :, :1], x, dim=1),
+                torch.cross(x, x * 2.0 + 1.0))
 
 
 def _composite_inputs():
