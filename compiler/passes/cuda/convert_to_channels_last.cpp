@@ -228,9 +228,11 @@ class ChannelsLast {
     // faster than unfolding (conv_gemm_nhwc_f32): no im2col op, the columns its scratch.
     const bool gathered = unfold && !low && !nchw_input && p.c_in % 32 == 0;
     if (unfold && !gathered) {
-      // Rows a multiple of 4 values apart: cuBLAS's fast kernels want 16-byte aligned rows
-      // (a 7x7 RGB stem has 147 taps; at 147 it took a slower sm80 kernel).
-      depth = (depth + 3) / 4 * 4;
+      // Rows 16 bytes apart (4 float32 or 8 16-bit values): cuBLAS's fast kernels want
+      // 16-byte aligned rows (a 7x7 RGB stem has 147 taps; at 147 floats, or 148 fp16
+      // values, it took a slower sm80 kernel), and the unfolding then stores 16 bytes a thread.
+      const int64_t row_values = low_columns ? 8 : 4;
+      depth = (depth + row_values - 1) / row_values * row_values;
       const ir::DType type = !low_columns                              ? ir::DType::Float32
                              : precision_ == rt::cuda::Precision::Fp16 ? ir::DType::Float16
                                                                        : ir::DType::BFloat16;

@@ -185,7 +185,7 @@ void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t 
     return;
   }
   // 16 bytes of input a thread where the channels, the rows and the pointers allow.
-  constexpr int kWide = static_cast<int>(16 / sizeof(In));
+  constexpr int kWide = static_cast<int>(16 / sizeof(In)), kWideOut = static_cast<int>(16 / sizeof(T));
   const auto vectors_of = [&](int vec) {
     return !nchw && p.c_in % vec == 0 && row_stride % vec == 0 && aligned_to(x, vec * sizeof(In)) &&
            aligned_to(col, vec * sizeof(T));
@@ -194,7 +194,10 @@ void im2col_nhwc(cudaStream_t stream, const Conv2dParams& p, bool nchw, int64_t 
     launch<In, T, kWide>(stream, p, false, row_stride, x, col);
   else if (kWide > 4 && vectors_of(4))
     launch<In, T, 4>(stream, p, false, row_stride, x, col);
-  else if (row_stride % 4 == 0 && aligned_to(col, 4 * sizeof(T)))  // channels not in vectors
+  // Channels not in vectors: 16 bytes of the columns a thread where the rows allow.
+  else if (kWideOut > 4 && row_stride % kWideOut == 0 && aligned_to(col, 16))
+    launch<In, T, kWideOut, true>(stream, p, nchw, row_stride, x, col);
+  else if (row_stride % 4 == 0 && aligned_to(col, 4 * sizeof(T)))
     launch<In, T, 4, true>(stream, p, nchw, row_stride, x, col);
   else
     launch<In, T, 1>(stream, p, nchw, row_stride, x, col);

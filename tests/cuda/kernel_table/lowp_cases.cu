@@ -455,7 +455,8 @@ std::vector<float> unfold_reference(const rt::Conv2dParams& p, bool nchw, int64_
 }
 
 // Channel counts that are not whole vectors (an RGB stem read in NCHW or NHWC, 5 channels):
-// im2col_gather_kernel, four values a thread, or one where the rows are not whole vectors.
+// im2col_gather_kernel, eight 16-bit values or four values a thread, or one where the rows are
+// not whole vectors.
 void im2col_gather_cases(KernelTable& t) {
   struct Shape {
     int64_t n, c, h, w, k, stride, pad, row_stride;
@@ -463,8 +464,8 @@ void im2col_gather_cases(KernelTable& t) {
   };
   const Shape shapes[] = {
       {2, 3, 23, 21, 7, 2, 3, 148, true},  // resnet's stem, rows padded from 147
-      {1, 3, 9, 10, 3, 1, 1, 28, false},
-      {1, 5, 8, 7, 3, 2, 1, 48, false},
+      {2, 3, 23, 21, 7, 2, 3, 152, true},  // and to 16 bytes of 16-bit values (eight a thread)
+      {1, 3, 9, 10, 3, 1, 1, 28, false},  {1, 5, 8, 7, 3, 2, 1, 48, false},
       {1, 3, 6, 6, 3, 1, 1, 27, true},  // rows not whole vectors: a value a thread
   };
   for (const Shape& s : shapes) {
