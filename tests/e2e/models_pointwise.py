@@ -266,6 +266,36 @@ class SortOps(nn.Module):
         return v, i, v2, i2, v3, i3, empty, free, s, si, s2, si2, a, a2, m, b, bi
 
 
+class ScanOps(nn.Module):
+    """The scans besides cumsum: cumprod (float32, with dtype, int64 and bool, in place),
+    logcumsumexp over -inf, inf and NaN, cummax and cummin with ties, NaNs, int32 and bool
+    inputs (values and indices)."""
+
+    def forward(self, x, special, ids):
+        p = torch.cumprod(x, 1) + torch.cumprod(x * 0.5, dim=-1, dtype=torch.float32)
+        p_int = torch.cumprod(ids, 0)
+        p_bool = torch.cumprod(ids > 1, 1)
+        z = x.clone()
+        z.cumprod_(0)
+        lse = torch.logcumsumexp(x * 3.0, 1) + torch.logcumsumexp(x, dim=0)
+        lse_special = torch.logcumsumexp(special, 0)
+        mx = torch.cummax(torch.round(x), 1)
+        mn = torch.cummin(x, 0)
+        mx_special = torch.cummax(special, 0)
+        mn_special = torch.cummin(special, -1)
+        mx_int = torch.cummax(ids.int(), 1)
+        mn_bool = torch.cummin(ids > 2, 1)
+        return (p, p_int, p_bool, z, lse, lse_special, mx[0], mx[1], mn[0], mn[1], mx_special[0], mx_special[1],
+                mn_special[0], mn_special[1], mx_int[0], mx_int[1], mn_bool[0], mn_bool[1])
+
+
+def _scan_inputs():
+    torch.manual_seed(11)
+    inf, nan = float("inf"), float("nan")
+    special = torch.tensor([-inf, -inf, 1.0, 1.0, inf, inf, 2.0, nan, 3.0, -inf, nan])
+    return [("x", torch.randn(4, 9)), ("special", special), ("ids", _ints(12, (3, 7), 0, 4, torch.int64))]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -346,5 +376,7 @@ MODELS_POINTWISE = {
     "pw_masks_traced": _traced(MaskOps, _mask_inputs),
     "pw_sort": _scripted(SortOps, _sort_inputs),
     "pw_sort_traced": _traced(SortOps, _sort_inputs),
+    "pw_scan": _scripted(ScanOps, _scan_inputs),
+    "pw_scan_traced": _traced(ScanOps, _scan_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

@@ -1,9 +1,10 @@
 // Indexing, scans and arg reductions: gather (and take_along_dim's broadcast strides),
 // index_gather, scatter (src and scalar, repeated indices on both of its paths), tril_triu,
-// arg_reduce, sort_lines and cumsum, against the CPU kernels. Byte-moving kernels run for
+// arg_reduce, sort_lines, cumsum and scan, against the CPU kernels. Byte-moving kernels run for
 // every element size on random bytes (every bit pattern, NaNs included) with int64 and
 // int32 indices that are negative and out of range; everything is compared bit for bit
-// except the float cumsum's block scan (another order of additions).
+// except the float cumsum's block scan (another order of additions) and logcumsumexp (log1p
+// and exp in double, glibc's and CUDA's).
 #include <aotc/rt/cuda/scatter_plan.h>
 
 #include <algorithm>
@@ -417,6 +418,64 @@ void cumsum_cases(KernelTable& t) {
   }
 }
 
+// ---- scan (cumprod, logcumsumexp, cummax, cummin)
+void scan_cases(KernelTable& t) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {3, 17, 5}, {1, 1, 1}, {7, 1, 3}, {2, 300, 1}, {5, 33, 64}};
+  for (const auto& s : shapes) {
+    const size_t n = static_cast<size_t>(numel(s));
+    for (const bool specials : {false, true}) {
+      const std::string what = dims_of(s) + (specials ? " specials" : "");
+      std::vector<float> x = t.floats(n, specials);
+      // Products of values near 1 (long axes neither overflow nor vanish); float32's in
+      // double on both, each product correctly rounded: bit for bit.
+      std::vector<float> near_one = x;
+      for (float& v : near_one)
+        if (std::isfinite(v) && std::fabs(v) < 1e3f) v = 1.0f + v * 0.01f;
+      for (const rt::ScanOp op : {rt::ScanOp::Prod, rt::ScanOp::LogAddExp}) {
+        const std::vector<float>& in = op == rt::ScanOp::Prod ? near_one : x;
+        std::vector<float> cpu(n);
+        rt::scan(t.pool(), op, rt::ElemType::F32, s[0], s[1], s[2], in.data(), cpu.data(), nullptr);
+        float* y = t.device<float>(n);
+        rt::cuda::scan(t.stream(), op, rt::ElemType::F32, s[0], s[1], s[2], t.upload(in), y, nullptr);
+        // log1p and exp in double differ between glibc and CUDA by an ulp of double at most.
+        t.expect_close(op == rt::ScanOp::Prod ? "scan prod (f32)" : "scan logaddexp (f32)", what, cpu,
+                       t.download(y, n), op == rt::ScanOp::Prod ? 0.0 : 1e-6);
+      }
+      for (const rt::ScanOp op : {rt::ScanOp::Max, rt::ScanOp::Min}) {
+        std::vector<float> rounded = x;  // ties
+        for (float& v : rounded) v = std::round(v * 4.0f) / 4.0f;
+        std::vector<float> cpu(n);
+        std::vector<int64_t> cpu_at(n);
+        rt::scan(t.pool(), op, rt::ElemType::F32, s[0], s[1], s[2], rounded.data(), cpu.data(),
+                 cpu_at.data());
+        float* y = t.device<float>(n);
+        int64_t* at = t.device<int64_t>(n);
+        rt::cuda::scan(t.stream(), op, rt::ElemType::F32, s[0], s[1], s[2], t.upload(rounded), y, at);
+        const std::string name = op == rt::ScanOp::Max ? "scan max (f32)" : "scan min (f32)";
+        t.expect_close(name, what, cpu, t.download(y, n), 0.0);
+        t.expect_equal(name + " indices", what, cpu_at, t.download(at, n));
+      }
+    }
+    const std::vector<int64_t> wide = t.ints(n, INT64_MIN, INT64_MAX), small = t.ints(n, -3, 3);
+    for (const rt::ScanOp op : {rt::ScanOp::Prod, rt::ScanOp::Max, rt::ScanOp::Min}) {
+      const std::vector<int64_t>& x = op == rt::ScanOp::Prod ? wide : small;
+      std::vector<int64_t> cpu(n), cpu_at(n);
+      const bool indexed = op != rt::ScanOp::Prod;
+      rt::scan(t.pool(), op, rt::ElemType::I64, s[0], s[1], s[2], x.data(), cpu.data(),
+               indexed ? cpu_at.data() : nullptr);
+      int64_t* y = t.device<int64_t>(n);
+      int64_t* at = indexed ? t.device<int64_t>(n) : nullptr;
+      rt::cuda::scan(t.stream(), op, rt::ElemType::I64, s[0], s[1], s[2], t.upload(x), y, at);
+      const std::string name = op == rt::ScanOp::Prod  ? "scan prod (i64, wrapping)"
+                               : op == rt::ScanOp::Max ? "scan max (i64)"
+                                                       : "scan min (i64)";
+      t.expect_equal(name, dims_of(s), cpu, t.download(y, n));
+      if (indexed) t.expect_equal(name + " indices", dims_of(s), cpu_at, t.download(at, n));
+    }
+  }
+}
+
 }  // namespace
 
 void indexing_cases(KernelTable& t) {
@@ -427,6 +486,7 @@ void indexing_cases(KernelTable& t) {
   arg_reduce_cases(t);
   sort_cases(t);
   cumsum_cases(t);
+  scan_cases(t);
 }
 
 }  // namespace aotc::test

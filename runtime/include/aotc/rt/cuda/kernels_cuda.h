@@ -478,6 +478,10 @@ void sort_lines(cudaStream_t stream, ElemType t, bool descending, int64_t outer,
 // scan) or I64 (wrapping).
 void cumsum(cudaStream_t stream, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
             void* y);
+// The CPU's scan (cumprod, logcumsumexp, cummax, cummin) with its arithmetic: a thread per
+// line, in double where the CPU's is.
+void scan(cudaStream_t stream, ScanOp op, ElemType t, int64_t outer, int64_t axis, int64_t inner,
+          const void* x, void* y, int64_t* indices);
 
 // ---------------------------------------------------------------- integer pointwise and reductions
 // reduce_f32 of int64 tensors (sum, max, min, prod; sums and products wrap), as the CPU's

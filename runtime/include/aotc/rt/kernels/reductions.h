@@ -1,5 +1,5 @@
 // kernels/reductions.h - the reductions along dims or an axis: sum, mean, max, min, prod,
-// argmax, cumsum; and sorting along an axis.
+// argmax, cumsum and the other scans; and sorting along an axis.
 #pragma once
 
 #include <aotc/rt/kernels/pointwise.h>
@@ -39,5 +39,14 @@ void sort_lines(ThreadPool& pool, ElemType t, bool descending, int64_t outer, in
 
 // Inclusive prefix sum along the middle axis of outer x axis x inner; t is F32 or I64.
 void cumsum(ThreadPool& pool, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x, void* y);
+
+// The inclusive scans besides cumsum, along the middle axis of outer x axis x inner, with
+// torch's CPU arithmetic (scan.cpp): Prod (F32, in double then rounded, as torch's CPU
+// cumprod; I64 wrapping), LogAddExp (F32, in double: logcumsumexp), Max and Min (F32 or I64:
+// cummax / cummin, with the int64 index of the value kept in `indices`; an equal value
+// takes its later index, a NaN is kept once met). `indices` is null for Prod and LogAddExp.
+enum class ScanOp : int32_t { Prod = 0, LogAddExp = 1, Max = 2, Min = 3 };
+void scan(ThreadPool& pool, ScanOp op, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
+          void* y, int64_t* indices);
 
 }  // namespace aotc::rt
