@@ -59,6 +59,7 @@ inline constexpr char quantize[] = "quantize";
 inline constexpr char recurrent[] = "recurrent";
 inline constexpr char reduce[] = "reduce";
 inline constexpr char scan[] = "scan";
+inline constexpr char searchsorted[] = "searchsorted";
 inline constexpr char scatter[] = "scatter";
 inline constexpr char softmax[] = "softmax";
 inline constexpr char sort[] = "sort";

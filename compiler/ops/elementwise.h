@@ -104,6 +104,7 @@ int add_extremum(LowerContext& ctx, bool is_max, int x, const ReduceShape& rs);
 std::string arg_reduce_arguments(const EmitContext& e, const ir::Op& op);
 std::string cumsum_arguments(const EmitContext& e, const ir::Op& op);
 std::string scan_arguments(const EmitContext& e, const ir::Op& op);
+std::string searchsorted_arguments(const EmitContext& e, const ir::Op& op);
 std::string sort_arguments(const EmitContext& e, const ir::Op& op);
 
 }  // namespace aotc::ops

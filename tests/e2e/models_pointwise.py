@@ -296,6 +296,35 @@ def _scan_inputs():
     return [("x", torch.randn(4, 9)), ("special", special), ("ids", _ints(12, (3, 7), 0, 4, torch.int64))]
 
 
+class SearchOps(nn.Module):
+    """searchsorted and bucketize: left and right (right=True, side="right"), int32 output,
+    a row of boundaries per line, a number as the value, integer boundaries and values,
+    sorter over unsorted boundaries; values on the boundaries, NaN and infinities."""
+
+    def forward(self, x, bounds, rows, ids, unsorted):
+        a = torch.searchsorted(bounds, x)
+        b = torch.searchsorted(bounds, x, right=True)
+        c = torch.bucketize(x, bounds, right=True, out_int32=True)
+        d = torch.bucketize(x, bounds)
+        e = torch.searchsorted(rows, x[:3, :4], side="right")
+        f = torch.searchsorted(bounds, 0.5)
+        g = torch.bucketize(ids, torch.tensor([0, 2, 2, 5]))
+        h = torch.searchsorted(unsorted, x, sorter=torch.argsort(unsorted))
+        return a, b, c, d, e, f, g, h
+
+
+def _search_inputs():
+    torch.manual_seed(12)
+    x = torch.randn(4, 6) * 2
+    x[0, :4] = torch.tensor([-1.0, 0.0, 0.5, 2.0])  # on the boundaries
+    x[1, 0], x[1, 1], x[1, 2] = float("nan"), float("inf"), -float("inf")
+    bounds = torch.tensor([-1.0, 0.0, 0.0, 0.5, 2.0])
+    rows = torch.sort(torch.randn(3, 5), dim=1).values
+    rows[1, 2] = rows[1, 3]
+    return [("x", x), ("bounds", bounds), ("rows", rows), ("ids", _ints(13, (3, 5), -1, 7, torch.int64)),
+            ("unsorted", torch.tensor([0.5, -1.0, 2.0, 0.0, 1.0]))]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -378,5 +407,7 @@ MODELS_POINTWISE = {
     "pw_sort_traced": _traced(SortOps, _sort_inputs),
     "pw_scan": _scripted(ScanOps, _scan_inputs),
     "pw_scan_traced": _traced(ScanOps, _scan_inputs),
+    "pw_search": _scripted(SearchOps, _search_inputs),
+    "pw_search_traced": _traced(SearchOps, _search_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

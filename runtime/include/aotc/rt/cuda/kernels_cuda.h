@@ -478,6 +478,9 @@ void sort_lines(cudaStream_t stream, ElemType t, bool descending, int64_t outer,
 // scan) or I64 (wrapping).
 void cumsum(cudaStream_t stream, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
             void* y);
+// The CPU's searchsorted (torch.searchsorted, torch.bucketize), a thread per value.
+void searchsorted(cudaStream_t stream, ElemType t, bool right, int64_t lines, int64_t length, int64_t count,
+                  bool shared, const void* sorted, const void* values, int64_t* y);
 // The CPU's scan (cumprod, logcumsumexp, cummax, cummin) with its arithmetic: a thread per
 // line, in double where the CPU's is.
 void scan(cudaStream_t stream, ScanOp op, ElemType t, int64_t outer, int64_t axis, int64_t inner,

@@ -49,4 +49,11 @@ enum class ScanOp : int32_t { Prod = 0, LogAddExp = 1, Max = 2, Min = 3 };
 void scan(ThreadPool& pool, ScanOp op, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
           void* y, int64_t* indices);
 
+// y[i] (int64) = the position of values[i] among the sorted boundaries of its line (torch's
+// searchsorted: the first boundary >= the value, > with right; past the end for NaN):
+// lines x count values, boundaries lines x length, or one row of length for all (shared).
+// t is F32 or I64.
+void searchsorted(ThreadPool& pool, ElemType t, bool right, int64_t lines, int64_t length, int64_t count,
+                  bool shared, const void* sorted, const void* values, int64_t* y);
+
 }  // namespace aotc::rt
