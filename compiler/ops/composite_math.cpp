@@ -1,6 +1,7 @@
 // Pointwise functions that torch has as single ops but aotc composes of its unary, binary
 // and where IR ops (each one pass over the data; these are rare in models): frac, hypot,
-// logit, sinc, heaviside, nan_to_num, xlogy, and their in-place forms.
+// logit, sinc, heaviside, nan_to_num, xlogy, xlog1py, entr, ndtr, signbit, copysign,
+// logaddexp(2), deg2rad, rad2deg, rrelu in evaluation, and their in-place forms.
 #include <cfloat>
 #include <cmath>
 
@@ -101,6 +102,93 @@ void lower_xlogy(LowerContext& ctx) {
   set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
 }
 
+// xlog1py(x, y) = x log1p(y), 0 where x is 0, NaN where y is NaN (torch.special.xlog1py).
+void lower_xlog1py(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int y = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+  const int product = add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::Log1p, y));
+  const int zero_x =
+      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), number(ctx, 0.0), product);
+  set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
+}
+
+// entr(x) = -x log(x) for x > 0, 0 at 0, -inf below, NaN for NaN (torch.special.entr).
+void lower_entr(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int positive =
+      add_unary_op(ctx, rt::UnaryOp::Neg,
+                   add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::Log, x)));
+  int y =
+      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Lt, x, number(ctx, 0.0)), number(ctx, -INFINITY), x);
+  y = add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), number(ctx, 0.0), y);
+  set_elementwise_output(
+      ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Gt, x, number(ctx, 0.0)), positive, y));
+}
+
+// ndtr(x) = erfc(-x / sqrt 2) / 2, the standard normal distribution function.
+void lower_ndtr(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int erfc =
+      add_unary_op(ctx, rt::UnaryOp::Erfc, add_unary_op(ctx, rt::UnaryOp::ScaleShift, x, -M_SQRT1_2, 0.0));
+  set_elementwise_output(ctx, add_unary_op(ctx, rt::UnaryOp::ScaleShift, erfc, 0.5, 0.0));
+}
+
+// Whether x's sign bit is set, as bool (-0.0 and negative NaNs included; integers: x < 0).
+int sign_bit(LowerContext& ctx, int x) {
+  const int bit = add_unary_op(ctx, rt::UnaryOp::Signbit, cast_to(ctx, x, ir::DType::Float32));
+  return add_binary_op(ctx, rt::BinaryOp::Ne, bit, number(ctx, 0.0));
+}
+
+void lower_signbit(LowerContext& ctx) { ctx.set_tensor_output(0, sign_bit(ctx, ctx.tensor(0))); }
+
+// copysign(a, b): |a| with b's sign bit (b a tensor or a number), in float32.
+void lower_copysign(LowerContext& ctx) {
+  const int a = add_unary_op(ctx, rt::UnaryOp::Abs, as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32));
+  const int b = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+  set_elementwise_output(ctx, add_where_op(ctx, sign_bit(ctx, b), add_unary_op(ctx, rt::UnaryOp::Neg, a), a));
+}
+
+// logaddexp(a, b) = max + log1p(exp(-|a - b|)) (base 2: max + log1p(exp2(-|a - b|)) / ln 2),
+// torch's formula; a where a and b are the same infinity (where the formula gives NaN).
+LowerFn log_add_exp(bool base2) {
+  return [base2](LowerContext& ctx) {
+    const int a = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+    const int b = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+    const int gap =
+        add_unary_op(ctx, rt::UnaryOp::Neg,
+                     add_unary_op(ctx, rt::UnaryOp::Abs, add_binary_op(ctx, rt::BinaryOp::Sub, a, b)));
+    int tail = add_unary_op(ctx, rt::UnaryOp::Log1p,
+                            add_unary_op(ctx, base2 ? rt::UnaryOp::Exp2 : rt::UnaryOp::Exp, gap));
+    if (base2) tail = add_unary_op(ctx, rt::UnaryOp::ScaleShift, tail, 1.0 / M_LN2, 0.0);
+    const int sum =
+        add_binary_op(ctx, rt::BinaryOp::Add, add_binary_op(ctx, rt::BinaryOp::Maximum, a, b), tail);
+    const int same_infinity = add_where_op(
+        ctx,
+        add_binary_op(ctx, rt::BinaryOp::Eq, add_unary_op(ctx, rt::UnaryOp::Abs, a), number(ctx, INFINITY)),
+        add_binary_op(ctx, rt::BinaryOp::Eq, a, b), add_binary_op(ctx, rt::BinaryOp::Ne, a, a));
+    set_elementwise_output(ctx, add_where_op(ctx, same_infinity, a, sum));
+  };
+}
+
+// deg2rad / rad2deg: a product with the float32 constant, as torch's.
+LowerFn scaled_by(double factor) {
+  return [factor](LowerContext& ctx) {
+    const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+    set_elementwise_output(ctx, add_binary_op(ctx, rt::BinaryOp::Mul, x, number(ctx, factor)));
+  };
+}
+
+// rrelu(x, lower, upper, training, generator) in evaluation: leaky_relu with the slope
+// (lower + upper) / 2. Training draws random slopes: refused.
+void lower_rrelu(LowerContext& ctx) {
+  const double lower = ctx.num_inputs() > 1 && !ctx.is_none(1) ? ctx.double_arg(1) : 1.0 / 8;
+  const double upper = ctx.num_inputs() > 2 && !ctx.is_none(2) ? ctx.double_arg(2) : 1.0 / 3;
+  if (ctx.num_inputs() > 3 && !ctx.is_none(3) && ctx.bool_arg(3))
+    ctx.fail("rrelu with training=True draws random slopes; export the model in eval mode");
+  ctx.require_float32({0});
+  set_elementwise_output(ctx, add_unary_op(ctx, rt::UnaryOp::LeakyRelu, ctx.tensor(0), (lower + upper) / 2));
+}
+
 }  // namespace
 
 void register_composite_math(Registry& r) {
@@ -112,6 +200,18 @@ void register_composite_math(Registry& r) {
   register_with_inplace(r, "aten::nan_to_num", lower_nan_to_num);
   register_with_inplace(r, "aten::xlogy", lower_xlogy);
   r.add_lowering("aten::special_xlogy", lower_xlogy);
+  r.add_lowering("aten::special_xlog1py", lower_xlog1py);
+  r.add_lowering("aten::special_entr", lower_entr);
+  r.add_lowering("aten::special_ndtr", lower_ndtr);
+  r.add_lowering("aten::signbit", lower_signbit);
+  register_with_inplace(r, "aten::copysign", lower_copysign);
+  r.add_lowering("aten::logaddexp", log_add_exp(false));
+  r.add_lowering("aten::logaddexp2", log_add_exp(true));
+  register_with_inplace(r, "aten::deg2rad", scaled_by(M_PI / 180.0));
+  register_with_inplace(r, "aten::rad2deg", scaled_by(180.0 / M_PI));
+  register_with_inplace(r, "aten::rrelu", lower_rrelu);
+  r.add_lowering("aten::special_sinc", lower_sinc);
+  r.add_lowering("aten::special_logit", lower_logit);
 }
 
 }  // namespace aotc::ops

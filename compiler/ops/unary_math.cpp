@@ -1,6 +1,6 @@
 // Math functions -> IR "unary": neg, abs, reciprocal, sqrt, rsqrt, exp, exp2, log, log2,
 // log10, log1p, expm1, sin, cos, tan, asin, acos, atan, sinh, cosh, erf, erfc, floor, ceil,
-// round, trunc, sign and their
+// round, trunc, sign, lgamma, digamma, erfinv (and torch.special's ndtri) and their
 // aliases and in-place forms. Integer tensors keep their dtype through neg, abs, sign and
 // the rounding ops, and become float32 for the rest (torch's promotion).
 #include "elementwise.h"
@@ -62,9 +62,20 @@ void register_unary_math(Registry& r) {
                                                  {"arctan", UnaryOp::Atan},
                                                  {"sinh", UnaryOp::Sinh},
                                                  {"cosh", UnaryOp::Cosh},
-                                                 {"erfc", UnaryOp::Erfc}};
+                                                 {"erfc", UnaryOp::Erfc},
+                                                 {"lgamma", UnaryOp::Lgamma},
+                                                 {"digamma", UnaryOp::Digamma},
+                                                 {"erfinv", UnaryOp::Erfinv}};
   for (const auto& [name, op] : ops) register_with_inplace(r, std::string("aten::") + name, unary(op));
   register_with_inplace(r, "aten::round", lower_round);
+  // torch.special's names of the same functions (no in-place forms).
+  const std::pair<const char*, UnaryOp> special[] = {
+      {"special_gammaln", UnaryOp::Lgamma}, {"special_digamma", UnaryOp::Digamma},
+      {"special_psi", UnaryOp::Digamma},    {"special_erfinv", UnaryOp::Erfinv},
+      {"special_ndtri", UnaryOp::Ndtri},    {"special_erf", UnaryOp::Erf},
+      {"special_erfc", UnaryOp::Erfc},      {"special_exp2", UnaryOp::Exp2},
+      {"special_expm1", UnaryOp::Expm1},    {"special_log1p", UnaryOp::Log1p}};
+  for (const auto& [name, op] : special) r.add_lowering(std::string("aten::") + name, unary(op));
 }
 
 }  // namespace aotc::ops

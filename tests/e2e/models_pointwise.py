@@ -325,6 +325,44 @@ def _search_inputs():
             ("unsorted", torch.tensor([0.5, -1.0, 2.0, 0.0, 1.0]))]
 
 
+class SpecialFunctions(nn.Module):
+    """lgamma, digamma (poles, negative values), erfinv, ndtri and ndtr (tails, 0 and 1),
+    entr, xlog1py, signbit of -0.0, copysign (tensor and number), logaddexp and logaddexp2
+    over infinities, deg2rad, rad2deg, rrelu in evaluation, and torch.special's names."""
+
+    def __init__(self):
+        super().__init__()
+        self.rrelu = nn.RReLU(0.1, 0.3)
+
+    def forward(self, x, special, p):
+        g = torch.lgamma(x * 3.0) + torch.special.gammaln(x.abs() + 0.1)
+        dg = torch.digamma(x * 3.0) + torch.special.psi(x.abs() * 10.0 + 0.01)
+        dg_special = torch.special.digamma(special)
+        ei = torch.erfinv(x.tanh()) + torch.special.erfinv(p * 2.0 - 1.0)
+        ei_special = torch.erfinv(special)
+        nd = torch.special.ndtri(p) + torch.special.ndtr(x * 4.0)
+        nd_special = torch.special.ndtri(special.clamp(0.0, 1.0))
+        en = torch.special.entr(special)
+        xl = torch.special.xlog1py(x, x.abs())
+        xl_special = torch.special.xlog1py(special, special.flip(0))
+        sb = torch.signbit(special)
+        cs = torch.copysign(x, special[:8].reshape(1, 8)) + torch.copysign(x, -1.0)
+        la = torch.logaddexp(x, x * 2.0) + torch.logaddexp2(x, x.flip(0))
+        la_special = torch.logaddexp(special, special.flip(0)) + torch.logaddexp2(special, special)
+        ang = torch.deg2rad(x * 90.0) + torch.rad2deg(x)
+        rr = F.rrelu(x, training=False) + self.rrelu(x)
+        return g, dg, dg_special, ei, ei_special, nd, nd_special, en, xl, xl_special, sb, cs, la, la_special, ang, rr
+
+
+def _special_inputs():
+    torch.manual_seed(14)
+    inf, nan = float("inf"), float("nan")
+    special = torch.tensor([nan, inf, -inf, 0.0, -0.0, -2.0, -2.5, 1.0, 0.5, 1e-30, -1.0, 1e-7])
+    p = torch.rand(3, 8)
+    p[0, 0], p[0, 1], p[0, 2], p[0, 3] = 0.0, 1.0, 1e-30, 1.0 - 2.0 ** -24
+    return [("x", torch.randn(3, 8)), ("special", special), ("p", p)]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -409,5 +447,7 @@ MODELS_POINTWISE = {
     "pw_scan_traced": _traced(ScanOps, _scan_inputs),
     "pw_search": _scripted(SearchOps, _search_inputs),
     "pw_search_traced": _traced(SearchOps, _search_inputs),
+    "pw_special": _scripted(SpecialFunctions, _special_inputs),
+    "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
 }

@@ -117,7 +117,7 @@ BUILDER = textwrap.dedent(r'''
 
     class Unsupported(nn.Module):
         def forward(self, x):
-            return torch.lgamma(x)  # */ "); system("touch PWNED"); /* ??/ \
+            return torch.inverse(x)  # */ "); system("touch PWNED"); /* ??/ \
 
 
     torch.manual_seed(0)
@@ -339,7 +339,7 @@ def main():
                             cwd=w, env=env)
     stderr = result.stderr.decode(errors="replace")
     first = stderr.splitlines()[0] if stderr else ""
-    ok = result.returncode == 1 and first.startswith("aotc: error:") and "lgamma" in stderr \
+    ok = result.returncode == 1 and first.startswith("aotc: error:") and "linalg_inv" in stderr \
         and not os.path.exists(bad_out)
     if expect("an unsupported op on a hostile source line is a clean error", ok,
               f"exit {result.returncode}: {stderr[-1500:]}"):

@@ -358,6 +358,17 @@ TEST_CASE("binary_f32: NaN propagation of minimum / maximum; alpha") {
   CHECK(iy[2] == 1);
 }
 
+// The x in [-40, 40] with f(x) = y for an increasing f, by bisection in double.
+template <class F>
+double inverse_by_bisection(F f, double y) {
+  double lo = -40.0, hi = 40.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (f(mid) < y ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 TEST_CASE("unary_f32: math functions and activations against double formulas") {
   struct Case {
     UnaryOp op;
@@ -417,6 +428,18 @@ TEST_CASE("unary_f32: math functions and activations against double formulas") {
       {UnaryOp::Sinh, 0, 0, [](double x) { return std::sinh(x); }, -3, 3},
       {UnaryOp::Cosh, 0, 0, [](double x) { return std::cosh(x); }, -3, 3},
       {UnaryOp::Erfc, 0, 0, [](double x) { return std::erfc(x); }, -2, 3},
+      {UnaryOp::Lgamma, 0, 0, [](double x) { return std::lgamma(x); }, -9.5f, 30},
+      // digamma as the derivative of lgamma (central differences: 1e-9 relative here), and
+      // erfinv and ndtri as the inverses of erf and the normal distribution by bisection:
+      // references independent of special_math.h's series and Newton steps.
+      {UnaryOp::Digamma, 0, 0, [](double x) { return (std::lgamma(x + 1e-6) - std::lgamma(x - 1e-6)) / 2e-6; },
+       0.05f, 25},
+      {UnaryOp::Erfinv, 0, 0, [](double y) { return inverse_by_bisection([](double x) { return std::erf(x); }, y); },
+       -0.999f, 0.999f},
+      {UnaryOp::Ndtri, 0, 0,
+       [](double p) { return inverse_by_bisection([](double x) { return std::erfc(-x / std::sqrt(2.0)) / 2; }, p); },
+       1e-6f, 0.999f},
+      {UnaryOp::Signbit, 0, 0, [](double x) { return std::signbit(x) ? 1.0 : 0.0; }, -3, 3},
   };
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);

@@ -5,6 +5,7 @@
 // Eigen's give 3e-39 for exp(-inf) and NaN for sqrt(inf).
 // unary() covers the few ops that integer and bool tensors have. y may alias x.
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/kernels/special_math.h>
 #include <aotc/rt/thread_pool.h>
 
 #include <Eigen/Core>
@@ -259,6 +260,21 @@ void unary_range(UnaryOp op, float a, float b, int64_t count, const float* x, fl
       break;
     case UnaryOp::Erfc:
       for (int64_t i = 0; i < count; ++i) y[i] = std::erfc(x[i]);
+      break;
+    case UnaryOp::Lgamma:
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(std::lgamma(static_cast<double>(x[i])));
+      break;
+    case UnaryOp::Digamma:
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(special::digamma(x[i]));
+      break;
+    case UnaryOp::Erfinv:
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(special::erfinv(x[i]));
+      break;
+    case UnaryOp::Ndtri:
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(special::ndtri(x[i]));
+      break;
+    case UnaryOp::Signbit:
+      for (int64_t i = 0; i < count; ++i) y[i] = std::signbit(x[i]) ? 1.0f : 0.0f;
       break;
     case UnaryOp::BitwiseNot:  // not a float op; the compiler never emits it for float32
       for (int64_t i = 0; i < count; ++i) y[i] = x[i];

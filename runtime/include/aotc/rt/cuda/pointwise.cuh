@@ -6,6 +6,7 @@
 #pragma once
 
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/kernels/special_math.h>
 #include <aotc/rt/cuda/lowp.cuh>
 
 #include <type_traits>
@@ -120,10 +121,20 @@ __device__ __forceinline__ float unary_apply(float x, float a, float b) {
     return sinhf(x);
   } else if constexpr (Op == UnaryOp::Cosh) {
     return coshf(x);
+  } else if constexpr (Op == UnaryOp::Erfc) {
+    return erfcf(x);
+  } else if constexpr (Op == UnaryOp::Lgamma) {
+    return static_cast<float>(lgamma(static_cast<double>(x)));  // in double, as the CPU's
+  } else if constexpr (Op == UnaryOp::Digamma) {
+    return static_cast<float>(special::digamma(x));
+  } else if constexpr (Op == UnaryOp::Erfinv) {
+    return static_cast<float>(special::erfinv(x));
+  } else if constexpr (Op == UnaryOp::Ndtri) {
+    return static_cast<float>(special::ndtri(x));
   } else {
     // (BitwiseNot is for integer and bool tensors: unary_apply_int.)
-    static_assert(Op == UnaryOp::Erfc, "unknown unary op");
-    return erfcf(x);
+    static_assert(Op == UnaryOp::Signbit, "unknown unary op");
+    return signbit(x) ? 1.0f : 0.0f;
   }
 }
 

@@ -64,6 +64,12 @@ enum class UnaryOp : int32_t {
   Sinh = 51,
   Cosh = 52,
   Erfc = 53,
+  // kernels/special_math.h's (digamma, erfinv, ndtri) and lgamma: computed in double.
+  Lgamma = 54,
+  Digamma = 55,
+  Erfinv = 56,
+  Ndtri = 57,
+  Signbit = 58,  // 1 where x's sign bit is set (-0 and negative NaNs included), else 0
 };
 void unary_f32(ThreadPool& pool, UnaryOp op, float a, float b, int64_t count, const float* x, float* y);
 
