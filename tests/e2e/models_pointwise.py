@@ -190,9 +190,12 @@ class CompositeOps(nn.Module):
     NaN and infinities, with a number on either side, diff (orders 1 and 2, prepend and
     append, bool), and cross products (broadcast, and torch.cross's default dim)."""
 
-    def __init__(self, one_hot: bool = True):
+    def __init__(self, one_hot: bool = True, float32_limits: bool = False):
         super().__init__()
         self.one_hot = one_hot  # (int64 and bool arithmetic: not on the CUDA target, which is float32 only)
+        # nan_to_num's default limits are the dtype's: the GPU suite compares with a float64
+        # run of the model, so its variant names float32's.
+        self.float32_limits = float32_limits
         self.rms = nn.RMSNorm(8)
         self.rms2 = nn.RMSNorm([3, 8], eps=1e-3, elementwise_affine=False)
         with torch.no_grad():
@@ -204,7 +207,9 @@ class CompositeOps(nn.Module):
         return (self.rms(x), self.rms2(x), F.rms_norm(x, [8]),
                 F.cosine_similarity(x, x[:, :1] + 1.0, dim=-1), F.cosine_similarity(x, x * 0.0, dim=1),
                 F.one_hot(ids, 7) if self.one_hot else x,
-                torch.nan_to_num(special), torch.nan_to_num(special, nan=1.5, posinf=7.0, neginf=-7.0),
+                torch.nan_to_num(special, posinf=3.4028234663852886e38, neginf=-3.4028234663852886e38)
+                if self.float32_limits else torch.nan_to_num(special),
+                torch.nan_to_num(special, nan=1.5, posinf=7.0, neginf=-7.0),
                 torch.hypot(x, x * 3.0), torch.hypot(big, big.flip(0)),
                 torch.logit(p), torch.logit(p * 1.2 - 0.1, eps=1e-3),
                 torch.sinc(torch.cat([x.flatten(), x.flatten() * 0.0])),
@@ -449,5 +454,6 @@ MODELS_POINTWISE = {
     "pw_search_traced": _traced(SearchOps, _search_inputs),
     "pw_special": _scripted(SpecialFunctions, _special_inputs),
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
-    "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False), _composite_inputs),  # the GPU suite's
+    "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False, float32_limits=True),
+                                  _composite_inputs),  # the GPU suite's
 }
