@@ -368,6 +368,27 @@ def _special_inputs():
     return [("x", torch.randn(3, 8)), ("special", special), ("p", p)]
 
 
+class DistanceOps(nn.Module):
+    """cdist (p = 2 by a matrix product past 25 rows and by differences below, p = 1, inf,
+    compute_mode, batched), pdist, pairwise_distance (keepdim, broadcast), dist."""
+
+    def forward(self, a, b, big):
+        d_small = torch.cdist(a, b)                     # [2, 5, 7]: differences
+        d_big = torch.cdist(big, a[0])                  # 30 rows: the matrix product
+        d_forced = torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist")
+        d_p1 = torch.cdist(a, b, p=1.0) + torch.cdist(a, b, p=float("inf")) + torch.cdist(a, b, p=3.0)
+        pd = F.pdist(a[0]) + F.pdist(a[1], p=1.5)
+        pw = F.pairwise_distance(a, b[:, :5]) + F.pairwise_distance(a, b[0, :1], p=1.0, eps=0.0)
+        pw_keep = F.pairwise_distance(a[0], b[0, :5], keepdim=True)
+        dd = torch.dist(a, b[:, :5]) + torch.dist(a, b[:, :5], 3.0)
+        return d_small, d_big, d_forced, d_p1, pd, pw, pw_keep, dd
+
+
+def _distance_inputs():
+    torch.manual_seed(15)
+    return [("a", torch.randn(2, 5, 4)), ("b", torch.randn(2, 7, 4)), ("big", torch.randn(30, 4))]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -454,6 +475,8 @@ MODELS_POINTWISE = {
     "pw_search_traced": _traced(SearchOps, _search_inputs),
     "pw_special": _scripted(SpecialFunctions, _special_inputs),
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
+    "pw_distance": _scripted(DistanceOps, _distance_inputs),
+    "pw_distance_traced": _traced(DistanceOps, _distance_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False, float32_limits=True),
                                   _composite_inputs),  # the GPU suite's
 }
