@@ -384,6 +384,28 @@ class DistanceOps(nn.Module):
         return d_small, d_big, d_forced, d_p1, pd, pw, pw_keep, dd
 
 
+class FakeQuantOps(nn.Module):
+    """Fake quantization per tensor (number and tensor parameters) and per channel (integer
+    and float zero points), as a QAT model exported before conversion runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([0.05]))
+        self.register_buffer("zero_point", torch.tensor([3], dtype=torch.int32))
+        self.register_buffer("ch_scale", torch.tensor([0.02, 0.1, 0.05, 0.3]))
+        self.register_buffer("ch_zero", torch.tensor([0, -3, 5, 1], dtype=torch.int32))
+        self.register_buffer("ch_zero_float", torch.tensor([0.5, -2.0, 1.25, 0.0]))
+
+    def forward(self, a, b, big):
+        x = big * 2.0
+        fq = torch.fake_quantize_per_tensor_affine(x, 0.03, 2, -128, 127)
+        fq_t = torch.fake_quantize_per_tensor_affine(x, self.scale, self.zero_point, 0, 255)
+        y = x[:, :4]
+        fq_c = torch.fake_quantize_per_channel_affine(y, self.ch_scale, self.ch_zero, 1, -128, 127)
+        fq_f = torch.fake_quantize_per_channel_affine(y, self.ch_scale, self.ch_zero_float, 1, 0, 15)
+        return fq, fq_t, fq_c, fq_f
+
+
 def _distance_inputs():
     torch.manual_seed(15)
     return [("a", torch.randn(2, 5, 4)), ("b", torch.randn(2, 7, 4)), ("big", torch.randn(30, 4))]
@@ -477,6 +499,8 @@ MODELS_POINTWISE = {
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
     "pw_distance": _scripted(DistanceOps, _distance_inputs),
     "pw_distance_traced": _traced(DistanceOps, _distance_inputs),
+    "pw_fake_quantize": _scripted(FakeQuantOps, _distance_inputs),
+    "pw_fake_quantize_traced": _traced(FakeQuantOps, _distance_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False, float32_limits=True),
                                   _composite_inputs),  # the GPU suite's
 }
