@@ -411,6 +411,34 @@ def _distance_inputs():
     return [("a", torch.randn(2, 5, 4)), ("b", torch.randn(2, 7, 4)), ("big", torch.randn(30, 4))]
 
 
+class NanNormOps(nn.Module):
+    """nansum and nanmean (over dims, keepdim, all; a row of NaNs only), integer nansum, and
+    torch.linalg.norm / matrix_norm: Frobenius, 1, -1, inf, -inf over chosen dims, vector
+    norms through linalg.norm, keepdim."""
+
+    def forward(self, x, ids):
+        ns = torch.nansum(x, 1) + torch.nansum(x, dim=(0, 2), keepdim=True).sum()
+        nm = torch.nanmean(x, dim=-1)
+        nm_all = torch.nanmean(x)
+        ns_int = torch.nansum(ids, 0)
+        y = torch.nan_to_num(x)
+        fro = torch.linalg.norm(y) + torch.linalg.matrix_norm(y).sum()
+        m1 = torch.linalg.matrix_norm(y, ord=1) + torch.linalg.matrix_norm(y, ord=-1, dim=(0, 2))[0]
+        minf = torch.linalg.matrix_norm(y, ord=float("inf"), keepdim=True)
+        mninf = torch.linalg.norm(y[0], ord=float("-inf"))
+        vec = torch.linalg.norm(y, dim=1) + torch.linalg.norm(y, ord=3.0, dim=1)
+        fro_dims = torch.linalg.norm(y, ord="fro", dim=(1, 2), keepdim=True)
+        return ns, nm, nm_all, ns_int, fro, m1, minf, mninf, vec, fro_dims
+
+
+def _nan_norm_inputs():
+    torch.manual_seed(16)
+    x = torch.randn(3, 4, 5)
+    x[0, 1, 2] = float("nan")
+    x[1, 2, :] = float("nan")
+    return [("x", x), ("ids", _ints(17, (3, 6), -5, 9, torch.int64))]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -501,6 +529,8 @@ MODELS_POINTWISE = {
     "pw_distance_traced": _traced(DistanceOps, _distance_inputs),
     "pw_fake_quantize": _scripted(FakeQuantOps, _distance_inputs),
     "pw_fake_quantize_traced": _traced(FakeQuantOps, _distance_inputs),
+    "pw_nan_norms": _scripted(NanNormOps, _nan_norm_inputs),
+    "pw_nan_norms_traced": _traced(NanNormOps, _nan_norm_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False, float32_limits=True),
                                   _composite_inputs),  # the GPU suite's
 }
