@@ -439,6 +439,42 @@ def _nan_norm_inputs():
     return [("x", x), ("ids", _ints(17, (3, 6), -5, 9, torch.int64))]
 
 
+class MatrixBuilders(nn.Module):
+    """kron (equal and mixed ranks, integers), diag (a vector on diagonals above and below,
+    a matrix's diagonal), diag_embed (batched, offsets, infinities and NaN off the
+    diagonal), diagflat, block_diag (0-d, 1-d and 2-d blocks, int and float), cartesian_prod,
+    isin (NaN, integers, a number, invert)."""
+
+    def forward(self, x, v, ids):
+        k = torch.kron(x[:2, :3], x[:3, :2]) + torch.kron(v[:3], x[:2, :2]).sum()
+        k_int = torch.kron(ids[:2, :2], ids[1:3, :3])
+        d = torch.diag(v) + torch.diag(v, 0)
+        d_up = torch.diag(v, 2) + torch.diag(v, -2)
+        d_of = torch.diag(x) + torch.diag(x, 1)[:3].sum() + torch.diag(x, -1).sum()
+        special = torch.tensor([float("inf"), float("nan"), -1.0])
+        de = torch.diag_embed(x) + torch.diag_embed(x, offset=1)[:, :5, :5]
+        de_special = torch.diag_embed(special, -1)
+        df = torch.diagflat(x[:2, :3]) + torch.diagflat(v[:6], 0)
+        bd = torch.block_diag(x[:2, :3], v[:4], torch.tensor(7.0), ids[:2, :2])
+        cp = torch.cartesian_prod(v[:3], v[3:5], v[:2])
+        cp_int = torch.cartesian_prod(ids[0, :3], ids[1, :2])
+        tests = torch.tensor([0.5, float("nan"), 1.25])
+        w = torch.round(x * 4.0) / 4.0
+        w[0, 0] = float("nan")
+        ii = torch.isin(w, tests)
+        ii_int = torch.isin(ids, ids[0, :3]) & torch.isin(ids, ids[1, :3], invert=True)
+        ii_scalar = torch.isin(ids, 3)
+        return k, k_int, d, d_up, d_of, de, de_special, df, bd, cp, cp_int, ii, ii_int, ii_scalar
+
+
+def _builder_inputs():
+    torch.manual_seed(18)
+    x = torch.randn(4, 5)
+    x[1, 2] = 0.5
+    x[3, 1] = 1.25
+    return [("x", x), ("v", torch.randn(6)), ("ids", _ints(19, (3, 4), 0, 5, torch.int64))]
+
+
 def _sort_inputs():
     torch.manual_seed(8)
     x = torch.randn(4, 7, 6)
@@ -531,6 +567,8 @@ MODELS_POINTWISE = {
     "pw_fake_quantize_traced": _traced(FakeQuantOps, _distance_inputs),
     "pw_nan_norms": _scripted(NanNormOps, _nan_norm_inputs),
     "pw_nan_norms_traced": _traced(NanNormOps, _nan_norm_inputs),
+    "pw_builders": _scripted(MatrixBuilders, _builder_inputs),
+    "pw_builders_traced": _traced(MatrixBuilders, _builder_inputs),
     "pw_composite_float": _traced(lambda: CompositeOps(one_hot=False, float32_limits=True),
                                   _composite_inputs),  # the GPU suite's
 }
