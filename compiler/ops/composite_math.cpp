@@ -91,25 +91,18 @@ void lower_nan_to_num(LowerContext& ctx) {
   set_elementwise_output(ctx, y);
 }
 
-// xlogy(x, y) = x log(y), 0 where x is 0, NaN where y is NaN (torch's); either operand may
-// be a Python number (xlogy.Scalar_Self, xlogy.Scalar_Other), integers computed in float32.
-void lower_xlogy(LowerContext& ctx) {
-  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
-  const int y = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
-  const int product = add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::Log, y));
-  const int zero_x =
-      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), number(ctx, 0.0), product);
-  set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
-}
-
-// xlog1py(x, y) = x log1p(y), 0 where x is 0, NaN where y is NaN (torch.special.xlog1py).
-void lower_xlog1py(LowerContext& ctx) {
-  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
-  const int y = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
-  const int product = add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::Log1p, y));
-  const int zero_x =
-      add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)), number(ctx, 0.0), product);
-  set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
+// xlogy(x, y) = x log(y) and xlog1py(x, y) = x log1p(y) (torch.special.xlog1py): 0 where x
+// is 0, NaN where y is NaN (torch's); either operand may be a Python number
+// (xlogy.Scalar_Self, xlogy.Scalar_Other), integers computed in float32.
+LowerFn x_times(rt::UnaryOp log) {
+  return [log](LowerContext& ctx) {
+    const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+    const int y = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+    const int product = add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, log, y));
+    const int zero_x = add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Eq, x, number(ctx, 0.0)),
+                                    number(ctx, 0.0), product);
+    set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, y, y), y, zero_x));
+  };
 }
 
 // entr(x) = -x log(x) for x > 0, 0 at 0, -inf below, NaN for NaN (torch.special.entr).
@@ -198,9 +191,9 @@ void register_composite_math(Registry& r) {
   register_with_inplace(r, "aten::sinc", lower_sinc);
   register_with_inplace(r, "aten::heaviside", lower_heaviside);
   register_with_inplace(r, "aten::nan_to_num", lower_nan_to_num);
-  register_with_inplace(r, "aten::xlogy", lower_xlogy);
-  r.add_lowering("aten::special_xlogy", lower_xlogy);
-  r.add_lowering("aten::special_xlog1py", lower_xlog1py);
+  register_with_inplace(r, "aten::xlogy", x_times(rt::UnaryOp::Log));
+  r.add_lowering("aten::special_xlogy", x_times(rt::UnaryOp::Log));
+  r.add_lowering("aten::special_xlog1py", x_times(rt::UnaryOp::Log1p));
   r.add_lowering("aten::special_entr", lower_entr);
   r.add_lowering("aten::special_ndtr", lower_ndtr);
   r.add_lowering("aten::signbit", lower_signbit);
