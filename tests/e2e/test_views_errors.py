@@ -102,6 +102,21 @@ class FoldBlocks(nn.Module):  # (torch 2.11 scripts F.fold's call site without a
         return torch._C._nn.col2im(x, [5, 5], [2, 2], [1, 1], [0, 0], [1, 1])  # LINE
 
 
+class NuclearNorm(nn.Module):
+    def forward(self, x):
+        return torch.linalg.matrix_norm(x, ord="nuc")  # LINE
+
+
+class SearchRows(nn.Module):
+    def forward(self, x, y):
+        return torch.searchsorted(x, y)  # LINE
+
+
+class DiagEmbedDims(nn.Module):
+    def forward(self, x):
+        return torch.diag_embed(x, 0, 0, 2)  # LINE
+
+
 class BagWeightsMean(nn.Module):
     def __init__(self):
         super().__init__()
@@ -134,6 +149,12 @@ SCRIPT_ONLY = {
                         ["aten::im2col", "spatial size (3, 4)", "leaves no sliding block"]),
     "fold_blocks": (FoldBlocks, [("x", torch.randn(1, 8, 10))],
                     ["aten::col2im", "10 blocks", "4 x 4 = 16"]),
+    "nuclear_norm": (NuclearNorm, [("x", torch.randn(3, 4))],
+                     ["aten::linalg_matrix_norm", "'nuc'", "singular values"]),
+    "searchsorted_rows": (SearchRows, [("x", torch.randn(2, 5)), ("y", torch.randn(3, 4))],
+                          ["aten::searchsorted", "[2, 5]", "[3, 4]", "same dims but the last"]),
+    "diag_embed_dims": (DiagEmbedDims, [("x", torch.randn(2, 3))],
+                        ["aten::diag_embed", "dim1=0, dim2=2"]),
     "bag_weights_mean": (BagWeightsMean, [("ids", torch.tensor([1, 2, 3, 4])), ("offsets", torch.tensor([0, 2])),
                                           ("w", torch.rand(4))],
                          ["the model raises", "per_sample_weights", "mode='sum'"]),
