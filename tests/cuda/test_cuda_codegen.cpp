@@ -1708,6 +1708,74 @@ TEST_CASE("cuda: fp16 and bf16 keep activations 16-bit where only 16-bit GEMM op
 
 namespace {
 
+// A ResNet bottleneck's middle: x (1 x c x 10 x 10) -> 1x1 conv + relu -> v -> 3x3 conv +
+// relu -> u -> 1x1 conv to 16 channels -> y.
+ir::Graph bottleneck(int64_t c) {
+  ir::Graph g;
+  const int x = g.add_input(ir::DType::Float32, {1, c, 10, 10}, "x");
+  const auto constant = [&](ir::Shape shape) {
+    std::vector<float> w(static_cast<size_t>(ir::numel(shape)));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 11) * 0.125f - 0.5f;
+    return g.add_f32_constant(shape, w);
+  };
+  const int v = g.add_value(ir::DType::Float32, {1, c, 10, 10}, "v");
+  add_conv(g, x, constant({c, c, 1, 1}), constant({c}), v, c, c, 10, 1, 1).attrs[ir::attr::clamp_lo] = 0.0;
+  const int u = g.add_value(ir::DType::Float32, {1, c, 10, 10}, "u");
+  add_conv(g, v, constant({c, c, 3, 3}), constant({c}), u, c, c, 10, 3, 1).attrs[ir::attr::clamp_lo] = 0.0;
+  const int y = g.add_value(ir::DType::Float32, {1, 16, 10, 10}, "y");
+  add_conv(g, u, constant({16, c, 1, 1}), -1, y, c, 16, 10, 1, 1);
+  g.outputs.push_back({y, "y"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fp16 and bf16 gather a 16-bit activation of 64k channels in the GEMM, not in columns") {
+  for (const auto precision : {rt::cuda::Precision::Fp16, rt::cuda::Precision::Bf16}) {
+    const ir::DType type = precision == rt::cuda::Precision::Fp16 ? ir::DType::Float16 : ir::DType::BFloat16;
+    for (const int64_t c : {int64_t{64}, int64_t{32}}) {
+      for (const bool switched_off : {false, true}) {
+        CAPTURE(c);
+        CAPTURE(switched_off);
+        ir::Graph g = bottleneck(c);
+        passes::run_default_passes(g, false);
+        if (switched_off) ::setenv("AOTC_CUDA_GATHER_16BIT", "0", 1);
+        run_cuda_passes_nhwc(g, precision);
+        ::unsetenv("AOTC_CUDA_GATHER_16BIT");
+        std::vector<const ir::Op*> gemms;
+        for (const ir::Op& op : g.ops)
+          if (op.kind == ir::kind::gemm) gemms.push_back(&op);
+        REQUIRE(gemms.size() == 3);
+        const ir::Op& conv3x3 = *gemms[1];
+        CHECK(conv3x3.b(ir::attr::c_16bit));
+        const bool gathered = c == 64 && !switched_off;
+        CHECK(count_kind(g, ir::kind::im2col_nhwc) == (gathered ? 0u : 1u));
+        CHECK(conv3x3.has(ir::attr::conv_geometry) == gathered);
+        if (gathered) {
+          // The GEMM reads v, the first GEMM's 16-bit NHWC output, itself; its scratch
+          // holds the columns for the unfolded path.
+          CHECK(conv3x3.inputs[0] == gemms[0]->outputs[0]);
+          CHECK(g.value(conv3x3.inputs[0]).dtype == type);
+          CHECK(g.value(conv3x3.inputs[0]).shape == ir::Shape{1, 10, 10, 64});
+          CHECK(conv3x3.ints(ir::attr::conv_geometry) ==
+                std::vector<int64_t>{1, 64, 10, 10, 64, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1});
+          CHECK(conv3x3.scratch_bytes == 100 * 576 * 2);
+        }
+        codegen::cuda::CudaOptions options;
+        options.precision = precision == rt::cuda::Precision::Fp16 ? "fp16" : "bf16";
+        const codegen::Sources src =
+            codegen::cuda::generate_cuda_sources(g, "m.pt", codegen::WeightsMode::Embed, options);
+        CHECK((src.model_cpp.find("aotc::rt::cuda::conv_gemm_nhwc_16bit(ex, p, conv, ") !=
+               std::string::npos) == gathered);
+        CHECK((src.model_cpp.find("aotc::rt::cuda::im2col_nhwc_16bit_input(") != std::string::npos) ==
+              !gathered);
+      }
+    }
+  }
+}
+
+namespace {
+
 // A pre-norm transformer MLP: n = layer_norm(x); h = gelu(n W1^T + b1); y = h W2^T + b2 + x.
 // x [5, 12]; n also returned where return_norm; the first GEMM reads n through a reshape
 // (an alias of all its bytes) where reshaped.
