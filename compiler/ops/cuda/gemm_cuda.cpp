@@ -2,8 +2,7 @@
 // (runtime/cuda/kernels/gemm_cublas.cu): cuBLAS, then the bias, residual and clamp
 // epilogue; gemm_16bit where choose_gemm_operands.cpp made a weight operand 16-bit, and
 // gemm_16bit_output where store_activations_16bit.cpp keeps the output in that type;
-// conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (convert_to_channels_last.cpp),
-// conv_gemm_nhwc_16bit for a 16-bit one (gather_unfoldings_16bit.cpp).
+// conv_gemm_nhwc_f32 for a convolution whose GEMM gathers its input (convert_to_channels_last.cpp).
 #include <aotc/rt/cuda/gemm_plan.h>
 
 #include <iterator>
@@ -23,21 +22,13 @@ CudaCode emit_gathered_conv(const EmitContext& e, const ir::Op& op, const Params
 }
 
 // "c_16bit" (store_activations_16bit.cpp): the output, the bias and the residual in the
-// 16-bit type, the residual passed beside the parameters; with "conv_geometry"
-// (gather_unfoldings_16bit.cpp) the 16-bit NHWC input gathered, the scratch its columns.
+// 16-bit type, the residual passed beside the parameters.
 CudaCode emit_gemm_16bit_output(const EmitContext& e, const ir::Op& op) {
   ir::Op product = op;
   product.inputs.resize(3);
   ParamsCode p = gemm_params_code(e, product);
   const int residual = op.inputs.size() > 3 ? op.inputs[3] : -1;
   if (residual >= 0) p.set("ldr", op.i("n"));
-  if (op.has(ir::attr::conv_geometry)) {
-    const ParamsCode conv = conv2d_params_code(gathered_conv_of(op), "conv");
-    return {"", kernel_call(op, p.str() + "\n    " + conv.str(),
-                            "aotc::rt::cuda::conv_gemm_nhwc_16bit(ex, p, conv, " + e.in(op.inputs[0]) + ", " +
-                                e.in(op.inputs[1]) + ", " + e.in(op.inputs[2]) + ", " + e.in(residual) +
-                                ", " + e.out(op.outputs[0]) + ", " + e.scratch(op) + ");")};
-  }
   return {"",
           kernel_call(op, p.str(),
                       "aotc::rt::cuda::gemm_16bit_output(ex, p, " + e.in(op.inputs[0]) + ", " +
@@ -96,9 +87,9 @@ rt::Conv2dParams gathered_conv_of(const ir::Op& op) {
 
 void register_gemm_cuda(CudaRegistry& r) {
   r.add(ir::kind::gemm, emit_gemm, [](const ir::Op& op) -> int64_t {
-    if (op.has(ir::attr::conv_geometry)) {  // the unfolded columns, m x k floats or 16-bit values
+    if (op.has(ir::attr::conv_geometry)) {  // the unfolded columns, m x k floats
       const rt::GemmParams p = gemm_params_of(op);
-      return p.m * p.k * (has_16bit_operand(op) ? 2 : static_cast<int64_t>(sizeof(float)));
+      return p.m * p.k * static_cast<int64_t>(sizeof(float));
     }
     return has_16bit_operand(op) ? rt::cuda::gemm_16bit_scratch_bytes(
                                        gemm_params_of(op), op.b(ir::attr::a_16bit), op.b(ir::attr::b_16bit))

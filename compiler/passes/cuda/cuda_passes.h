@@ -18,8 +18,7 @@ namespace aotc::passes::cuda {
 // operands, residual adds into GEMMs and GEMM convolutions, a SiLU into the GEMM or depthwise
 // convolution before it, a GEMM convolution's epilogue into the depthwise convolution reading
 // it, at fp16 / bf16 the activations that only readers of 16-bit values read kept in the
-// 16-bit type, then 16-bit unfoldings into the GEMMs that read them (gathered as they run),
-// a squeeze-and-excitation pooling into the depthwise convolution it reads;
+// 16-bit type, a squeeze-and-excitation pooling into the depthwise convolution it reads;
 // then each op's CUDA scratch (no per-thread
 // CPU scratch) and the memory plan. verbose logs each step (as run_cpu_pipeline does) and the IR
 // after the default passes and at the end.
@@ -42,8 +41,6 @@ void fuse_squeeze_excitation(ir::Graph& graph,
 void choose_conv3d_winograd(ir::Graph& graph, rt::cuda::Precision precision);  // choose_conv3d_winograd.cpp
 void store_activations_16bit(ir::Graph& graph,
                              rt::cuda::Precision precision);  // store_activations_16bit.cpp
-void gather_unfoldings_16bit(ir::Graph& graph,
-                             rt::cuda::Precision precision);  // gather_unfoldings_16bit.cpp
 
 // Whether value id is a float32 constant of its own (no view of a larger one), and a new
 // constant holding it in the 16-bit type of precision (fp16 or bf16), rounded to nearest

@@ -60,9 +60,6 @@ void run_cuda_passes(ir::Graph& graph, rt::cuda::Precision precision, bool verbo
   // Last of the choices: it reads every GEMM's operands and epilogue as they end up.
   run_step(graph, verbose, "store_activations_16bit",
            [precision](ir::Graph& g) { store_activations_16bit(g, precision); });
-  // After it: the unfoldings it leaves reading 16-bit values into GEMMs writing 16-bit ones.
-  run_step(graph, verbose, "gather_unfoldings_16bit",
-           [precision](ir::Graph& g) { gather_unfoldings_16bit(g, precision); });
   // After it: the convolution writes its output in the type chosen there, the pooling float32.
   run_step(graph, verbose, "fuse_depthwise_pool", fuse_depthwise_pool);
   // Each op's scratch is its CUDA generator's, and another memory plan places it.

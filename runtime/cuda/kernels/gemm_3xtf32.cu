@@ -41,7 +41,6 @@
 #include <aotc/rt/cuda/tf32_mma.cuh>
 
 #include <cooperative_groups.h>
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -134,10 +133,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
-// The type of C, the bias and the residual: float32, or the 16-bit type of
-// implicit_conv_nhwc_16bit's output (as gemm_16bit_output's, which it replaces).
-enum class Out : uint8_t { F32, F16, Bf16 };
-
 struct Args {
   int64_t m, n, k;
   const float* a;
@@ -156,7 +151,6 @@ struct Args {
   int64_t ldr;
   float* c;
   int64_t ldc;
-  Out out;         // c, bias and residual point at values of this type
   float* partial;  // parts > 1 without a cluster: part p's sums at partial + p * m * n, rows n apart
   int parts;
   // Gather (implicit_conv_nhwc): A is the convolution's NHWC input `a`, row r the output
@@ -164,35 +158,17 @@ struct Args {
   int h_in, w_in, c_in, h_out, w_out, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
 
-// Element i of a bias or a residual, of type p.out.
-__device__ __forceinline__ float load_operand(const Args& p, const float* base, int64_t i) {
-  if (p.out == Out::F16) return __half2float(reinterpret_cast<const __half*>(base)[i]);
-  if (p.out == Out::Bf16) return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(base)[i]);
-  return base[i];
-}
-
 __device__ __forceinline__ float epilogue(const Args& p, int64_t row, int64_t col, float sum) {
   float v = p.alpha * (p.col_scale ? sum * p.col_scale[col] : sum);
   if (p.bias_kind == BiasKind::PerColumn)
-    v += p.beta * load_operand(p, p.bias, col);
+    v += p.beta * p.bias[col];
   else if (p.bias_kind == BiasKind::PerRow)
-    v += p.beta * load_operand(p, p.bias, row);
+    v += p.beta * p.bias[row];
   else if (p.bias_kind == BiasKind::Full)
-    v += p.beta * load_operand(p, p.bias, row * p.n + col);
+    v += p.beta * p.bias[row * p.n + col];
   v = activation_apply(p.activation, v);
-  if (p.residual) v += load_operand(p, p.residual, row * p.ldr + col);
+  if (p.residual) v += p.residual[row * p.ldr + col];
   return clamp_apply(v, p.clamp_lo, p.clamp_hi);
-}
-
-// C[row][col] = v, rounded to C's type.
-__device__ __forceinline__ void store_c(const Args& p, int64_t row, int64_t col, float v) {
-  const int64_t i = row * p.ldc + col;
-  if (p.out == Out::F16)
-    reinterpret_cast<__half*>(p.c)[i] = __float2half_rn(v);
-  else if (p.out == Out::Bf16)
-    reinterpret_cast<__nv_bfloat16*>(p.c)[i] = __float2bfloat16_rn(v);
-  else
-    p.c[i] = v;
 }
 
 // The k range of a block's part of the product: [begin, end), in `tiles` slices of kBK.
@@ -270,7 +246,7 @@ __device__ __forceinline__ void store_tile(const Args& p,
       float sum = 0.0f;
       for (int r = 0; r < parts; ++r) sum += cluster.map_shared_rank(smem, r)[row * kSumRow + col];
       if (m0 + row < p.m && n0 + col < p.n)
-        store_c(p, m0 + row, n0 + col, epilogue(p, m0 + row, n0 + col, sum));
+        p.c[(m0 + row) * p.ldc + n0 + col] = epilogue(p, m0 + row, n0 + col, sum);
     }
     cluster.sync();  // no block leaves while another reads its shared memory
 #else
@@ -290,7 +266,7 @@ __device__ __forceinline__ void store_tile(const Args& p,
           if (p.parts > 1)
             p.partial[part * p.m * p.n + row * p.n + col] = acc[mt][nt][e];
           else
-            store_c(p, row, col, epilogue(p, row, col, acc[mt][nt][e]));
+            p.c[row * p.ldc + col] = epilogue(p, row, col, acc[mt][nt][e]);
         }
   }
 }
@@ -604,7 +580,7 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
   store_tile<BM, BN, WarpsM, WarpsN, Cluster>(p, acc, smem, m0, n0, part);
 }
 
-// ---- The tf32 and 16-bit implicit convolutions on Hopper's warpgroup MMA (wgmma, sm_90a) ----
+// ---- The tf32 implicit convolution on Hopper's warpgroup MMA (wgmma, sm_90a) ----
 //
 // The mma.sync loop above reaches 73-80 TFLOP/s on resnet50's 3x3 layers at batch 32, so
 // the later stages stayed on im2col + cuBLASLt (bench/results_gpu.md). Here the tf32
@@ -624,31 +600,20 @@ __global__ void __launch_bounds__(WarpsM* WarpsN * 32) gemm_3xtf32_kernel(Args p
 //   bench/cuda/implicit_conv_check.cu's shapes: worst 4.2e-4 relative to cuBLAS float32,
 //   as the mma.sync loop that rounds A. CUDA's NaN (0x7fffffff) stays a NaN; a NaN whose
 //   payload lies only in the dropped bits would read as an infinity.
-// - At fp16 / bf16 (implicit_conv_nhwc_16bit) the same loop reads 16-bit input and weights:
-//   a slice is 64 channels of one tap in the same 128-byte rows (the gather counts in pairs
-//   of 16-bit values, as if they were floats: c_in and k halved), each of the four 32-byte
-//   steps one k16 product, and the accumulators float32, rounded once to C's 16-bit type in
-//   the epilogue (as cuBLAS's 16-bit GEMMs with float32 accumulation, which the columns
-//   path runs). It takes the place of the unfolding, which wrote the columns and the GEMM
-//   read back (0.288 ms of 1.430 at resnet50 b32 fp16, bench/results_gpu.md).
 // Only on sm_90 (wgmma exists on sm_90a alone): this file is built for sm_90a
 // (runtime/cuda/build_cuda_runtime.py), the configs are offered only on a device of compute
 // capability 9.0 (implicit_conv_nhwc_supported), and elsewhere the kernel traps.
 constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgStages = 4;
 
-template <int BM, int BN, int Stages>
+template <int BM, int BN>
 struct WgLayout {  // a stage in bytes, from a 1024-byte aligned base: A's tile, then B's
   static constexpr int kATile = BM * kBK * 4;
   static constexpr int kStage = kATile + BN * kBK * 4;
-  static constexpr int kBytes = Stages * kStage;
+  static constexpr int kBytes = kWgStages * kStage;
   static_assert((BN * kBK * 4) % 1024 == 0 && kATile % 1024 == 0);
   static_assert(BM * (BN + 8) * 4 <= kBytes);  // room for store_tile's sums
 };
-
-// The operands' type of the warpgroup convolution: tf32 (float32 read as tf32, k8 steps), or
-// fp16 / bf16 (k16 steps): a step reads 32 bytes of each row either way.
-enum class WgIn { Tf32, F16, Bf16 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // (unused elsewhere)
 // The matrix descriptor of a K-major tile with the 128-byte swizzle: start address, leading
@@ -658,74 +623,45 @@ __device__ __forceinline__ uint64_t wg_descriptor(uint32_t smem_address) {
          (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
 }
 
-// The accumulators of a 64 x 64 and a 64 x 128 product, as asm operands and their names.
-#define AOTC_WG_D32                                                                                         \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),           \
-      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),            \
-      "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),            \
-      "+f"(d[30]), "+f"(d[31])
-#define AOTC_WG_D64                                                                                       \
-  AOTC_WG_D32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), \
-      "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),          \
-      "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]),          \
-      "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),          \
-      "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define AOTC_WG_R32                                                                                       \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
-  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1"
-#define AOTC_WG_R64                                                                                       \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
-  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "  \
-  "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "  \
-  "%62, %63}, %64, %65, p, 1, 1"
-// wgmma of one step: "p" the predicate that keeps the accumulators; 16-bit operands take
-// two more immediates, 0: both K-major, as the tiles are.
-#define AOTC_WG_ASM(instruction, registers, predicate, tail) \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #predicate ", 0;\n" instruction " " registers tail ";\n}"
-
-// d = a b^T (+ d where accumulate), for 64 x 32 bytes of A and BN x 32 bytes of B.
-template <WgIn In, int BN>
-__device__ __forceinline__ void wgmma_step(float (&d)[BN / 2], uint64_t a, uint64_t b, bool accumulate) {
-  const int keep = static_cast<int>(accumulate);
-  if constexpr (BN == 64) {
-    if constexpr (In == WgIn::Tf32)
-      asm volatile(AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", AOTC_WG_R32, 34, "")
-                   : AOTC_WG_D32
-                   : "l"(a), "l"(b), "r"(keep));
-    else if constexpr (In == WgIn::F16)
-      asm volatile(
-          AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", AOTC_WG_R32, 34, ", 0, 0")
-          : AOTC_WG_D32
-          : "l"(a), "l"(b), "r"(keep));
-    else
-      asm volatile(
-          AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", AOTC_WG_R32, 34, ", 0, 0")
-          : AOTC_WG_D32
-          : "l"(a), "l"(b), "r"(keep));
-  } else {
-    static_assert(BN == 128);
-    if constexpr (In == WgIn::Tf32)
-      asm volatile(AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", AOTC_WG_R64, 66, "")
-                   : AOTC_WG_D64
-                   : "l"(a), "l"(b), "r"(keep));
-    else if constexpr (In == WgIn::F16)
-      asm volatile(
-          AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", AOTC_WG_R64, 66, ", 0, 0")
-          : AOTC_WG_D64
-          : "l"(a), "l"(b), "r"(keep));
-    else
-      asm volatile(
-          AOTC_WG_ASM("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", AOTC_WG_R64, 66, ", 0, 0")
-          : AOTC_WG_D64
-          : "l"(a), "l"(b), "r"(keep));
-  }
+// d = a b^T (+ d where accumulate), for 64 x 8 of A and BN x 8 of B.
+template <int BN>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[BN / 2], uint64_t a, uint64_t b, bool accumulate);
+template <>
+__device__ __forceinline__ void wgmma_tf32<64>(float (&d)[32], uint64_t a, uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1;\n}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
 }
-#undef AOTC_WG_ASM
-#undef AOTC_WG_R64
-#undef AOTC_WG_R32
-#undef AOTC_WG_D64
-#undef AOTC_WG_D32
+template <>
+__device__ __forceinline__ void wgmma_tf32<128>(float (&d)[64], uint64_t a, uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1;\n}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+        "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+        "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+}
 
 // The registers that wgmma writes asynchronously, fenced for the compiler (the asm
 // statements above write them when issued, as far as it knows).
@@ -736,10 +672,10 @@ __device__ __forceinline__ void wg_fence_registers(float (&d)[N]) {
 }
 #endif
 
-template <int BM, int BN, bool Cluster, WgIn In, int Stages, int BlocksPerSm>
-__global__ void __launch_bounds__(kWgThreads, BlocksPerSm) implicit_conv_wgmma_kernel(Args p) {
+template <int BM, int BN, bool Cluster>
+__global__ void __launch_bounds__(kWgThreads) implicit_conv_wgmma_kernel(Args p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using L = WgLayout<BM, BN, Stages>;
+  using L = WgLayout<BM, BN>;
   constexpr int kProducts = BM / 64;  // per step
   static_assert(kProducts == 1 || kProducts == 2);
   extern __shared__ float4 smem4[];
@@ -781,7 +717,7 @@ __global__ void __launch_bounds__(kWgThreads, BlocksPerSm) implicit_conv_wgmma_k
   auto load = [&](int tile) {
     const int k0 = tile * kBK;
     const bool k_in = k_begin + chunk * 4 + k0 < k_end;
-    char* const stage = smem + (tile % Stages) * L::kStage;
+    char* const stage = smem + (tile % kWgStages) * L::kStage;
     int dy, dx;
     const int64_t shift = gather_slice(p, static_cast<int>(k_begin) + k0, dy, dx);
 #pragma unroll
@@ -797,20 +733,20 @@ __global__ void __launch_bounds__(kWgThreads, BlocksPerSm) implicit_conv_wgmma_k
   };
 
   float acc[kProducts][BN / 2];
-  for (int s = 0; s < Stages - 1; ++s) {
+  for (int s = 0; s < kWgStages - 1; ++s) {
     if (s < k_tiles) load(s);
     cp_async_commit();
   }
   for (int tile = 0; tile < k_tiles; ++tile) {
-    cp_async_wait<Stages - 2>();
+    cp_async_wait<kWgStages - 2>();
     // The slice's copies made visible to wgmma (the async proxy), then to the whole block;
     // every thread has also waited for the products of the slice before the last, whose
     // stage the next copies refill.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    if (tile + Stages - 1 < k_tiles) load(tile + Stages - 1);
+    if (tile + kWgStages - 1 < k_tiles) load(tile + kWgStages - 1);
     cp_async_commit();
-    const uint32_t a_tile = base + (tile % Stages) * L::kStage, b_tile = a_tile + L::kATile;
+    const uint32_t a_tile = base + (tile % kWgStages) * L::kStage, b_tile = a_tile + L::kATile;
 #pragma unroll
     for (int i = 0; i < kProducts; ++i) wg_fence_registers(acc[i]);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -818,8 +754,8 @@ __global__ void __launch_bounds__(kWgThreads, BlocksPerSm) implicit_conv_wgmma_k
     for (int step = 0; step < kBK / 8; ++step)
 #pragma unroll
       for (int i = 0; i < kProducts; ++i)
-        wgmma_step<In, BN>(acc[i], wg_descriptor(a_tile + i * 64 * 128 + step * 32),
-                           wg_descriptor(b_tile + step * 32), tile > 0 || step > 0);
+        wgmma_tf32<BN>(acc[i], wg_descriptor(a_tile + i * 64 * 128 + step * 32),
+                       wg_descriptor(b_tile + step * 32), tile > 0 || step > 0);
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
   }
@@ -848,7 +784,7 @@ __global__ void sum_parts_kernel(Args p) {
   float sum = p.partial[i];
   for (int part = 1; part < p.parts; ++part) sum += p.partial[part * p.m * p.n + i];
   const int64_t row = i / p.n, col = i % p.n;
-  store_c(p, row, col, epilogue(p, row, col, sum));
+  p.c[row * p.ldc + col] = epilogue(p, row, col, sum);
 }
 
 // B (n x k, rows ldb apart) split for gemm_f16x2, a block per row: the row's factor from its
@@ -934,20 +870,11 @@ void launch(cudaStream_t stream, const Args& args, int parts, bool cluster) {
                WarpsM * WarpsN * 32, kSmem, stream, args, parts, cluster);
 }
 
-template <int BM, int BN, WgIn In, int Stages = kWgStages, int BlocksPerSm = 1>
+template <int BM, int BN>
 void launch_wgmma(cudaStream_t stream, const Args& args, int parts, bool cluster) {
-  constexpr int kSmem = WgLayout<BM, BN, Stages>::kBytes + 1024;  // and the alignment of the base
-  launch_parts(implicit_conv_wgmma_kernel<BM, BN, true, In, Stages, BlocksPerSm>,
-               implicit_conv_wgmma_kernel<BM, BN, false, In, Stages, BlocksPerSm>,
+  constexpr int kSmem = WgLayout<BM, BN>::kBytes + 1024;  // and the alignment of the base
+  launch_parts(implicit_conv_wgmma_kernel<BM, BN, true>, implicit_conv_wgmma_kernel<BM, BN, false>,
                grid_of(args, BM, BN, parts), kWgThreads, kSmem, stream, args, parts, cluster);
-}
-// The 16-bit operands' type is the precision's, which Args carries as C's type.
-template <int BM, int BN, int Stages, int BlocksPerSm>
-void launch_wgmma_16bit(cudaStream_t stream, const Args& args, int parts, bool cluster) {
-  if (args.out == Out::Bf16)
-    launch_wgmma<BM, BN, WgIn::Bf16, Stages, BlocksPerSm>(stream, args, parts, cluster);
-  else
-    launch_wgmma<BM, BN, WgIn::F16, Stages, BlocksPerSm>(stream, args, parts, cluster);
 }
 // The tiles: block rows and columns, warps along each. With the three products every warp
 // computes 32 x 32 of C: for the float32 linear layers 64 x 32 and 32 x 64 warp tiles
@@ -966,9 +893,7 @@ struct Tile {
 #define AOTC_TILE(bm, bn, wm, wn, kind, gather) \
   { bm, bn, wm, wn, launch<bm, bn, wm, wn, Product::kind, gather> }
 #define AOTC_WGMMA_TILE(bm, bn) \
-  { bm, bn, 4, 1, launch_wgmma<bm, bn, WgIn::Tf32>, true }
-#define AOTC_WGMMA_16BIT_TILE(bm, bn, stages, blocks) \
-  { bm, bn, 4, 1, launch_wgmma_16bit<bm, bn, stages, blocks>, true }
+  { bm, bn, 4, 1, launch_wgmma<bm, bn>, true }
 const Tile kTiles[] = {AOTC_TILE(64, 64, 2, 2, ThreeTf32, false), AOTC_TILE(32, 64, 1, 2, ThreeTf32, false),
                        AOTC_TILE(32, 128, 1, 4, ThreeTf32, false),
                        AOTC_TILE(128, 64, 4, 2, ThreeTf32, false)};
@@ -993,23 +918,14 @@ const Tile kConvTilesTf32[] = {AOTC_TILE(64, 64, 2, 2, OneTf32, true),
                                AOTC_WGMMA_TILE(128, 128),
                                AOTC_WGMMA_TILE(128, 64),
                                AOTC_WGMMA_TILE(64, 128)};
-// The 16-bit convolution's: also three stages of 128 rows for two blocks a multiprocessor (a
-// block's wait and copies overlap the other's products: 0.78-0.86x the time of one block at
-// batch 32 on resnet50's stages 2 and 3).
-const Tile kConvTiles16bit[] = {AOTC_WGMMA_16BIT_TILE(128, 128, 4, 1), AOTC_WGMMA_16BIT_TILE(128, 64, 4, 1),
-                                AOTC_WGMMA_16BIT_TILE(64, 128, 4, 1),  AOTC_WGMMA_16BIT_TILE(64, 64, 4, 1),
-                                AOTC_WGMMA_16BIT_TILE(128, 128, 3, 2), AOTC_WGMMA_16BIT_TILE(128, 64, 3, 2),
-                                AOTC_WGMMA_16BIT_TILE(64, 128, 3, 2),  AOTC_WGMMA_16BIT_TILE(64, 64, 4, 3)};
 #undef AOTC_TILE
 #undef AOTC_WGMMA_TILE
-#undef AOTC_WGMMA_16BIT_TILE
 constexpr int kParts[] = {1, 2, 3, 4, 6, 8};  // at most 8: a portable cluster size
 constexpr int kTileCount = sizeof kTiles / sizeof kTiles[0];
 constexpr int kPartCount = sizeof kParts / sizeof kParts[0];
 constexpr int kF16x2TileCount = sizeof kTilesF16x2 / sizeof kTilesF16x2[0];
 constexpr int kConv3xTileCount = sizeof kConvTiles3x / sizeof kConvTiles3x[0];
 constexpr int kConvTf32TileCount = sizeof kConvTilesTf32 / sizeof kConvTilesTf32[0];
-constexpr int kConv16bitTileCount = sizeof kConvTiles16bit / sizeof kConvTiles16bit[0];
 
 // Whether the parts of a tile add their sums as a cluster: on sm_90 and later, unless
 // AOTC_CUDA_3XTF32_NO_CLUSTER=1 (for comparisons; read when a GEMM is planned).
@@ -1159,44 +1075,6 @@ void gemm_f16x2(cudaStream_t stream, const GemmParams& p, const float* a, const 
   run(stream, kTilesF16x2[config / kPartCount], q, args, bias, c, config, workspace);
 }
 
-namespace {
-// Args' gather geometry of a convolution; c_in counted in `per_float` values a float.
-void set_geometry(Args& args, const Conv2dParams& conv, int per_float) {
-  args.h_in = static_cast<int>(conv.h_in);
-  args.w_in = static_cast<int>(conv.w_in);
-  args.c_in = static_cast<int>(conv.c_in / per_float);
-  args.h_out = static_cast<int>(conv.h_out);
-  args.w_out = static_cast<int>(conv.w_out);
-  args.kernel_w = static_cast<int>(conv.kernel_w);
-  args.stride_h = static_cast<int>(conv.stride_h);
-  args.stride_w = static_cast<int>(conv.stride_w);
-  args.pad_h = static_cast<int>(conv.pad_h);
-  args.pad_w = static_cast<int>(conv.pad_w);
-  args.dilation_h = static_cast<int>(conv.dilation_h);
-  args.dilation_w = static_cast<int>(conv.dilation_w);
-}
-
-// Whether the gather's index sums fit 32 bits and its slices are whole taps.
-bool gather_fits(const Conv2dParams& conv, const GemmParams& p, int64_t slice_channels) {
-  const int64_t taps = conv.kernel_h * conv.kernel_w;
-  const auto int32 = [](int64_t v) { return v > 0 && v <= (1 << 28); };  // room for index sums
-  return conv.groups == 1 && conv.c_in % slice_channels == 0 && p.m == conv.n * conv.h_out * conv.w_out &&
-         p.n == conv.c_out && p.k == taps * conv.c_in && !p.trans_a && int32(conv.h_in) && int32(conv.w_in) &&
-         int32(conv.c_in) && int32(conv.h_out * conv.w_out) && int32(conv.stride_h) && int32(conv.stride_w) &&
-         int32(conv.dilation_h * conv.kernel_h) && int32(conv.dilation_w * conv.kernel_w) &&
-         conv.pad_h >= 0 && conv.pad_h < (1 << 28) && conv.pad_w >= 0 && conv.pad_w < (1 << 28);
-}
-
-// p with k and B's rows counted in floats, for 16-bit operands read two a float.
-GemmParams in_float_pairs(const GemmParams& p) {
-  GemmParams q = p;
-  q.k = p.k / 2;
-  q.ldb = p.ldb / 2;
-  q.lda = p.lda / 2;
-  return q;
-}
-}  // namespace
-
 int implicit_conv_nhwc_configs(Precision precision) {
   return precision == Precision::Fp32   ? kConv3xTileCount * kPartCount
          : precision == Precision::Tf32 ? kConvTf32TileCount * kPartCount
@@ -1210,7 +1088,14 @@ size_t implicit_conv_nhwc_workspace_bytes(const GemmParams& p, int config) {
 bool implicit_conv_nhwc_supported(const Conv2dParams& conv, const GemmParams& p, Precision precision,
                                   const float* x, const float* w, int config) {
   if (config < 0 || config >= implicit_conv_nhwc_configs(precision)) return false;
-  return gather_fits(conv, p, kBK) && aligned16(x) &&
+  const int64_t taps = conv.kernel_h * conv.kernel_w;
+  const auto int32 = [](int64_t v) { return v > 0 && v <= (1 << 28); };  // room for index sums
+  return conv.groups == 1 && conv.c_in % kBK == 0 && p.m == conv.n * conv.h_out * conv.w_out &&
+         p.n == conv.c_out && p.k == taps * conv.c_in && !p.trans_a && aligned16(x) && int32(conv.h_in) &&
+         int32(conv.w_in) && int32(conv.c_in) && int32(conv.h_out * conv.w_out) && int32(conv.stride_h) &&
+         int32(conv.stride_w) && int32(conv.dilation_h * conv.kernel_h) &&
+         int32(conv.dilation_w * conv.kernel_w) && conv.pad_h >= 0 && conv.pad_h < (1 << 28) &&
+         conv.pad_w >= 0 && conv.pad_w < (1 << 28) &&
          fits(p, w, precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x, config) &&
          (precision != Precision::Tf32 || !kConvTilesTf32[config / kPartCount].wgmma || wgmma_runs());
 }
@@ -1221,33 +1106,20 @@ void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dPa
   Args args{};
   args.a = x;
   args.b = w;
-  set_geometry(args, conv, 1);
+  args.h_in = static_cast<int>(conv.h_in);
+  args.w_in = static_cast<int>(conv.w_in);
+  args.c_in = static_cast<int>(conv.c_in);
+  args.h_out = static_cast<int>(conv.h_out);
+  args.w_out = static_cast<int>(conv.w_out);
+  args.kernel_w = static_cast<int>(conv.kernel_w);
+  args.stride_h = static_cast<int>(conv.stride_h);
+  args.stride_w = static_cast<int>(conv.stride_w);
+  args.pad_h = static_cast<int>(conv.pad_h);
+  args.pad_w = static_cast<int>(conv.pad_w);
+  args.dilation_h = static_cast<int>(conv.dilation_h);
+  args.dilation_w = static_cast<int>(conv.dilation_w);
   const Tile* tiles = precision == Precision::Tf32 ? kConvTilesTf32 : kConvTiles3x;
   run(stream, tiles[config / kPartCount], p, args, bias, c, config, workspace);
-}
-
-int implicit_conv_nhwc_16bit_configs() { return kConv16bitTileCount * kPartCount; }
-
-bool implicit_conv_nhwc_16bit_supported(const Conv2dParams& conv, const GemmParams& p, const void* x,
-                                        const void* w, int config) {
-  if (config < 0 || config >= implicit_conv_nhwc_16bit_configs()) return false;
-  // A slice: 64 16-bit channels of one tap; B's rows and k in whole floats.
-  return gather_fits(conv, p, 2 * kBK) && p.ldb % 2 == 0 && aligned16(static_cast<const float*>(x)) &&
-         fits(in_float_pairs(p), static_cast<const float*>(w), kConvTiles16bit, config) && wgmma_runs();
-}
-
-void implicit_conv_nhwc_16bit(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
-                              const GemmParams& p, const void* x, const void* w, const void* bias,
-                              const void* residual, void* c, int config, void* workspace) {
-  Args args{};
-  args.a = static_cast<const float*>(x);
-  args.b = static_cast<const float*>(w);
-  args.out = precision == Precision::Bf16 ? Out::Bf16 : Out::F16;
-  set_geometry(args, conv, 2);
-  GemmParams q = in_float_pairs(p);
-  q.residual = static_cast<const float*>(residual);
-  run(stream, kConvTiles16bit[config / kPartCount], q, args, static_cast<const float*>(bias),
-      static_cast<float*>(c), config, workspace);
 }
 
 }  // namespace aotc::rt::cuda

@@ -648,21 +648,28 @@ void gemm_impl(const Exec& ex, const BatchedGemmParams& bp, const void* a, const
   cublas_gemm(ex, bp, a, b, ab_type, bias, c);
 }
 
-// The implicit-convolution config chosen for a convolution (-1: unfold + GEMM), timed in
-// the tuning run: `unfolded` (the unfolding + the GEMM as tuned) against every config that
-// `runs`, `implicit` launching one; the implicit GEMM must be clearly faster (kMargin, as
-// elsewhere). `key`: the product's (key_of); the geometry that its sizes leave open is added.
-template <typename Runs, typename Unfolded, typename Implicit>
-int choose_implicit_conv(const Exec& ex, GemmTuningKey key, const GemmParams& p, const Conv2dParams& conv,
-                         int configs, const Runs& runs, const Unfolded& unfolded, const Implicit& implicit) {
+// The implicit_conv_nhwc config chosen for a convolution (-1: im2col + GEMM), timed in
+// the tuning run: im2col_nhwc_f32 + gemm_impl as tuned against every supported config;
+// the implicit GEMM must be clearly faster (kMargin, as elsewhere).
+int choose_implicit_conv(const Exec& ex, const BatchedGemmParams& bp, const Conv2dParams& conv,
+                         const float* x, const float* w, const float* bias, float* c, float* columns) {
+  const GemmParams& p = bp.gemm;
   // AOTC_CUDA_IMPLICIT_CONV=0: never; =1: always where a config runs (for comparisons and
   // for the GPU suite's checks of shapes where timing would not pick it).
   const char* env = std::getenv("AOTC_CUDA_IMPLICIT_CONV");
   const bool never = env && std::strcmp(env, "0") == 0, always = env && std::strcmp(env, "1") == 0;
-  if (!ex.tuning || configs == 0 || never) return -1;
+  if (!ex.tuning || implicit_conv_nhwc_configs(ex.precision) == 0 || never) return -1;
+  const auto runs = [&](int config) {
+    return implicit_conv_nhwc_supported(conv, p, ex.precision, x, w, config) &&
+           implicit_conv_nhwc_workspace_bytes(p, config) <= ex.workspace_bytes;
+  };
   bool any = false;
-  for (int config = 0; config < configs && !any; ++config) any = runs(config);
+  for (int config = 0; config < implicit_conv_nhwc_configs(ex.precision) && !any; ++config)
+    any = runs(config);
   if (!any) return -1;
+  // The product's key and the geometry that the product's sizes leave open.
+  GemmTuningKey key =
+      key_of(ex, bp, plan_epilogue(bp, bias, p.residual), CUDA_R_32F, CUDA_R_32F, x, w, bias, p.residual, c);
   key.fields[21] = conv.h_in << 32 | conv.w_in;
   key.fields[22] = conv.kernel_h << 48 | conv.kernel_w << 32 | conv.stride_h << 16 | conv.stride_w;
   key.fields[23] = conv.pad_h << 48 | conv.pad_w << 32 | conv.dilation_h << 16 | conv.dilation_w;
@@ -675,11 +682,17 @@ int choose_implicit_conv(const Exec& ex, GemmTuningKey key, const GemmParams& p,
     return -1;
   }
   const float unfolded_ms = median_time(ex, events, [&] {
-    unfolded();
+    im2col_nhwc_f32(ex.stream, conv, false, p.k, x, columns);
+    gemm_impl(ex, bp, columns, w, CUDA_R_32F, bias, c);
     return first_error()[0] == '\0';
   });
   float best = -1.0f;
-  chosen = fastest_config(ex, events, configs, runs, implicit, &best);
+  chosen = fastest_config(
+      ex, events, implicit_conv_nhwc_configs(ex.precision), runs,
+      [&](int config) {
+        implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
+      },
+      &best);
   constexpr float kMargin = 0.97f;
   if (!always && unfolded_ms >= 0.0f && !(best >= 0.0f && best < kMargin * unfolded_ms)) chosen = -1;
   if (trace())
@@ -814,57 +827,12 @@ void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams&
                         const float* w, const float* bias, float* c, float* columns) {
   if (p.m <= 0 || p.n <= 0) return;
   const BatchedGemmParams bp = single(p);
-  const auto unfolded = [&] {
-    im2col_nhwc_f32(ex.stream, conv, false, p.k, x, columns);
-    gemm_impl(ex, bp, columns, w, CUDA_R_32F, bias, c);
-  };
-  const auto implicit = [&](int config) {
+  if (const int config = choose_implicit_conv(ex, bp, conv, x, w, bias, c, columns); config >= 0) {
     implicit_conv_nhwc(ex.stream, ex.precision, conv, p, x, w, bias, c, config, ex.workspace);
-  };
-  const int configs = implicit_conv_nhwc_configs(ex.precision);
-  const auto runs = [&](int config) {
-    return implicit_conv_nhwc_supported(conv, p, ex.precision, x, w, config) &&
-           implicit_conv_nhwc_workspace_bytes(p, config) <= ex.workspace_bytes;
-  };
-  const GemmTuningKey key =
-      key_of(ex, bp, plan_epilogue(bp, bias, p.residual), CUDA_R_32F, CUDA_R_32F, x, w, bias, p.residual, c);
-  if (const int config = choose_implicit_conv(ex, key, p, conv, configs, runs, unfolded, implicit);
-      config >= 0)
-    implicit(config);
-  else
-    unfolded();
-}
-
-void conv_gemm_nhwc_16bit(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const void* x,
-                          const void* w, const void* bias, const void* residual, void* c, void* columns) {
-  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
-    note_error("conv_gemm_nhwc_16bit", "16-bit operands need --precision fp16 or bf16");
     return;
   }
-  if (p.m <= 0 || p.n <= 0) return;
-  const auto unfolded = [&] {
-    im2col_nhwc_16bit_input(ex.stream, conv, ex.precision, p.k, x, columns);
-    gemm_16bit_output(ex, p, columns, true, w, true, bias, residual, c, nullptr);
-  };
-  const auto implicit = [&](int config) {
-    implicit_conv_nhwc_16bit(ex.stream, ex.precision, conv, p, x, w, bias, residual, c, config, ex.workspace);
-  };
-  const auto runs = [&](int config) {
-    return implicit_conv_nhwc_16bit_supported(conv, p, x, w, config) &&
-           implicit_conv_nhwc_workspace_bytes(p, config) <= ex.workspace_bytes;
-  };
-  // The key of the unfolded path's GEMM (gemm_16bit_output's types), its epilogue as planned
-  // there.
-  const BatchedGemmParams bp = single(p);
-  const cudaDataType_t type = type_16bit(ex.precision);
-  const GemmTuningKey key =
-      key_of(ex, bp, plan_epilogue(bp, bias, residual), type, type, x, w, bias, residual, c);
-  if (const int config = choose_implicit_conv(ex, key, p, conv, implicit_conv_nhwc_16bit_configs(), runs,
-                                              unfolded, implicit);
-      config >= 0)
-    implicit(config);
-  else
-    unfolded();
+  im2col_nhwc_f32(ex.stream, conv, false, p.k, x, columns);
+  gemm_impl(ex, bp, columns, w, CUDA_R_32F, bias, c);
 }
 
 }  // namespace aotc::rt::cuda

@@ -144,16 +144,6 @@ size_t implicit_conv_nhwc_workspace_bytes(const GemmParams& p, int config);
 void implicit_conv_nhwc(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
                         const GemmParams& p, const float* x, const float* w, const float* bias, float* c,
                         int config, void* workspace);
-// The same at --precision fp16 / bf16 on Hopper's warpgroup MMA (compute capability 9.0):
-// x the NHWC input and w the weights (c_out x k) in the precision's 16-bit type, c_in a
-// multiple of 64; bias (per column), residual (rows p.ldr apart, or null) and c in that type
-// too, as gemm_16bit_output's; float32 accumulation, rounded once into c.
-int implicit_conv_nhwc_16bit_configs();
-bool implicit_conv_nhwc_16bit_supported(const Conv2dParams& conv, const GemmParams& p, const void* x,
-                                        const void* w, int config);
-void implicit_conv_nhwc_16bit(cudaStream_t stream, Precision precision, const Conv2dParams& conv,
-                              const GemmParams& p, const void* x, const void* w, const void* bias,
-                              const void* residual, void* c, int config, void* workspace);
 // The convolution that implicit_conv_nhwc describes, on the faster of implicit_conv_nhwc
 // (its fastest config) and im2col_nhwc_f32 into `columns` (m x k floats) + gemm_f32, as
 // timed per shape in the context's tuning run (gemm_cublas.cu); im2col + gemm_f32 without
@@ -161,12 +151,6 @@ void implicit_conv_nhwc_16bit(cudaStream_t stream, Precision precision, const Co
 // is created) takes im2col + gemm_f32 / the implicit GEMM always.
 void conv_gemm_nhwc_f32(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const float* x,
                         const float* w, const float* bias, float* c, float* columns);
-// The 16-bit convolution on the faster of implicit_conv_nhwc_16bit and
-// im2col_nhwc_16bit_input into `columns` (m x k 16-bit values) + gemm_16bit_output, chosen
-// as conv_gemm_nhwc_f32 chooses (the same switch); x, w, bias, residual (null: none) and c
-// as implicit_conv_nhwc_16bit's, p.residual null.
-void conv_gemm_nhwc_16bit(const Exec& ex, const GemmParams& p, const Conv2dParams& conv, const void* x,
-                          const void* w, const void* bias, const void* residual, void* c, void* columns);
 // c[i * stride_c + r * ldc + col] = activation(c + beta * bias[i * stride_bias + ...] (by
 // kind)) + residual[i * stride_residual + r * ldr + col] (if not null), then clamped to
 // [lo, hi], for i < batch, r < m, col < n.
