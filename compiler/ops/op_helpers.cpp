@@ -12,12 +12,21 @@ int64_t normalize_dim(const LowerContext& ctx, int64_t dim, int64_t rank) {
 }
 
 int lower_as(LowerContext& ctx, const std::string& name, std::vector<Operand> args) {
+  return lower_as_all(ctx, name, std::move(args), 1)[0];
+}
+
+std::vector<int> lower_as_all(LowerContext& ctx, const std::string& name, std::vector<Operand> args,
+                              size_t num_outputs) {
   const LowerFn* lower = Registry::get().find_lowering(name);
   if (!lower) ctx.fail("internal: no lowering of " + name);
-  LowerContext step(ctx.graph, ctx.op_name, std::move(args), 1, ctx.loc);
+  LowerContext step(ctx.graph, ctx.op_name, std::move(args), num_outputs, ctx.loc);
   (*lower)(step);
-  if (!step.outputs.at(0).is_tensor()) ctx.fail("internal: " + name + " gave no tensor");
-  return step.outputs.at(0).tensor;
+  std::vector<int> outputs;
+  for (const Operand& o : step.outputs) {
+    if (!o.is_tensor()) ctx.fail("internal: " + name + " gave no tensor");
+    outputs.push_back(o.tensor);
+  }
+  return outputs;
 }
 
 ir::Shape broadcast_shapes(const LowerContext& ctx, const ir::Shape& a, const ir::Shape& b) {

@@ -17,6 +17,9 @@ int64_t normalize_dim(const LowerContext& ctx, int64_t dim, int64_t rank);
 // Output 0 of torch op `name`'s own lowering run on `args` at ctx's node (a step of an op
 // composed of others), as an IR value.
 int lower_as(LowerContext& ctx, const std::string& name, std::vector<Operand> args);
+// Every tensor output (num_outputs of them) of the same.
+std::vector<int> lower_as_all(LowerContext& ctx, const std::string& name, std::vector<Operand> args,
+                              size_t num_outputs);
 
 // Numpy/torch broadcasting of two shapes; fails with both shapes in the message.
 ir::Shape broadcast_shapes(const LowerContext& ctx, const ir::Shape& a, const ir::Shape& b);

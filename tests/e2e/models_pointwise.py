@@ -330,6 +330,50 @@ def _search_inputs():
             ("unsorted", torch.tensor([0.5, -1.0, 2.0, 0.0, 1.0]))]
 
 
+class OrderStatistics(nn.Module):
+    """median and nanmedian of every value and along a dim (odd and even counts, keepdim, lines
+    with NaNs, where median gives the first NaN's index), kthvalue (NaN the largest), quantile
+    and nanquantile (a number, a tensor of q and a 0-d one, every value and along a dim, the
+    five interpolations, a line of NaNs only), an integer median. Indices only where torch's
+    are defined (no ties, lines with numbers)."""
+
+    def forward(self, x, y, z, q, ints):
+        a = torch.median(y)
+        b = torch.median(x, dim=1)
+        c = torch.median(y, 0, keepdim=True)
+        d = torch.nanmedian(x, 1)
+        e = torch.nanmedian(z)
+        f = torch.nanmedian(z, dim=0).values
+        g = torch.kthvalue(y, 3, 1)
+        h = torch.kthvalue(x, 2, 0, True)
+        i = torch.quantile(y, 0.3, dim=1)
+        j = torch.quantile(x, q, dim=1, keepdim=True)
+        k = torch.nanquantile(x, 0.75, dim=1, interpolation="nearest")
+        m = torch.nanquantile(x, q, dim=1, interpolation="midpoint")
+        n = torch.quantile(y, q, interpolation="lower")
+        o = torch.quantile(y, q[1], dim=0, keepdim=True, interpolation="higher")
+        p = torch.nanquantile(z, q, dim=1, keepdim=True)
+        r = torch.quantile(y, 0.5, keepdim=True)
+        s = torch.median(ints, 1).values
+        t = torch.median(ints)
+        return (a, b.values, b.indices, c.values, c.indices, d.values, d.indices, e, f, g.values, g.indices,
+                h.values, h.indices, i, j, k, m, n, o, p, r, s, t)
+
+
+def _order_inputs():
+    torch.manual_seed(14)
+    x = torch.randn(5, 7)
+    x[1, 3] = float("nan")
+    x[2, 0], x[2, 5] = float("nan"), float("nan")
+    x[4, 6] = 1e6  # far out (an infinity makes torch's lerp NaN or not by dtype and device)
+    y = torch.randn(4, 6)
+    z = torch.randn(3, 4)
+    z[1, :] = float("nan")  # a line of NaNs only
+    z[2, 1] = float("nan")
+    q = torch.tensor([0.0, 0.25, 0.6, 1.0])
+    return [("x", x), ("y", y), ("z", z), ("q", q), ("ints", _ints(15, (3, 5), -9, 9, torch.int64))]
+
+
 class SpecialFunctions(nn.Module):
     """lgamma, digamma (poles, negative values), erfinv, ndtri and ndtr (tails, 0 and 1),
     entr, xlog1py, signbit of -0.0, copysign (tensor and number), logaddexp and logaddexp2
@@ -559,6 +603,8 @@ MODELS_POINTWISE = {
     "pw_scan_traced": _traced(ScanOps, _scan_inputs),
     "pw_search": _scripted(SearchOps, _search_inputs),
     "pw_search_traced": _traced(SearchOps, _search_inputs),
+    "pw_order_stats": _scripted(OrderStatistics, _order_inputs),
+    "pw_order_stats_traced": _traced(OrderStatistics, _order_inputs),
     "pw_special": _scripted(SpecialFunctions, _special_inputs),
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
     "pw_distance": _scripted(DistanceOps, _distance_inputs),
