@@ -1,7 +1,8 @@
 // Comparisons and logic, producing bool -> IR "binary" (Eq..LogicalXor) and "unary"
 // (BitwiseNot): eq, ne, lt, le, gt, ge (Tensor and Scalar, and their aliases), logical_and
 // / or / xor / not, bitwise_and / or / xor / not (and the &, |, ^, ~ operators) on bool and
-// integer tensors, isnan, isinf, isfinite. In-place forms write the result in self's dtype.
+// integer tensors, bitwise_left_shift / right_shift (and <<, >>) on integer tensors, isnan,
+// isinf, isfinite. In-place forms write the result in self's dtype.
 #include "elementwise.h"
 
 #include <cmath>
@@ -29,6 +30,17 @@ LowerFn bitwise(BinaryOp op) {
   return [op](LowerContext& ctx) {
     const ElemArg a = elem_arg(ctx, 0), b = elem_arg(ctx, 1);
     if (is_float(result_type({a, b}))) ctx.fail("bitwise operations need integer or bool tensors");
+    set_elementwise_output(ctx, compare(ctx, op, a, b));
+  };
+}
+
+// bitwise_left_shift / bitwise_right_shift and the << / >> operators: integers.
+LowerFn shift(BinaryOp op) {
+  return [op](LowerContext& ctx) {
+    const ElemArg a = elem_arg(ctx, 0), b = elem_arg(ctx, 1);
+    const ir::DType t = result_type({a, b});
+    if (t != ir::DType::Int64 && t != ir::DType::Int32)
+      ctx.fail(std::string("shifts need int64 or int32 tensors, got ") + ir::dtype_name(t));
     set_elementwise_output(ctx, compare(ctx, op, a, b));
   };
 }
@@ -94,6 +106,12 @@ void register_compare(Registry& r) {
   r.add_lowering("aten::__iand__", bitwise(BinaryOp::BitwiseAnd));
   r.add_lowering("aten::__ior__", bitwise(BinaryOp::BitwiseOr));
   r.add_lowering("aten::__ixor__", bitwise(BinaryOp::BitwiseXor));
+  register_with_inplace(r, "aten::bitwise_left_shift", shift(BinaryOp::LeftShift));
+  register_with_inplace(r, "aten::bitwise_right_shift", shift(BinaryOp::RightShift));
+  r.add_lowering("aten::__lshift__", shift(BinaryOp::LeftShift));
+  r.add_lowering("aten::__rshift__", shift(BinaryOp::RightShift));
+  r.add_lowering("aten::__ilshift__", shift(BinaryOp::LeftShift));
+  r.add_lowering("aten::__irshift__", shift(BinaryOp::RightShift));
   register_with_inplace(r, "aten::logical_not", lower_logical_not);
   register_with_inplace(r, "aten::bitwise_not", lower_bitwise_not);
   r.add_lowering("aten::isnan", lower_isnan);

@@ -374,6 +374,28 @@ def _order_inputs():
     return [("x", x), ("y", y), ("z", z), ("q", q), ("ints", _ints(15, (3, 5), -9, 9, torch.int64))]
 
 
+class Shifts(nn.Module):
+    """<< and >> and bitwise_left_shift / bitwise_right_shift on int64 and int32 (promoted
+    together), by tensors and numbers, in place, with shifts past the width and negative ones
+    (torch: 0 left, the sign right) and negative values."""
+
+    def forward(self, a, b, c):
+        d = c.clone()
+        d <<= 3
+        e = c.clone()
+        e >>= 1
+        return (a << b, a >> b, torch.bitwise_left_shift(c, 5), torch.bitwise_right_shift(a, 70), c << b,
+                c >> 31, d, e, torch.bitwise_right_shift(c, b[:, :1].int()))
+
+
+def _shift_inputs():
+    a = _ints(16, (3, 6), -(1 << 40), 1 << 40, torch.int64)
+    b = _ints(17, (3, 6), -3, 70, torch.int64)
+    b[0, :4] = torch.tensor([0, 63, 64, -1])
+    c = _ints(18, (3, 6), -(1 << 20), 1 << 20, torch.int32)
+    return [("a", a), ("b", b), ("c", c)]
+
+
 class SpecialFunctions(nn.Module):
     """lgamma, digamma (poles, negative values), erfinv, ndtri and ndtr (tails, 0 and 1),
     entr, xlog1py, signbit of -0.0, copysign (tensor and number), logaddexp and logaddexp2
@@ -605,6 +627,8 @@ MODELS_POINTWISE = {
     "pw_search_traced": _traced(SearchOps, _search_inputs),
     "pw_order_stats": _scripted(OrderStatistics, _order_inputs),
     "pw_order_stats_traced": _traced(OrderStatistics, _order_inputs),
+    "pw_shifts": _scripted(Shifts, _shift_inputs),
+    "pw_shifts_traced": _traced(Shifts, _shift_inputs),
     "pw_special": _scripted(SpecialFunctions, _special_inputs),
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
     "pw_distance": _scripted(DistanceOps, _distance_inputs),

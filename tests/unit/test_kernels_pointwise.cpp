@@ -138,6 +138,15 @@ double ref_int_binary(BinaryOp op, T a, T b) {
       return static_cast<double>(a | b);
     case BinaryOp::BitwiseXor:
       return static_cast<double>(a ^ b);
+    case BinaryOp::LeftShift: {  // torch: 0 past the width; a negative a shifts its bits
+      const int bits = static_cast<int>(sizeof(T) * 8);
+      if (b < 0 || b >= bits) return 0.0;
+      return static_cast<double>(static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(a)) << b));
+    }
+    case BinaryOp::RightShift: {  // the sign past the width
+      const int bits = static_cast<int>(sizeof(T) * 8);
+      return static_cast<double>(a >> (b < 0 || b >= bits - 1 ? bits - 1 : b));
+    }
     case BinaryOp::Eq:
       return a == b;
     case BinaryOp::Ne:
@@ -272,17 +281,21 @@ void check_int_binary(ThreadPool& pool, BinaryOp op, ElemType t, int lo, int hi)
 
 TEST_CASE("binary: integer ops, every dtype, broadcasting, exact") {
   const BinaryOp ops[] = {
-      BinaryOp::Add,        BinaryOp::Sub,       BinaryOp::Mul,        BinaryOp::FloorDiv,
-      BinaryOp::TruncDiv,   BinaryOp::Remainder, BinaryOp::Fmod,       BinaryOp::Pow,
-      BinaryOp::Minimum,    BinaryOp::Maximum,   BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr,
-      BinaryOp::BitwiseXor, BinaryOp::Eq,        BinaryOp::Ne,         BinaryOp::Lt,
-      BinaryOp::Le,         BinaryOp::Gt,        BinaryOp::Ge,         BinaryOp::LogicalAnd,
-      BinaryOp::LogicalOr,  BinaryOp::LogicalXor};
+      BinaryOp::Add,        BinaryOp::Sub,        BinaryOp::Mul,        BinaryOp::FloorDiv,
+      BinaryOp::TruncDiv,   BinaryOp::Remainder,  BinaryOp::Fmod,       BinaryOp::Pow,
+      BinaryOp::Minimum,    BinaryOp::Maximum,    BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr,
+      BinaryOp::BitwiseXor, BinaryOp::Eq,         BinaryOp::Ne,         BinaryOp::Lt,
+      BinaryOp::Le,         BinaryOp::Gt,         BinaryOp::Ge,         BinaryOp::LogicalAnd,
+      BinaryOp::LogicalOr,  BinaryOp::LogicalXor, BinaryOp::LeftShift,  BinaryOp::RightShift};
   for (int threads : kThreadCounts) {
     ThreadPool pool(threads);
     for (BinaryOp op : ops) {
       check_int_binary<int64_t>(pool, op, ElemType::I64, -9, 9);  // includes division by 0
       check_int_binary<int32_t>(pool, op, ElemType::I32, -9, 9);
+    }
+    for (BinaryOp op : {BinaryOp::LeftShift, BinaryOp::RightShift}) {  // shifts past the width
+      check_int_binary<int64_t>(pool, op, ElemType::I64, -70, 70);
+      check_int_binary<int32_t>(pool, op, ElemType::I32, -40, 40);
     }
     const BinaryOp bool_ops[] = {BinaryOp::Eq,        BinaryOp::Ne,         BinaryOp::LogicalAnd,
                                  BinaryOp::LogicalOr, BinaryOp::LogicalXor, BinaryOp::BitwiseAnd,

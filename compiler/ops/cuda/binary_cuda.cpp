@@ -30,7 +30,7 @@ bool computes(BinaryOp op, ir::DType t) {
       return bitwise || op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
              op == BinaryOp::FloorDiv || op == BinaryOp::TruncDiv || op == BinaryOp::Remainder ||
              op == BinaryOp::Fmod || op == BinaryOp::Pow || op == BinaryOp::Minimum ||
-             op == BinaryOp::Maximum;
+             op == BinaryOp::Maximum || op == BinaryOp::LeftShift || op == BinaryOp::RightShift;
     case ir::DType::Bool:
       return bitwise || op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Minimum ||
              op == BinaryOp::Maximum;

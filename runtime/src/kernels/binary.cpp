@@ -5,6 +5,7 @@
 // broadcast operand, each handled by its own vectorisable loop. y may alias a or b
 // when that operand has the full output shape and the same element type.
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/kernels/int_shift.h>
 #include <aotc/rt/thread_pool.h>
 
 #include <cmath>
@@ -263,6 +264,12 @@ void run_arithmetic(ThreadPool& pool, const BinaryParams& p, const Layout& l, co
       return;
     case BinaryOp::BitwiseXor:
       if constexpr (!kFloat) run([](T x, T v) { return static_cast<T>(x ^ v); });
+      return;
+    case BinaryOp::LeftShift:
+      if constexpr (!kFloat && !kBool) run([](T x, T v) { return shift_left(x, v); });
+      return;
+    case BinaryOp::RightShift:
+      if constexpr (!kFloat && !kBool) run([](T x, T v) { return shift_right(x, v); });
       return;
     case BinaryOp::PRelu:
       if constexpr (kFloat) run([](T x, T v) { return x > 0.0f ? x : x * v; });

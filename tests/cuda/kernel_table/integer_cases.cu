@@ -123,6 +123,10 @@ const char* binary_name(BinaryOp op) {
       return "bitwise_or";
     case BinaryOp::BitwiseXor:
       return "bitwise_xor";
+    case BinaryOp::LeftShift:
+      return "left_shift";
+    case BinaryOp::RightShift:
+      return "right_shift";
     case BinaryOp::Eq:
       return "eq";
     case BinaryOp::Ne:
@@ -280,7 +284,8 @@ void pointwise_cases(KernelTable& t) {
   } else {
     binary_cases<T, BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::FloorDiv, BinaryOp::TruncDiv,
                  BinaryOp::Remainder, BinaryOp::Fmod, BinaryOp::Pow, BinaryOp::Minimum, BinaryOp::Maximum,
-                 BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr, BinaryOp::BitwiseXor>(t, o);
+                 BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr, BinaryOp::BitwiseXor, BinaryOp::LeftShift,
+                 BinaryOp::RightShift>(t, o);
     for (const float alpha : {3.0f, -2.0f}) {
       binary_case<BinaryOp::Add, T>(t, o, alpha);
       binary_case<BinaryOp::Sub, T>(t, o, alpha);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <aotc/rt/kernels.h>
+#include <aotc/rt/kernels/int_shift.h>
 #include <aotc/rt/kernels/special_math.h>
 #include <aotc/rt/cuda/lowp.cuh>
 
@@ -312,6 +313,10 @@ __device__ __forceinline__ T binary_apply_int(T a, T b, T alpha) {
       return static_cast<T>(a & b);
     } else if constexpr (Op == BinaryOp::BitwiseOr) {
       return static_cast<T>(a | b);
+    } else if constexpr (Op == BinaryOp::LeftShift) {
+      return shift_left(a, b);
+    } else if constexpr (Op == BinaryOp::RightShift) {
+      return shift_right(a, b);
     } else {
       static_assert(Op == BinaryOp::BitwiseXor, "no such binary op on integers");
       return static_cast<T>(a ^ b);

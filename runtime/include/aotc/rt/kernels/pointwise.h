@@ -91,6 +91,8 @@ enum class BinaryOp : int32_t {
   BitwiseXor = 13,
   PRelu = 14,  // a > 0 ? a : a * b
   Atan2 = 15,
+  LeftShift = 16,   // integers only (int_shift.h: torch's rules for shifts out of range)
+  RightShift = 17,  // arithmetic
   // Comparisons and logic: the result is bool whatever the operands' dtype.
   Eq = 32,
   Ne = 33,
