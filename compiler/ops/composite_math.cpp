@@ -1,7 +1,8 @@
 // Pointwise functions that torch has as single ops but aotc composes of its unary, binary
 // and where IR ops (each one pass over the data; these are rare in models): frac, hypot,
 // logit, sinc, heaviside, nan_to_num, xlogy, xlog1py, entr, ndtr, signbit, copysign,
-// logaddexp(2), deg2rad, rad2deg, rrelu in evaluation, and their in-place forms.
+// logaddexp(2), deg2rad, rad2deg, rrelu in evaluation, angle of real tensors, and their
+// in-place forms.
 #include <cfloat>
 #include <cmath>
 
@@ -126,6 +127,14 @@ void lower_ndtr(LowerContext& ctx) {
   set_elementwise_output(ctx, add_unary_op(ctx, rt::UnaryOp::ScaleShift, erfc, 0.5, 0.0));
 }
 
+// angle(x) of a real x: pi below 0, 0 otherwise (-0.0 too), NaN for NaN; float32.
+void lower_angle(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int y = add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Lt, x, number(ctx, 0.0)),
+                             number(ctx, M_PI), number(ctx, 0.0));
+  set_elementwise_output(ctx, add_where_op(ctx, add_binary_op(ctx, rt::BinaryOp::Ne, x, x), x, y));
+}
+
 // Whether x's sign bit is set, as bool (-0.0 and negative NaNs included; integers: x < 0).
 int sign_bit(LowerContext& ctx, int x) {
   const int bit = add_unary_op(ctx, rt::UnaryOp::Signbit, cast_to(ctx, x, ir::DType::Float32));
@@ -197,6 +206,7 @@ void register_composite_math(Registry& r) {
   r.add_lowering("aten::special_entr", lower_entr);
   r.add_lowering("aten::special_ndtr", lower_ndtr);
   r.add_lowering("aten::signbit", lower_signbit);
+  r.add_lowering("aten::angle", lower_angle);
   register_with_inplace(r, "aten::copysign", lower_copysign);
   r.add_lowering("aten::logaddexp", log_add_exp(false));
   r.add_lowering("aten::logaddexp2", log_add_exp(true));

@@ -396,6 +396,40 @@ def _shift_inputs():
     return [("a", a), ("b", b), ("c", c)]
 
 
+class NumericBuilders(nn.Module):
+    """trapezoid and trapz (sample points of 1-d and full shape, a spacing, a dim),
+    cumulative_trapezoid, vander (N, increasing, integers), linalg.vander, cov (correction,
+    1-d), corrcoef, angle (negative, zero, -0.0, NaN)."""
+
+    def forward(self, y, xs, v, ids, obs):
+        a = torch.trapezoid(y, xs)
+        b = torch.trapezoid(y, dx=0.5, dim=0)
+        c = torch.trapz(y, xs.expand(3, 7), dim=1)
+        d = torch.cumulative_trapezoid(y, xs)
+        e = torch.cumulative_trapezoid(y, dx=2.0, dim=0)
+        f = torch.vander(v)
+        g = torch.vander(v, 3, True)
+        h = torch.vander(ids, 4)
+        i = torch.linalg.vander(y[:, :4])
+        j = torch.cov(obs)
+        k = torch.cov(obs, correction=0)
+        m = torch.cov(obs[0])
+        n = torch.corrcoef(obs)
+        o = torch.angle(y)
+        p = torch.angle(ids)
+        return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p
+
+
+def _numeric_builder_inputs():
+    torch.manual_seed(19)
+    y = torch.randn(3, 7)
+    y[0, 1], y[1, 2], y[2, 3] = 0.0, -0.0, float("nan")
+    xs = torch.sort(torch.rand(7) * 4).values
+    v = torch.tensor([0.5, -1.5, 2.0, 0.0, 1.25])
+    return [("y", y), ("xs", xs), ("v", v), ("ids", _ints(20, (4,), -3, 4, torch.int64)),
+            ("obs", torch.randn(3, 9))]
+
+
 class SpecialFunctions(nn.Module):
     """lgamma, digamma (poles, negative values), erfinv, ndtri and ndtr (tails, 0 and 1),
     entr, xlog1py, signbit of -0.0, copysign (tensor and number), logaddexp and logaddexp2
@@ -629,6 +663,8 @@ MODELS_POINTWISE = {
     "pw_order_stats_traced": _traced(OrderStatistics, _order_inputs),
     "pw_shifts": _scripted(Shifts, _shift_inputs),
     "pw_shifts_traced": _traced(Shifts, _shift_inputs),
+    "pw_numeric_builders": _scripted(NumericBuilders, _numeric_builder_inputs),
+    "pw_numeric_builders_traced": _traced(NumericBuilders, _numeric_builder_inputs),
     "pw_special": _scripted(SpecialFunctions, _special_inputs),
     "pw_special_traced": _traced(SpecialFunctions, _special_inputs),
     "pw_distance": _scripted(DistanceOps, _distance_inputs),
