@@ -160,6 +160,7 @@ LowerFn quantile_of(bool ignore_nan) {
     int q;
     bool leading = false;
     int64_t count_q = 1;
+    bool checked = true;  // every q known when compiling, and checked there
     if (ctx.arg(1).is_number()) {
       check_q(ctx, ctx.double_arg(1));
       q = f32_constant(ctx, ctx.double_arg(1));
@@ -168,7 +169,8 @@ LowerFn quantile_of(bool ignore_nan) {
       if (qv.dtype != ir::DType::Float32 || qv.shape.size() > 1)
         ctx.fail("q must be a number or a float32 tensor of at most one dim, got " +
                  std::string(ir::dtype_name(qv.dtype)) + ir::shape_str(qv.shape));
-      if (qv.storage == ir::Storage::Constant && ctx.graph.storage_root(qv.id) == qv.id)
+      checked = qv.storage == ir::Storage::Constant && ctx.graph.storage_root(qv.id) == qv.id;
+      if (checked)
         for (int64_t i = 0; i < ir::numel(qv.shape); ++i) check_q(ctx, ctx.graph.constant_of(qv.id).f32()[i]);
       leading = qv.shape.size() == 1;
       count_q = ir::numel(qv.shape);
@@ -196,10 +198,13 @@ LowerFn quantile_of(bool ignore_nan) {
     q = ctx.graph.add_alias(q, q_shape);
     // A tensor of q read at run time may hold values outside [0, 1] (or NaN), which torch
     // refuses: their positions are taken at q = 0 and their results are NaN.
-    const int q_valid = add_binary_op(ctx, rt::BinaryOp::LogicalAnd,
-                                      add_binary_op(ctx, rt::BinaryOp::Ge, q, f32_constant(ctx, 0.0)),
-                                      add_binary_op(ctx, rt::BinaryOp::Le, q, f32_constant(ctx, 1.0)));
-    q = add_where_op(ctx, q_valid, q, f32_constant(ctx, 0.0));
+    int q_valid = -1;
+    if (!checked) {
+      q_valid = add_binary_op(ctx, rt::BinaryOp::LogicalAnd,
+                              add_binary_op(ctx, rt::BinaryOp::Ge, q, f32_constant(ctx, 0.0)),
+                              add_binary_op(ctx, rt::BinaryOp::Le, q, f32_constant(ctx, 1.0)));
+      q = add_where_op(ctx, q_valid, q, f32_constant(ctx, 0.0));
+    }
     const int lines_count = ctx.graph.add_alias(count, kept);
     int rank;
     if (ignore_nan) {  // q (count - 1), at least 0
@@ -213,18 +218,21 @@ LowerFn quantile_of(bool ignore_nan) {
       rank = add_where_op(ctx, has_nan, f32_constant(ctx, last),
                           add_binary_op(ctx, rt::BinaryOp::Mul, q, f32_constant(ctx, last)));
     }
+    // lower / higher / nearest pick one value at an integral rank; linear and midpoint
+    // interpolate between the values below and above it.
+    const bool between = mode == Interpolation::Linear || mode == Interpolation::Midpoint;
     if (mode == Interpolation::Lower) rank = add_unary_op(ctx, rt::UnaryOp::Floor, rank);
     if (mode == Interpolation::Higher) rank = add_unary_op(ctx, rt::UnaryOp::Ceil, rank);
     if (mode == Interpolation::Nearest) rank = add_unary_op(ctx, rt::UnaryOp::Round, rank);
-    const int below = add_unary_op(ctx, rt::UnaryOp::Floor, rank);
+    const int below = between ? add_unary_op(ctx, rt::UnaryOp::Floor, rank) : rank;
     int result = pick(ctx, values, below, dim);
-    if (mode == Interpolation::Linear || mode == Interpolation::Midpoint) {
+    if (between) {
       const int above = pick(ctx, values, add_unary_op(ctx, rt::UnaryOp::Ceil, rank), dim);
       const int weight = mode == Interpolation::Midpoint ? f32_constant(ctx, 0.5)
                                                          : add_binary_op(ctx, rt::BinaryOp::Sub, rank, below);
       result = lerp(ctx, result, above, weight);
     }
-    result = add_where_op(ctx, q_valid, result, f32_constant(ctx, NAN));
+    if (!checked) result = add_where_op(ctx, q_valid, result, f32_constant(ctx, NAN));
     // The result's shape: [count_q]? then the lines' (dim kept or dropped; every value: none,
     // or x's rank of ones with keepdim).
     ir::Shape out;
