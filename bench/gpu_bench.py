@@ -195,7 +195,7 @@ def main():
         created = time.perf_counter()
         ctx = Context(model, stream.cuda_stream)
         create_ms = (time.perf_counter() - created) * 1000.0
-        outs = [torch.empty(o["shape"], device="cuda") for o in model.outputs]
+        outs = [torch.empty(o["shape"], dtype=getattr(torch, o["dtype"]), device="cuda") for o in model.outputs]
         run_aotc = ctx.prepare(xs, outs)
         row = {"model": name, "batch": xs[0].shape[0], "precision": args.precision, "aotc_create_ms": create_ms}
         with torch.no_grad():
@@ -206,7 +206,7 @@ def main():
             wall = set()
             if args.host:
                 host_xs = [t.cpu() for t in xs]
-                host_outs = [torch.empty(o["shape"]) for o in model.outputs]
+                host_outs = [torch.empty(o["shape"], dtype=getattr(torch, o["dtype"])) for o in model.outputs]
                 # The device-memory run waited for like a host run (a host run returns only
                 # once its outputs are in host memory): the base the copies add to.
                 contenders["aotc_sync"] = (lambda: (run_aotc(), stream.synchronize()), args.warmup)

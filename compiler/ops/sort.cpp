@@ -30,8 +30,13 @@ std::vector<int> add_sort(LowerContext& ctx, int64_t dim_arg, int64_t k, bool de
   if (want_values) outputs.push_back(ctx.new_value(x.dtype, out));
   outputs.push_back(ctx.new_value(ir::DType::Int64, out));
   ir::Op& op = ctx.add_op(ir::kind::sort, {ctx.tensor(0)}, outputs);
-  op.attrs = {{"outer", outer},           {"axis", axis},         {"inner", inner}, {"k", k},
-              {"descending", descending}, {"values", want_values}};
+  op.attrs = {{"outer", outer},
+              {"axis", axis},
+              {"inner", inner},
+              {"k", k},
+              {"descending", descending},
+              {"values", want_values},
+              {"elem_size", ir::dtype_size(x.dtype)}};
   return outputs;
 }
 

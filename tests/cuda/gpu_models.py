@@ -167,6 +167,32 @@ def _lstm_tagger(batch, steps):
     return build
 
 
+class _LongSorts(torch.nn.Module):
+    """Sorts of lines longer than a block sorts in shared memory: a top-k over a GPT-2
+    vocabulary (sampling), a full descending sort with indices, row argsorts and medians."""
+
+    def forward(self, logits, v, rows, m):
+        top_v, top_i = torch.topk(logits, 50, dim=-1)
+        s, si = torch.sort(v, descending=True)
+        return top_v, top_i, s, si, torch.argsort(rows, dim=1), torch.median(m, dim=1).values
+
+
+def _long_sorts():
+    def build():
+        torch.manual_seed(35)
+        # Distinct values (a permutation, scaled), so that every order is the one order.
+        def distinct(*shape):
+            n = 1
+            for d in shape:
+                n *= d
+            return (torch.randperm(n).float() / 7.0 - n / 14.0).reshape(shape)
+        inputs = [("logits", distinct(4, 50257)), ("v", distinct(262144)), ("rows", distinct(64, 1000)),
+                  ("m", distinct(8, 10001))]
+        m = _LongSorts().eval()
+        return torch.jit.script(m), inputs, m
+    return build
+
+
 def _small(name):
     def build():
         module, inputs = MODELS[name]()
@@ -200,6 +226,7 @@ GPU_MODELS["mlp_gelu"] = _mlp_gelu
 GPU_MODELS["mc3_18_clip"] = _mc3_18_clip()
 GPU_MODELS["fcn_resnet50"] = _fcn_resnet50(224)
 GPU_MODELS["lstm_tagger"] = _lstm_tagger(1, 64)
+GPU_MODELS["long_sorts"] = _long_sorts()
 for _name in ["mlp", "small_cnn", "conv_shapes", "winograd_shapes", "two_inputs", "activations", "dict_out",
               # transformer ops (layer_norm, attention with every mask kind, embedding, assemble)
               "layer_norm_ops", "sdpa_ops", "embedding_ops", "transformer_encoder", "multihead_attention",

@@ -6,6 +6,7 @@
 // except the float cumsum's block scan (another order of additions) and logcumsumexp (log1p
 // and exp in double, glibc's and CUDA's).
 #include <aotc/rt/cuda/scatter_plan.h>
+#include <aotc/rt/cuda/sort_plan.h>
 
 #include <algorithm>
 #include <climits>
@@ -314,7 +315,7 @@ void arg_reduce_cases(KernelTable& t) {
 template <class T>
 void sort_case(KernelTable& t, rt::ElemType type, const std::vector<T>& x, int64_t outer, int64_t axis,
                int64_t inner, const std::string& name) {
-  for (const int64_t k : {axis, axis / 2 + 1, int64_t{1}})
+  for (const int64_t k : {axis, axis / 2 + 1, std::min<int64_t>(axis, 40), int64_t{1}})
     for (const bool descending : {true, false})
       for (const bool with_values : {true, false}) {
         const size_t n = static_cast<size_t>(outer * k * inner);
@@ -324,7 +325,10 @@ void sort_case(KernelTable& t, rt::ElemType type, const std::vector<T>& x, int64
                        with_values ? cpu_v.data() : nullptr, cpu_i.data());
         T* v = with_values ? t.device<T>(n) : nullptr;
         int64_t* i = t.device<int64_t>(n);
-        rt::cuda::sort_lines(t.stream(), type, descending, outer, axis, inner, k, t.upload(x), v, i);
+        const int64_t scratch_bytes =
+            rt::cuda::sort_lines_scratch_bytes(static_cast<int64_t>(sizeof(T)), outer, axis, inner, k);
+        void* scratch = scratch_bytes ? t.device<unsigned char>(static_cast<size_t>(scratch_bytes)) : nullptr;
+        rt::cuda::sort_lines(t.stream(), type, descending, outer, axis, inner, k, t.upload(x), v, i, scratch);
         const std::string op =
             std::string("sort_lines (") + (descending ? "descending" : "ascending") + ", " + name + ")";
         const std::string what =
@@ -344,8 +348,13 @@ void sort_case(KernelTable& t, rt::ElemType type, const std::vector<T>& x, int64
 // and the same bytes, on random values and on ties, signed zeros, NaNs and infinities, lines
 // longer than the GPU kernel's shared-memory tile, and strided lines.
 void sort_cases(KernelTable& t) {
-  const std::vector<std::vector<int64_t>> shapes = {{3, 17, 5}, {4, 100, 1}, {2, 3000, 1}, {1, 1, 1},
-                                                    {7, 1, 3},  {5, 300, 7}, {1, 2049, 2}, {64, 33, 1}};
+  // Lines past 256 values sort in chunks of 4096 (2048 for int64) that merge: one chunk,
+  // a chunk and one value, several chunks with an odd one out, strided chunked lines, and a
+  // vocabulary-sized line.
+  const std::vector<std::vector<int64_t>> shapes = {{3, 17, 5},   {4, 100, 1},   {2, 3000, 1}, {1, 1, 1},
+                                                    {7, 1, 3},    {5, 300, 7},   {1, 2049, 2}, {64, 33, 1},
+                                                    {1, 256, 1},  {3, 257, 1},   {2, 4096, 1}, {1, 4097, 1},
+                                                    {2, 9000, 3}, {1, 20481, 1}, {1, 50257, 1}};
   const float nan = __builtin_nanf(""), inf = __builtin_inff();
   for (const auto& s : shapes) {
     const size_t n = static_cast<size_t>(numel(s));

@@ -471,9 +471,10 @@ void tril_triu(cudaStream_t stream, const TriangleParams& p, const void* x, void
 void arg_reduce(cudaStream_t stream, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,
                 const void* x, void* values, int64_t* indices);
 // The CPU's sort_lines (topk, sort, argsort): the same total order, so the same values and
-// indices; a block a line, axis^2 comparisons.
+// indices; short lines ranked a block a line, longer ones sorted in chunks that merge in
+// scratch: sort_lines_scratch_bytes (sort_plan.h) bytes, null where that is 0.
 void sort_lines(cudaStream_t stream, ElemType t, bool descending, int64_t outer, int64_t axis, int64_t inner,
-                int64_t k, const void* x, void* values, int64_t* indices);
+                int64_t k, const void* x, void* values, int64_t* indices, void* scratch);
 // t: F32 (summed in the CPU's order, unless the axis is long and the lines few: a block
 // scan) or I64 (wrapping).
 void cumsum(cudaStream_t stream, ElemType t, int64_t outer, int64_t axis, int64_t inner, const void* x,
