@@ -1,7 +1,8 @@
 // reduce_i64.cu - sum / max / min / prod over any set of dims of a dense int64 tensor, as the
 // CPU's reduce_i64: sums and products wrap (computed on uint64: integer arithmetic is
 // associative, so the order of the fold does not change the result), an empty reduction
-// gives the op's identity. Neighbouring dims of the same role are merged first. Each output
+// gives the op's identity. Neighbouring dims of the same role are merged first
+// (reduce_layout_of). Each output
 // is folded by one thread (at most 16 values), a warp (fewer than 4096) or a block of
 // 256 threads, whose lanes stride over the reduced index space and combine with shuffles.
 #include <aotc/rt/cuda/kernels_cuda.h>
@@ -89,37 +90,7 @@ void reduce_i64(cudaStream_t stream, const ReduceParams& p, const int64_t* x, in
     note_error("reduce_i64", "the mean of an int64 tensor is not supported");
     return;
   }
-  int64_t strides[8] = {};
-  int64_t stride = 1;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= p.dims[d];
-  }
-  // Size-1 dims dropped; a dim merged into the previous one of the same role (dense
-  // row-major: the pair steps through memory as one dim of the inner one's stride).
-  ReduceLayout l;
-  int last = -1;  // role of the previous dim kept in the layout: 0 kept, 1 reduced
-  for (int d = 0; d < p.rank; ++d) {
-    const int64_t n = p.dims[d];
-    if (p.reduce_mask[d]) {
-      l.count *= n;
-    } else {
-      l.outputs *= n;
-    }
-    if (n == 1) continue;
-    const int role = p.reduce_mask[d] ? 1 : 0;
-    int64_t* dims = role ? l.reduced_dims : l.kept_dims;
-    int64_t* dim_strides = role ? l.reduced_strides : l.kept_strides;
-    int& rank = role ? l.reduced_rank : l.kept_rank;
-    if (last == role) {
-      dims[rank - 1] *= n;
-      dim_strides[rank - 1] = strides[d];
-    } else {
-      dims[rank] = n;
-      dim_strides[rank++] = strides[d];
-    }
-    last = role;
-  }
+  const ReduceLayout l = reduce_layout_of(p);
   if (l.outputs <= 0) return;
   switch (p.op) {
     case ReduceOp::Max:

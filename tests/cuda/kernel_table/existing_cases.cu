@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -137,30 +138,46 @@ void softmax_cases(KernelTable& t) {
   }
 }
 
+// Every fold the kernel picks: a thread (count <= 16), a warp, a block of 256 (many outputs)
+// or of 1024 (few outputs, a whole-tensor reduction among them), on merged and strided dims.
 void reduce_cases(KernelTable& t) {
-  for (const rt::ReduceOp op :
-       {rt::ReduceOp::Sum, rt::ReduceOp::Mean, rt::ReduceOp::Max, rt::ReduceOp::Min}) {
-    rt::ReduceParams p;
-    p.op = op;
-    p.rank = 3;
-    p.dims[0] = 5, p.dims[1] = 37, p.dims[2] = 3;
-    for (int mask = 1; mask < 8; ++mask) {
-      size_t out = 1;
-      for (int d = 0; d < 3; ++d) {
-        p.reduce_mask[d] = (mask >> d) & 1;
-        if (!p.reduce_mask[d]) out *= static_cast<size_t>(p.dims[d]);
+  const std::vector<std::vector<int64_t>> shapes = {{5, 37, 3},   {4, 3, 2},      {3, 5000, 2},
+                                                    {2, 300, 70}, {300, 4100, 1}, {1, 1, 2000003}};
+  for (const auto& s : shapes)
+    for (const rt::ReduceOp op :
+         {rt::ReduceOp::Sum, rt::ReduceOp::Mean, rt::ReduceOp::Max, rt::ReduceOp::Min}) {
+      rt::ReduceParams p;
+      p.op = op;
+      p.rank = 3;
+      p.dims[0] = s[0], p.dims[1] = s[1], p.dims[2] = s[2];
+      const size_t n = static_cast<size_t>(s[0] * s[1] * s[2]);
+      for (int mask = 1; mask < 8; ++mask) {
+        size_t out = 1;
+        for (int d = 0; d < 3; ++d) {
+          p.reduce_mask[d] = (mask >> d) & 1;
+          if (!p.reduce_mask[d]) out *= static_cast<size_t>(p.dims[d]);
+        }
+        const bool specials = op == rt::ReduceOp::Max || op == rt::ReduceOp::Min;
+        const std::vector<float> x = t.floats(n, specials && mask == 2);
+        std::vector<float> cpu(out);
+        rt::reduce_f32(t.pool(), p, x.data(), cpu.data());
+        float* y = t.device<float>(out);
+        rt::cuda::reduce_f32(t.stream(), p, t.upload(x), y);
+        // A sum's rounding scales with the sum of its terms' magnitudes, not with the result
+        // (which cancellation can make small): sums and means against the same fold of |x|.
+        double scale = 0.0;
+        if (!specials) {
+          std::vector<float> abs_x(n), abs_fold(out);
+          for (size_t i = 0; i < n; ++i) abs_x[i] = std::fabs(x[i]);
+          rt::reduce_f32(t.pool(), p, abs_x.data(), abs_fold.data());
+          for (float v : abs_fold) scale = std::max(scale, static_cast<double>(v));
+        }
+        const char* names[] = {"reduce (sum)", "reduce (mean)", "reduce (max)", "reduce (min)"};
+        t.expect_close_to_scale(names[static_cast<int>(op)],
+                                dims_str({s[0], s[1], s[2]}) + " mask " + std::to_string(mask), cpu,
+                                t.download(y, out), 1e-5, scale);
       }
-      const bool specials = op == rt::ReduceOp::Max || op == rt::ReduceOp::Min;
-      const std::vector<float> x = t.floats(5 * 37 * 3, specials && mask == 2);
-      std::vector<float> cpu(out);
-      rt::reduce_f32(t.pool(), p, x.data(), cpu.data());
-      float* y = t.device<float>(out);
-      rt::cuda::reduce_f32(t.stream(), p, t.upload(x), y);
-      const char* names[] = {"reduce (sum)", "reduce (mean)", "reduce (max)", "reduce (min)"};
-      t.expect_close(names[static_cast<int>(op)], "5x37x3 mask " + std::to_string(mask), cpu,
-                     t.download(y, out));
     }
-  }
 }
 
 void layer_norm_cases(KernelTable& t) {

@@ -159,6 +159,42 @@ struct ReduceLayout {
   int64_t outputs = 1, count = 1;  // output elements; input elements per output
 };
 
+// The layout of a reduction over p's dims (rank at most 8): size-1 dims dropped, and a dim
+// merged into the previous one of the same role (dense row-major: the pair steps through
+// memory as one dim of the inner one's stride).
+inline ReduceLayout reduce_layout_of(const ReduceParams& p) {
+  int64_t strides[8] = {};
+  int64_t stride = 1;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= p.dims[d];
+  }
+  ReduceLayout l;
+  int last = -1;  // role of the previous dim kept in the layout: 0 kept, 1 reduced
+  for (int d = 0; d < p.rank; ++d) {
+    const int64_t n = p.dims[d];
+    if (p.reduce_mask[d]) {
+      l.count *= n;
+    } else {
+      l.outputs *= n;
+    }
+    if (n == 1) continue;
+    const int role = p.reduce_mask[d] ? 1 : 0;
+    int64_t* dims = role ? l.reduced_dims : l.kept_dims;
+    int64_t* dim_strides = role ? l.reduced_strides : l.kept_strides;
+    int& rank = role ? l.reduced_rank : l.kept_rank;
+    if (last == role) {
+      dims[rank - 1] *= n;
+      dim_strides[rank - 1] = strides[d];
+    } else {
+      dims[rank] = n;
+      dim_strides[rank++] = strides[d];
+    }
+    last = role;
+  }
+  return l;
+}
+
 // The input offset of output element out's first input (every reduced coordinate 0).
 __device__ __forceinline__ int64_t kept_offset(const ReduceLayout& l, int64_t out) {
   int64_t base = 0;
