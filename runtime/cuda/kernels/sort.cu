@@ -4,13 +4,15 @@
 // Short lines (sort_plan.h): a block per line, a thread per value, whose place is its rank,
 // the count of the line's values that come before it (the line read through shared memory).
 // Longer ones: each value becomes an item, an unsigned order key with its index below it, so
-// that one unsigned comparison is the total order; a block sorts a chunk of items in shared
-// memory (a bitonic network) and keeps the first k, and merge passes pair the runs up, an
+// that one unsigned comparison is the total order; a block sorts a chunk by its keys (a
+// stable block radix sort) and keeps the first k, and merge passes pair the runs up, an
 // item's place in the merged run being its place in its own run plus its rank in the other
 // (a binary search: items are distinct). n log^2 n work a line, not n^2: a vocabulary of
 // 50 000 values takes 13 chunks and 4 merges.
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/sort_plan.h>
+
+#include <cub/block/block_radix_sort.cuh>
 
 #include <algorithm>
 #include <type_traits>
@@ -19,7 +21,7 @@ namespace aotc::rt::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kChunkThreads = 512;  // a chunk's network: 4 compares a thread a step (of 4096 items)
+constexpr int kChunkThreads = 512;                      // a chunk's sort: 8 keys a thread (int64: 4)
 constexpr int kTile = static_cast<int>(kSortRankAxis);  // the rank kernel's lines fit one tile
 
 // a < b in the sort's order of values: a NaN after every number, NaNs equal.
@@ -81,31 +83,35 @@ __device__ __forceinline__ uint64_t key_of(int64_t v) { return static_cast<uint6
 
 // Values of 32 bits or fewer: the key in the high word, the index (< 2^32 - 1) in the low.
 struct Narrow {
+  using Key = uint32_t;
   using Item = unsigned long long;
   template <class T>
-  __device__ static Item make(T v, bool descending, int64_t index) {
-    const uint32_t key = descending ? ~key_of(v) : key_of(v);
+  __device__ static Key key(T v, bool descending) {
+    return descending ? ~key_of(v) : key_of(v);
+  }
+  __device__ static Item item(Key key, int64_t index) {
     return (static_cast<Item>(key) << 32) | static_cast<uint32_t>(index);
   }
   __device__ static int64_t index(Item a) { return static_cast<int64_t>(a & 0xffffffffull); }
   __device__ static bool less(Item a, Item b) { return a < b; }
-  __device__ static Item last() { return ~0ull; }  // after every item
 };
 // int64 values: the key and the index in two words.
 struct Wide {
+  using Key = unsigned long long;
   struct Item {
     unsigned long long key, index;
   };
   template <class T>
-  __device__ static Item make(T v, bool descending, int64_t index) {
-    const uint64_t key = key_of(v);
-    return {descending ? ~key : key, static_cast<unsigned long long>(index)};
+  __device__ static Key key(T v, bool descending) {
+    return descending ? ~key_of(v) : key_of(v);
+  }
+  __device__ static Item item(Key key, int64_t index) {
+    return {key, static_cast<unsigned long long>(index)};
   }
   __device__ static int64_t index(Item a) { return static_cast<int64_t>(a.index); }
   __device__ static bool less(Item a, Item b) {
     return a.key < b.key || (a.key == b.key && a.index < b.index);
   }
-  __device__ static Item last() { return {~0ull, ~0ull}; }
 };
 template <class T>
 using ItemsOf = std::conditional_t<std::is_same_v<T, int64_t>, Wide, Narrow>;
@@ -130,47 +136,40 @@ __device__ __forceinline__ void write_out(const Line<T>& l, int64_t r, int64_t i
   if (values) values[l.out + r * l.inner] = l.in[index * l.inner];
 }
 
-// A block per (line, chunk): the chunk's items sorted in shared memory, the first
-// min(k, chunk) written to the chunk's run (or, for a line of one chunk, to the outputs).
+// A block per (line, chunk): the chunk's keys sorted by cub's block radix sort, which is
+// stable, so equal keys stay in index order (the padding, keys of all ones, after every
+// value); the first min(k, chunk) written as items to the chunk's run (or, for a line of one
+// chunk, to the outputs).
 template <class T>
 __global__ void __launch_bounds__(kChunkThreads)
     sort_chunks_kernel(bool descending, int64_t axis, int64_t inner, int64_t k, int64_t chunks,
                        const T* __restrict__ x, typename ItemsOf<T>::Item* __restrict__ runs, int64_t slots,
                        T* __restrict__ values, int64_t* __restrict__ indices) {
   using I = ItemsOf<T>;
-  using Item = typename I::Item;
-  constexpr int kChunk = static_cast<int>(kSortChunkBytes / sizeof(Item));
-  __shared__ Item s[kChunk];
+  using Key = typename I::Key;
+  constexpr int kChunk = static_cast<int>(kSortChunkBytes / sizeof(typename I::Item));
+  constexpr int kPerThread = kChunk / kChunkThreads;
+  using Sorter = cub::BlockRadixSort<Key, kChunkThreads, kPerThread, int>;
+  __shared__ typename Sorter::TempStorage temp;
   const int64_t line = blockIdx.x / chunks, chunk = blockIdx.x % chunks, a0 = chunk * kChunk;
   const Line<T> l = line_of(line, axis, inner, k, x);
   const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), axis - a0));
-  int width = 1;  // n rounded up to a power of two, padded with items after every other
-  while (width < n) width *= 2;
-  for (int j = threadIdx.x; j < width; j += kChunkThreads)
-    s[j] = j < n ? I::make(l.in[(a0 + j) * inner], descending, a0 + j) : I::last();
-  __syncthreads();
-  // Bitonic sort: each merge stage first compares mirrored pairs of its halves, then
-  // halves at shrinking strides; every compare puts the smaller item first.
-  for (int size = 2; size <= width; size *= 2) {
-    for (int stride = size / 2; stride > 0; stride /= 2) {
-      for (int i = threadIdx.x; i < width / 2; i += kChunkThreads) {
-        const int pos = i % stride, base = (i / stride) * 2 * stride;
-        const int a = base + pos, b = stride == size / 2 ? base + size - 1 - pos : a + stride;
-        const Item u = s[a], v = s[b];
-        if (I::less(v, u)) {
-          s[a] = v;
-          s[b] = u;
-        }
-      }
-      __syncthreads();
-    }
+  Key keys[kPerThread];
+  int at[kPerThread];  // positions in the chunk, blocked: a thread's are consecutive
+  for (int i = 0; i < kPerThread; ++i) {
+    at[i] = static_cast<int>(threadIdx.x) * kPerThread + i;
+    keys[i] = at[i] < n ? I::key(l.in[(a0 + at[i]) * inner], descending) : ~Key{0};
   }
+  Sorter(temp).SortBlockedToStriped(keys, at);  // rank r: item r / threads of thread r % threads
   const int keep = static_cast<int>(min(k, static_cast<int64_t>(n)));
-  if (chunks == 1) {
-    for (int r = threadIdx.x; r < keep; r += kChunkThreads) write_out(l, r, I::index(s[r]), values, indices);
-  } else {
-    Item* run = runs + line * slots + chunk * min(k, static_cast<int64_t>(kChunk));
-    for (int r = threadIdx.x; r < keep; r += kChunkThreads) run[r] = s[r];
+  typename I::Item* run = runs + line * slots + chunk * min(k, static_cast<int64_t>(kChunk));
+  for (int i = 0; i < kPerThread; ++i) {
+    const int r = i * kChunkThreads + static_cast<int>(threadIdx.x);
+    if (r >= keep) break;
+    if (chunks == 1)
+      write_out(l, r, a0 + at[i], values, indices);
+    else
+      run[r] = I::item(keys[i], a0 + at[i]);
   }
 }
 
