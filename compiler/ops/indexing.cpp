@@ -17,28 +17,6 @@ std::string emit_index_gather(const EmitContext& e, const ir::Op& op) {
       "aotc::rt::index_gather(pool, p, " + e.in(op.inputs[0]) + ", idx, " + e.out(op.outputs[0]) + ");");
 }
 
-// The positions (row-major, in `shape`) where a constant bool mask is true, one index list
-// per dim of the mask.
-std::vector<std::vector<int64_t>> mask_positions(const ir::Shape& shape, const std::vector<int64_t>& mask) {
-  std::vector<std::vector<int64_t>> per_dim(shape.size());
-  const std::vector<int64_t> strides = dense_strides(shape);
-  for (size_t i = 0; i < mask.size(); ++i) {
-    if (!mask[i]) continue;
-    int64_t rem = static_cast<int64_t>(i);
-    for (size_t d = 0; d < shape.size(); ++d) {
-      per_dim[d].push_back(rem / strides[d]);
-      rem %= strides[d];
-    }
-  }
-  return per_dim;
-}
-
-int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values) {
-  std::vector<uint8_t> bytes(values.size() * 8);
-  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return graph.add_constant(ir::DType::Int64, {static_cast<int64_t>(values.size())}, std::move(bytes));
-}
-
 [[noreturn]] void fail_dynamic_mask(const LowerContext& ctx) {
   ctx.fail(
       "indexing with a boolean mask computed at run time gives a result whose shape depends on the mask's "
@@ -170,6 +148,28 @@ void lower_take(LowerContext& ctx) {
 }
 
 }  // namespace
+
+// The positions (row-major, in `shape`) where a constant bool mask is true, one index list
+// per dim of the mask.
+std::vector<std::vector<int64_t>> mask_positions(const ir::Shape& shape, const std::vector<int64_t>& mask) {
+  std::vector<std::vector<int64_t>> per_dim(shape.size());
+  const std::vector<int64_t> strides = dense_strides(shape);
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (!mask[i]) continue;
+    int64_t rem = static_cast<int64_t>(i);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      per_dim[d].push_back(rem / strides[d]);
+      rem %= strides[d];
+    }
+  }
+  return per_dim;
+}
+
+int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * 8);
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return graph.add_constant(ir::DType::Int64, {static_cast<int64_t>(values.size())}, std::move(bytes));
+}
 
 std::string index_gather_params_code(const EmitContext& e, const ir::Op& op) {
   const ir::Value& y = e.graph.value(op.outputs[0]);

@@ -12,6 +12,13 @@ namespace aotc::ops {
 // alias of one), row-major; nullopt for a tensor computed at run time.
 std::optional<std::vector<int64_t>> constant_int_values(const ir::Graph& graph, int id);
 
+// The positions (row-major, in `shape`) where a constant bool mask is true, one index list
+// per dim of the mask.
+std::vector<std::vector<int64_t>> mask_positions(const ir::Shape& shape, const std::vector<int64_t>& mask);
+
+// A 1-d int64 constant holding values.
+int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values);
+
 // IR "index_gather": y = x indexed along the dims [first, first + K) by K index tensors
 // of one shape (int64 or int32); y's shape is x's dims before first, the index shape, then
 // x's dims after the indexed ones. x is read densely.

@@ -176,6 +176,39 @@ class Indexing(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p, q, r
 
 
+class IndexPut(nn.Module):
+    """x[...] = v (aten::index_put_): a mask computed at run time with a number, a 0-d tensor
+    and accumulate=True, a mask over the trailing dims (x[:, m] = v), a constant mask with a
+    value per selected element, int64 / int32 index tensors on one dim and on two adjacent
+    ones (negative indices, a repeated position: the last write wins), values broadcast
+    along the other dims, and the functional index_put."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rows", torch.tensor([3, -1, 0]))
+        self.register_buffer("cols", torch.tensor([4, 1, 1, -2], dtype=torch.int32))
+        self.register_buffer("keep", torch.tensor([True, False, True, False, False, True, True]))
+
+    def forward(self, x, v, idx):  # x: [4, 7, 5], v: [5], idx: int64 [2, 3] in [-4, 4)
+        a = x.clone()
+        a[a > 0.5] = 0.0
+        a[a < -1.0] = v[0]
+        b = x.clone()
+        b[:, x[0] > 0] = 2.5
+        b.index_put_((b[:, 0, 0] > 0.3,), torch.tensor(1.5), accumulate=True)
+        c = x.clone()
+        c[:, self.keep] = torch.arange(4 * 4 * 5, dtype=torch.float32).view(4, 4, 5)
+        d = x.clone()
+        d[self.rows] = v                      # rows 3, 3 (as -1) and 0: the last write of 3 wins
+        d[idx] = -7.0
+        e = x.clone()
+        e[:, :, self.cols[:2]] = x[:, :, :2] * 3.0
+        f = x.clone()
+        f[self.rows[:2], self.cols[:2]] = v * 10.0
+        g = torch.index_put(x, (idx[0], idx[1].abs()), v[:1])
+        return a, b, c, d, e, f, g
+
+
 class Im2col(nn.Module):
     """F.unfold (aten::im2col): padded and strided, dilated with uneven padding, padding wider
     than the window, patches (kernel == stride, one strided copy), an unbatched input, and
@@ -361,6 +394,8 @@ _CASES = {
     "views_pads": (Pads, _inputs_pads),
     "views_channel_shuffle": (ChannelShuffle, _inputs_shuffle),
     "views_indexing": (Indexing, _inputs_indexing),
+    "views_index_put": (IndexPut, lambda: [("x", torch.randn(4, 7, 5)), ("v", torch.randn(5)),
+                                          ("idx", torch.randint(-4, 4, (2, 3)))]),
     "views_im2col": (Im2col, lambda: [("x", torch.randn(2, 4, 11, 9))]),
     "views_col2im": (Col2im, lambda: [("x", torch.randn(2, 3, 12, 10)), ("cols", torch.randn(2, 12, 30))]),
     "views_int": (IntViews, _inputs_int),

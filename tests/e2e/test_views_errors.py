@@ -19,6 +19,18 @@ class MaskIndex(nn.Module):
         return x[mask]  # LINE
 
 
+class MaskPutValues(nn.Module):
+    def forward(self, x, mask):
+        y = x.clone()
+        y[mask] = x[0, :2]  # LINE
+        return y
+
+
+class PutAccumulate(nn.Module):
+    def forward(self, x, mask):
+        return x.index_put((torch.tensor([0, 2]),), x[:2], accumulate=True)  # LINE
+
+
 class MaskedSelect(nn.Module):
     def forward(self, x, mask):
         return torch.masked_select(x, mask)  # LINE
@@ -84,6 +96,11 @@ class TopkTooMany(nn.Module):
 CASES = {
     "mask_index": (MaskIndex, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                    ["aten::index", "boolean mask", "run time"]),
+    "mask_put_values": (MaskPutValues, [("x", torch.randn(3, 4)),
+                                        ("mask", torch.tensor([[True, False, False, True]] + [[False] * 4] * 2))],
+                        ["aten::index_put", "single value", "run time"]),
+    "put_accumulate": (PutAccumulate, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                       ["aten::index_put", "accumulate=True", "not supported"]),
     "masked_select": (MaskedSelect, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                       ["aten::masked_select", "shape depends on the mask"]),
     "runtime_repeats": (RuntimeRepeats, [("x", torch.randn(3, 4)), ("reps", torch.tensor([1, 2, 0]))],

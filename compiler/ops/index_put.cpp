@@ -1,0 +1,177 @@
+// index_put.cpp: aten::index_put and index_put_(self, Tensor?[] indices, values,
+// accumulate=False), x[indices] = values, composed of other ops:
+//   - one boolean mask (the other entries None: x[mask], x[:, mask]) and a single value:
+//     where(mask, value, self), or with accumulate self + where(mask, value, 0); the mask may
+//     be computed at run time, the commonest case (x[x > t] = 0);
+//   - integer index tensors, and constant masks turned into their positions, on adjacent
+//     dims: the indexed dims merged into one, each index wrapped (i < 0: i + size) and
+//     combined into a position along it, and aten::scatter writes the values there (a
+//     repeated position: the last write in index order wins, as on torch's CPU; a position
+//     out of range is clamped, where torch raises).
+// Refused with the reason: a mask computed at run time with several values (their count is
+// known only at run time), accumulate with index tensors (a scatter-add), index tensors on
+// dims that are not adjacent.
+#include "elementwise.h"
+#include "indexing.h"
+
+namespace aotc::ops {
+namespace {
+
+bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
+
+// x[mask] = value (mask covering dims [at, at + mask rank) of x), or += with accumulate.
+int put_where(LowerContext& ctx, int mask, int64_t at, int value, bool accumulate) {
+  const ir::Shape& x_shape = ctx.value(0).shape;
+  const ir::Shape& m_shape = ctx.graph.value(mask).shape;
+  for (size_t d = 0; d < m_shape.size(); ++d)
+    if (at + static_cast<int64_t>(d) >= static_cast<int64_t>(x_shape.size()) ||
+        x_shape[static_cast<size_t>(at) + d] != m_shape[d])
+      ctx.fail("the mask's shape " + ir::shape_str(m_shape) + " does not match the indexed tensor's shape " +
+               ir::shape_str(x_shape) + " at dim " + std::to_string(at + static_cast<int64_t>(d)));
+  ir::Shape aligned(static_cast<size_t>(at), 1);
+  aligned.insert(aligned.end(), m_shape.begin(), m_shape.end());
+  aligned.resize(x_shape.size(), 1);
+  const int m = ctx.graph.add_alias(mask, aligned);
+  const ir::DType t = ctx.value(0).dtype;
+  if (!accumulate) return add_where_op(ctx, m, value, ctx.tensor(0));
+  return add_binary_op(ctx, rt::BinaryOp::Add, ctx.tensor(0),
+                       add_where_op(ctx, m, value, constant_scalar(ctx.graph, t, 0)));
+}
+
+void lower_index_put(LowerContext& ctx) {
+  const ir::Value& x = ctx.value(0);
+  const ir::Shape x_shape = x.shape;
+  const int64_t rank = static_cast<int64_t>(x_shape.size());
+  const Operand& list = ctx.arg(1);
+  if (list.kind != Operand::Kind::TensorList)
+    ctx.fail("indices must be a list of tensors, got " + list.describe());
+  const bool accumulate = ctx.num_inputs() > 3 && !ctx.is_none(3) && ctx.bool_arg(3);
+  const ElemArg values_arg = elem_arg(ctx, 2);
+  const int values = as_dtype(ctx, values_arg, x.dtype);
+  const ir::Shape v_shape = ctx.graph.value(values).shape;
+
+  // One boolean mask and a single value: a where, whatever the mask's values.
+  int entries = 0, mask = -1;
+  int64_t mask_at = 0;
+  for (int id : list.tensors) {
+    if (id < 0) {
+      if (mask < 0) ++mask_at;
+      continue;
+    }
+    ++entries;
+    if (ctx.graph.value(id).dtype == ir::DType::Bool) mask = id;
+  }
+  if (entries == 1 && mask >= 0 && ir::numel(v_shape) == 1) {
+    if (ctx.graph.value(mask).shape.empty()) ctx.fail("a 0-d boolean index (x[True] = v) is not supported");
+    ctx.set_tensor_output(0, put_where(ctx, mask, mask_at, ctx.graph.add_alias(values, {}), accumulate));
+    return;
+  }
+
+  // Index tensors per dim of x (-1: a full slice); constant masks become their positions.
+  std::vector<int> per_dim;
+  for (int id : list.tensors) {
+    if (id < 0) {
+      per_dim.push_back(-1);
+      continue;
+    }
+    const ir::Value& v = ctx.graph.value(id);
+    if (v.dtype == ir::DType::Bool) {
+      const auto bits = constant_int_values(ctx.graph, id);
+      if (!bits)
+        ctx.fail(
+            "x[mask] = values with a mask computed at run time needs a single value, got values of shape " +
+            ir::shape_str(v_shape) + ": how many elements the mask selects is known only at run time");
+      if (v.shape.empty()) ctx.fail("a 0-d boolean index (x[True] = v) is not supported");
+      for (const auto& positions : mask_positions(v.shape, *bits))
+        per_dim.push_back(int64_constant(ctx.graph, positions));
+      continue;
+    }
+    if (!is_index_dtype(v.dtype))
+      ctx.fail(std::string("tensors used as indices must be int64, int32 or bool, got ") +
+               ir::dtype_name(v.dtype));
+    per_dim.push_back(id);
+  }
+  if (static_cast<int64_t>(per_dim.size()) > rank)
+    ctx.fail("too many indices (" + std::to_string(per_dim.size()) + ") for a tensor of rank " +
+             std::to_string(rank));
+  per_dim.resize(static_cast<size_t>(rank), -1);
+  std::vector<int64_t> indexed;
+  for (int64_t d = 0; d < rank; ++d)
+    if (per_dim[static_cast<size_t>(d)] >= 0) indexed.push_back(d);
+  if (indexed.empty()) {  // x[...] = values: every element
+    const ir::Shape b = broadcast_shapes(ctx, v_shape, x_shape);
+    if (b != x_shape)
+      ctx.fail("values of shape " + ir::shape_str(v_shape) + " cannot be broadcast to " +
+               ir::shape_str(x_shape));
+    const int whole = materialize(ctx, expand_view(view_of(ctx.graph, values), x_shape), -1);
+    ctx.set_tensor_output(0,
+                          accumulate ? add_binary_op(ctx, rt::BinaryOp::Add, ctx.tensor(0), whole) : whole);
+    return;
+  }
+  if (accumulate)
+    ctx.fail(
+        "index_put with accumulate=True and index tensors (x.index_put_(indices, v, accumulate=True), "
+        "a scatter-add) is not supported; a single boolean mask with one value is");
+  const int64_t first = indexed.front(), last = indexed.back();
+  if (last - first + 1 != static_cast<int64_t>(indexed.size()))
+    ctx.fail("index tensors on dims that are not adjacent (x[i, :, j] = v) are not supported");
+
+  // The positions along the merged dims [first, last]: sum of wrapped index * stride.
+  ir::Shape b_shape;
+  for (int64_t d : indexed)
+    b_shape = broadcast_shapes(ctx, b_shape, ctx.graph.value(per_dim[static_cast<size_t>(d)]).shape);
+  int64_t merged = 1;
+  for (int64_t d = first; d <= last; ++d) merged *= x_shape[static_cast<size_t>(d)];
+  int position = -1;
+  int64_t stride = merged;
+  for (int64_t d : indexed) {
+    const int64_t size = x_shape[static_cast<size_t>(d)];
+    stride /= size;
+    int i = cast_to(ctx, per_dim[static_cast<size_t>(d)], ir::DType::Int64);
+    const int negative =
+        add_binary_op(ctx, rt::BinaryOp::Lt, i, constant_scalar(ctx.graph, ir::DType::Int64, 0));
+    i = add_where_op(ctx, negative,
+                     add_binary_op(ctx, rt::BinaryOp::Add, i,
+                                   constant_scalar(ctx.graph, ir::DType::Int64, static_cast<double>(size))),
+                     i);
+    if (stride != 1)
+      i = add_binary_op(ctx, rt::BinaryOp::Mul, i,
+                        constant_scalar(ctx.graph, ir::DType::Int64, static_cast<double>(stride)));
+    position = position < 0 ? i : add_binary_op(ctx, rt::BinaryOp::Add, position, i);
+  }
+  if (ctx.graph.value(position).shape != b_shape)
+    position = materialize(ctx, expand_view(view_of(ctx.graph, position), b_shape), -1);
+
+  // x as [pre, merged, post], the values as [pre, n, post] (broadcast to the indexing
+  // result's shape first, torch's rule), the positions expanded to the same.
+  int64_t pre = 1, post = 1;
+  for (int64_t d = 0; d < first; ++d) pre *= x_shape[static_cast<size_t>(d)];
+  for (int64_t d = last + 1; d < rank; ++d) post *= x_shape[static_cast<size_t>(d)];
+  const int64_t n = ir::numel(b_shape);
+  ir::Shape result_shape(x_shape.begin(), x_shape.begin() + first);
+  result_shape.insert(result_shape.end(), b_shape.begin(), b_shape.end());
+  result_shape.insert(result_shape.end(), x_shape.begin() + last + 1, x_shape.end());
+  if (broadcast_shapes(ctx, v_shape, result_shape) != result_shape)
+    ctx.fail("values of shape " + ir::shape_str(v_shape) +
+             " cannot be broadcast to the indexing result's shape " + ir::shape_str(result_shape));
+  int v3 = values;
+  if (v_shape != result_shape)
+    v3 = materialize(ctx, expand_view(view_of(ctx.graph, values), result_shape), -1);
+  v3 = ctx.graph.add_alias(v3, {pre, n, post});
+  const int p3 = materialize(
+      ctx, expand_view(view_of(ctx.graph, ctx.graph.add_alias(position, {1, n, 1})), {pre, n, post}), -1);
+  const int x3 = ctx.graph.add_alias(ctx.tensor(0), {pre, merged, post});
+  const int y3 =
+      lower_as(ctx, "aten::scatter",
+               {Operand::of_tensor(x3), Operand::of_int(1), Operand::of_tensor(p3), Operand::of_tensor(v3)});
+  ctx.set_tensor_output(0, ctx.graph.add_alias(y3, x_shape));
+}
+
+}  // namespace
+
+void register_index_put(Registry& r) {
+  r.add_lowering("aten::index_put", lower_index_put);
+  r.add_lowering("aten::index_put_", lower_index_put);
+}
+
+}  // namespace aotc::ops
