@@ -191,9 +191,18 @@ void lower_rrelu(LowerContext& ctx) {
   set_elementwise_output(ctx, add_unary_op(ctx, rt::UnaryOp::LeakyRelu, ctx.tensor(0), (lower + upper) / 2));
 }
 
+// ldexp(self, other) = self * 2^other, torch's product with pow(2., other); float32.
+void lower_ldexp(LowerContext& ctx) {
+  const int x = as_dtype(ctx, elem_arg(ctx, 0), ir::DType::Float32);
+  const int e = as_dtype(ctx, elem_arg(ctx, 1), ir::DType::Float32);
+  set_elementwise_output(
+      ctx, add_binary_op(ctx, rt::BinaryOp::Mul, x, add_unary_op(ctx, rt::UnaryOp::ScalarPow, e, 2.0)));
+}
+
 }  // namespace
 
 void register_composite_math(Registry& r) {
+  register_with_inplace(r, "aten::ldexp", lower_ldexp);
   register_with_inplace(r, "aten::frac", lower_frac);
   register_with_inplace(r, "aten::hypot", lower_hypot);
   register_with_inplace(r, "aten::logit", lower_logit);

@@ -11,6 +11,11 @@
 // Refused with the reason: a mask computed at run time with several values (their count is
 // known only at run time), accumulate with index tensors (a scatter-add), index tensors on
 // dims that are not adjacent.
+// index_copy(self, dim, index, source) and index_fill(self, dim, index, value), in place too:
+// aten::scatter along dim with the 1-d index expanded across the other dims (a repeated
+// index: the last write wins).
+#include <algorithm>
+
 #include "elementwise.h"
 #include "indexing.h"
 
@@ -167,11 +172,75 @@ void lower_index_put(LowerContext& ctx) {
   ctx.set_tensor_output(0, ctx.graph.add_alias(y3, x_shape));
 }
 
+// self's dims with dim's size replaced by the index's length, and the index (0-d or 1-d)
+// expanded to that shape, for a scatter along dim.
+struct AlongDim {
+  int64_t dim;
+  ir::Shape shape;
+  int index;
+};
+AlongDim index_along_dim(LowerContext& ctx) {
+  const ir::Value& x = ctx.value(0);
+  const ir::Value& index = ctx.value(2);
+  if (!is_index_dtype(index.dtype))
+    ctx.fail(std::string("the index must be int64 or int32, got ") + ir::dtype_name(index.dtype));
+  if (index.shape.size() > 1) ctx.fail("the index must be 0-d or 1-d, got " + ir::shape_str(index.shape));
+  const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(x.shape.size()));
+  const int64_t dim = normalize_dim(ctx, ctx.int_arg(1), rank);
+  const int64_t n = ir::numel(index.shape);
+  ir::Shape shape = x.shape.empty() ? ir::Shape{1} : x.shape, column(shape.size(), 1);
+  shape[static_cast<size_t>(dim)] = n;
+  column[static_cast<size_t>(dim)] = n;
+  const int expanded = materialize(
+      ctx, expand_view(view_of(ctx.graph, ctx.graph.add_alias(ctx.tensor(2), column)), shape), -1);
+  return {dim, shape, expanded};
+}
+
+// Scatters src (of a.shape) into self (seen with at least one dim) at a's positions.
+void scatter_along(LowerContext& ctx, const AlongDim& a, int src) {
+  const ir::Value& x = ctx.value(0);
+  const int self = x.shape.empty() ? ctx.graph.add_alias(ctx.tensor(0), {1}) : ctx.tensor(0);
+  const int y = lower_as(ctx, "aten::scatter",
+                         {Operand::of_tensor(self), Operand::of_int(a.dim), Operand::of_tensor(a.index),
+                          Operand::of_tensor(src)});
+  ctx.set_tensor_output(0, x.shape.empty() ? ctx.graph.add_alias(y, {}) : y);
+}
+
+// index_copy(self, dim, index, source): source has self's shape with dim's size the index's
+// length.
+void lower_index_copy(LowerContext& ctx) {
+  const AlongDim a = index_along_dim(ctx);
+  const ir::Value& source = ctx.value(3);
+  const ir::Shape s_shape = source.shape.empty() ? ir::Shape{1} : source.shape;
+  if (s_shape != a.shape)
+    ctx.fail("source has shape " + ir::shape_str(source.shape) + ", expected " + ir::shape_str(a.shape) +
+             " (self's with dim " + std::to_string(a.dim) + " the index's length)");
+  int src = as_dtype(ctx, elem_arg(ctx, 3), ctx.value(0).dtype);
+  if (source.shape.empty()) src = ctx.graph.add_alias(src, {1});
+  scatter_along(ctx, a, src);
+}
+
+// index_fill(self, dim, index, value): value a number or a 0-d tensor.
+void lower_index_fill(LowerContext& ctx) {
+  const AlongDim a = index_along_dim(ctx);
+  const ElemArg value = elem_arg(ctx, 3);
+  if (!value.is_number() && !value.zero_dim)
+    ctx.fail("index_fill needs a number or a 0-d tensor as the value, got " +
+             ir::shape_str(ctx.graph.value(value.tensor).shape));
+  const int v = as_dtype(ctx, value, ctx.value(0).dtype);
+  scatter_along(ctx, a,
+                materialize(ctx, expand_view(view_of(ctx.graph, ctx.graph.add_alias(v, {})), a.shape), -1));
+}
+
 }  // namespace
 
 void register_index_put(Registry& r) {
   r.add_lowering("aten::index_put", lower_index_put);
   r.add_lowering("aten::index_put_", lower_index_put);
+  r.add_lowering("aten::index_copy", lower_index_copy);
+  r.add_lowering("aten::index_copy_", lower_index_copy);
+  r.add_lowering("aten::index_fill", lower_index_fill);
+  r.add_lowering("aten::index_fill_", lower_index_fill);
 }
 
 }  // namespace aotc::ops

@@ -399,7 +399,7 @@ def _shift_inputs():
 class NumericBuilders(nn.Module):
     """trapezoid and trapz (sample points of 1-d and full shape, a spacing, a dim),
     cumulative_trapezoid, vander (N, increasing, integers), linalg.vander, cov (correction,
-    1-d), corrcoef, angle (negative, zero, -0.0, NaN)."""
+    1-d), corrcoef, angle (negative, zero, -0.0, NaN), ldexp (exponents -27 to 27)."""
 
     def forward(self, y, xs, v, ids, obs):
         a = torch.trapezoid(y, xs)
@@ -417,7 +417,9 @@ class NumericBuilders(nn.Module):
         n = torch.corrcoef(obs)
         o = torch.angle(y)
         p = torch.angle(ids)
-        return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p
+        q = torch.ldexp(y, ids[:1, None].expand(3, 7) * 9)
+        r = torch.ldexp(ids.float(), ids)
+        return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p, q, r
 
 
 def _numeric_builder_inputs():

@@ -181,7 +181,8 @@ class IndexPut(nn.Module):
     and accumulate=True, a mask over the trailing dims (x[:, m] = v), a constant mask with a
     value per selected element, int64 / int32 index tensors on one dim and on two adjacent
     ones (negative indices, a repeated position: the last write wins), values broadcast
-    along the other dims, and the functional index_put."""
+    along the other dims, the functional index_put; index_copy and index_fill (a number and
+    a 0-d tensor, in place)."""
 
     def __init__(self):
         super().__init__()
@@ -206,7 +207,11 @@ class IndexPut(nn.Module):
         f = x.clone()
         f[self.rows[:2], self.cols[:2]] = v * 10.0
         g = torch.index_put(x, (idx[0], idx[1].abs()), v[:1])
-        return a, b, c, d, e, f, g
+        h = x.index_copy(1, self.cols[:3].long() % 7, x[:, :3].flip(1) * 2.0)
+        i = x.clone()
+        i.index_fill_(2, idx[1].abs(), -3.5)
+        j = x.index_fill(0, self.rows[:1], v[2])
+        return a, b, c, d, e, f, g, h, i, j
 
 
 class Im2col(nn.Module):
