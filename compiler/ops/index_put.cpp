@@ -22,8 +22,6 @@
 namespace aotc::ops {
 namespace {
 
-bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
-
 // x[mask] = value (mask covering dims [at, at + mask rank) of x), or += with accumulate.
 int put_where(LowerContext& ctx, int mask, int64_t at, int value, bool accumulate) {
   const ir::Shape& x_shape = ctx.value(0).shape;
@@ -73,33 +71,10 @@ void lower_index_put(LowerContext& ctx) {
   }
 
   // Index tensors per dim of x (-1: a full slice); constant masks become their positions.
-  std::vector<int> per_dim;
-  for (int id : list.tensors) {
-    if (id < 0) {
-      per_dim.push_back(-1);
-      continue;
-    }
-    const ir::Value& v = ctx.graph.value(id);
-    if (v.dtype == ir::DType::Bool) {
-      const auto bits = constant_int_values(ctx.graph, id);
-      if (!bits)
-        ctx.fail(
-            "x[mask] = values with a mask computed at run time needs a single value, got values of shape " +
-            ir::shape_str(v_shape) + ": how many elements the mask selects is known only at run time");
-      if (v.shape.empty()) ctx.fail("a 0-d boolean index (x[True] = v) is not supported");
-      for (const auto& positions : mask_positions(v.shape, *bits))
-        per_dim.push_back(int64_constant(ctx.graph, positions));
-      continue;
-    }
-    if (!is_index_dtype(v.dtype))
-      ctx.fail(std::string("tensors used as indices must be int64, int32 or bool, got ") +
-               ir::dtype_name(v.dtype));
-    per_dim.push_back(id);
-  }
-  if (static_cast<int64_t>(per_dim.size()) > rank)
-    ctx.fail("too many indices (" + std::to_string(per_dim.size()) + ") for a tensor of rank " +
-             std::to_string(rank));
-  per_dim.resize(static_cast<size_t>(rank), -1);
+  const std::vector<int> per_dim = index_tensors_per_dim(ctx, list, x_shape, [&] {
+    ctx.fail("x[mask] = values with a mask computed at run time needs a single value, got values of shape " +
+             ir::shape_str(v_shape) + ": how many elements the mask selects is known only at run time");
+  });
   std::vector<int64_t> indexed;
   for (int64_t d = 0; d < rank; ++d)
     if (per_dim[static_cast<size_t>(d)] >= 0) indexed.push_back(d);

@@ -5,11 +5,10 @@
 #include "indexing.h"
 
 #include <cstring>
+#include <functional>
 
 namespace aotc::ops {
 namespace {
-
-bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
 
 std::string emit_index_gather(const EmitContext& e, const ir::Op& op) {
   return kernel_call(
@@ -48,37 +47,7 @@ void lower_index(LowerContext& ctx) {
   int x = ctx.tensor(0);
   const ir::Shape x_shape = ctx.value(0).shape;
   const int64_t rank = static_cast<int64_t>(x_shape.size());
-  // Expand bool masks (each covers as many dims as it has) into int64 index tensors.
-  std::vector<int> per_dim;  // an index tensor per dim of x, -1 for a full slice
-  for (int id : list.tensors) {
-    if (id < 0) {
-      per_dim.push_back(-1);
-      continue;
-    }
-    const ir::Value& v = ctx.graph.value(id);
-    if (v.dtype == ir::DType::Bool) {
-      auto mask = constant_int_values(ctx.graph, id);
-      if (!mask) fail_dynamic_mask(ctx);
-      const size_t at = per_dim.size();
-      for (size_t d = 0; d < v.shape.size(); ++d)
-        if (at + d >= x_shape.size() || x_shape[at + d] != v.shape[d])
-          ctx.fail("the mask's shape " + ir::shape_str(v.shape) +
-                   " does not match the indexed tensor's shape " + ir::shape_str(x_shape) + " at dim " +
-                   std::to_string(at + d));
-      for (const auto& positions : mask_positions(v.shape, *mask))
-        per_dim.push_back(int64_constant(ctx.graph, positions));
-      if (v.shape.empty()) ctx.fail("a 0-d boolean index (x[True]) is not supported");
-      continue;
-    }
-    if (!is_index_dtype(v.dtype))
-      ctx.fail(std::string("tensors used as indices must be int64, int32 or bool, got ") +
-               ir::dtype_name(v.dtype));
-    per_dim.push_back(id);
-  }
-  if (static_cast<int64_t>(per_dim.size()) > rank)
-    ctx.fail("too many indices (" + std::to_string(per_dim.size()) + ") for a tensor of rank " +
-             std::to_string(rank));
-  per_dim.resize(static_cast<size_t>(rank), -1);
+  const std::vector<int> per_dim = index_tensors_per_dim(ctx, list, x_shape, [&] { fail_dynamic_mask(ctx); });
   std::vector<int64_t> indexed;
   for (int64_t d = 0; d < rank; ++d)
     if (per_dim[static_cast<size_t>(d)] >= 0) indexed.push_back(d);
@@ -169,6 +138,46 @@ int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values) {
   std::vector<uint8_t> bytes(values.size() * 8);
   if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return graph.add_constant(ir::DType::Int64, {static_cast<int64_t>(values.size())}, std::move(bytes));
+}
+
+bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
+
+std::vector<int> index_tensors_per_dim(LowerContext& ctx, const Operand& list, const ir::Shape& x_shape,
+                                       const std::function<void()>& runtime_mask) {
+  std::vector<int> per_dim;
+  for (int id : list.tensors) {
+    if (id < 0) {
+      per_dim.push_back(-1);
+      continue;
+    }
+    const ir::Value& v = ctx.graph.value(id);
+    if (v.dtype == ir::DType::Bool) {
+      const auto mask = constant_int_values(ctx.graph, id);
+      if (!mask) {
+        runtime_mask();
+        ctx.fail("a boolean mask computed at run time is not supported here");
+      }
+      if (v.shape.empty()) ctx.fail("a 0-d boolean index (x[True]) is not supported");
+      const size_t at = per_dim.size();
+      for (size_t d = 0; d < v.shape.size(); ++d)
+        if (at + d >= x_shape.size() || x_shape[at + d] != v.shape[d])
+          ctx.fail("the mask's shape " + ir::shape_str(v.shape) +
+                   " does not match the indexed tensor's shape " + ir::shape_str(x_shape) + " at dim " +
+                   std::to_string(at + d));
+      for (const auto& positions : mask_positions(v.shape, *mask))
+        per_dim.push_back(int64_constant(ctx.graph, positions));
+      continue;
+    }
+    if (!is_index_dtype(v.dtype))
+      ctx.fail(std::string("tensors used as indices must be int64, int32 or bool, got ") +
+               ir::dtype_name(v.dtype));
+    per_dim.push_back(id);
+  }
+  if (per_dim.size() > x_shape.size())
+    ctx.fail("too many indices (" + std::to_string(per_dim.size()) + ") for a tensor of rank " +
+             std::to_string(x_shape.size()));
+  per_dim.resize(x_shape.size(), -1);
+  return per_dim;
 }
 
 std::string index_gather_params_code(const EmitContext& e, const ir::Op& op) {

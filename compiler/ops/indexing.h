@@ -2,6 +2,7 @@
 // repeat_interleave with tensor repeats, masked_select, scatter, tril/triu).
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "strided_view.h"
@@ -18,6 +19,17 @@ std::vector<std::vector<int64_t>> mask_positions(const ir::Shape& shape, const s
 
 // A 1-d int64 constant holding values.
 int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values);
+
+// int64 or int32: the dtypes of index tensors.
+bool is_index_dtype(ir::DType t);
+
+// The entries of a Tensor?[] of indices into a tensor of x_shape (aten::index, index_put),
+// one per dim of x: an int64 / int32 index tensor, or -1 for a full slice (None, and the
+// dims past the list); a constant bool mask becomes its positions, one int64 constant per
+// dim it covers (its shape checked against those dims). A mask computed at run time calls
+// runtime_mask, which fails with the caller's reason.
+std::vector<int> index_tensors_per_dim(LowerContext& ctx, const Operand& list, const ir::Shape& x_shape,
+                                       const std::function<void()>& runtime_mask);
 
 // IR "index_gather": y = x indexed along the dims [first, first + K) by K index tensors
 // of one shape (int64 or int32); y's shape is x's dims before first, the index shape, then
