@@ -61,6 +61,7 @@ inline constexpr char reduce[] = "reduce";
 inline constexpr char scan[] = "scan";
 inline constexpr char searchsorted[] = "searchsorted";
 inline constexpr char scatter[] = "scatter";
+inline constexpr char scatter_reduce[] = "scatter_reduce";
 inline constexpr char softmax[] = "softmax";
 inline constexpr char sort[] = "sort";
 inline constexpr char squeeze_excitation[] =

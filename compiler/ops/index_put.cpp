@@ -8,12 +8,14 @@
 //     combined into a position along it, and aten::scatter writes the values there (a
 //     repeated position: the last write in index order wins, as on torch's CPU; a position
 //     out of range is clamped, where torch raises).
+//   - with accumulate=True, the same positions and values through a scatter-add
+//     (add_scatter_reduce, scatter_reduce.cpp: repeated positions all add, in index order).
 // Refused with the reason: a mask computed at run time with several values (their count is
-// known only at run time), accumulate with index tensors (a scatter-add), index tensors on
-// dims that are not adjacent.
+// known only at run time), index tensors on dims that are not adjacent.
 // index_copy(self, dim, index, source) and index_fill(self, dim, index, value), in place too:
 // aten::scatter along dim with the 1-d index expanded across the other dims (a repeated
-// index: the last write wins).
+// index: the last write wins). index_add(..., alpha) and index_reduce(..., reduce,
+// include_self): the same expansion into a scatter_reduce.
 #include <algorithm>
 
 #include "elementwise.h"
@@ -88,10 +90,6 @@ void lower_index_put(LowerContext& ctx) {
                           accumulate ? add_binary_op(ctx, rt::BinaryOp::Add, ctx.tensor(0), whole) : whole);
     return;
   }
-  if (accumulate)
-    ctx.fail(
-        "index_put with accumulate=True and index tensors (x.index_put_(indices, v, accumulate=True), "
-        "a scatter-add) is not supported; a single boolean mask with one value is");
   const int64_t first = indexed.front(), last = indexed.back();
   if (last - first + 1 != static_cast<int64_t>(indexed.size()))
     ctx.fail("index tensors on dims that are not adjacent (x[i, :, j] = v) are not supported");
@@ -138,21 +136,23 @@ void lower_index_put(LowerContext& ctx) {
   if (v_shape != result_shape)
     v3 = materialize(ctx, expand_view(view_of(ctx.graph, values), result_shape), -1);
   v3 = ctx.graph.add_alias(v3, {pre, n, post});
-  const int p3 = materialize(
-      ctx, expand_view(view_of(ctx.graph, ctx.graph.add_alias(position, {1, n, 1})), {pre, n, post}), -1);
+  const StridedView p3 =
+      expand_view(view_of(ctx.graph, ctx.graph.add_alias(position, {1, n, 1})), {pre, n, post});
   const int x3 = ctx.graph.add_alias(ctx.tensor(0), {pre, merged, post});
-  const int y3 =
-      lower_as(ctx, "aten::scatter",
-               {Operand::of_tensor(x3), Operand::of_int(1), Operand::of_tensor(p3), Operand::of_tensor(v3)});
+  const int y3 = accumulate
+                     ? add_scatter_reduce(ctx, x3, 1, p3, v3, rt::ScatterReduceOp::Sum, true)
+                     : lower_as(ctx, "aten::scatter",
+                                {Operand::of_tensor(x3), Operand::of_int(1),
+                                 Operand::of_tensor(materialize(ctx, p3, -1)), Operand::of_tensor(v3)});
   ctx.set_tensor_output(0, ctx.graph.add_alias(y3, x_shape));
 }
 
 // self's dims with dim's size replaced by the index's length, and the index (0-d or 1-d)
-// expanded to that shape, for a scatter along dim.
+// seen with 1 for every other dim, for a scatter along dim.
 struct AlongDim {
   int64_t dim;
   ir::Shape shape;
-  int index;
+  int column;  // the index as it is, with 1 for every other dim
 };
 AlongDim index_along_dim(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
@@ -166,18 +166,17 @@ AlongDim index_along_dim(LowerContext& ctx) {
   ir::Shape shape = x.shape.empty() ? ir::Shape{1} : x.shape, column(shape.size(), 1);
   shape[static_cast<size_t>(dim)] = n;
   column[static_cast<size_t>(dim)] = n;
-  const int expanded = materialize(
-      ctx, expand_view(view_of(ctx.graph, ctx.graph.add_alias(ctx.tensor(2), column)), shape), -1);
-  return {dim, shape, expanded};
+  return {dim, shape, ctx.graph.add_alias(ctx.tensor(2), column)};
 }
 
 // Scatters src (of a.shape) into self (seen with at least one dim) at a's positions.
 void scatter_along(LowerContext& ctx, const AlongDim& a, int src) {
   const ir::Value& x = ctx.value(0);
   const int self = x.shape.empty() ? ctx.graph.add_alias(ctx.tensor(0), {1}) : ctx.tensor(0);
-  const int y = lower_as(ctx, "aten::scatter",
-                         {Operand::of_tensor(self), Operand::of_int(a.dim), Operand::of_tensor(a.index),
-                          Operand::of_tensor(src)});
+  const int index = materialize(ctx, expand_view(view_of(ctx.graph, a.column), a.shape), -1);
+  const int y = lower_as(
+      ctx, "aten::scatter",
+      {Operand::of_tensor(self), Operand::of_int(a.dim), Operand::of_tensor(index), Operand::of_tensor(src)});
   ctx.set_tensor_output(0, x.shape.empty() ? ctx.graph.add_alias(y, {}) : y);
 }
 
@@ -193,6 +192,63 @@ void lower_index_copy(LowerContext& ctx) {
   int src = as_dtype(ctx, elem_arg(ctx, 3), ctx.value(0).dtype);
   if (source.shape.empty()) src = ctx.graph.add_alias(src, {1});
   scatter_along(ctx, a, src);
+}
+
+// source of index_add / index_reduce: self's shape with dim's size the index's length, and
+// self's dtype.
+int source_along(LowerContext& ctx, const AlongDim& a) {
+  const ir::Value& source = ctx.value(3);
+  if ((source.shape.empty() ? ir::Shape{1} : source.shape) != a.shape)
+    ctx.fail("source has shape " + ir::shape_str(source.shape) + ", expected " + ir::shape_str(a.shape) +
+             " (self's with dim " + std::to_string(a.dim) + " the index's length)");
+  if (source.dtype != ctx.value(0).dtype)
+    ctx.fail(std::string("source has dtype ") + ir::dtype_name(source.dtype) + ", self " +
+             ir::dtype_name(ctx.value(0).dtype) + " (they must match)");
+  return source.shape.empty() ? ctx.graph.add_alias(ctx.tensor(3), {1}) : ctx.tensor(3);
+}
+
+// The 1-d index is read in place, broadcast over the other dims (not expanded as
+// scatter_along's is: a graph network's index_add would copy it per feature).
+void reduce_along(LowerContext& ctx, const AlongDim& a, int src, rt::ScatterReduceOp reduce,
+                  bool include_self) {
+  const ir::Value& x = ctx.value(0);
+  const int self = x.shape.empty() ? ctx.graph.add_alias(ctx.tensor(0), {1}) : ctx.tensor(0);
+  const int y = add_scatter_reduce(ctx, self, a.dim, expand_view(view_of(ctx.graph, a.column), a.shape), src,
+                                   reduce, include_self);
+  ctx.set_tensor_output(0, x.shape.empty() ? ctx.graph.add_alias(y, {}) : y);
+}
+
+// index_add(self, dim, index, source, *, alpha=1): a scatter-add of source (times alpha).
+void lower_index_add(LowerContext& ctx) {
+  const AlongDim a = index_along_dim(ctx);
+  int src = source_along(ctx, a);
+  if (ctx.num_inputs() > 4 && !ctx.is_none(4)) {
+    const ElemArg alpha = elem_arg(ctx, 4);
+    if (!alpha.is_number()) ctx.fail("alpha must be a number");
+    if (alpha.number != 1)
+      src = add_binary_op(ctx, rt::BinaryOp::Mul, src,
+                          constant_scalar(ctx.graph, ctx.value(0).dtype, alpha.number));
+  }
+  reduce_along(ctx, a, src, rt::ScatterReduceOp::Sum, true);
+}
+
+// index_reduce(self, dim, index, source, reduce, *, include_self=True): reduce "prod",
+// "mean", "amax" or "amin".
+void lower_index_reduce(LowerContext& ctx) {
+  const AlongDim a = index_along_dim(ctx);
+  const int src = source_along(ctx, a);
+  const Operand& r = ctx.arg(4);
+  if (r.kind != Operand::Kind::String) ctx.fail("reduce must be a string, got " + r.describe());
+  rt::ScatterReduceOp reduce = rt::ScatterReduceOp::Prod;
+  if (r.s == "mean")
+    reduce = rt::ScatterReduceOp::Mean;
+  else if (r.s == "amax")
+    reduce = rt::ScatterReduceOp::Amax;
+  else if (r.s == "amin")
+    reduce = rt::ScatterReduceOp::Amin;
+  else if (r.s != "prod")
+    ctx.fail("reduce must be \"prod\", \"mean\", \"amax\" or \"amin\", got \"" + r.s + "\"");
+  reduce_along(ctx, a, src, reduce, ctx.is_none(5) || ctx.bool_arg(5));
 }
 
 // index_fill(self, dim, index, value): value a number or a 0-d tensor.
@@ -216,6 +272,10 @@ void register_index_put(Registry& r) {
   r.add_lowering("aten::index_copy_", lower_index_copy);
   r.add_lowering("aten::index_fill", lower_index_fill);
   r.add_lowering("aten::index_fill_", lower_index_fill);
+  r.add_lowering("aten::index_add", lower_index_add);
+  r.add_lowering("aten::index_add_", lower_index_add);
+  r.add_lowering("aten::index_reduce", lower_index_reduce);
+  r.add_lowering("aten::index_reduce_", lower_index_reduce);
 }
 
 }  // namespace aotc::ops

@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 
+#include <aotc/rt/kernels.h>
+
 #include "strided_view.h"
 
 namespace aotc::ops {
@@ -47,5 +49,25 @@ ParamsCode gather_params_code(const EmitContext& e, const ir::Op& op);
 ParamsCode tril_triu_params_code(const EmitContext& e, const ir::Op& op);
 std::string index_gather_params_code(const EmitContext& e, const ir::Op& op);
 std::string scatter_params_code(const EmitContext& e, const ir::Op& op);
+// IR "scatter_reduce" (scatter_reduce.cpp): scatter_params_code's p, then the
+// rt::ScatterReduceParams named r.
+std::string scatter_reduce_params_code(const EmitContext& e, const ir::Op& op);
+
+// Checks a scatter's operands as torch does (the index int64 or int32; its shape, index,
+// with self's rank, at least 1, no larger than self outside dim, nor than src where
+// src >= 0) and returns dim made non-negative (scatter.cpp).
+int64_t check_scatter_operands(LowerContext& ctx, int self, int64_t dim_arg, int index_id,
+                               const ir::Shape& index, int src);
+
+// IR "scatter_reduce" of src into self along dim (scatter_reduce.cpp): self and src of one
+// dtype, float32, int64 or int32; the checks of check_scatter_operands. The index is read
+// in place through its view (an expand's zero strides included). Returns the output.
+int add_scatter_reduce(LowerContext& ctx, int self, int64_t dim_arg, const StridedView& index, int src,
+                       rt::ScatterReduceOp reduce, bool include_self);
+// The index pointer of an IR "scatter_reduce", at its view's offset.
+std::string scatter_reduce_index(const EmitContext& e, const ir::Op& op);
+// scatter(self, dim, index, src or value, *, reduce="add" | "multiply") (scatter.cpp hands
+// it over when reduce is given).
+void lower_scatter_with_reduce(LowerContext& ctx);
 
 }  // namespace aotc::ops

@@ -214,6 +214,46 @@ class IndexPut(nn.Module):
         return a, b, c, d, e, f, g, h, i, j
 
 
+class ScatterReduce(nn.Module):
+    """Scatters that fold repeated positions (aten::scatter_reduce and its forms): scatter_add
+    along dims 0 and 1, scatter_reduce with every reduction with and without self, of float32,
+    int64 (mean floors) and int32 tensors, scatter(reduce="add" / "multiply") of a tensor and
+    of a number, index_add with alpha of 300 messages into 11 nodes (a graph network's
+    aggregation: lines longer than the CUDA kernel folds a thread each), index_reduce, and
+    x.index_put_(indices, v, accumulate=True) with index tensors."""
+
+    def forward(self, x, src, idx, msg, dst):  # x [6, 9], src [8, 9], idx int64 [8, 9] in [0, 6)
+        a = x.scatter_add(0, idx, src)
+        b = x.scatter_add(1, idx[:6, :5] + 3, src[:6, :5])
+        c = x.scatter_reduce(0, idx, src, "sum", include_self=False)
+        d = x.scatter_reduce(0, idx, src, "prod")
+        e = x.scatter_reduce(0, idx, src, "prod", include_self=False)
+        f = x.scatter_reduce(0, idx, src, "mean")
+        g = x.scatter_reduce(0, idx, src, "mean", include_self=False)
+        h = x.scatter_reduce(0, idx, src, "amax")
+        i = x.scatter_reduce(0, idx, src, "amax", include_self=False)
+        j = x.scatter_reduce(0, idx, src, "amin")
+        k = x.scatter_reduce(0, idx, src, "amin", include_self=False)
+        xi = (x * 10).long()
+        si = (src * 10).long()
+        m = xi.scatter_reduce(0, idx, si, "mean")
+        n = xi.scatter_reduce(0, idx, si, "amax", include_self=False)
+        o = xi.int().scatter_add(0, idx, si.int())
+        p = x.scatter(0, idx, src, reduce="add")
+        q = x.scatter(0, idx, 1.5, reduce="multiply")
+        nodes = torch.zeros(11, 9)
+        r = nodes.index_add(0, dst, msg, alpha=0.5)
+        t = x.index_add(1, idx[0] + 3, src[:6, :9])
+        u = nodes.index_reduce(0, dst, msg, "mean", include_self=False)
+        v = nodes.index_reduce(0, dst, msg, "amax")
+        w = x.clone()
+        w.index_put_((idx[:, 0], idx[:, 1] - 6), src[:, 2], accumulate=True)
+        cube = msg[:14].reshape(3, 6, 7)  # 3-d: along the middle dim and the last
+        z1 = cube.index_add(1, dst[:40] % 6, msg[:120, :7].reshape(3, 40, 7))
+        z2 = cube.scatter_reduce(2, idx[:3, :5].unsqueeze(1).expand(3, 6, 5) % 7, cube[:, :, :5] * 2.0, "mean")
+        return a, b, c, d, e, f, g, h, i, j, k, m, n, o, p, q, r, t, u, v, w, z1, z2
+
+
 class Im2col(nn.Module):
     """F.unfold (aten::im2col): padded and strided, dilated with uneven padding, padding wider
     than the window, patches (kernel == stride, one strided copy), an unbatched input, and
@@ -401,6 +441,10 @@ _CASES = {
     "views_indexing": (Indexing, _inputs_indexing),
     "views_index_put": (IndexPut, lambda: [("x", torch.randn(4, 7, 5)), ("v", torch.randn(5)),
                                           ("idx", torch.randint(-4, 4, (2, 3)))]),
+    "views_scatter_reduce": (ScatterReduce, lambda: [("x", torch.randn(6, 9)), ("src", torch.randn(8, 9)),
+                                                    ("idx", torch.randint(0, 6, (8, 9))),
+                                                    ("msg", torch.randn(300, 9)),
+                                                    ("dst", torch.randint(0, 11, (300,)))]),
     "views_im2col": (Im2col, lambda: [("x", torch.randn(2, 4, 11, 9))]),
     "views_col2im": (Col2im, lambda: [("x", torch.randn(2, 3, 12, 10)), ("cols", torch.randn(2, 12, 30))]),
     "views_int": (IntViews, _inputs_int),

@@ -26,9 +26,9 @@ class MaskPutValues(nn.Module):
         return y
 
 
-class PutAccumulate(nn.Module):
+class ScatterAddBool(nn.Module):
     def forward(self, x, mask):
-        return x.index_put((torch.tensor([0, 2]),), x[:2], accumulate=True)  # LINE
+        return mask.scatter_add(0, torch.zeros(1, 4, dtype=torch.long), mask[:1])  # LINE
 
 
 class MaskedSelect(nn.Module):
@@ -99,8 +99,8 @@ CASES = {
     "mask_put_values": (MaskPutValues, [("x", torch.randn(3, 4)),
                                         ("mask", torch.tensor([[True, False, False, True]] + [[False] * 4] * 2))],
                         ["aten::index_put", "single value", "run time"]),
-    "put_accumulate": (PutAccumulate, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
-                       ["aten::index_put", "accumulate=True", "not supported"]),
+    "scatter_add_bool": (ScatterAddBool, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
+                         ["aten::scatter_add", "float32, int64 or int32", "got bool"]),
     "masked_select": (MaskedSelect, [("x", torch.randn(3, 4)), ("mask", torch.rand(3, 4) > 0.5)],
                       ["aten::masked_select", "shape depends on the mask"]),
     "runtime_repeats": (RuntimeRepeats, [("x", torch.randn(3, 4)), ("reps", torch.tensor([1, 2, 0]))],
@@ -132,6 +132,11 @@ class SearchRows(nn.Module):
 class DiagEmbedDims(nn.Module):
     def forward(self, x):
         return torch.diag_embed(x, 0, 0, 2)  # LINE
+
+
+class ScatterReduceMax(nn.Module):
+    def forward(self, x):
+        return x.scatter_reduce(0, torch.zeros(1, 4, dtype=torch.long), x, "max")  # LINE
 
 
 class BagWeightsMean(nn.Module):
@@ -185,6 +190,8 @@ SCRIPT_ONLY = {
     "tensordot_sizes": (TensordotSizes, [("x", torch.randn(3, 4)), ("y", torch.randn(4, 5))],
                         ["aten::tensordot", "[3, 4]", "[4, 5]", "differ in size"]),
     "neg_bool": (NegBool, [("x", torch.randn(3, 4))], ["aten::neg", "negation of a bool tensor", "logical_not"]),
+    "scatter_reduce_max": (ScatterReduceMax, [("x", torch.randn(3, 4))],
+                           ["aten::scatter_reduce", "\"amax\"", "got \"max\""]),
     "topk_too_many": (TopkTooMany, [("x", torch.randn(3, 4))], ["aten::topk", "k = 5 is out of range", "4 values"]),
 }
 

@@ -14,45 +14,24 @@
 namespace aotc::rt::cuda {
 namespace {
 
-// The index space as [outer, line, inner]: `line` the positions along dim.
-struct Lines {
-  int64_t count = 0;  // outer * inner
-  int64_t length = 0;
-  int64_t inner = 1;
-};
-
-// y's and src's offsets of line l's first position (dim's coordinate 0).
-__device__ __forceinline__ void line_offsets(const ScatterParams& p, int64_t l, int64_t& y_off,
-                                             int64_t& s_off) {
-  y_off = s_off = 0;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    if (d == p.dim) continue;
-    const int64_t c = l % p.dims[d];
-    l /= p.dims[d];
-    y_off += c * p.y_strides[d];
-    s_off += c * p.src_strides[d];
-  }
-}
-
 // One thread per line, its positions in order (consecutive threads: consecutive inner
 // coordinates).
 template <class T, class Index>
-__global__ void scatter_lines_kernel(ScatterParams p, Lines lines, const T* __restrict__ src, T value,
+__global__ void scatter_lines_kernel(ScatterParams p, ScatterLines lines, const T* __restrict__ src, T value,
                                      const Index* __restrict__ index, T* __restrict__ y) {
   const int64_t l = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= lines.count) return;
   int64_t y_off, s_off;
-  line_offsets(p, l, y_off, s_off);
-  const int64_t first = (l / lines.inner) * lines.length * lines.inner + l % lines.inner;
+  scatter_line_offsets(p, l, y_off, s_off);
   for (int64_t k = 0; k < lines.length; ++k) {
-    const int64_t j = read_index(index, first + k * lines.inner, p.y_dim_size);
+    const int64_t j = read_index(index, scatter_index_element(lines, l, k), p.y_dim_size);
     y[y_off + j * p.y_strides[p.dim]] = src ? src[s_off + k * p.src_strides[p.dim]] : value;
   }
 }
 
 // Pass 1, one thread per position: slot (line, destination) = max(slot, position in line + 1).
 template <class Index, class Slot>
-__global__ void scatter_mark_kernel(ScatterParams p, Lines lines, int64_t total,
+__global__ void scatter_mark_kernel(ScatterParams p, ScatterLines lines, int64_t total,
                                     const Index* __restrict__ index, Slot* __restrict__ slots) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -64,9 +43,9 @@ __global__ void scatter_mark_kernel(ScatterParams p, Lines lines, int64_t total,
 
 // Pass 2, one thread per position: the position its slot names writes.
 template <class T, class Index, class Slot>
-__global__ void scatter_write_kernel(ScatterParams p, Lines lines, int64_t total, const T* __restrict__ src,
-                                     T value, const Index* __restrict__ index, const Slot* __restrict__ slots,
-                                     T* __restrict__ y) {
+__global__ void scatter_write_kernel(ScatterParams p, ScatterLines lines, int64_t total,
+                                     const T* __restrict__ src, T value, const Index* __restrict__ index,
+                                     const Slot* __restrict__ slots, T* __restrict__ y) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const int64_t in = i % lines.inner, ok = i / lines.inner;
@@ -74,13 +53,13 @@ __global__ void scatter_write_kernel(ScatterParams p, Lines lines, int64_t total
   const int64_t j = read_index(index, i, p.y_dim_size);
   if (slots[l * p.y_dim_size + j] != static_cast<Slot>(k + 1)) return;
   int64_t y_off, s_off;
-  line_offsets(p, l, y_off, s_off);
+  scatter_line_offsets(p, l, y_off, s_off);
   y[y_off + j * p.y_strides[p.dim]] = src ? src[s_off + k * p.src_strides[p.dim]] : value;
 }
 
 template <class T, class Index, class Slot>
-void launch_marked(cudaStream_t stream, const ScatterParams& p, const Lines& lines, const T* src, T value,
-                   const Index* index, T* y, void* scratch) {
+void launch_marked(cudaStream_t stream, const ScatterParams& p, const ScatterLines& lines, const T* src,
+                   T value, const Index* index, T* y, void* scratch) {
   const int64_t total = lines.count * lines.length;
   auto* slots = static_cast<Slot*>(scratch);
   if (!slots) return note_error("scatter", "no scratch for its repeated-index pass (scatter_scratch_bytes)");
@@ -96,7 +75,7 @@ void launch_marked(cudaStream_t stream, const ScatterParams& p, const Lines& lin
 }
 
 template <class T, class Index>
-void launch(cudaStream_t stream, const ScatterParams& p, const Lines& lines, const void* src,
+void launch(cudaStream_t stream, const ScatterParams& p, const ScatterLines& lines, const void* src,
             const unsigned char* value, const void* index, void* y, void* scratch) {
   T v{};
   if (!src) std::memcpy(&v, value, sizeof(T));
@@ -114,7 +93,7 @@ void launch(cudaStream_t stream, const ScatterParams& p, const Lines& lines, con
 }
 
 template <class T>
-void launch_for_index(cudaStream_t stream, const ScatterParams& p, const Lines& lines, const void* src,
+void launch_for_index(cudaStream_t stream, const ScatterParams& p, const ScatterLines& lines, const void* src,
                       const unsigned char* value, const void* index, void* y, void* scratch) {
   if (p.index_elem_size == 4)
     launch<T, int32_t>(stream, p, lines, src, value, index, y, scratch);
@@ -133,14 +112,7 @@ void scatter(cudaStream_t stream, const ScatterParams& p, const void* self, int6
       return;
     }
   if (p.rank < 1 || p.rank > 8 || p.dim < 0 || p.dim >= p.rank || p.y_dim_size <= 0) return;
-  Lines lines;
-  lines.count = 1;
-  for (int d = 0; d < p.rank; ++d) {
-    if (d < p.dim) lines.count *= p.dims[d];
-    if (d > p.dim) lines.inner *= p.dims[d];
-  }
-  lines.count *= lines.inner;
-  lines.length = p.dims[p.dim];
+  const ScatterLines lines = scatter_lines_of(p);
   if (lines.count <= 0 || lines.length <= 0) return;
   if (!src && !value) return note_error("scatter", "neither src nor a value to scatter");
   switch (p.elem_size) {

@@ -1,5 +1,6 @@
 // Indexing, scans and arg reductions: gather (and take_along_dim's broadcast strides),
-// index_gather, scatter (src and scalar, repeated indices on both of its paths), tril_triu,
+// index_gather, scatter (src and scalar, repeated indices on both of its paths),
+// scatter_reduce (every reduction, both paths), tril_triu,
 // arg_reduce, sort_lines, cumsum and scan, against the CPU kernels. Byte-moving kernels run for
 // every element size on random bytes (every bit pattern, NaNs included) with int64 and
 // int32 indices that are negative and out of range; everything is compared bit for bit
@@ -14,6 +15,7 @@
 #include <cstring>
 
 #include <limits>
+#include <type_traits>
 
 #include "kernel_table.h"
 
@@ -213,6 +215,101 @@ void scatter_cases(KernelTable& t) {
   scatter_case(t, {2, 32, 3}, {3, 5, 4}, 1, 4, 8, 0);  // its longest lines
   scatter_case(t, {1, 1}, {1, 1}, 0, 8, 8, 0);
   scatter_case(t, {100000}, {1000}, 0, 4, 8, 0);
+}
+
+// ---- scatter_reduce: index dims, y dims, dim; every reduction with and without self, on
+// float32 (NaNs only where no arithmetic touches them: Amax / Amin), int64 over its whole
+// range (sums and products wrap, means floor) and int32; the sorted path past the line scan.
+template <class T>
+std::vector<T> scatter_reduce_values(KernelTable& t, size_t n, rt::ScatterReduceOp op) {
+  std::vector<T> v(n);
+  if constexpr (std::is_same_v<T, float>) {
+    const bool nans = op == rt::ScatterReduceOp::Amax || op == rt::ScatterReduceOp::Amin;
+    v = t.floats(n, nans);
+  } else {
+    const int64_t wide = std::is_same_v<T, int64_t> ? LLONG_MAX : INT_MAX;
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(t.ints(1, -wide - 1, wide)[0]);
+  }
+  return v;
+}
+
+template <class T>
+void scatter_reduce_case(KernelTable& t, rt::ElemType type, const std::vector<int64_t>& id,
+                         const std::vector<int64_t>& yd, int dim, int64_t ibytes, int64_t index_range = 0,
+                         bool broadcast_index = false) {
+  const char* names[] = {"sum", "prod", "mean", "amax", "amin"};
+  for (const auto op : {rt::ScatterReduceOp::Sum, rt::ScatterReduceOp::Prod, rt::ScatterReduceOp::Mean,
+                        rt::ScatterReduceOp::Amax, rt::ScatterReduceOp::Amin})
+    for (const bool include_self : {true, false}) {
+      rt::ScatterReduceParams r;
+      rt::ScatterParams& p = r.geometry;
+      p.rank = static_cast<int32_t>(id.size());
+      p.dim = dim;
+      const std::vector<int64_t> ys = dense_strides(yd);
+      std::vector<int64_t> sd = id;  // src: larger than the index along the last dim
+      sd.back() += 2;
+      const std::vector<int64_t> ss = dense_strides(sd);
+      const std::vector<int64_t> is = dense_strides(id);
+      for (size_t d = 0; d < id.size(); ++d) {
+        p.dims[d] = id[d];
+        p.y_strides[d] = ys[d];
+        p.src_strides[d] = ss[d];
+        // broadcast: index_add's 1-d index, read along dim only
+        r.index_strides[d] = broadcast_index ? (static_cast<int>(d) == dim ? 1 : 0) : is[d];
+      }
+      p.y_dim_size = yd[static_cast<size_t>(dim)];
+      p.elem_size = sizeof(T);
+      p.index_elem_size = ibytes;
+      r.op = op;
+      r.type = type;
+      r.include_self = include_self;
+      r.y_numel = numel(yd);
+      const int64_t range = index_range ? index_range : p.y_dim_size;
+      const size_t ny = static_cast<size_t>(numel(yd));
+      const std::vector<T> self = scatter_reduce_values<T>(t, ny, op);
+      const std::vector<T> src = scatter_reduce_values<T>(t, static_cast<size_t>(numel(sd)), op);
+      const size_t n_index = broadcast_index ? static_cast<size_t>(id[static_cast<size_t>(dim)])
+                                             : static_cast<size_t>(numel(id));
+      const std::vector<uint8_t> idx = index_bytes(t, n_index, -range - 1, range, ibytes);
+      std::vector<T> cpu = self;
+      std::vector<int64_t> counts(ny);
+      rt::scatter_reduce(t.pool(), r, src.data(), idx.data(), cpu.data(), counts.data());
+      T* y = t.device<T>(ny);
+      const int64_t scratch_bytes = rt::cuda::scatter_reduce_scratch_of(r).bytes;
+      void* scratch = scratch_bytes ? t.device<uint8_t>(static_cast<size_t>(scratch_bytes)) : nullptr;
+      rt::cuda::scatter_reduce(t.stream(), r, t.upload(self), static_cast<int64_t>(ny * sizeof(T)),
+                               t.upload(src), t.upload(idx), y, scratch);
+      const char* types[] = {"f32", "i64", "i32", "bool"};
+      t.expect_equal(rt::cuda::scatter_scans_lines(p) ? "scatter_reduce (lines)" : "scatter_reduce (sorted)",
+                     dims_of(id) + " into " + dims_of(yd) + " dim " + std::to_string(dim) + " " +
+                         types[static_cast<int>(type)] + " i" + std::to_string(ibytes * 8) + " " +
+                         names[static_cast<int>(op)] + (include_self ? "" : " without self") +
+                         (broadcast_index ? " broadcast index" : ""),
+                     cpu, t.download(y, ny));
+    }
+}
+
+void scatter_reduce_cases(KernelTable& t) {
+  for (const int64_t ib : {8, 4}) {
+    scatter_reduce_case<float>(t, rt::ElemType::F32, {5, 7}, {6, 9}, 1, ib);
+    scatter_reduce_case<float>(t, rt::ElemType::F32, {4, 3, 5}, {5, 3, 6}, 0, ib);
+    scatter_reduce_case<float>(t, rt::ElemType::F32, {300}, {37}, 0, ib);  // long line: sorted
+    scatter_reduce_case<float>(t, rt::ElemType::F32, {3, 77, 5}, {4, 80, 6}, 1, ib);
+    scatter_reduce_case<float>(t, rt::ElemType::F32, {2, 3, 40}, {2, 5, 45}, 2, ib, 3);  // heavy repeats
+    scatter_reduce_case<int64_t>(t, rt::ElemType::I64, {4, 3, 5}, {5, 3, 6}, 0, ib);
+    scatter_reduce_case<int64_t>(t, rt::ElemType::I64, {3, 77, 5}, {4, 80, 6}, 1, ib);
+    scatter_reduce_case<int32_t>(t, rt::ElemType::I32, {5, 7}, {6, 9}, 1, ib);
+    scatter_reduce_case<int32_t>(t, rt::ElemType::I32, {2, 300, 3}, {3, 11, 4}, 1, ib);
+  }
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {2, 33, 3}, {3, 5, 4}, 1, 8);  // just past the line scan
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {2, 32, 3}, {3, 5, 4}, 1, 8);  // its longest lines
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {1, 1}, {1, 1}, 0, 8);
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {20000, 16}, {1000, 16}, 0, 8);  // a graph's aggregation
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {20000, 16}, {1000, 16}, 0, 8, 0, true);  // index_add's
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {3, 50, 2, 5}, {4, 7, 2, 6}, 1, 4, 0, true);
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {3, 20, 2, 5}, {4, 7, 2, 6}, 1, 8, 0, true);  // lines
+  scatter_reduce_case<int64_t>(t, rt::ElemType::I64, {2, 40, 3}, {2, 9, 3}, 1, 4, 0, true);
+  scatter_reduce_case<float>(t, rt::ElemType::F32, {5000}, {3}, 0, 4);  // long runs of one index
 }
 
 // ---- tril / triu
@@ -491,6 +588,7 @@ void indexing_cases(KernelTable& t) {
   gather_cases(t);
   index_gather_cases(t);
   scatter_cases(t);
+  scatter_reduce_cases(t);
   tril_triu_cases(t);
   arg_reduce_cases(t);
   sort_cases(t);

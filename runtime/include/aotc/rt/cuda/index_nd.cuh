@@ -148,6 +148,51 @@ __device__ __forceinline__ int64_t read_index(const Index* __restrict__ index, i
   return wrap_index(static_cast<int64_t>(index[i]), size);
 }
 
+// --- the lines of a scatter (scatter, scatter_reduce) ----------------------------------
+
+// The index space as [outer, line, inner]: `length` positions along dim. Only positions of
+// one line (all coordinates but dim equal) can reach the same element of y.
+struct ScatterLines {
+  int64_t count = 0;  // outer * inner
+  int64_t length = 0;
+  int64_t inner = 1;
+};
+
+inline ScatterLines scatter_lines_of(const ScatterParams& p) {
+  ScatterLines lines;
+  lines.count = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    if (d < p.dim) lines.count *= p.dims[d];
+    if (d > p.dim) lines.inner *= p.dims[d];
+  }
+  lines.count *= lines.inner;
+  lines.length = p.dims[p.dim];
+  return lines;
+}
+
+// y's and src's offsets of line l's first position (dim's coordinate 0), and the index's
+// through index_strides where given (scatter_reduce's broadcast index).
+__device__ __forceinline__ void scatter_line_offsets(const ScatterParams& p, int64_t l, int64_t& y_off,
+                                                     int64_t& s_off, const int64_t* index_strides = nullptr,
+                                                     int64_t* x_off = nullptr) {
+  y_off = s_off = 0;
+  int64_t x = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    if (d == p.dim) continue;
+    const int64_t c = l % p.dims[d];
+    l /= p.dims[d];
+    y_off += c * p.y_strides[d];
+    s_off += c * p.src_strides[d];
+    if (index_strides) x += c * index_strides[d];
+  }
+  if (x_off) *x_off = x;
+}
+
+// The index element of position k of line l.
+__device__ __forceinline__ int64_t scatter_index_element(const ScatterLines& lines, int64_t l, int64_t k) {
+  return (l / lines.inner) * lines.length * lines.inner + l % lines.inner + k * lines.inner;
+}
+
 // --- reductions over any set of dims (reduce, reduce_i64) -------------------------------
 
 // The input split into kept dims (the output's, in order) and reduced dims, each with its

@@ -466,6 +466,11 @@ void index_gather(cudaStream_t stream, const IndexGatherParams& p, const void* x
 // as on the CPU; scratch: scatter_scratch_bytes(p) (scatter_plan.h).
 void scatter(cudaStream_t stream, const ScatterParams& p, const void* self, int64_t y_bytes, const void* src,
              const unsigned char* value, const void* index, void* y, void* scratch);
+// The CPU's scatter_reduce, folding each element's contributions in the same order (the
+// same bits); scratch: scatter_reduce_scratch_of(p.geometry).bytes (scatter_plan.h), null
+// where that is 0.
+void scatter_reduce(cudaStream_t stream, const ScatterReduceParams& p, const void* self, int64_t y_bytes,
+                    const void* src, const void* index, void* y, void* scratch);
 void tril_triu(cudaStream_t stream, const TriangleParams& p, const void* x, void* y);
 // values may be null; NaN counts as the maximum (and the minimum) and the first NaN wins.
 void arg_reduce(cudaStream_t stream, ElemType t, bool is_max, int64_t outer, int64_t axis, int64_t inner,

@@ -1,6 +1,8 @@
 // kernels/data_movement.h - the kernels that move bytes: strided copy, fill, tril/triu, gather, scatter.
 #pragma once
 
+#include <aotc/rt/kernels/pointwise.h>
+
 #include <cstdint>
 
 namespace aotc::rt {
@@ -89,5 +91,31 @@ struct ScatterParams {
   int64_t index_elem_size = 8;
 };
 void scatter(ThreadPool& pool, const ScatterParams& p, const void* src, const void* index, void* y);
+
+// torch.scatter_reduce (scatter_add, index_add, index_reduce, x[indices] += v are its
+// forms) into y, which already holds self: for every i in the index's shape, in index
+// order, y[j] = y[j] OP src[i] where j is i with i[dim] = index[i] (geometry as scatter's;
+// the index read through index_strides, 0 along dims it is broadcast over, as index_add's
+// 1-d index is). Without include_self, each element of y that some index reaches starts
+// from OP's identity instead of self's value. Mean divides each such element by its count
+// (plus one with include_self), flooring for integers; Amax / Amin keep a NaN once met, as
+// torch does; integer sums and products wrap. Elements of type t (F32, I64 or I32).
+// Only positions of one line (every coordinate but dim's equal) reach the same element, so
+// the lines are split over the threads and each element's contributions still fold in
+// index order. scratch: scatter_reduce_scratch_bytes (the counts of Mean), else null.
+enum class ScatterReduceOp : int32_t { Sum = 0, Prod = 1, Mean = 2, Amax = 3, Amin = 4 };
+struct ScatterReduceParams {
+  ScatterParams geometry;
+  ScatterReduceOp op = ScatterReduceOp::Sum;
+  ElemType type = ElemType::F32;
+  bool include_self = true;
+  int64_t y_numel = 0;  // y's elements (the counts of Mean)
+  int64_t index_strides[8] = {};
+};
+inline int64_t scatter_reduce_scratch_bytes(const ScatterReduceParams& p) {
+  return p.op == ScatterReduceOp::Mean ? p.y_numel * 8 : 0;
+}
+void scatter_reduce(ThreadPool& pool, const ScatterReduceParams& p, const void* src, const void* index,
+                    void* y, void* scratch);
 
 }  // namespace aotc::rt
