@@ -36,6 +36,24 @@ int Census::unsupported_uses() const {
   return total;
 }
 
+namespace {
+
+// Why an op that has no lowering cannot have one, where that is known: printed under the
+// op in the report, so that the user does not wait for a release that cannot add it.
+const char* unsupported_reason(const std::string& op) {
+  static const char* const kDataDependentShape =
+      "its output's shape depends on its input's values, known only when the model runs; aotc compiles "
+      "every shape ahead of time (a mask applied with torch.where, or a fixed-size result such as topk, "
+      "keeps the shapes static)";
+  for (const char* name : {"aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::unique",
+                           "aten::_unique", "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive",
+                           "aten::unique_dim_consecutive", "aten::bincount"})
+    if (op == name) return kDataDependentShape;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string Census::error_report() const {
   std::ostringstream os;
   int kinds = 0;
@@ -47,6 +65,7 @@ std::string Census::error_report() const {
     for (const auto& [name, use] : ops) {
       if (use.unsupported == 0) continue;
       os << "\n  " << name << "  x" << use.unsupported << "\n    schema: " << use.schema;
+      if (const char* why = unsupported_reason(name)) os << "\n    why: " << why;
       for (const auto& [where, count] : use.unsupported_at) {
         os << "\n    " << where.str();
         if (count > 1) os << " (x" << count << ")";

@@ -99,6 +99,18 @@ def main():
     expect("schemas of unsupported ops", "aten::logdet(Tensor self) -> Tensor" in r.stdout, r.stdout)
     expect("verdict line", re.search(r"2 not compilable.*cannot be compiled", r.stdout) is not None, r.stdout[-300:])
 
+    # An op whose output shape depends on its input's values says so where it is reported.
+    class Nonzero(nn.Module):
+        def forward(self, x):
+            return torch.nonzero(x > 0)
+
+    nonzero = os.path.join(w, "nonzero.pt")
+    torch.jit.save(torch.jit.script(Nonzero()), nonzero)
+    r = subprocess.run([args.aotc, nonzero, "-o", os.path.join(w, "nonzero.so"), "--input", "x:3x3"],
+                       capture_output=True, text=True)
+    expect("data-dependent shape named", r.returncode == 1 and "aten::nonzero" in r.stderr
+           and "why: its output's shape depends on its input's values" in r.stderr, r.stderr)
+
     # A lowering that refuses a use (shapes that do not broadcast) makes the model fail too.
     class Bad(nn.Module):
         def forward(self, x, y):
@@ -141,7 +153,8 @@ def main():
                r.returncode in (0, 1) and core_op in runtime and "problem" not in r.stdout,
                r.stdout[-1500:] + r.stderr[-1500:])
 
-    left = set(os.listdir(w)) - before - {f"{n}.pt" for n in ("supported", "mixed", "bad", "lstm", "mha", "encoder")}
+    left = set(os.listdir(w)) - before - {f"{n}.pt" for n in ("supported", "mixed", "nonzero", "bad", "lstm", "mha",
+                                                              "encoder")}
     expect("no file written", not left, left)
     return finish("aotc --check behaves")
 
