@@ -25,12 +25,6 @@ std::string emit_gather(const EmitContext& e, const ir::Op& op) {
                          e.out(op.outputs[0]) + ");");
 }
 
-void check_index(const LowerContext& ctx, int index) {
-  const ir::DType t = ctx.graph.value(index).dtype;
-  if (t != ir::DType::Int64 && t != ir::DType::Int32)
-    ctx.fail(std::string("the index must be int64 or int32, got ") + ir::dtype_name(t));
-}
-
 // y[i] = x[i with i[dim] = index[i]]; x_strides give x's layout (0 broadcasts).
 void add_gather(LowerContext& ctx, int x, int index, int64_t dim, const std::vector<int64_t>& x_strides) {
   const ir::Value& xv = ctx.graph.value(x);
@@ -47,7 +41,7 @@ void add_gather(LowerContext& ctx, int x, int index, int64_t dim, const std::vec
 void lower_gather(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const ir::Value& index = ctx.value(2);
-  check_index(ctx, ctx.tensor(2));
+  check_index_dtype(ctx, ctx.value(2).dtype);
   int xid = ctx.tensor(0), iid = ctx.tensor(2);
   if (x.shape.empty()) xid = ctx.graph.add_alias(xid, {1});
   if (index.shape.empty()) iid = ctx.graph.add_alias(iid, {1});
@@ -68,7 +62,7 @@ void lower_gather(LowerContext& ctx) {
 // take_along_dim(self, indices, dim=None): without dim, on the flattened input; else
 // input and indices broadcast against each other outside dim.
 void lower_take_along_dim(LowerContext& ctx) {
-  check_index(ctx, ctx.tensor(1));
+  check_index_dtype(ctx, ctx.value(1).dtype);
   if (ctx.is_none(2)) {
     const int x = ctx.graph.add_alias(ctx.tensor(0), {ir::numel(ctx.value(0).shape)});
     const int index = ctx.graph.add_alias(ctx.tensor(1), {ir::numel(ctx.value(1).shape)});

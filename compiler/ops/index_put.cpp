@@ -157,9 +157,7 @@ struct AlongDim {
 AlongDim index_along_dim(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const ir::Value& index = ctx.value(2);
-  if (!is_index_dtype(index.dtype))
-    ctx.fail(std::string("the index must be int64 or int32, got ") + ir::dtype_name(index.dtype));
-  if (index.shape.size() > 1) ctx.fail("the index must be 0-d or 1-d, got " + ir::shape_str(index.shape));
+  check_dim_index(ctx, index);
   const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(x.shape.size()));
   const int64_t dim = normalize_dim(ctx, ctx.int_arg(1), rank);
   const int64_t n = ir::numel(index.shape);

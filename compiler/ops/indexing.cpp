@@ -26,9 +26,7 @@ std::string emit_index_gather(const EmitContext& e, const ir::Op& op) {
 void lower_index_select(LowerContext& ctx) {
   const ir::Value& x = ctx.value(0);
   const ir::Value& index = ctx.value(2);
-  if (!is_index_dtype(index.dtype))
-    ctx.fail(std::string("index must be int64 or int32, got ") + ir::dtype_name(index.dtype));
-  if (index.shape.size() > 1) ctx.fail("index must be 0-d or 1-d, got shape " + ir::shape_str(index.shape));
+  check_dim_index(ctx, index);
   if (x.shape.empty()) {  // a 0-d input: the index must be 0 (or [0])
     return ctx.set_tensor_output(
         0, add_index_gather(ctx, ctx.graph.add_alias(ctx.tensor(0), {1}), 0, {ctx.tensor(2)}));
@@ -108,8 +106,7 @@ void lower_masked_select(LowerContext& ctx) {
 // take(self, index): self flattened, indexed by a tensor of any shape.
 void lower_take(LowerContext& ctx) {
   const ir::Value& index = ctx.value(1);
-  if (!is_index_dtype(index.dtype))
-    ctx.fail(std::string("index must be int64 or int32, got ") + ir::dtype_name(index.dtype));
+  check_index_dtype(ctx, index.dtype);
   const int64_t n = ir::numel(ctx.value(0).shape);
   if (n == 0 && ir::numel(index.shape) > 0) ctx.fail("cannot take from an empty tensor");
   ctx.set_tensor_output(0,
@@ -141,6 +138,16 @@ int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values) {
 }
 
 bool is_index_dtype(ir::DType t) { return t == ir::DType::Int64 || t == ir::DType::Int32; }
+
+void check_index_dtype(const LowerContext& ctx, ir::DType t) {
+  if (!is_index_dtype(t)) ctx.fail(std::string("the index must be int64 or int32, got ") + ir::dtype_name(t));
+}
+
+void check_dim_index(const LowerContext& ctx, const ir::Value& index) {
+  check_index_dtype(ctx, index.dtype);
+  if (index.shape.size() > 1)
+    ctx.fail("the index must be 0-d or 1-d, got shape " + ir::shape_str(index.shape));
+}
 
 std::vector<int> index_tensors_per_dim(LowerContext& ctx, const Operand& list, const ir::Shape& x_shape,
                                        const std::function<void()>& runtime_mask) {

@@ -24,6 +24,11 @@ int int64_constant(ir::Graph& graph, const std::vector<int64_t>& values);
 
 // int64 or int32: the dtypes of index tensors.
 bool is_index_dtype(ir::DType t);
+// Fails unless t is an index dtype ("the index must be int64 or int32, got ...").
+void check_index_dtype(const LowerContext& ctx, ir::DType t);
+// The index of an op along one dim (index_select, index_add, index_copy, ...): an index
+// dtype, 0-d or 1-d.
+void check_dim_index(const LowerContext& ctx, const ir::Value& index);
 
 // The entries of a Tensor?[] of indices into a tensor of x_shape (aten::index, index_put),
 // one per dim of x: an int64 / int32 index tensor, or -1 for a full slice (None, and the

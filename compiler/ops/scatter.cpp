@@ -51,9 +51,7 @@ std::string emit_scatter(const EmitContext& e, const ir::Op& op) {
 int64_t check_scatter_operands(LowerContext& ctx, int self, int64_t dim_arg, int index_id,
                                const ir::Shape& index, int src_id) {
   const ir::Value& x = ctx.graph.value(self);
-  const ir::DType index_dtype = ctx.graph.value(index_id).dtype;
-  if (!is_index_dtype(index_dtype))
-    ctx.fail(std::string("the index must be int64 or int32, got ") + ir::dtype_name(index_dtype));
+  check_index_dtype(ctx, ctx.graph.value(index_id).dtype);
   if (x.shape.empty() || index.size() != x.shape.size())
     ctx.fail("index " + ir::shape_str(index) + " and self " + ir::shape_str(x.shape) +
              " must have the same number of dimensions (at least 1)");
