@@ -17,7 +17,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/gpu-out}
 BUILD=${BUILD:-/tmp/aotc-gpu-build}
-MODELS=${MODELS:-mlp,mlp_gelu,long_sorts,encoder_pre_gelu,small_cnn,conv_shapes,two_inputs,activations,dict_out,einsum_ops,pw_composite_float,pw_arith,pw_activations,pw_activations_traced,pw_masks,maxvit_t,layer_norm_ops,sdpa_ops,embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,views_slicing_traced,views_permutes_traced,views_splits_traced,views_pads_traced,views_channel_shuffle_traced,vit_b_16_64,resnet18,resnet50,mobilenet_v2,vit_b_16,bert_base}
+MODELS=${MODELS:-mlp,mlp_gelu,long_sorts,graph_conv,encoder_pre_gelu,small_cnn,conv_shapes,two_inputs,activations,dict_out,einsum_ops,pw_composite_float,pw_arith,pw_activations,pw_activations_traced,pw_masks,maxvit_t,layer_norm_ops,sdpa_ops,embedding_ops,transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,views_slicing_traced,views_permutes_traced,views_splits_traced,views_pads_traced,views_channel_shuffle_traced,vit_b_16_64,resnet18,resnet50,mobilenet_v2,vit_b_16,bert_base}
 BENCH_MODELS=${BENCH_MODELS:-resnet18,resnet50,mobilenet_v2,vit_b_16,bert_base}
 BENCH_MODELS_TF32=${BENCH_MODELS_TF32:-$BENCH_MODELS}
 PRECISIONS=${PRECISIONS:-fp32 tf32 fp16 bf16}

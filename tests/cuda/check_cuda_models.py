@@ -189,7 +189,7 @@ DEFAULT_MODELS = ("mlp,small_cnn,conv_shapes,two_inputs,activations,dict_out,lay
                   "swin_small,embedding_ops,"
                   "transformer_encoder,multihead_attention,multihead_attention_const_masks,bert_encoder,"
                   "views_slicing_traced,views_permutes_traced,views_splits_traced,einsum_ops,pw_arith,pw_activations,"
-                  "pw_composite_float,pw_activations_traced,pw_masks,mlp_gelu,encoder_pre_gelu,long_sorts")
+                  "pw_composite_float,pw_activations_traced,pw_masks,mlp_gelu,encoder_pre_gelu,long_sorts,graph_conv")
 
 
 def model_names(spec):
