@@ -4,6 +4,7 @@ compared with torch there:
   (1, 1), (1, 7), (3, 128), (8, 384) and (32, 512);
 - resnet18, mobilenet_v2 and efficientnet_b0 for N=1..64 at N = 1, 3, 17 and 64;
 - an LSTM over a sequence of T=1..40 steps;
+- a graph network's aggregations (index_add, scatter_reduce) over E=1..600 edges;
 - a view that needs S to be a multiple of 4: a clear run-time error for another S;
 - ones_like / new_zeros of a [B, S] input, under 64 KiB at small sizes and over it at the
   largest (a static build makes small ones at compile time; a --dim build must not);
@@ -57,6 +58,17 @@ class Lstm(nn.Module):
     def forward(self, x):
         y, _ = self.lstm(x)
         return self.fc(y[:, -1]), y
+
+
+class GraphAggregate(nn.Module):
+    """A graph network's aggregations over E edges (index_add, scatter_reduce mean and amax
+    with an expanded index): E short (a line a thread on CUDA) and long (sorted)."""
+
+    def forward(self, x, src, dst):
+        index = dst.unsqueeze(1).expand(-1, x.shape[1])
+        summed = torch.zeros_like(x).index_add_(0, dst, x[src])
+        mean = x.scatter_reduce(0, index, x[src] * 2.0, "mean", include_self=False)
+        return summed + mean + x.scatter_reduce(0, index, x[src], "amax")
 
 
 class Quads(nn.Module):
@@ -202,6 +214,14 @@ def main():
                       [("T=10", {"x": np.zeros((2, 10, 16), np.float32)}, ["T = 10", "above 9"])])
     else:
         print("lstm: not for --target cuda (the CUDA target has no recurrent op)")
+
+    graph = GraphAggregate().eval()
+    so = runner.compile("graph", graph, ["x:50x8", "src:E:int64", "dst:E:int64"], ["E=1..600"])
+    for edges in [1, 20, 33, 600]:
+        feeds = {"x": torch.randn(50, 8, generator=generator).numpy(),
+                 "src": torch.randint(0, 50, (edges,), generator=generator).numpy(),
+                 "dst": torch.randint(0, 50 if edges > 20 else 4, (edges,), generator=generator).numpy()}
+        runner.check_run(f"graph aggregation at E={edges}", so, graph, feeds, f"graph_{edges}")
 
     quads = Quads().eval()
     so = runner.compile("quads", quads, ["x:BxSx8"], ["B=1..4", "S=1..64"])
