@@ -18,7 +18,8 @@
 // kernel, checked and timed against attention_fused.cu's float32 kernel
 // (AOTC_CUDA_ATTENTION_MMA=0) in place of the three launches, within the 16-bit type's
 // rounding (5e-3 fp16, 3e-2 bf16; the cases of magnitudes past fp16's range are skipped
-// at fp16), and its block shapes (groups x splits) are timed at the encoder sizes.
+// at fp16), and its block shapes (groups x splits) are timed at the encoder sizes, on
+// float32 q, k and v and on 16-bit ones (attention_16bit_qkv).
 //
 // Build (after the project's build, which makes build/runtime/libaotc_runtime_cuda.a) and
 // run on the GPU machine:
@@ -26,11 +27,14 @@
 //       build/runtime/libaotc_runtime_cuda.a -lcublasLt -lcublas -o /tmp/afb && /tmp/afb [profile]
 //       [tf32 | fp16 | bf16]
 #include <aotc/rt/cuda/kernels_cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +128,37 @@ T* upload(const std::vector<T>& h) {
 }
 
 }  // namespace
+
+// Microseconds per call of `enqueue` (one attention call): 12 calls captured in a CUDA graph,
+// the median of 200 replays after 30.
+template <class F>
+float graph_us(cudaStream_t stream, F enqueue) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int layer = 0; layer < 12; ++layer) enqueue();
+  CHECK(cudaStreamEndCapture(stream, &g));
+  CHECK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> us;
+  for (int r = 0; r < 230; ++r) {
+    CHECK(cudaEventRecord(e0, stream));
+    CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaEventRecord(e1, stream));
+    CHECK(cudaEventSynchronize(e1));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 30) us.push_back(ms * 1000.0f / 12.0f);
+  }
+  std::sort(us.begin(), us.end());
+  CHECK(cudaGraphExecDestroy(ge));
+  CHECK(cudaGraphDestroy(g));
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return us[us.size() / 2];
+}
 
 int main(int argc, char** argv) {
   // `profile`: only the timed cases, each path run three times outside graphs (for ncu).
@@ -421,33 +456,37 @@ int main(int argc, char** argv) {
           unsetenv("AOTC_CUDA_ATTENTION_MMA");
         else
           setenv("AOTC_CUDA_ATTENTION_MMA", shape, 1);
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-        for (int layer = 0; layer < 12; ++layer)
-          attention_f32(ex, a, d, d + 12 * 64, d + 2 * 12 * 64, nullptr, o, nullptr, scratch);
-        CHECK(cudaStreamEndCapture(stream, &g));
-        CHECK(cudaGraphInstantiate(&ge, g, 0));
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        std::vector<float> us;
-        for (int r = 0; r < 230; ++r) {
-          CHECK(cudaEventRecord(e0, stream));
-          CHECK(cudaGraphLaunch(ge, stream));
-          CHECK(cudaEventRecord(e1, stream));
-          CHECK(cudaEventSynchronize(e1));
-          float ms;
-          CHECK(cudaEventElapsedTime(&ms, e0, e1));
-          if (r >= 30) us.push_back(ms * 1000.0f / 12.0f);
-        }
-        std::sort(us.begin(), us.end());
-        std::printf(" %s %.2f", std::string(shape) == "0" ? "float32" : shape, us[us.size() / 2]);
-        CHECK(cudaGraphExecDestroy(ge));
-        CHECK(cudaGraphDestroy(g));
+        std::printf(" %s %.2f", std::string(shape) == "0" ? "float32" : shape, graph_us(stream, [&] {
+                      attention_f32(ex, a, d, d + 12 * 64, d + 2 * 12 * 64, nullptr, o, nullptr, scratch);
+                    }));
       }
       unsetenv("AOTC_CUDA_ATTENTION_MMA");
       std::printf("  (us per call)\n");
+      // The same with q, k and v already 16-bit (attention_16bit_qkv), 16-bit output.
+      std::vector<uint16_t> host16(host.size());
+      for (size_t i = 0; i < host.size(); ++i) {
+        if (fp16) {
+          const __half x = __float2half_rn(host[i]);
+          std::memcpy(&host16[i], &x, 2);
+        } else {
+          const __nv_bfloat16 x = __float2bfloat16_rn(host[i]);
+          std::memcpy(&host16[i], &x, 2);
+        }
+      }
+      uint16_t* d16 = upload(host16);
+      std::printf("%-24s", (std::string(z.name) + " 16-bit qkv").c_str());
+      for (const char* shape : {"default", "1,1", "1,2", "1,4", "2,2", "2,4", "4,1", "4,2"}) {
+        if (std::string(shape) == "default")
+          unsetenv("AOTC_CUDA_ATTENTION_MMA");
+        else
+          setenv("AOTC_CUDA_ATTENTION_MMA", shape, 1);
+        std::printf(" %s %.2f", shape, graph_us(stream, [&] {
+                      attention_16bit_qkv(ex, a, d16, d16 + 12 * 64, d16 + 2 * 12 * 64, nullptr, o, true);
+                    }));
+      }
+      unsetenv("AOTC_CUDA_ATTENTION_MMA");
+      std::printf("  (us per call)\n");
+      cudaFree(d16);
       cudaFree(d);
       cudaFree(o);
       cudaFree(scratch);

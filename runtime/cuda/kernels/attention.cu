@@ -269,4 +269,26 @@ void attention_16bit_output(const Exec& ex, const AttentionParams& p, const floa
   check_launch("attention_store_kernel");
 }
 
+void attention_16bit_qkv(const Exec& ex, const AttentionParams& p, const void* q, const void* k,
+                         const void* v, const void* mask, void* out, bool out_16bit) {
+  if (ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) {
+    note_error("attention_16bit_qkv", "16-bit q, k and v need --precision fp16 or bf16");
+    return;
+  }
+  if (p.batch <= 0 || p.heads <= 0 || p.q_len <= 0 || p.v_head_dim <= 0) return;
+  const AttentionOut type = !out_16bit                        ? AttentionOut::F32
+                            : ex.precision == Precision::Fp16 ? AttentionOut::F16
+                                                              : AttentionOut::Bf16;
+  if (p.kv_len <= 0) {
+    const int64_t count = p.batch * p.heads * p.q_len * p.v_head_dim;
+    attention_zero_kernel<<<blocks_for(count), kThreads, 0, ex.stream>>>(p, out, type);
+    check_launch("attention_zero_kernel");
+    return;
+  }
+  if (!attention_mma_16bit_qkv(ex, p, q, k, v, mask, out, type))
+    note_error("attention_16bit_qkv",
+               "no kernel takes these sizes (head sizes up to 128 without weights, and keys and values "
+               "within the GPU's shared memory)");
+}
+
 }  // namespace aotc::rt::cuda

@@ -23,6 +23,11 @@
 //   4. with one split, each warp writes out = O / sum; with more, the warps' maxima, sums
 //      and O meet in shared memory (over the float32 staging) and the block's threads
 //      combine them with the weights 2^(maximum_s - maximum) in split order.
+// Q, K and V may also come in the 16-bit type itself (attention_mma_16bit_qkv: a projection
+// whose output store_activations_16bit.cpp keeps 16-bit). Then step 1 copies the keys and
+// values straight into the 16-bit rows and step 2 has nothing to do: half the bytes staged
+// and no conversion pass, which were most of a block's time where the grid is a block per
+// multiprocessor or less (batch 1); the parts of step 4 get a space of their own.
 // It runs where its grid of 64-row blocks fills the GPU (encoders at batch 8 and more);
 // smaller grids keep the float32 kernel, faster there. The other block shapes
 // (AOTC_CUDA_ATTENTION_MMA) serve its checks and timings. A row whose every key is masked
@@ -31,6 +36,7 @@
 // and P are rounded to the 16-bit type to nearest. A tf32 kernel of this shape (operands
 // rounded per fragment, scalar loads of V) was no faster than the float32 kernel
 // (bench/results_gpu.md, "Tried and dropped").
+#include <aotc/rt/cuda/attention_plan.h>
 #include <aotc/rt/cuda/kernels_cuda.h>
 #include <aotc/rt/cuda/attention_staging.cuh>
 
@@ -39,16 +45,17 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 namespace aotc::rt::cuda {
 namespace {
 
-constexpr int kShortKeys = 64;  // attention_short_tf32.cu's sequences
-constexpr int kChunk = 64;      // keys a pass: 8 score tiles of 8 keys
-constexpr int kWarpRows = 16;   // an mma's rows
+constexpr int kShortKeys = 64;              // attention_short_tf32.cu's sequences
+constexpr int kChunk = kAttentionMmaChunk;  // keys a pass: 8 score tiles of 8 keys
+constexpr int kWarpRows = 16;               // an mma's rows
 // Warps a block (groups x splits): at most 8, so that a thread may hold 255 registers (at
 // 16 warps, D = 64 spilled at the 128 left).
-constexpr int kMaxWarps = 8;
+constexpr int kMaxWarps = kAttentionMmaMaxWarps;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // The 16-bit type's packing of two floats (the first in the low half) and its mma.
@@ -98,41 +105,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(static_cast<unsigned>(__cvta_generic_to_shared(row))));
 }
 
-// Shared-memory layout (bytes), the same on host and device.
-struct MmaLayout {
-  int groups, splits;                     // warps: groups of 16 query rows x splits of the chunks
-  int d;                                  // head size of the 16-bit rows (64 or 128, the kernel's D)
-  int e4, ev4;                            // float32 staging row strides: head_dim, v_head_dim rounded up to 4
-  int sp;                                 // kv_len rounded up to kChunk: 16-bit rows (pad rows zero)
-  int ld16;                               // 16-bit row stride in elements: d + 8
-  int v32_floats;                         // offset of the staged values (floats)
-  int k16_bytes, v16_bytes, total_bytes;  // offsets of the 16-bit keys and values, the size
-  __host__ __device__ int part_floats() const {
-    return kWarpRows * d + 2 * kWarpRows;
-  }  // a warp's O, maxima, sums
-};
-
-MmaLayout mma_layout(const AttentionParams& p, int groups, int splits) {
-  MmaLayout l;
-  l.groups = groups;
-  l.splits = splits;
-  l.d = p.head_dim <= 64 && p.v_head_dim <= 64 ? 64 : 128;
-  l.e4 = round_up(p.head_dim, 4);
-  l.ev4 = round_up(p.v_head_dim, 4);
-  l.sp = round_up(p.kv_len, kChunk);
-  l.ld16 = l.d + 8;
-  l.v32_floats = static_cast<int>(p.kv_len) * l.e4;
-  const int64_t staging = (p.kv_len * (l.e4 + l.ev4)) * 4;
-  const int64_t parts = splits > 1 ? static_cast<int64_t>(groups) * splits * l.part_floats() * 4 : 0;
-  const int64_t f32 = ((staging > parts ? staging : parts) + 15) / 16 * 16;
-  const int64_t rows16 = static_cast<int64_t>(l.sp) * l.ld16 * 2;
-  const int64_t total = f32 + 2 * rows16;
-  l.k16_bytes = static_cast<int>(f32);
-  l.v16_bytes = static_cast<int>(f32 + rows16);
-  l.total_bytes = total > INT32_MAX ? INT32_MAX : static_cast<int>(total);
-  return l;
-}
-
 // dst (sp x ld16, 16-bit) = src (rows x src_ld float32), zero past rows and src_ld columns up
 // to D: four elements a thread at a time.
 template <typename T, int D>
@@ -148,12 +120,39 @@ __device__ __forceinline__ void convert_rows(const float* src, int src_ld, int r
   }
 }
 
-template <typename T, int D>
+// dst (sp x ld16) = src (rows x cols 16-bit elements, row stride src_ld), zero past rows and
+// cols up to D: 16 bytes a thread at a time, copied without waiting where vec
+// (vector_rows_16bit) and the 8 columns are all the row's.
+template <int D>
+__device__ __forceinline__ void stage_rows_16bit(const uint16_t* src, int64_t src_ld, int rows, int cols,
+                                                 bool vec, uint16_t* dst, int sp, int ld16) {
+  constexpr int kUnits = D / 8;
+  for (int i = static_cast<int>(threadIdx.x); i < sp * kUnits; i += static_cast<int>(blockDim.x)) {
+    const int r = i / kUnits, c = 8 * (i % kUnits);
+    uint16_t* const d = dst + r * ld16 + c;
+    const uint16_t* const s = src + r * src_ld + c;
+    if (r < rows && vec && c + 8 <= cols) {
+      copy16_async(d, s);
+      continue;
+    }
+    uint32_t x[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const uint32_t lo = r < rows && c + 2 * u < cols ? s[2 * u] : 0u;
+      const uint32_t hi = r < rows && c + 2 * u + 1 < cols ? s[2 * u + 1] : 0u;
+      x[u] = lo | hi << 16;
+    }
+    *reinterpret_cast<uint4*>(d) = make_uint4(x[0], x[1], x[2], x[3]);
+  }
+}
+
+// kIn16: q, k and v hold the 16-bit type T, else float32.
+template <typename T, int D, bool kIn16>
 __global__ void __launch_bounds__(32 * kMaxWarps)
-    attention_mma_kernel(AttentionParams p, MmaLayout l, bool vec_k, bool vec_v, bool pair_out,
-                         const float* __restrict__ q, const float* __restrict__ k,
-                         const float* __restrict__ v, const void* __restrict__ mask, void* __restrict__ out,
-                         AttentionOut out_type) {
+    attention_mma_kernel(AttentionParams p, AttentionMmaLayout l, bool vec_k, bool vec_v, bool pair_out,
+                         const void* __restrict__ q, const void* __restrict__ k, const void* __restrict__ v,
+                         const void* __restrict__ mask, void* __restrict__ out, AttentionOut out_type) {
+  using In = std::conditional_t<kIn16, uint16_t, float>;
   extern __shared__ float4 shared4[];
   char* const smem = reinterpret_cast<char*>(shared4);
   float* const k32 = reinterpret_cast<float*>(smem);
@@ -170,17 +169,23 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
   const int block_row0 = static_cast<int>(blockIdx.x) * kWarpRows * l.groups;
   const int row0 = block_row0 + kWarpRows * group;  // the warp's first query row
 
-  // 1. Keys and values, float32, in flight while the warp reads its query rows.
-  stage(threads, k32, l.e4, k + b * p.k_strides[0] + h * p.k_strides[1], p.k_strides[2], S, S, E, l.e4,
-        vec_k);
-  stage(threads, v32, l.ev4, v + b * p.v_strides[0] + h * p.v_strides[1], p.v_strides[2], S, S, Ev, l.ev4,
-        vec_v);
+  // 1. Keys and values (float32 into the staging, 16-bit into their rows), in flight while
+  //    the warp reads its query rows.
+  const In* const kh = static_cast<const In*>(k) + b * p.k_strides[0] + h * p.k_strides[1];
+  const In* const vh = static_cast<const In*>(v) + b * p.v_strides[0] + h * p.v_strides[1];
+  if constexpr (kIn16) {
+    stage_rows_16bit<D>(kh, p.k_strides[2], S, E, vec_k, reinterpret_cast<uint16_t*>(k16), l.sp, l.ld16);
+    stage_rows_16bit<D>(vh, p.v_strides[2], S, Ev, vec_v, reinterpret_cast<uint16_t*>(v16), l.sp, l.ld16);
+  } else {
+    stage(threads, k32, l.e4, kh, p.k_strides[2], S, S, E, l.e4, vec_k);
+    stage(threads, v32, l.ev4, vh, p.v_strides[2], S, S, Ev, l.ev4, vec_v);
+  }
   commit_copies();
   // Q's A fragments: step kk holds dimensions 16 kk + 2 t (+ 1) and 16 kk + 8 + 2 t (+ 1) of
   // rows g and g + 8 (zeros past the rows and the head dimension).
   uint32_t qa[D / 16][4];
   {
-    const float* const qh = q + b * p.q_strides[0] + h * p.q_strides[1];
+    const In* const qh = static_cast<const In*>(q) + b * p.q_strides[0] + h * p.q_strides[1];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
@@ -188,19 +193,27 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
 #pragma unroll
         for (int hi = 0; hi < 2; ++hi) {
           const int row = row0 + g + 8 * hi, col = 16 * kk + 8 * half + 2 * t;
-          const float* const qr = qh + static_cast<int64_t>(row) * p.q_strides[2];
-          const float x0 = row < L && col < E ? qr[col] : 0.0f;
-          const float x1 = row < L && col + 1 < E ? qr[col + 1] : 0.0f;
-          qa[kk][hi + 2 * half] = Half16<T>::pack(x0, x1);
+          const In* const qr = qh + static_cast<int64_t>(row) * p.q_strides[2];
+          if constexpr (kIn16) {
+            const uint32_t x0 = row < L && col < E ? qr[col] : 0u;
+            const uint32_t x1 = row < L && col + 1 < E ? qr[col + 1] : 0u;
+            qa[kk][hi + 2 * half] = x0 | x1 << 16;
+          } else {
+            const float x0 = row < L && col < E ? qr[col] : 0.0f;
+            const float x1 = row < L && col + 1 < E ? qr[col + 1] : 0.0f;
+            qa[kk][hi + 2 * half] = Half16<T>::pack(x0, x1);
+          }
         }
   }
   wait_copies<0>();
   __syncthreads();
 
-  // 2. 16-bit rows.
-  convert_rows<T, D>(k32, l.e4, S, k16, l.sp, l.ld16);
-  convert_rows<T, D>(v32, l.ev4, S, v16, l.sp, l.ld16);
-  __syncthreads();
+  // 2. 16-bit rows (already so where the input is).
+  if constexpr (!kIn16) {
+    convert_rows<T, D>(k32, l.e4, S, k16, l.sp, l.ld16);
+    convert_rows<T, D>(v32, l.ev4, S, v16, l.sp, l.ld16);
+    __syncthreads();
+  }
 
   // 3. The warp's chunks: score tile nt holds keys j0 + 8 nt + 2 t (+ 1) of rows g, g + 8.
   const int matrix = lane / 8, matrix_row = lane % 8;
@@ -317,9 +330,9 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
     }
     return;
   }
-  // The warps' parts over the float32 staging (no warp reads it after the conversion): O as
-  // 16 x D, then the rows' maxima and sums.
-  float* const part = k32 + warp * l.part_floats();
+  // The warps' parts over the float32 staging (no warp reads it after the conversion), or in
+  // their own space (16-bit input): O as 16 x D, then the rows' maxima and sums.
+  float* const part = k32 + warp * l.part_floats;
 #pragma unroll
   for (int vt = 0; vt < D / 8; ++vt)
 #pragma unroll
@@ -336,15 +349,15 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
   for (int idx = static_cast<int>(threadIdx.x); idx < kWarpRows * l.groups * Ev; idx += threads) {
     const int r = idx / Ev, c = idx - r * Ev, i = block_row0 + r;
     if (i >= L) break;  // (rows ascend with idx)
-    const float* const parts = k32 + (r / kWarpRows) * l.splits * l.part_floats();
+    const float* const parts = k32 + (r / kWarpRows) * l.splits * l.part_floats;
     const int rr = r % kWarpRows;
     float top = kAttentionNegInf;
-    for (int sp = 0; sp < l.splits; ++sp) top = fmaxf(top, parts[sp * l.part_floats() + kWarpRows * D + rr]);
+    for (int sp = 0; sp < l.splits; ++sp) top = fmaxf(top, parts[sp * l.part_floats + kWarpRows * D + rr]);
     float value = 0.0f;
     if (top != kAttentionNegInf) {
       float num = 0.0f, den = 0.0f;
       for (int sp = 0; sp < l.splits; ++sp) {
-        const float* const ps = parts + sp * l.part_floats();
+        const float* const ps = parts + sp * l.part_floats;
         const float w = exp2f(ps[kWarpRows * D + rr] - top);
         num += w * ps[rr * D + c];
         den += w * ps[kWarpRows * D + kWarpRows + rr];
@@ -355,28 +368,61 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
   }
 }
 
-template <typename T>
+template <typename T, bool kIn16>
 auto* mma_kernel(int d) {
-  return d == 64 ? attention_mma_kernel<T, 64> : attention_mma_kernel<T, 128>;
+  return d == 64 ? attention_mma_kernel<T, 64, kIn16> : attention_mma_kernel<T, 128, kIn16>;
+}
+
+// The sizes the kernel takes (head sizes up to 128, no weights).
+bool mma_applies(const Exec& ex, const AttentionParams& p) {
+  return (ex.precision == Precision::Fp16 || ex.precision == Precision::Bf16) &&
+         p.weights == AttentionWeights::None && p.kv_len > 0 && p.kv_len <= 65536 && p.head_dim > 0 &&
+         p.head_dim <= 128 && p.v_head_dim > 0 && p.v_head_dim <= 128 && p.q_len > 0 &&
+         p.q_len <= INT32_MAX / 2 && p.heads <= 65535 && p.batch <= 65535;
+}
+
+// AOTC_CUDA_ATTENTION_MMA=G,S: G groups of 16 rows and S splits of the keys a block (for the
+// checks and timings of bench/cuda/attention_fused_bench.cu); false where it is unset.
+bool forced_shape(int& groups, int& splits) {
+  const char* env = std::getenv("AOTC_CUDA_ATTENTION_MMA");
+  int g = 0, s = 0;
+  if (!env || std::sscanf(env, "%d,%d", &g, &s) != 2 || g <= 0 || s <= 0 || g * s > kMaxWarps) return false;
+  groups = g;
+  splits = s;
+  return true;
+}
+
+// The kernel on a grid of blocks of `groups` x `splits` warps; false, nothing enqueued, where
+// its shared memory does not fit the device.
+bool launch_mma(const Exec& ex, const AttentionParams& p, const AttentionDevice& device, int groups,
+                int splits, bool in16, const void* q, const void* k, const void* v, const void* mask,
+                void* out, AttentionOut out_type) {
+  const AttentionMmaLayout l = attention_mma_layout(p, groups, splits, in16);
+  if (l.total_bytes > device.max_block_bytes) return false;
+  const bool bf16 = ex.precision == Precision::Bf16;
+  auto* const kernel = in16 ? (bf16 ? mma_kernel<__nv_bfloat16, true>(l.d) : mma_kernel<__half, true>(l.d))
+                            : (bf16 ? mma_kernel<__nv_bfloat16, false>(l.d) : mma_kernel<__half, false>(l.d));
+  if (!allow_block_bytes(kernel, device)) return false;
+  const bool vec_k = in16 ? vector_rows_16bit(k, p.k_strides)
+                          : vector_rows(static_cast<const float*>(k), p.k_strides, p.head_dim);
+  const bool vec_v = in16 ? vector_rows_16bit(v, p.v_strides)
+                          : vector_rows(static_cast<const float*>(v), p.v_strides, p.v_head_dim);
+  const dim3 grid(static_cast<unsigned>((p.q_len + kWarpRows * groups - 1) / (kWarpRows * groups)),
+                  static_cast<unsigned>(p.heads), static_cast<unsigned>(p.batch));
+  kernel<<<grid, 32 * groups * splits, static_cast<size_t>(l.total_bytes), ex.stream>>>(
+      p, l, vec_k, vec_v, pair_rows(out, out_type, p.out_strides), q, k, v, mask, out, out_type);
+  check_launch("attention_mma_kernel");
+  return true;
 }
 
 }  // namespace
 
 bool attention_mma_16bit(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, void* out, AttentionOut out_type) {
-  if ((ex.precision != Precision::Fp16 && ex.precision != Precision::Bf16) ||
-      p.weights != AttentionWeights::None || p.kv_len <= kShortKeys || p.kv_len > 65536 || p.head_dim <= 0 ||
-      p.head_dim > 128 || p.v_head_dim <= 0 || p.v_head_dim > 128 || p.q_len <= 0 ||
-      p.q_len > INT32_MAX / 2 || p.heads > 65535 || p.batch > 65535)
+  if (!mma_applies(ex, p) || p.kv_len <= kShortKeys) return false;
+  // AOTC_CUDA_ATTENTION_MMA=0: never (for comparisons).
+  if (const char* env = std::getenv("AOTC_CUDA_ATTENTION_MMA"); env && env[0] == '0' && env[1] == '\0')
     return false;
-  // AOTC_CUDA_ATTENTION_MMA=0: never (for comparisons); =G,S: G groups of 16 rows and S splits
-  // of the keys a block, where they fit (for the checks and timings of
-  // bench/cuda/attention_fused_bench.cu).
-  int forced_groups = 0, forced_splits = 0;
-  if (const char* env = std::getenv("AOTC_CUDA_ATTENTION_MMA")) {
-    if (env[0] == '0' && env[1] == '\0') return false;
-    if (std::sscanf(env, "%d,%d", &forced_groups, &forced_splits) != 2) forced_groups = forced_splits = 0;
-  }
   AttentionDevice device;
   if (!attention_device(device)) return false;
   // Blocks of 4 groups (64 query rows), the keys split in two from 4 chunks on: where those
@@ -387,24 +433,34 @@ bool attention_mma_16bit(const Exec& ex, const AttentionParams& p, const float* 
   // and 17.2 against 32.0; bench/results_gpu.md).
   int groups = 4, splits = p.kv_len > 3 * kChunk ? 2 : 1;
   const int64_t blocks = (p.q_len + kWarpRows * groups - 1) / (kWarpRows * groups) * p.heads * p.batch;
-  if (forced_groups > 0 && forced_splits > 0 && forced_groups * forced_splits <= kMaxWarps) {
-    groups = forced_groups;
-    splits = forced_splits;
-  } else if (blocks < device.sms) {
-    return false;
+  if (!forced_shape(groups, splits) && blocks < device.sms) return false;
+  return launch_mma(ex, p, device, groups, splits, false, q, k, v, mask, out, out_type);
+}
+
+bool attention_mma_16bit_qkv(const Exec& ex, const AttentionParams& p, const void* q, const void* k,
+                             const void* v, const void* mask, void* out, AttentionOut out_type) {
+  if (!mma_applies(ex, p)) return false;
+  AttentionDevice device;
+  if (!attention_device(device)) return false;
+  // Blocks of 64 rows, the keys not split, where those fill the GPU (vit_b_16 at batch 8:
+  // 26.7 us a layer against 45.1 with two splits; with float32 input two splits were
+  // faster, as the staging then dominates); on smaller grids one group of 16 rows and the
+  // keys split over up to four warps (vit_b_16 and BERT-base at batch 1: 14.8 and 13.2 us,
+  // still behind attention_fused.cu's float32 kernel on float32 input, 14.0 and 8.4;
+  // bench/results_gpu.md).
+  const int chunks = (static_cast<int>(p.kv_len) + kChunk - 1) / kChunk;
+  int groups = 4, splits = 1;
+  const int64_t blocks = (p.q_len + kWarpRows * groups - 1) / (kWarpRows * groups) * p.heads * p.batch;
+  if (blocks < device.sms) {
+    groups = 1;
+    splits = chunks < 4 ? chunks : 4;
   }
-  const MmaLayout l = mma_layout(p, groups, splits);
-  if (l.total_bytes > device.max_block_bytes) return false;
-  const bool bf16 = ex.precision == Precision::Bf16;
-  auto* const kernel = bf16 ? mma_kernel<__nv_bfloat16>(l.d) : mma_kernel<__half>(l.d);
-  if (!allow_block_bytes(kernel, device)) return false;
-  const dim3 grid(static_cast<unsigned>((p.q_len + kWarpRows * groups - 1) / (kWarpRows * groups)),
-                  static_cast<unsigned>(p.heads), static_cast<unsigned>(p.batch));
-  kernel<<<grid, 32 * groups * splits, static_cast<size_t>(l.total_bytes), ex.stream>>>(
-      p, l, vector_rows(k, p.k_strides, p.head_dim), vector_rows(v, p.v_strides, p.v_head_dim),
-      pair_rows(out, out_type, p.out_strides), q, k, v, mask, out, out_type);
-  check_launch("attention_mma_kernel");
-  return true;
+  forced_shape(groups, splits);
+  // Shapes with fewer warps' parts where the keys leave no room for them; one warp always
+  // fits where attention_16bit_qkv_fits.
+  return launch_mma(ex, p, device, groups, splits, true, q, k, v, mask, out, out_type) ||
+         launch_mma(ex, p, device, 1, splits, true, q, k, v, mask, out, out_type) ||
+         launch_mma(ex, p, device, 1, 1, true, q, k, v, mask, out, out_type);
 }
 
 }  // namespace aotc::rt::cuda

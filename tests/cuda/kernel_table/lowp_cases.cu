@@ -297,11 +297,16 @@ void attention_mma_16bit_cases(KernelTable& t) {
     bool causal;
     int64_t row_pad;  // extra floats per row of q, k and v (odd: no 16-byte copies)
     const char* forced;
+    bool qkv_only = false;  // a grid too small for the float32-input kernel: only 16-bit q, k, v
   };
   using M = rt::AttentionMask;
   const Case cases[] = {
-      // (the kernel's own choice: grids of 64-row blocks that fill the GPU)
+      // (the kernel's own choice: grids of 64-row blocks that fill the GPU, or for 16-bit q, k
+      // and v blocks of 16 rows and up to 4 splits on smaller ones)
       {"vit_b_16 b4", 4, 12, 197, 197, 64, 64, M::None, 0, false, 0, nullptr},
+      {"vit_b_16 b1", 1, 12, 197, 197, 64, 64, M::None, 0, false, 0, nullptr, true},
+      {"BERT-base b1, key padding", 1, 12, 128, 128, 64, 64, M::DropIfTrue, 0, false, 0, nullptr, true},
+      {"32 keys, odd rows", 1, 2, 7, 32, 64, 64, M::None, 0, false, 5, nullptr, true},
       {"BERT-base b8, key padding", 8, 12, 128, 128, 64, 64, M::DropIfTrue, 0, false, 0, nullptr},
       // (forced block shapes: groups of 16 rows, splits of the keys)
       {"odd head sizes, causal, additive", 2, 3, 37, 100, 20, 36, M::Additive, 1, true, 1, "2,2"},
@@ -375,6 +380,19 @@ void attention_mma_16bit_cases(KernelTable& t) {
       ex.precision = precision;
       const double tol = precision == Precision::Fp16 ? 3e-3 : 2.5e-2;
       const std::string op = std::string("attention_mma_16bit (") + name_of(precision) + ")";
+      // q, k and v given in the 16-bit type (attention_16bit_qkv): the same rounding.
+      {
+        const uint16_t *hq = t.upload(to_bits(q, precision)), *hk = t.upload(to_bits(k, precision)),
+                       *hv = t.upload(to_bits(v, precision));
+        float* got = t.device<float>(on);
+        rt::cuda::attention_16bit_qkv(ex, p, hq, hk, hv, dmask, got, false);
+        t.expect_close(op, std::string(c.name) + ", 16-bit q, k, v", want, t.download(got, on), tol);
+        uint16_t* got16 = t.device<uint16_t>(on);
+        rt::cuda::attention_16bit_qkv(ex, p, hq, hk, hv, dmask, got16, true);
+        t.expect_close(op, std::string(c.name) + ", 16-bit q, k, v and out", want,
+                       to_floats(t.download(got16, on), precision), tol);
+      }
+      if (c.qkv_only) continue;
       float* got = t.device<float>(on);
       const bool applied = rt::cuda::attention_mma_16bit(ex, p, dq, dk, dv, dmask, got);
       t.expect_equal(op, std::string(c.name) + ": the kernel applies", std::vector<int>{1},

@@ -26,4 +26,58 @@ inline int64_t attention_scratch_bytes(const AttentionParams& p, bool out_16bit 
   return (scores + result) * static_cast<int64_t>(sizeof(float));
 }
 
+// attention_mma_16bit.cu's blocks: what they hold in shared memory (bytes), the same on
+// host and device.
+constexpr int kAttentionMmaChunk = 64;    // keys a warp takes a pass
+constexpr int kAttentionMmaMaxWarps = 8;  // warps a block: groups of 16 query rows x splits of the keys
+struct AttentionMmaLayout {
+  int groups, splits;  // warps: groups of 16 query rows x splits of the chunks
+  bool in16;           // Q, K and V in the 16-bit type: no float32 staging
+  int d;               // head size of the 16-bit rows (64 or 128, the kernel's D)
+  int e4, ev4;         // float32 staging row strides: head_dim, v_head_dim rounded up to 4
+  int sp;              // kv_len rounded up to a chunk: 16-bit rows (pad rows zero)
+  int ld16;            // 16-bit row stride in elements: d + 8 (ldmatrix's rows on distinct banks)
+  int part_floats;     // a warp's part when the keys are split: O (16 x d), maxima, sums
+  int v32_floats;      // offset of the staged values (floats)
+  // Offsets of the 16-bit keys and values (after the float32 staging or the parts,
+  // whichever is larger), and the size.
+  int64_t k16_bytes, v16_bytes, total_bytes;
+};
+
+inline AttentionMmaLayout attention_mma_layout(const AttentionParams& p, int groups, int splits, bool in16) {
+  AttentionMmaLayout l;
+  l.groups = groups;
+  l.splits = splits;
+  l.in16 = in16;
+  l.d = p.head_dim <= 64 && p.v_head_dim <= 64 ? 64 : 128;
+  l.e4 = static_cast<int>((p.head_dim + 3) / 4 * 4);
+  l.ev4 = static_cast<int>((p.v_head_dim + 3) / 4 * 4);
+  l.sp = static_cast<int>((p.kv_len + kAttentionMmaChunk - 1) / kAttentionMmaChunk * kAttentionMmaChunk);
+  l.ld16 = l.d + 8;
+  l.part_floats = 16 * l.d + 2 * 16;
+  l.v32_floats = static_cast<int>(p.kv_len) * l.e4;
+  const int64_t staging = in16 ? 0 : p.kv_len * (l.e4 + l.ev4) * 4;
+  const int64_t parts = splits > 1 ? static_cast<int64_t>(groups) * splits * l.part_floats * 4 : 0;
+  const int64_t f32 = ((staging > parts ? staging : parts) + 15) / 16 * 16;
+  const int64_t rows16 = static_cast<int64_t>(l.sp) * l.ld16 * 2;
+  l.k16_bytes = f32;
+  l.v16_bytes = f32 + rows16;
+  l.total_bytes = f32 + 2 * rows16;
+  return l;
+}
+
+// The shared memory every GPU aotc builds for lets a block have (sm_86 and sm_89: 99 KB;
+// sm_80 and sm_90 more).
+constexpr int64_t kAttentionBlockBytesEverywhere = 99 * 1024;
+
+// Whether attention_16bit_qkv takes these sizes on any GPU: head sizes up to 128, no
+// weights, and one warp's block of 16-bit keys and values within
+// kAttentionBlockBytesEverywhere (kv_len up to 320 at head size 64, 128 at 128). The
+// compiler keeps q, k and v 16-bit only then.
+inline bool attention_16bit_qkv_fits(const AttentionParams& p) {
+  return p.weights == AttentionWeights::None && p.head_dim > 0 && p.head_dim <= 128 && p.v_head_dim > 0 &&
+         p.v_head_dim <= 128 && p.kv_len <= 65536 &&
+         attention_mma_layout(p, 1, 1, true).total_bytes <= kAttentionBlockBytesEverywhere;
+}
+
 }  // namespace aotc::rt::cuda

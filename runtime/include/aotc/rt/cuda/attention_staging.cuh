@@ -60,13 +60,13 @@ inline int round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / 
 // The 16 bytes at src (16-byte aligned) into dst in shared memory, without waiting for
 // them (cp.async on sm_80 and newer): a thread's copies are all in flight at once, where
 // a load and a store per iteration would wait for each load in turn.
-__device__ __forceinline__ void copy16_async(float* dst, const float* src) {
+__device__ __forceinline__ void copy16_async(void* dst, const void* src) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
                    static_cast<unsigned>(__cvta_generic_to_shared(dst))),
                "l"(src));
 #else
-  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
 #endif
 }
 
@@ -181,6 +181,12 @@ inline bool pair_rows(const void* base, AttentionOut type, const int64_t strides
 inline bool vector_rows(const float* base, const int64_t strides[3], int64_t cols) {
   return cols % 4 == 0 && strides[0] % 4 == 0 && strides[1] % 4 == 0 && strides[2] % 4 == 0 &&
          aligned16(base);
+}
+
+// The same for 16-bit elements: 16-byte copies of 8 at a time from every row's start (a
+// row's columns past its last multiple of 8 are read one by one).
+inline bool vector_rows_16bit(const void* base, const int64_t strides[3]) {
+  return strides[0] % 8 == 0 && strides[1] % 8 == 0 && strides[2] % 8 == 0 && aligned16(base);
 }
 
 }  // namespace aotc::rt::cuda

@@ -334,6 +334,12 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 // strides.
 void attention_16bit_output(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                             const float* v, const void* mask, void* out, float* probs, float* scratch);
+// Attention whose q, k and v are in the 16-bit type of --precision fp16 / bf16 (a projection
+// that store_activations_16bit.cpp keeps 16-bit, sizes within attention_16bit_qkv_fits), on
+// 16-bit tensor cores (attention_mma_16bit_qkv); out float32, or 16-bit where out_16bit.
+// Without weights. Sizes no kernel takes are an error (note_error), not a silent fallback.
+void attention_16bit_qkv(const Exec& ex, const AttentionParams& p, const void* q, const void* k,
+                         const void* v, const void* mask, void* out, bool out_16bit);
 // The element type the one-launch kernels below store out in: float32, or the 16-bit type
 // of attention_16bit_output (the kernels round as they store).
 enum class AttentionOut { F32, F16, Bf16 };
@@ -367,6 +373,11 @@ bool attention_short_tf32(const Exec& ex, const AttentionParams& p, const float*
 bool attention_mma_16bit(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                          const float* v, const void* mask, void* out,
                          AttentionOut out_type = AttentionOut::F32);
+// The same kernel with q, k and v in the 16-bit type of ex.precision, for any grid (blocks
+// of 16 query rows and up to four splits of the keys where 64-row blocks would not fill the
+// GPU); false, nothing enqueued, where the sizes or the device's shared memory do not allow it.
+bool attention_mma_16bit_qkv(const Exec& ex, const AttentionParams& p, const void* q, const void* k,
+                             const void* v, const void* mask, void* out, AttentionOut out_type);
 
 // ---------------------------------------------------------------- recurrent layers
 // One direction's tensors of a recurrent layer, as the CPU's recurrent_f32 takes them (null
