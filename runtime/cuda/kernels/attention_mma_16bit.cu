@@ -456,8 +456,8 @@ bool attention_mma_16bit_qkv(const Exec& ex, const AttentionParams& p, const voi
     splits = chunks < 4 ? chunks : 4;
   }
   forced_shape(groups, splits);
-  // Shapes with fewer warps' parts where the keys leave no room for them; one warp always
-  // fits where attention_16bit_qkv_fits.
+  // Shapes with fewer warps' parts where the keys leave no room for them, down to one warp
+  // (no parts: the keys' and values' 16-bit rows alone).
   return launch_mma(ex, p, device, groups, splits, true, q, k, v, mask, out, out_type) ||
          launch_mma(ex, p, device, 1, splits, true, q, k, v, mask, out, out_type) ||
          launch_mma(ex, p, device, 1, 1, true, q, k, v, mask, out, out_type);

@@ -66,18 +66,4 @@ inline AttentionMmaLayout attention_mma_layout(const AttentionParams& p, int gro
   return l;
 }
 
-// The shared memory every GPU aotc builds for lets a block have (sm_86 and sm_89: 99 KB;
-// sm_80 and sm_90 more).
-constexpr int64_t kAttentionBlockBytesEverywhere = 99 * 1024;
-
-// Whether attention_16bit_qkv takes these sizes on any GPU: head sizes up to 128, no
-// weights, and one warp's block of 16-bit keys and values within
-// kAttentionBlockBytesEverywhere (kv_len up to 320 at head size 64, 128 at 128). The
-// compiler keeps q, k and v 16-bit only then.
-inline bool attention_16bit_qkv_fits(const AttentionParams& p) {
-  return p.weights == AttentionWeights::None && p.head_dim > 0 && p.head_dim <= 128 && p.v_head_dim > 0 &&
-         p.v_head_dim <= 128 && p.kv_len <= 65536 &&
-         attention_mma_layout(p, 1, 1, true).total_bytes <= kAttentionBlockBytesEverywhere;
-}
-
 }  // namespace aotc::rt::cuda

@@ -334,9 +334,9 @@ void attention_f32(const Exec& ex, const AttentionParams& p, const float* q, con
 // strides.
 void attention_16bit_output(const Exec& ex, const AttentionParams& p, const float* q, const float* k,
                             const float* v, const void* mask, void* out, float* probs, float* scratch);
-// Attention whose q, k and v are in the 16-bit type of --precision fp16 / bf16 (a projection
-// that store_activations_16bit.cpp keeps 16-bit, sizes within attention_16bit_qkv_fits), on
-// 16-bit tensor cores (attention_mma_16bit_qkv); out float32, or 16-bit where out_16bit.
+// Attention whose q, k and v are in the 16-bit type of --precision fp16 / bf16 (for a
+// projection kept 16-bit; the compiler does not emit it yet), on 16-bit tensor cores
+// (attention_mma_16bit_qkv); out float32, or 16-bit where out_16bit.
 // Without weights. Sizes no kernel takes are an error (note_error), not a silent fallback.
 void attention_16bit_qkv(const Exec& ex, const AttentionParams& p, const void* q, const void* k,
                          const void* v, const void* mask, void* out, bool out_16bit);
